@@ -1,0 +1,170 @@
+/*
+ * tutti/coll.h - collectives, point-to-point, group calls and the asynchronous host form.
+ *
+ * Argument order follows NCCL. Buffers are host memory in this build; `stream` must be NULL and
+ * the call blocks until this rank's part is done (its buffers may be reused on return).
+ *
+ * In-place use is as in NCCL: all-reduce, broadcast and reduce with sendbuf == recvbuf;
+ * reduce-scatter with recvbuf == sendbuf + rank * recvcount (in elements); all-gather with
+ * sendbuf == recvbuf + rank * sendcount. Other overlaps of sendbuf and recvbuf are refused.
+ *
+ * Every rank must call the same collectives in the same order with matching counts, datatypes,
+ * ops and roots. Mismatched sizes are detected where the bytes on the wire disagree with what the
+ * schedule expects (TUTTI_ERR_REMOTE naming the peer), never by corrupting memory.
+ *
+ * Common return values: TUTTI_OK; TUTTI_ERR_INVALID_ARG naming the bad argument (NULL comm, NULL
+ * buffer with count > 0, unknown datatype or op, root or peer out of range, bad overlap, size
+ * overflow); TUTTI_ERR_UNSUPPORTED for a non-NULL stream in a build without CUDA; the stored
+ * error of a failed communicator; TUTTI_ERR_REMOTE when a peer died or reported a failure;
+ * TUTTI_ERR_TIMEOUT when no progress was made for TUTTI_TIMEOUT; TUTTI_ERR_ABORTED after
+ * tutti_comm_abort(). Thread safety: one thread at a time per communicator.
+ */
+#ifndef TUTTI_COLL_H
+#define TUTTI_COLL_H
+
+#include "tutti/export.h"
+#include "tutti/status.h"
+#include "tutti/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** recvbuf[i] = op over ranks of sendbuf[i], on every rank; `count` elements. */
+TUTTI_API tutti_status_t tutti_allreduce(const void *sendbuf, void *recvbuf, size_t count,
+                                         tutti_datatype_t dt, tutti_op_t op, tutti_comm_t *comm,
+                                         void *stream);
+
+/** Copy root's sendbuf into every rank's recvbuf; sendbuf is read on the root only. */
+TUTTI_API tutti_status_t tutti_broadcast(const void *sendbuf, void *recvbuf, size_t count,
+                                         tutti_datatype_t dt, int root, tutti_comm_t *comm,
+                                         void *stream);
+
+/** recvbuf[i] on `root` = op over ranks of sendbuf[i]; recvbuf is written on the root only. */
+TUTTI_API tutti_status_t tutti_reduce(const void *sendbuf, void *recvbuf, size_t count,
+                                      tutti_datatype_t dt, tutti_op_t op, int root,
+                                      tutti_comm_t *comm, void *stream);
+
+/**
+ * sendbuf holds nranks blocks of recvcount elements; rank r receives block r reduced over ranks.
+ */
+TUTTI_API tutti_status_t tutti_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
+                                              tutti_datatype_t dt, tutti_op_t op,
+                                              tutti_comm_t *comm, void *stream);
+
+/** recvbuf gets nranks blocks of sendcount elements, block r from rank r. */
+TUTTI_API tutti_status_t tutti_allgather(const void *sendbuf, void *recvbuf, size_t sendcount,
+                                         tutti_datatype_t dt, tutti_comm_t *comm, void *stream);
+
+/**
+ * Block j (count elements) of sendbuf goes to rank j, landing in block r of its recvbuf.
+ * sendbuf and recvbuf must not overlap (in-place all-to-all is not supported).
+ */
+TUTTI_API tutti_status_t tutti_alltoall(const void *sendbuf, void *recvbuf, size_t count,
+                                        tutti_datatype_t dt, tutti_comm_t *comm, void *stream);
+
+/**
+ * Send `count` elements to `peer`, matched in order with that peer's tutti_recv() from this rank.
+ * Outside a group the call blocks until the data is handed to the transport; inside a group the
+ * sends and receives are posted together at tutti_group_end(), so pairs cannot deadlock.
+ */
+TUTTI_API tutti_status_t tutti_send(const void *buf, size_t count, tutti_datatype_t dt, int peer,
+                                    tutti_comm_t *comm, void *stream);
+
+/** Receive `count` elements from `peer`; the sizes must match the peer's tutti_send(). */
+TUTTI_API tutti_status_t tutti_recv(void *buf, size_t count, tutti_datatype_t dt, int peer,
+                                    tutti_comm_t *comm, void *stream);
+
+/** Return once every rank of comm has entered the barrier. */
+TUTTI_API tutti_status_t tutti_barrier(tutti_comm_t *comm, void *stream);
+
+/**
+ * Start a group: collective and point-to-point calls made by this thread until the matching
+ * tutti_group_end() only record their arguments (they return TUTTI_OK at once, after validation)
+ * and run together at tutti_group_end(). Groups nest; only the outermost end runs them. This is
+ * how one thread drives several communicators, or pairs sends with receives. Per thread.
+ */
+TUTTI_API tutti_status_t tutti_group_start(void);
+
+/**
+ * End a group: run everything recorded since the outermost tutti_group_start() and return when
+ * all of it is done, or the first error (later operations of a failed communicator are not run).
+ * @return TUTTI_OK; TUTTI_ERR_INVALID_USAGE without a matching start; errors of the operations.
+ */
+TUTTI_API tutti_status_t tutti_group_end(void);
+
+/*
+ * Asynchronous host form. Each call validates its arguments, queues the operation on the
+ * communicator's progress thread and returns a request at once; the buffers must stay untouched
+ * until the request completes. Operations of one communicator run in the order they were issued,
+ * blocking and asynchronous calls mixed. Requests are not allowed inside a group.
+ */
+
+/** Asynchronous tutti_allreduce(). @param req_p out: the request (set only on success). */
+TUTTI_API tutti_status_t tutti_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
+                                          tutti_datatype_t dt, tutti_op_t op, tutti_comm_t *comm,
+                                          tutti_request_t **req_p);
+/** Asynchronous tutti_broadcast(). */
+TUTTI_API tutti_status_t tutti_ibroadcast(const void *sendbuf, void *recvbuf, size_t count,
+                                          tutti_datatype_t dt, int root, tutti_comm_t *comm,
+                                          tutti_request_t **req_p);
+/** Asynchronous tutti_reduce(). */
+TUTTI_API tutti_status_t tutti_ireduce(const void *sendbuf, void *recvbuf, size_t count,
+                                       tutti_datatype_t dt, tutti_op_t op, int root,
+                                       tutti_comm_t *comm, tutti_request_t **req_p);
+/** Asynchronous tutti_reduce_scatter(). */
+TUTTI_API tutti_status_t tutti_ireduce_scatter(const void *sendbuf, void *recvbuf,
+                                               size_t recvcount, tutti_datatype_t dt,
+                                               tutti_op_t op, tutti_comm_t *comm,
+                                               tutti_request_t **req_p);
+/** Asynchronous tutti_allgather(). */
+TUTTI_API tutti_status_t tutti_iallgather(const void *sendbuf, void *recvbuf, size_t sendcount,
+                                          tutti_datatype_t dt, tutti_comm_t *comm,
+                                          tutti_request_t **req_p);
+/** Asynchronous tutti_alltoall(). */
+TUTTI_API tutti_status_t tutti_ialltoall(const void *sendbuf, void *recvbuf, size_t count,
+                                         tutti_datatype_t dt, tutti_comm_t *comm,
+                                         tutti_request_t **req_p);
+/** Asynchronous tutti_send(). */
+TUTTI_API tutti_status_t tutti_isend(const void *buf, size_t count, tutti_datatype_t dt, int peer,
+                                     tutti_comm_t *comm, tutti_request_t **req_p);
+/** Asynchronous tutti_recv(). */
+TUTTI_API tutti_status_t tutti_irecv(void *buf, size_t count, tutti_datatype_t dt, int peer,
+                                     tutti_comm_t *comm, tutti_request_t **req_p);
+/** Asynchronous tutti_barrier(). */
+TUTTI_API tutti_status_t tutti_ibarrier(tutti_comm_t *comm, tutti_request_t **req_p);
+
+/**
+ * Has the request completed? Never blocks.
+ * @param done_p out: 1 when complete (then the return value is the operation's result), else 0.
+ * @return TUTTI_OK or the operation's error once done; TUTTI_ERR_INVALID_ARG for NULL arguments.
+ *         Thread-safe.
+ */
+TUTTI_API tutti_status_t tutti_test(tutti_request_t *req, int *done_p);
+
+/**
+ * Block until the request completes.
+ * @return the operation's result. Thread-safe; several threads may wait on one request.
+ */
+TUTTI_API tutti_status_t tutti_wait(tutti_request_t *req);
+
+/**
+ * Release a request. If it has not completed, the operation still runs to completion and the
+ * request is freed then; its result is visible only through tutti_comm_get_async_error().
+ * @return TUTTI_OK; TUTTI_ERR_INVALID_ARG for NULL. Do not use req afterwards.
+ */
+TUTTI_API tutti_status_t tutti_request_free(tutti_request_t *req);
+
+/** Size in bytes of one element of dt, or 0 for an unknown datatype. Thread-safe. */
+TUTTI_API size_t tutti_datatype_size(tutti_datatype_t dt);
+
+/** Name of a datatype ("float32"), or "unknown". Thread-safe. */
+TUTTI_API const char *tutti_datatype_name(tutti_datatype_t dt);
+
+/** Name of an op ("sum"), or "unknown". Thread-safe. */
+TUTTI_API const char *tutti_op_name(tutti_op_t op);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TUTTI_COLL_H */

@@ -1,0 +1,85 @@
+/*
+ * comm.h - the body of tutti_comm_t (private). The struct is made of sub-structs, each owned by
+ * one module; other modules read them but change them only through that module's functions.
+ */
+#ifndef TUTTI_COMM_INTERNAL_H
+#define TUTTI_COMM_INTERNAL_H
+
+#include "tutti/comm.h"
+#include "transports/transport.h"
+#include "net/handshake.h"
+#include "peer.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+struct tutti_request;
+struct tutti_plan;
+
+/* error.c: the communicator's last error message. */
+struct tutti_comm_err {
+    pthread_mutex_t lock;
+    char msg[512];
+};
+
+/* comm.c: settings fixed at creation. */
+struct tutti_comm_cfg {
+    int64_t timeout_ns;
+    int nchannels;       /* channels a ring collective is split over */
+    int force_tcp;       /* TUTTI_TRANSPORT=tcp */
+    size_t chunk_bytes;  /* largest step: the smallest slot of the transports in use */
+    int oversubscribed;  /* more local ranks than CPUs: sleep sooner when waiting */
+};
+
+/* fail.c: health of the communicator. status is sticky once an error is stored. */
+struct tutti_comm_state {
+    _Atomic int status;   /* tutti_status_t: TUTTI_OK or the error that failed the comm */
+    _Atomic int aborting; /* tutti_comm_abort() was called */
+    _Atomic int inflight; /* threads inside an operation on this comm */
+    int wakefd;           /* eventfd: written to interrupt a poll() in the engine */
+    _Atomic uint64_t posted;    /* sequence number of the last operation started */
+    _Atomic uint64_t completed; /* ... and of the last one finished */
+};
+
+/* connect.c: transports and connections. */
+struct tutti_comm_net {
+    void *tctx[TUTTI_TRANSPORT_COUNT];                      /* NULL when not in use */
+    const struct tutti_transport_ops *ops[TUTTI_TRANSPORT_COUNT];
+    uint8_t *peer_transport;    /* per rank: the transport id that reaches it */
+    struct tutti_tconn **conns; /* [peer * TUTTI_MAX_CHANNELS + channel], NULL until connected */
+    struct tutti_doorbell *doorbell; /* this rank's, when shared memory is in use */
+};
+
+/* request.c: the asynchronous queue and its progress thread. */
+struct tutti_comm_queue {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    struct tutti_request *head, *tail;
+    pthread_t worker;
+    int worker_started;
+    int busy; /* the worker is executing a request */
+    int stop;
+};
+
+struct tutti_comm {
+    int rank;
+    int nranks;
+    uint64_t comm_id;
+    uint8_t secret[TUTTI_SECRET_BYTES];
+    uint32_t nsplits; /* children made by tutti_comm_split, to derive their ids */
+    struct tutti_peer_info *peers; /* nranks records */
+    int nlocal;                    /* ranks on this host, this one included */
+
+    struct tutti_comm_cfg cfg;
+    struct tutti_comm_err err;
+    struct tutti_comm_state state;
+    struct tutti_comm_net net;
+    struct tutti_comm_queue queue;
+    pthread_mutex_t exec_lock; /* one operation executes on the connections at a time */
+};
+
+/** Store a message as comm's last error (error.c). */
+void tutti__comm_error_store(struct tutti_comm *comm, const char *msg);
+
+#endif /* TUTTI_COMM_INTERNAL_H */

@@ -1,0 +1,89 @@
+/*
+ * env.h - every TUTTI_* environment variable, in one table, parsed once.
+ *
+ * The table gives name, type, default and help. src/env.c parses all of them on first use into a
+ * const struct tutti_env; an unknown TUTTI_* variable or a malformed value produces a warning (a
+ * malformed value keeps the default). Values are typed and accept units: sizes "4k", "2M", "1G";
+ * durations "250us", "10ms", "30s", "5m" (a bare number is seconds). getenv() is not called
+ * anywhere else in the library: variables of launchers (RANK, SLURM_PROCID, ...) are read through
+ * tutti__env_foreign().
+ */
+#ifndef TUTTI_ENV_H
+#define TUTTI_ENV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* name, type, default, help */
+#define TUTTI_ENV_VARS(X)                                                                          \
+    X(LOG_LEVEL, STRING, "warn", "none, error, warn, info, debug or trace")                       \
+    X(LOG_SUBSYS, STRING, "all",                                                                   \
+      "subsystems to log: init,coll,p2p,net,shm,topo,tune,boot,proxy,alloc,env or all; ^ negates")  \
+    X(LOG_FILE, STRING, "", "write logs to this file instead of stderr; %h = host, %p = pid")      \
+    X(TIMEOUT, DURATION, "300s", "longest wait without progress before TUTTI_ERR_TIMEOUT")         \
+    X(TRANSPORT, STRING, "auto", "auto, or tcp to force TCP between every pair of ranks")         \
+    X(NCHANNELS, INT, "0", "parallel rings per collective; 0 picks per transport")                \
+    X(NSOCKS, INT, "2", "TCP sockets per connection (1..16)")                                      \
+    X(SOCKET_IFNAME, STRING, "",                                                                   \
+      "network interface for bootstrap and TCP (default: the one that routes to the root)")        \
+    X(SOCKET_FAMILY, STRING, "any", "any, ipv4 or ipv6: address family for the interface")         \
+    X(PORT_RANGE, STRING, "", "listen only on ports lo-hi (default: any free port)")              \
+    X(HOSTID, STRING, "",                                                                          \
+      "override the host identity; ranks with equal ids share memory (default: boot id, "          \
+      "hostname and namespaces)")                                                                  \
+    X(SHM_SLOT_SIZE, SIZE, "128k", "bytes per shared-memory FIFO slot")                           \
+    X(SHM_NSLOTS, INT, "8", "slots per shared-memory FIFO")                                       \
+    X(TCP_SLOT_SIZE, SIZE, "512k", "bytes per TCP FIFO slot")                                     \
+    X(TCP_NSLOTS, INT, "4", "slots per TCP FIFO")                                                  \
+    X(SPIN, DURATION, "50us", "busy-poll this long before yielding the CPU")                      \
+    X(YIELD, DURATION, "2ms", "then sched_yield() this long before sleeping")                     \
+    X(RANK, INT, "-1", "this process's rank (tutti_comm_init_env)")                               \
+    X(NRANKS, INT, "-1", "number of ranks (tutti_comm_init_env)")                                 \
+    X(ROOT, STRING, "", "host:port of the bootstrap root, served by rank 0 (tutti_comm_init_env)") \
+    X(SECRET, STRING, "", "32 hex digits: the job's shared secret (tutti_comm_init_env)")         \
+    X(SECRET_FILE, STRING, "", "file holding the secret, as TUTTI_SECRET (tutti_comm_init_env)")
+
+typedef enum { TUTTI_ENV_STRING, TUTTI_ENV_INT, TUTTI_ENV_SIZE, TUTTI_ENV_DURATION } tutti_env_type_t;
+
+/** Parsed values. STRING -> const char *, INT -> long, SIZE -> size_t bytes, DURATION -> ns. */
+struct tutti_env {
+#define TUTTI_ENV_FIELD_STRING const char *
+#define TUTTI_ENV_FIELD_INT long
+#define TUTTI_ENV_FIELD_SIZE size_t
+#define TUTTI_ENV_FIELD_DURATION int64_t
+#define TUTTI_ENV_STRUCT_(name, type, def, help) TUTTI_ENV_FIELD_##type name;
+    TUTTI_ENV_VARS(TUTTI_ENV_STRUCT_)
+#undef TUTTI_ENV_STRUCT_
+    /* which variables were set explicitly (bit i = i-th table entry) */
+    uint64_t set_mask;
+};
+
+/** Description of one table entry, for tutti-info --env and the perf tools' --print-env. */
+struct tutti_env_desc {
+    const char *name; /* without the TUTTI_ prefix */
+    tutti_env_type_t type;
+    const char *def;
+    const char *help;
+};
+
+/** The parsed environment; parsed on the first call. Thread-safe. */
+const struct tutti_env *tutti__env(void);
+
+/** Table of every variable; *n_p gets the count. */
+const struct tutti_env_desc *tutti__env_table(int *n_p);
+
+/** Index of a variable in the table, by name without prefix; -1 if unknown. */
+int tutti__env_index(const char *name);
+
+/** Was TUTTI_<name> set in the environment? */
+int tutti__env_is_set(const char *name);
+
+/** A launcher's variable (RANK, SLURM_PROCID, ...): NULL when unset or empty. */
+const char *tutti__env_foreign(const char *name);
+
+/* Value parsers, shared with the table and unit-tested on their own. 0 on success, -1 if bad. */
+int tutti__parse_size(const char *s, size_t *out_p);
+int tutti__parse_duration_ns(const char *s, int64_t *out_p);
+int tutti__parse_long(const char *s, long *out_p);
+
+#endif /* TUTTI_ENV_H */

@@ -1,0 +1,19 @@
+/*
+ * global.c - definitions of the only mutable process state (tutti__g) and per-thread state
+ * (tutti__tls). See global.h for the rule.
+ */
+#include "global.h"
+#include "log.h"
+
+struct tutti_global tutti__g = {
+    .log_lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+__thread struct tutti_tls tutti__tls = {
+    .rank = -1,
+};
+
+struct tutti_log_config tutti__log_cfg = {
+    .level = TUTTI_LOG_WARN,
+    .mask = TUTTI_SUBSYS_ALL,
+};

@@ -1,0 +1,42 @@
+/*
+ * global.h - the process-wide mutable state of the library, all of it.
+ *
+ * Everything that outlives one call and is not owned by a communicator lives in tutti__g (one per
+ * process) or tutti__tls (one per thread), both defined in global.c. Any other file-scope static
+ * in the library must carry a comment saying why it is not here.
+ */
+#ifndef TUTTI_GLOBAL_H
+#define TUTTI_GLOBAL_H
+
+#include "env.h"
+
+#include <pthread.h>
+#include <stdio.h>
+
+struct tutti_group_op;
+
+struct tutti_global {
+    struct tutti_env env; /* parsed once by env.c */
+    int env_ready;
+
+    int log_ready;           /* log.c: set once the config below is final */
+    FILE *log_file;          /* stderr or TUTTI_LOG_FILE */
+    pthread_mutex_t log_lock; /* serialises the log init */
+    char hostname[64];
+};
+
+/** Per-thread state. */
+struct tutti_tls {
+    char last_error[512]; /* tutti_last_error(NULL) */
+    char comm_error[512]; /* copy handed out by tutti_last_error(comm) */
+    int rank;             /* rank of the comm being served, for log prefixes; -1 outside */
+    int group_depth;      /* tutti_group_start nesting */
+    struct tutti_group_op *group_ops; /* operations recorded in the open group */
+    int group_nops, group_cap;
+    int group_status; /* first error met while recording */
+};
+
+extern struct tutti_global tutti__g;
+extern __thread struct tutti_tls tutti__tls;
+
+#endif /* TUTTI_GLOBAL_H */

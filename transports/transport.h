@@ -1,0 +1,172 @@
+/*
+ * transport.h - the interface every transport implements (private to the library).
+ *
+ * A transport moves bytes between two ranks through slot FIFOs. Each connection (one peer, one
+ * channel) has a send FIFO and a receive FIFO of fixed-size slots:
+ *
+ *   sender:   send_acquire -> write into the slot -> send_post(bytes)
+ *   receiver: recv_peek    -> read the slot        -> recv_release
+ *
+ * so a reduction can write its result straight into the slot the peer will read (shared
+ * memory) or the slot the transport ships (TCP). Messages keep their boundaries and order:
+ * each post is delivered as one slot of the same length.
+ *
+ * Nothing blocks (ncclNet semantics): every call returns TUTTI_IN_PROGRESS when it cannot act
+ * yet, and the engine calls again. Tables are const with designated initializers; operations a
+ * transport lacks point at tutti__op_unsupported-style stubs (registry.c fills the NULLs), so
+ * dispatch never tests for NULL.
+ */
+#ifndef TUTTI_TRANSPORT_H
+#define TUTTI_TRANSPORT_H
+
+#include "tutti/status.h"
+#include "../src/peer.h"
+
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct tutti_comm;
+struct tutti_env;
+union tutti_sockaddr;
+
+typedef enum {
+    TUTTI_TRANSPORT_SHM = 0,
+    TUTTI_TRANSPORT_TCP = 1,
+    TUTTI_TRANSPORT_COUNT
+} tutti_transport_id_t;
+
+/** Transport properties (ops->flags). */
+enum {
+    /** The engine must call progress() for data to move (TCP); shm moves data in post itself. */
+    TUTTI_TRANSPORT_NEEDS_PROGRESS = 1u << 0,
+};
+
+/** What a failing rank tells its peers. Fixed size: it travels in frames and shared memory. */
+struct tutti_abort_info {
+    int32_t origin;  /* rank that detected the failure */
+    int32_t culprit; /* rank blamed, or -1 (for example a local abort) */
+    int32_t status;  /* tutti_status_t */
+    uint32_t seq;    /* operation sequence number at the origin */
+    char reason[112];
+};
+_Static_assert(sizeof(struct tutti_abort_info) == 128, "abort info is 128 bytes");
+
+/**
+ * Everything a transport's per-communicator context may know about its communicator. The peers
+ * table is NULL during init() and set before attach().
+ */
+struct tutti_tctx_args {
+    struct tutti_comm *comm; /* for tutti__set_error() only */
+    int rank;
+    int nranks;
+    uint64_t comm_id;
+    const uint8_t *secret; /* TUTTI_SECRET_BYTES */
+    const struct tutti_env *env;
+    int nchannels;      /* most channels any collective will use */
+    int64_t timeout_ns; /* longest wait without progress */
+    const union tutti_sockaddr *root_hint; /* address toward the root, or NULL */
+    const struct tutti_peer_info *peers; /* nranks records, after the all-gather */
+};
+
+/** Per-process sleeping support: one futex word per rank that local peers ring (shm). */
+struct tutti_doorbell {
+    _Alignas(64) uint32_t seq;  /* futex word: bumped by whoever wakes the owner */
+    _Alignas(64) uint32_t sleeping; /* set by the owner just before it sleeps */
+};
+
+/** Common head of every connection; each transport embeds it as its first member. */
+struct tutti_tconn {
+    const struct tutti_transport_ops *ops;
+    int peer;    /* rank of the other end */
+    int channel;
+    size_t slot_size; /* capacity of one slot in bytes */
+};
+
+struct tutti_transport_ops {
+    size_t size; /* sizeof(struct tutti_transport_ops): lets a loader check plugin tables */
+    tutti_transport_id_t id;
+    const char *name;
+    uint32_t flags; /* TUTTI_TRANSPORT_* */
+
+    /* ---- per communicator ---- */
+
+    /**
+     * Create the context of one communicator and publish this rank's address in `blob`
+     * (TUTTI_TRANSPORT_BLOB bytes; TCP: its listening address). Called before the all-gather.
+     */
+    tutti_status_t (*init)(const struct tutti_tctx_args *args, void **tctx_p, void *blob);
+
+    /**
+     * After the all-gather (args->peers is set): attach to what peers published. Returns
+     * TUTTI_ERR_UNSUPPORTED when this transport cannot serve this communicator after all (for
+     * example /dev/shm is missing); the caller then agrees with every rank on not using it.
+     * `phase` counts calls: shm maps peers in phase 0 and unlinks names in phase 1, with a
+     * bootstrap barrier between the phases.
+     */
+    tutti_status_t (*attach)(void *tctx, int phase);
+
+    /** Free the context. Connections were closed before. */
+    tutti_status_t (*fini)(void *tctx);
+
+    /** Can this transport reach rank `peer`? *score_p: 0 no, higher is better. */
+    tutti_status_t (*can_connect)(void *tctx, int peer, int *score_p);
+
+    /**
+     * Connect to `peer` on `channel`. Both ends call it (the need for a connection is
+     * symmetric). Returns TUTTI_OK with *conn_p NULL while not yet connected; call again.
+     */
+    tutti_status_t (*connect)(void *tctx, int peer, int channel, struct tutti_tconn **conn_p);
+
+    /**
+     * Check the context while waiting: shared-memory abort notices, peer processes that died.
+     * Returns TUTTI_OK or the error, recorded with tutti__set_error naming the peer.
+     */
+    tutti_status_t (*check)(void *tctx);
+
+    /** Tell every peer reachable through this context that this rank failed (best effort). */
+    tutti_status_t (*abort)(void *tctx, const struct tutti_abort_info *info);
+
+    /** The doorbell local peers ring for this rank, or NULL if this transport has none. */
+    struct tutti_doorbell *(*doorbell)(void *tctx);
+
+    /* ---- per connection ---- */
+
+    /** Next free send slot: *buf_p, *cap_p (>= slot_size). TUTTI_IN_PROGRESS when full. */
+    tutti_status_t (*send_acquire)(struct tutti_tconn *c, void **buf_p, size_t *cap_p);
+
+    /** Publish the acquired slot with `bytes` of data (0 <= bytes <= slot_size). */
+    tutti_status_t (*send_post)(struct tutti_tconn *c, size_t bytes);
+
+    /** Oldest received slot: *buf_p, *len_p. TUTTI_IN_PROGRESS when none is there yet. */
+    tutti_status_t (*recv_peek)(struct tutti_tconn *c, const void **buf_p, size_t *len_p);
+
+    /** Give the peeked slot back to the sender. */
+    tutti_status_t (*recv_release)(struct tutti_tconn *c);
+
+    /**
+     * Move bytes without blocking (TCP: read and write sockets). *moved_p is set non-zero when
+     * anything moved. Transports without NEEDS_PROGRESS return TUTTI_OK at once.
+     */
+    tutti_status_t (*progress)(struct tutti_tconn *c, int *moved_p);
+
+    /** *done_p = 1 when every posted slot has left this process (TCP: written to the kernel). */
+    tutti_status_t (*flushed)(struct tutti_tconn *c, int *done_p);
+
+    /** File descriptors to poll() while sleeping (TCP sockets); returns how many were filled. */
+    int (*pollfds)(struct tutti_tconn *c, struct pollfd *fds, int max);
+
+    /** Close and free. Pending data is dropped; the peer sees the connection end. */
+    tutti_status_t (*close)(struct tutti_tconn *c);
+};
+
+/** Registered transports, indexed by tutti_transport_id_t; NULL slots are not built. */
+const struct tutti_transport_ops *tutti__transport_get(tutti_transport_id_t id);
+
+/** Name of a transport id ("shm"). */
+const char *tutti__transport_name(tutti_transport_id_t id);
+
+/** The stub that fills missing operations: returns TUTTI_ERR_UNSUPPORTED. */
+tutti_status_t tutti__op_unsupported(void);
+
+#endif /* TUTTI_TRANSPORT_H */
