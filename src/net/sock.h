@@ -79,7 +79,11 @@ tutti_status_t tutti__sock_local_addr(const union tutti_sockaddr *toward, union 
 tutti_status_t tutti__sock_listen(const union tutti_sockaddr *local, int *fd_p,
                                   union tutti_sockaddr *bound_p);
 
-/** Start a non-blocking connect. @return TUTTI_OK with *fd_p set, or TUTTI_ERR_SYSTEM. */
+/**
+ * Start a non-blocking connect.
+ * @return TUTTI_OK with *fd_p set; TUTTI_ERR_REMOTE when refused or unreachable at once (errno
+ *         says why; not logged, the caller names the peer); TUTTI_ERR_SYSTEM otherwise (logged).
+ */
 tutti_status_t tutti__sock_connect_start(const union tutti_sockaddr *to, int *fd_p);
 
 /**
