@@ -1,0 +1,674 @@
+/*
+ * test_tcp.c - the TCP transport between two real processes over loopback.
+ *
+ * The test process is rank 0; it forks rank 1. Each builds its own struct tutti_tctx_args by
+ * hand, and the two swap their peer records (with the published listening address) through
+ * pipes, which also serve as barriers. Criterion's asserts belong to the test process, so the
+ * forked rank reports a failure through its exit status (the line of the failed check).
+ */
+#include "env.h"
+#include "net/handshake.h"
+#include "net/sock.h"
+#include "transports/tcp/tcp.h"
+#include "tutti.h"
+#include "util.h"
+
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define OPS (&tutti__tcp_ops)
+#define SLOT 32768
+#define SEC 1000000000LL
+
+/* Check in code that may run in the forked rank: print and return the line number. */
+#define EXPECT(cond, ...)                                                                          \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: rank check failed: ", __FILE__, __LINE__);                    \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+            return __LINE__;                                                                       \
+        }                                                                                          \
+    } while (0)
+
+struct rank {
+    int rank;
+    struct tutti_env env;
+    struct tutti_tctx_args args;
+    struct tutti_peer_info peers[2];
+    uint8_t secret[TUTTI_SECRET_BYTES];
+    union tutti_sockaddr hint;
+    void *tctx;
+    struct tutti_tconn *conn[TUTTI_MAX_CHANNELS];
+    int to_peer, from_peer; /* pipes: record exchange and barriers */
+    int64_t timeout_ns;     /* 0: 10 s */
+};
+
+static const uint8_t secret[TUTTI_SECRET_BYTES] = "tcp-test-secret";
+static const uint64_t comm_id = 0x7e57c0ffeeull;
+
+static int full_write(int fd, const void *buf, size_t n)
+{
+    for (size_t done = 0; done < n;) {
+        ssize_t r = write(fd, (const char *)buf + done, n - done);
+        if (r <= 0) {
+            return -1;
+        }
+        done += (size_t)r;
+    }
+    return 0;
+}
+
+static int full_read(int fd, void *buf, size_t n)
+{
+    for (size_t done = 0; done < n;) {
+        ssize_t r = read(fd, (char *)buf + done, n - done);
+        if (r <= 0) {
+            return -1;
+        }
+        done += (size_t)r;
+    }
+    return 0;
+}
+
+static int barrier(struct rank *r)
+{
+    char b = 'b';
+    EXPECT(full_write(r->to_peer, &b, 1) == 0 && full_read(r->from_peer, &b, 1) == 0,
+           "barrier: the other rank is gone");
+    return 0;
+}
+
+/* init, and this rank's peer record with the published address. */
+static int rank_publish(struct rank *r, int rank, int nsocks)
+{
+    r->rank = rank;
+    r->env = *tutti__env();
+    r->env.NSOCKS = nsocks;
+    r->env.TCP_SLOT_SIZE = SLOT;
+    r->env.TCP_NSLOTS = 4;
+    memcpy(r->secret, secret, sizeof(secret));
+    EXPECT(tutti__sockaddr_parse("127.0.0.1:1", -1, AF_INET, &r->hint) == TUTTI_OK, "hint");
+    r->args = (struct tutti_tctx_args){
+        .comm = NULL,
+        .rank = rank,
+        .nranks = 2,
+        .comm_id = comm_id,
+        .secret = r->secret,
+        .env = &r->env,
+        .nchannels = 4,
+        .timeout_ns = r->timeout_ns > 0 ? r->timeout_ns : 10 * SEC,
+        .root_hint = &r->hint,
+        .peers = NULL,
+    };
+    struct tutti_peer_info *me = &r->peers[rank];
+    EXPECT(OPS->init(&r->args, &r->tctx, me->blob[TUTTI_TRANSPORT_TCP]) == TUTTI_OK, "init: %s",
+           tutti_last_error(NULL));
+    me->magic = TUTTI_PEER_MAGIC;
+    me->rank = rank;
+    me->nranks = 2;
+    me->pid = (uint32_t)getpid();
+    snprintf(me->hostname, sizeof(me->hostname), "testhost");
+    return 0;
+}
+
+/* Swap peer records through the pipes, then attach. */
+static int rank_join(struct rank *r)
+{
+    struct tutti_peer_info *me = &r->peers[r->rank], *other = &r->peers[1 - r->rank];
+    EXPECT(full_write(r->to_peer, me, sizeof(*me)) == 0, "send record");
+    EXPECT(full_read(r->from_peer, other, sizeof(*other)) == 0, "receive record");
+    EXPECT(tutti__peer_validate(other, 1 - r->rank, 2) == TUTTI_OK, "record");
+    r->args.peers = r->peers;
+    EXPECT(OPS->attach(r->tctx, 0) == TUTTI_OK, "attach");
+    return 0;
+}
+
+static int rank_setup(struct rank *r, int rank, int nsocks)
+{
+    int rc = rank_publish(r, rank, nsocks);
+    return rc != 0 ? rc : rank_join(r);
+}
+
+static int connect_channels(struct rank *r, int nch)
+{
+    int64_t end = tutti__now_ns() + 10 * SEC;
+    for (int done = 0; done < nch;) {
+        done = 0;
+        for (int ch = 0; ch < nch; ch++) {
+            if (r->conn[ch] == NULL) {
+                tutti_status_t st = OPS->connect(r->tctx, 1 - r->rank, ch, &r->conn[ch]);
+                EXPECT(st == TUTTI_OK, "connect channel %d: %s", ch, tutti_last_error(NULL));
+            }
+            done += r->conn[ch] != NULL;
+        }
+        EXPECT(tutti__now_ns() < end, "connect timed out");
+    }
+    for (int ch = 0; ch < nch; ch++) {
+        EXPECT(r->conn[ch]->peer == 1 - r->rank && r->conn[ch]->channel == ch, "conn identity");
+        EXPECT(r->conn[ch]->slot_size == SLOT, "slot size");
+    }
+    return 0;
+}
+
+static void rank_teardown(struct rank *r)
+{
+    for (int ch = 0; ch < TUTTI_MAX_CHANNELS; ch++) {
+        if (r->conn[ch] != NULL) {
+            OPS->close(r->conn[ch]);
+            r->conn[ch] = NULL;
+        }
+    }
+    if (r->tctx != NULL) {
+        OPS->fini(r->tctx);
+        r->tctx = NULL;
+    }
+}
+
+static uint32_t mix(uint32_t x)
+{
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    return x ^ (x >> 16);
+}
+
+/* Message i of `sender` on channel ch: sizes 0, 1, 7, slot-1, slot, random; known content. */
+static size_t msg_size(int sender, int ch, uint32_t i)
+{
+    static const size_t fixed[] = {0, 1, 7, SLOT - 1, SLOT};
+    if (i % 6 < 5) {
+        return fixed[i % 6];
+    }
+    return mix(i * 131u + (uint32_t)ch * 7u + (uint32_t)sender) % (SLOT + 1);
+}
+
+static uint8_t msg_byte(int sender, int ch, uint32_t i, size_t j)
+{
+    return (uint8_t)(mix(i ^ ((uint32_t)sender << 24) ^ ((uint32_t)ch << 16)) + j * 7);
+}
+
+/* Post what fits and take what arrived on one channel; returns 0 or a failed line. */
+static int stream_step(struct rank *r, int ch, uint32_t n, uint32_t *sent, uint32_t *got)
+{
+    struct tutti_tconn *c = r->conn[ch];
+    void *buf;
+    const void *rbuf;
+    size_t cap, len;
+    tutti_status_t st;
+    while (*sent < n && (st = OPS->send_acquire(c, &buf, &cap)) != TUTTI_IN_PROGRESS) {
+        EXPECT(st == TUTTI_OK && cap >= SLOT, "send_acquire: %s", tutti_last_error(NULL));
+        size_t sz = msg_size(r->rank, ch, *sent);
+        for (size_t j = 0; j < sz; j++) {
+            ((uint8_t *)buf)[j] = msg_byte(r->rank, ch, *sent, j);
+        }
+        EXPECT(OPS->send_post(c, sz) == TUTTI_OK, "send_post: %s", tutti_last_error(NULL));
+        (*sent)++;
+    }
+    while (*got < n && (st = OPS->recv_peek(c, &rbuf, &len)) != TUTTI_IN_PROGRESS) {
+        EXPECT(st == TUTTI_OK, "recv_peek: %s", tutti_last_error(NULL));
+        int peer = 1 - r->rank;
+        EXPECT(len == msg_size(peer, ch, *got), "channel %d message %u: %zu bytes, expected %zu",
+               ch, *got, len, msg_size(peer, ch, *got));
+        for (size_t j = 0; j < len; j++) {
+            EXPECT(((const uint8_t *)rbuf)[j] == msg_byte(peer, ch, *got, j),
+                   "channel %d message %u byte %zu differs", ch, *got, j);
+        }
+        EXPECT(OPS->recv_release(c) == TUTTI_OK, "recv_release");
+        (*got)++;
+    }
+    int moved = 0;
+    EXPECT(OPS->progress(c, &moved) == TUTTI_OK, "progress: %s", tutti_last_error(NULL));
+    return 0;
+}
+
+/* Send n messages on every channel and receive the peer's n, both at once. */
+static int stream(struct rank *r, int nch, uint32_t n)
+{
+    uint32_t sent[TUTTI_MAX_CHANNELS] = {0}, got[TUTTI_MAX_CHANNELS] = {0};
+    int64_t end = tutti__now_ns() + 30 * SEC;
+    for (int busy = 1; busy;) {
+        busy = 0;
+        for (int ch = 0; ch < nch; ch++) {
+            int rc = stream_step(r, ch, n, &sent[ch], &got[ch]);
+            if (rc != 0) {
+                return rc;
+            }
+            busy |= sent[ch] < n || got[ch] < n;
+        }
+        EXPECT(tutti__now_ns() < end, "stream stalled");
+    }
+    for (int ch = 0; ch < nch; ch++) {
+        int done = 0, moved;
+        while (!done) {
+            EXPECT(OPS->flushed(r->conn[ch], &done) == TUTTI_OK, "flushed");
+            EXPECT(OPS->progress(r->conn[ch], &moved) == TUTTI_OK, "progress");
+            EXPECT(tutti__now_ns() < end, "flush stalled");
+        }
+        struct pollfd fds[TCP_MAX_SOCKS];
+        int nfds = OPS->pollfds(r->conn[ch], fds, TCP_MAX_SOCKS);
+        EXPECT(nfds == r->env.NSOCKS, "pollfds gave %d", nfds);
+        for (int i = 0; i < nfds; i++) {
+            EXPECT((fds[i].events & POLLOUT) == 0 && (fds[i].events & POLLIN) != 0, "events");
+        }
+    }
+    return 0;
+}
+
+typedef int (*rank_fn)(struct rank *r, int nsocks);
+
+struct pair {
+    pid_t child;
+    struct rank r; /* rank 0, this process */
+};
+
+/* Fork rank 1 running fn; set up rank 0 here. */
+static void start_pair(struct pair *p, int nsocks, rank_fn fn)
+{
+    int down[2], up[2];
+    cr_assert_eq(pipe(down), 0);
+    cr_assert_eq(pipe(up), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        alarm(60);
+        struct rank r = {.to_peer = up[1], .from_peer = down[0]};
+        int rc = rank_setup(&r, 1, nsocks);
+        rc = rc != 0 ? rc : fn(&r, nsocks);
+        rank_teardown(&r);
+        _exit(rc > 255 ? 255 : rc);
+    }
+    memset(&p->r, 0, sizeof(p->r));
+    p->child = pid;
+    p->r.to_peer = down[1];
+    p->r.from_peer = up[0];
+    cr_assert_eq(rank_setup(&p->r, 0, nsocks), 0);
+}
+
+/* Exit status of rank 1: 0 when all its checks passed. */
+static int child_status(struct pair *p)
+{
+    int ws = 0;
+    cr_assert_eq(waitpid(p->child, &ws, 0), p->child);
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 1000 + WTERMSIG(ws);
+}
+
+static void finish_pair(struct pair *p)
+{
+    rank_teardown(&p->r);
+    int st = child_status(p);
+    cr_assert_eq(st, 0, "rank 1 failed at line %d of test_tcp.c", st);
+}
+
+/* ------------------------------------------------------------------ streaming */
+
+#define NMSGS 600
+
+static int rank_stream(struct rank *r, int nsocks)
+{
+    (void)nsocks;
+    int rc = connect_channels(r, 2);
+    rc = rc != 0 ? rc : stream(r, 2, NMSGS);
+    return rc != 0 ? rc : barrier(r);
+}
+
+static void stream_test(int nsocks)
+{
+    struct pair p;
+    start_pair(&p, nsocks, rank_stream);
+    cr_assert_eq(rank_stream(&p.r, nsocks), 0);
+    finish_pair(&p);
+}
+
+Test(tcp, streams_both_ways_on_two_channels_with_one_socket, .timeout = 60)
+{
+    stream_test(1);
+}
+
+Test(tcp, streams_both_ways_on_two_channels_with_three_sockets, .timeout = 60)
+{
+    stream_test(3);
+}
+
+/* ------------------------------------------------------------------ strangers */
+
+/* Connect a raw socket to rank 1's listener (blocking until connected). */
+static int stranger_connect(const struct rank *r)
+{
+    struct tutti_wire_addr w;
+    union tutti_sockaddr to;
+    int fd = -1, err = 0;
+    memcpy(&w, r->peers[1].blob[TUTTI_TRANSPORT_TCP], sizeof(w));
+    cr_assert_eq(tutti__wire_addr_decode(&w, &to), TUTTI_OK);
+    cr_assert_eq(tutti__sock_connect_start(&to, &fd), TUTTI_OK);
+    tutti_status_t st = TUTTI_IN_PROGRESS;
+    for (int64_t end = tutti__now_ns() + 5 * SEC; st == TUTTI_IN_PROGRESS;) {
+        st = tutti__sock_connect_check(fd, &err);
+        cr_assert_lt(tutti__now_ns(), end);
+    }
+    cr_assert_eq(st, TUTTI_OK);
+    return fd;
+}
+
+/* Wait until the other end closes fd (EOF or reset). */
+static void expect_closed(int fd)
+{
+    char buf[256];
+    int err = 0;
+    ssize_t n = 0;
+    for (int64_t end = tutti__now_ns() + 5 * SEC; n >= 0; usleep(1000)) {
+        n = tutti__sock_recv(fd, buf, sizeof(buf), &err);
+        cr_assert_lt(tutti__now_ns(), end, "the stranger was not closed");
+    }
+    close(fd);
+}
+
+static tutti_status_t run_hs(struct tutti_hs *hs)
+{
+    tutti_status_t st = TUTTI_IN_PROGRESS;
+    for (int64_t end = tutti__now_ns() + 5 * SEC; st == TUTTI_IN_PROGRESS; usleep(100)) {
+        st = tutti__hs_progress(hs);
+        cr_assert_lt(tutti__now_ns(), end);
+    }
+    return st;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p++) {
+        n++;
+    }
+    return n;
+}
+
+static int rank_stream_short(struct rank *r, int nsocks)
+{
+    (void)nsocks;
+    int rc = connect_channels(r, 2);
+    rc = rc != 0 ? rc : stream(r, 2, 60);
+    return rc != 0 ? rc : barrier(r);
+}
+
+Test(tcp, refuses_strangers_while_the_real_connection_works, .timeout = 60)
+{
+    char log[128];
+    snprintf(log, sizeof(log), "/tmp/tutti-test-tcp-%d.log", (int)getpid());
+    unlink(log);
+    setenv("TUTTI_LOG_FILE", log, 1);
+    struct pair p;
+    start_pair(&p, 2, rank_stream_short);
+
+    /* Garbage instead of a PROVE. */
+    int junk = stranger_connect(&p.r), err = 0;
+    char garbage[200];
+    memset(garbage, 'G', sizeof(garbage));
+    cr_assert_eq(tutti__sock_send(junk, garbage, sizeof(garbage), &err), (ssize_t)sizeof(garbage));
+    /* Another job's secret. */
+    struct tutti_hs wrong;
+    uint8_t other[TUTTI_SECRET_BYTES] = "another-secret!";
+    tutti__hs_init_connect(&wrong, stranger_connect(&p.r), other, comm_id, "x", 1,
+                           tutti__now_ns() + 5 * SEC);
+    /* The right secret, but a payload that claims a rank that does not exist. */
+    struct tutti_hs liar;
+    uint32_t claim[8] = {TCP_KIND_DATA, 5, 1, 0, 0, 1, SLOT, 0}; /* little-endian host */
+    tutti__hs_init_connect(&liar, stranger_connect(&p.r), secret, comm_id, claim, sizeof(claim),
+                           tutti__now_ns() + 5 * SEC);
+
+    cr_assert_eq(run_hs(&wrong), TUTTI_ERR_REMOTE, "the acceptor hangs up on a wrong secret");
+    close(wrong.fd);
+    cr_assert_eq(run_hs(&liar), TUTTI_OK, "the secret is right");
+    expect_closed(liar.fd);
+    expect_closed(junk);
+
+    cr_assert_eq(rank_stream_short(&p.r, 2), 0);
+    finish_pair(&p);
+
+    FILE *f = fopen(log, "r");
+    cr_assert_not_null(f);
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    unlink(log);
+    cr_assert_eq(count(text, "refused connection from 127.0.0.1:"), 3, "log:\n%s", text);
+    cr_assert_eq(count(text, "authentication failed"), 2, "log:\n%s", text);
+    cr_assert_eq(count(text, "claims rank 5"), 1, "log:\n%s", text);
+}
+
+/* ------------------------------------------------------------------ failures */
+
+static int rank_connect_then_sleep(struct rank *r, int nsocks)
+{
+    (void)nsocks;
+    int rc = connect_channels(r, 2);
+    rc = rc != 0 ? rc : barrier(r);
+    for (;;) {
+        pause(); /* until SIGKILL */
+    }
+    return rc;
+}
+
+/* Call op until it stops saying "in progress"; fail the test after 5 s. */
+static tutti_status_t wait_recv(struct tutti_tconn *c)
+{
+    const void *buf;
+    size_t len;
+    int moved;
+    tutti_status_t st = TUTTI_IN_PROGRESS;
+    for (int64_t end = tutti__now_ns() + 5 * SEC; st == TUTTI_IN_PROGRESS; usleep(100)) {
+        st = OPS->progress(c, &moved);
+        st = st == TUTTI_OK ? OPS->recv_peek(c, &buf, &len) : st;
+        cr_assert_lt(tutti__now_ns(), end, "no error within 5 s");
+    }
+    return st;
+}
+
+Test(tcp, killed_peer_is_remote_error_not_hang, .timeout = 60)
+{
+    struct pair p;
+    start_pair(&p, 2, rank_connect_then_sleep);
+    cr_assert_eq(connect_channels(&p.r, 2), 0);
+    cr_assert_eq(barrier(&p.r), 0);
+    kill(p.child, SIGKILL);
+    cr_assert_eq(child_status(&p), 1000 + SIGKILL);
+
+    /* Waiting for data: an error naming the peer. */
+    cr_assert_eq(wait_recv(p.r.conn[0]), TUTTI_ERR_REMOTE);
+    const char *msg = tutti_last_error(NULL);
+    cr_assert(strstr(msg, "rank 1 (host testhost, pid ") != NULL, "%s", msg);
+    cr_assert(strstr(msg, "closed the connection") != NULL, "%s", msg);
+
+    /* Sending: an error too, never SIGPIPE. */
+    tutti_status_t st = TUTTI_OK;
+    for (int64_t end = tutti__now_ns() + 5 * SEC; st >= 0;) {
+        void *buf;
+        size_t cap;
+        int moved;
+        st = OPS->send_acquire(p.r.conn[1], &buf, &cap);
+        st = st == TUTTI_OK ? OPS->send_post(p.r.conn[1], SLOT) : st;
+        st = st >= 0 ? OPS->progress(p.r.conn[1], &moved) : st;
+        cr_assert_lt(tutti__now_ns(), end, "sending to a dead peer never failed");
+    }
+    cr_assert_eq(st, TUTTI_ERR_REMOTE);
+    rank_teardown(&p.r);
+}
+
+static int rank_send_three_then_exit(struct rank *r, int nsocks)
+{
+    (void)nsocks;
+    int rc = connect_channels(r, 1);
+    for (uint32_t i = 0; rc == 0 && i < 3; i++) {
+        void *buf;
+        size_t cap;
+        EXPECT(OPS->send_acquire(r->conn[0], &buf, &cap) == TUTTI_OK, "acquire");
+        memset(buf, 'a' + (int)i, 100);
+        EXPECT(OPS->send_post(r->conn[0], 100) == TUTTI_OK, "post");
+    }
+    for (int done = 0; rc == 0 && !done;) {
+        EXPECT(OPS->flushed(r->conn[0], &done) == TUTTI_OK, "flushed");
+        int moved;
+        EXPECT(OPS->progress(r->conn[0], &moved) == TUTTI_OK, "progress");
+    }
+    return rc; /* the conn and context are closed on the way out */
+}
+
+Test(tcp, data_sent_before_close_stays_readable, .timeout = 60)
+{
+    struct pair p;
+    start_pair(&p, 3, rank_send_three_then_exit);
+    cr_assert_eq(connect_channels(&p.r, 1), 0);
+    cr_assert_eq(child_status(&p), 0); /* rank 1 is gone: its data and FIN are here */
+    int moved;
+    cr_assert_eq(OPS->progress(p.r.conn[0], &moved), TUTTI_OK, "EOF alone is not an error");
+    for (int i = 0; i < 3; i++) {
+        const void *buf;
+        size_t len;
+        cr_assert_eq(wait_recv(p.r.conn[0]), TUTTI_OK, "%s", tutti_last_error(NULL));
+        cr_assert_eq(OPS->recv_peek(p.r.conn[0], &buf, &len), TUTTI_OK);
+        cr_assert_eq(len, 100);
+        cr_assert_eq(((const char *)buf)[99], 'a' + i);
+        cr_assert_eq(OPS->recv_release(p.r.conn[0]), TUTTI_OK);
+    }
+    cr_assert_eq(wait_recv(p.r.conn[0]), TUTTI_ERR_REMOTE, "a fourth message cannot come");
+    cr_assert(strstr(tutti_last_error(NULL), "closed the connection") != NULL);
+    rank_teardown(&p.r);
+}
+
+static int rank_abort(struct rank *r, int nsocks)
+{
+    (void)nsocks;
+    int rc = connect_channels(r, 2);
+    if (rc != 0) {
+        return rc;
+    }
+    struct tutti_abort_info info = {.origin = 1, .culprit = 0, .status = TUTTI_ERR_REMOTE,
+                                    .seq = 7, .reason = "injected failure"};
+    EXPECT(OPS->abort(r->tctx, &info) == TUTTI_OK, "abort");
+    void *buf;
+    size_t cap;
+    EXPECT(OPS->send_acquire(r->conn[0], &buf, &cap) == TUTTI_ERR_ABORTED, "aborted locally");
+    return barrier(r);
+}
+
+Test(tcp, abort_frame_arrives_as_remote_error_with_reason, .timeout = 60)
+{
+    struct pair p;
+    start_pair(&p, 2, rank_abort);
+    cr_assert_eq(connect_channels(&p.r, 2), 0);
+    for (int ch = 0; ch < 2; ch++) {
+        cr_assert_eq(wait_recv(p.r.conn[ch]), TUTTI_ERR_REMOTE, "channel %d", ch);
+        const char *msg = tutti_last_error(NULL);
+        cr_assert(strstr(msg, "rank 1 reports: injected failure") != NULL, "%s", msg);
+        cr_assert(strstr(msg, "culprit rank 0") != NULL, "%s", msg);
+    }
+    void *buf;
+    size_t cap;
+    cr_assert_eq(OPS->send_acquire(p.r.conn[0], &buf, &cap), TUTTI_ERR_REMOTE, "sticky");
+    cr_assert_eq(barrier(&p.r), 0);
+    finish_pair(&p);
+}
+
+static int rank_forge(struct rank *r, int nsocks)
+{
+    (void)nsocks;
+    int rc = connect_channels(r, 3);
+    if (rc != 0) {
+        return rc;
+    }
+    /* {type, length, sequence} as the transport writes them (little-endian host). */
+    const uint32_t forged[3][4] = {
+        {TCP_FRAME_DATA, SLOT + 1, 0, 0},  /* longer than a slot */
+        {TCP_FRAME_DATA, 5, 9, 0},         /* out of sequence */
+        {0xdeadbeefu, 0, 0, 0},            /* unknown type */
+    };
+    for (int ch = 0; ch < 3; ch++) {
+        struct tcp_conn *c = (struct tcp_conn *)r->conn[ch];
+        EXPECT(full_write(c->socks[0].fd, forged[ch], sizeof(forged[ch])) == 0, "forge");
+    }
+    return barrier(r);
+}
+
+Test(tcp, forged_headers_are_rejected, .timeout = 60)
+{
+    static const char *const expect[] = {"length 32769 exceeds the slot size 32768",
+                                         "sequence number 9, expected 0", "unknown type"};
+    struct pair p;
+    start_pair(&p, 1, rank_forge);
+    cr_assert_eq(connect_channels(&p.r, 3), 0);
+    for (int ch = 0; ch < 3; ch++) {
+        cr_assert_eq(wait_recv(p.r.conn[ch]), TUTTI_ERR_REMOTE, "channel %d", ch);
+        const char *msg = tutti_last_error(NULL);
+        cr_assert(strstr(msg, "bad frame from rank 1 (host testhost, pid") != NULL, "%s", msg);
+        cr_assert(strstr(msg, expect[ch]) != NULL, "%s", msg);
+    }
+    cr_assert_eq(barrier(&p.r), 0);
+    finish_pair(&p);
+}
+
+/* ------------------------------------------------------------------ one process */
+
+/* Both ranks as two contexts of this process (the pipes hold both records). */
+static void local_pair(struct rank *r0, struct rank *r1, int64_t timeout_ns)
+{
+    int down[2], up[2];
+    cr_assert_eq(pipe(down), 0);
+    cr_assert_eq(pipe(up), 0);
+    *r0 = (struct rank){.to_peer = down[1], .from_peer = up[0], .timeout_ns = timeout_ns};
+    *r1 = (struct rank){.to_peer = up[1], .from_peer = down[0], .timeout_ns = timeout_ns};
+    cr_assert_eq(rank_publish(r0, 0, 2), 0);
+    cr_assert_eq(rank_publish(r1, 1, 2), 0);
+    /* rank 1's record goes first, so that rank_join(r0) finds it. */
+    cr_assert_eq(full_write(r1->to_peer, &r1->peers[1], sizeof(r1->peers[1])), 0);
+    cr_assert_eq(rank_join(r0), 0);
+    cr_assert_eq(full_read(r1->from_peer, &r1->peers[0], sizeof(r1->peers[0])), 0);
+    r1->args.peers = r1->peers;
+    cr_assert_eq(OPS->attach(r1->tctx, 0), TUTTI_OK);
+}
+
+Test(tcp, connect_to_a_closed_listener_names_the_peer, .timeout = 30)
+{
+    struct rank r0, r1;
+    local_pair(&r0, &r1, 5 * SEC);
+    rank_teardown(&r1); /* rank 1 is gone, its listener with it */
+    tutti_status_t st = TUTTI_OK;
+    struct tutti_tconn *c = NULL;
+    for (int64_t end = tutti__now_ns() + 5 * SEC; st == TUTTI_OK && c == NULL;) {
+        st = OPS->connect(r0.tctx, 1, 0, &c);
+        cr_assert_lt(tutti__now_ns(), end);
+    }
+    cr_assert_eq(st, TUTTI_ERR_REMOTE);
+    const char *msg = tutti_last_error(NULL);
+    cr_assert(strstr(msg, "cannot connect to rank 1 (host testhost, pid") != NULL, "%s", msg);
+    cr_assert(strstr(msg, "refused") != NULL, "%s", msg);
+    rank_teardown(&r0);
+}
+
+Test(tcp, peer_that_never_connects_times_out, .timeout = 30)
+{
+    struct rank r0, r1;
+    local_pair(&r0, &r1, 200 * 1000000LL);
+    tutti_status_t st = TUTTI_OK;
+    struct tutti_tconn *c = NULL;
+    int64_t t0 = tutti__now_ns();
+    while (st == TUTTI_OK && c == NULL && tutti__now_ns() < t0 + 5 * SEC) {
+        st = OPS->connect(r1.tctx, 0, 1, &c); /* rank 0 never calls connect */
+        usleep(1000);
+    }
+    cr_assert_eq(st, TUTTI_ERR_TIMEOUT);
+    cr_assert_geq(tutti__now_ns() - t0, 200 * 1000000LL);
+    const char *msg = tutti_last_error(NULL);
+    cr_assert(strstr(msg, "rank 0 (host testhost, pid") != NULL, "%s", msg);
+    cr_assert(strstr(msg, "did not connect channel 1") != NULL, "%s", msg);
+    rank_teardown(&r0);
+    rank_teardown(&r1);
+}

@@ -1,0 +1,141 @@
+/*
+ * tcp.h - private structures of the TCP transport.
+ *
+ * A context (one per communicator) owns a listening socket, the handshakes of sockets accepted
+ * from it, the authenticated sockets that wait for their connection to be claimed, and the
+ * connections being set up by this rank. A connection (one peer, one channel) owns nsocks
+ * sockets and two FIFOs of nslots slots. Slot k travels as one frame on socket k % nsocks:
+ *
+ *   frame = header (16 bytes, little-endian) + payload (header.len bytes)
+ *   header = { u32 type (TCP_FRAME_DATA or TCP_FRAME_ABORT), u32 len, u64 seq (= k) }
+ *
+ * Each socket keeps its frames in order, so the receiver knows which sequence number comes
+ * next on every socket and checks it. An ABORT frame carries a struct tutti_abort_info.
+ *
+ * Threads: a context and its connections are driven by one thread at a time (the communicator
+ * serialises its operations); abort() included.
+ */
+#ifndef TUTTI_TCP_H
+#define TUTTI_TCP_H
+
+#include "net/handshake.h"
+#include "net/sock.h"
+#include "transports/transport.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TCP_MAX_SOCKS 16
+#define TCP_HDR_BYTES 16
+
+/* Frame types: ASCII tags, so that a stray stream is unlikely to look like a frame. */
+enum {
+    TCP_FRAME_DATA = 0x61746164u,  /* "data" */
+    TCP_FRAME_ABORT = 0x74726261u, /* "abrt" */
+};
+
+/* What a connecting socket is for (kind of the handshake payload). */
+enum { TCP_KIND_DATA = 1 };
+
+/** One socket of a connection, with the position of both directions in its frame stream. */
+struct tcp_sock {
+    int fd;
+    int closed; /* EOF or reset was seen; reading stopped */
+    int cerr;   /* errno of the reset, 0 for EOF */
+    /* sending */
+    uint64_t snext; /* sequence number of the next frame to write (== index mod nsocks) */
+    size_t soff;    /* bytes of that frame (header + payload) already written */
+    /* receiving */
+    uint64_t rnext;               /* sequence number of the frame being read */
+    uint8_t rhdr[TCP_HDR_BYTES];  /* its header as it arrives */
+    size_t rhdr_got;              /* header bytes read */
+    int rhdr_ok;                  /* header complete and valid: rtype/rlen hold it */
+    uint32_t rtype, rlen;
+    size_t rpay_got;              /* payload bytes read */
+    uint8_t rabort[sizeof(struct tutti_abort_info)]; /* payload of an ABORT frame */
+};
+
+struct tcp_ctx;
+
+struct tcp_conn {
+    struct tutti_tconn base; /* first member: the engine sees this */
+    struct tcp_ctx *ctx;
+    struct tcp_conn *prev, *next; /* the context's open connections, for abort() */
+    tutti_status_t status;        /* sticky: the error that ended the connection */
+    char peer_name[128];          /* "rank 3 (host node7, pid 4242)" for messages */
+    int nsocks;
+    int nslots;
+    uint8_t *mem; /* one allocation for everything below */
+    /* send FIFO: slots [shead - nslots, shead) may still be in flight */
+    uint8_t *sbuf;
+    uint8_t (*shdr)[TCP_HDR_BYTES]; /* encoded header of each slot */
+    uint32_t *slen;
+    uint64_t shead; /* slots posted */
+    int sacquired;  /* send_acquire handed out slot shead */
+    /* receive FIFO: slot k is complete when k < socks[k % nsocks].rnext */
+    uint8_t *rbuf;
+    uint32_t *rlen;
+    uint64_t rtail; /* next slot to peek */
+    struct tcp_sock socks[];
+};
+
+/** An accepted socket whose handshake is running. */
+struct tcp_incoming {
+    struct tutti_hs hs;
+    char from[80]; /* remote address, for the refusal message */
+};
+
+/** An authenticated socket waiting for connect() of its (peer, channel) to claim it. */
+struct tcp_ready {
+    int fd;
+    int peer, channel, index, nsocks;
+};
+
+/** Set-up state of one (peer, channel) on this rank, from the first connect() call. */
+struct tcp_link {
+    int64_t deadline_ns;
+    int nsocks;                  /* connector side: sockets started */
+    int fds[TCP_MAX_SOCKS];
+    int stage[TCP_MAX_SOCKS];    /* 0 connecting, 1 handshaking, 2 authenticated */
+    struct tutti_hs hs[TCP_MAX_SOCKS];
+};
+
+struct tcp_ctx {
+    const struct tutti_tctx_args *args; /* owned by the communicator; peers set before attach */
+    uint8_t secret[TUTTI_SECRET_BYTES];
+    int nsocks, nslots;
+    size_t slot_size;
+    int64_t timeout_ns;
+    int lfd;
+    union tutti_sockaddr laddr;
+    struct tcp_incoming *in; /* handshakes of accepted sockets */
+    int nin, capin;
+    struct tcp_ready *ready;
+    int nready, capready;
+    struct tcp_link **links; /* [peer * TUTTI_MAX_CHANNELS + channel] while setting up */
+    uint8_t *connected;      /* [peer * TUTTI_MAX_CHANNELS + channel] */
+    struct tcp_conn *conns;  /* open connections */
+};
+
+/** The transport's table (registered by transports/registry.c). */
+extern const struct tutti_transport_ops tutti__tcp_ops;
+
+/* tcp_data.c: connections and their data path. */
+
+/** Make a connection over nsocks connected, authenticated sockets (fds[i] = socket i). */
+tutti_status_t tutti__tcp_conn_new(struct tcp_ctx *ctx, int peer, int channel, const int *fds,
+                                   int nsocks, struct tcp_conn **conn_p);
+
+/** Best effort, non-blocking: an ABORT frame on every socket that can take it, then shutdown. */
+void tutti__tcp_conn_abort(struct tcp_conn *c, const struct tutti_abort_info *info);
+
+tutti_status_t tutti__tcp_send_acquire(struct tutti_tconn *tc, void **buf_p, size_t *cap_p);
+tutti_status_t tutti__tcp_send_post(struct tutti_tconn *tc, size_t bytes);
+tutti_status_t tutti__tcp_recv_peek(struct tutti_tconn *tc, const void **buf_p, size_t *len_p);
+tutti_status_t tutti__tcp_recv_release(struct tutti_tconn *tc);
+tutti_status_t tutti__tcp_progress(struct tutti_tconn *tc, int *moved_p);
+tutti_status_t tutti__tcp_flushed(struct tutti_tconn *tc, int *done_p);
+int tutti__tcp_pollfds(struct tutti_tconn *tc, struct pollfd *fds, int max);
+tutti_status_t tutti__tcp_close(struct tutti_tconn *tc);
+
+#endif /* TUTTI_TCP_H */

@@ -1,0 +1,518 @@
+/*
+ * tcp_data.c - the data path of the TCP transport: a connection's send and receive FIFOs, the
+ * frames that carry their slots over the sockets, and abort notices.
+ *
+ * Slot k is written as one frame on socket k % nsocks, several frames per sendmsg when they
+ * queue up. The receiver reads each header, checks it (type, length, sequence number), then
+ * reads the payload straight into the receive slot, together with the next header when it is
+ * already there; when every receive slot is full it stops reading, and TCP pushes back. The end
+ * of a peer (EOF, reset) is remembered per socket and becomes an error only when the caller
+ * needs a slot that socket can no longer bring, or wants to send.
+ */
+#include "tcp.h"
+#include "check.h"
+#include "tutti/comm.h"
+#include "util.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define TCP_IOV_MAX 64 /* iovecs per sendmsg: up to 32 frames in one call */
+
+/* Record the error that ends the connection; log it once, here. */
+__attribute__((format(printf, 3, 4))) static tutti_status_t
+conn_fail(struct tcp_conn *c, tutti_status_t st, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    c->status = tutti__set_error(c->ctx->args->comm, st, "%s", msg);
+    return st;
+}
+
+static tutti_status_t peer_closed(struct tcp_conn *c, const struct tcp_sock *s)
+{
+    return conn_fail(c, TUTTI_ERR_REMOTE, "%s closed the connection%s%s", c->peer_name,
+                     s->cerr != 0 ? ": " : "", s->cerr != 0 ? strerror(s->cerr) : "");
+}
+
+static size_t slot_of(const struct tcp_conn *c, uint64_t k)
+{
+    return (size_t)(k % (uint64_t)c->nslots);
+}
+
+static struct tcp_sock *sock_of(struct tcp_conn *c, uint64_t k)
+{
+    return &c->socks[k % (uint64_t)c->nsocks];
+}
+
+/* Slot k has been written to the kernel completely. */
+static int slot_sent(struct tcp_conn *c, uint64_t k)
+{
+    return sock_of(c, k)->snext > k;
+}
+
+/* Slot k has been received completely. */
+static int slot_arrived(struct tcp_conn *c, uint64_t k)
+{
+    return sock_of(c, k)->rnext > k;
+}
+
+static void encode_hdr(uint8_t *p, uint32_t type, uint32_t len, uint64_t seq)
+{
+    uint32_t t = htole32(type), l = htole32(len);
+    uint64_t q = htole64(seq);
+    memcpy(p, &t, 4);
+    memcpy(p + 4, &l, 4);
+    memcpy(p + 8, &q, 8);
+}
+
+/* Add [base, base + len) to iov, minus the first *skip bytes of the frame (already sent). */
+static void add_iov(struct iovec *iov, int *n, void *base, size_t len, size_t *skip,
+                    size_t *want)
+{
+    if (*skip >= len) {
+        *skip -= len;
+        return;
+    }
+    iov[*n].iov_base = (uint8_t *)base + *skip;
+    iov[*n].iov_len = len - *skip;
+    *want += len - *skip;
+    *skip = 0;
+    (*n)++;
+}
+
+/* Account r bytes written on socket s to its frames in order. */
+static void consume_sent(struct tcp_conn *c, struct tcp_sock *s, size_t r)
+{
+    while (r > 0) {
+        size_t left = TCP_HDR_BYTES + c->slen[slot_of(c, s->snext)] - s->soff;
+        if (r < left) {
+            s->soff += r;
+            return;
+        }
+        r -= left;
+        s->soff = 0;
+        s->snext += (uint64_t)c->nsocks;
+    }
+}
+
+/* Write the frames queued on socket s until the kernel takes no more. */
+static tutti_status_t sock_write(struct tcp_conn *c, struct tcp_sock *s, int *moved)
+{
+    while (s->snext < c->shead) {
+        struct iovec iov[TCP_IOV_MAX];
+        int n = 0;
+        size_t skip = s->soff, want = 0;
+        for (uint64_t k = s->snext; k < c->shead && n + 2 <= TCP_IOV_MAX; k += c->nsocks) {
+            size_t slot = slot_of(c, k);
+            add_iov(iov, &n, c->shdr[slot], TCP_HDR_BYTES, &skip, &want);
+            add_iov(iov, &n, c->sbuf + slot * c->base.slot_size, c->slen[slot], &skip, &want);
+        }
+        struct msghdr msg = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+        ssize_t r = sendmsg(s->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (r < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+                return TUTTI_OK;
+            }
+            s->cerr = errno;
+            if (tutti__sys_status(s->cerr) == TUTTI_ERR_REMOTE) {
+                return peer_closed(c, s); /* EPIPE, ECONNRESET */
+            }
+            return conn_fail(c, TUTTI_ERR_SYSTEM, "cannot send to %s: %s", c->peer_name,
+                             strerror(s->cerr));
+        }
+        *moved = 1;
+        consume_sent(c, s, (size_t)r);
+        if ((size_t)r < want) {
+            return TUTTI_OK; /* the kernel buffer is full */
+        }
+    }
+    return TUTTI_OK;
+}
+
+/* A complete header is in s->rhdr: check it before anything trusts it. */
+static tutti_status_t parse_hdr(struct tcp_conn *c, struct tcp_sock *s)
+{
+    uint32_t type, len;
+    uint64_t seq;
+    memcpy(&type, s->rhdr, 4);
+    memcpy(&len, s->rhdr + 4, 4);
+    memcpy(&seq, s->rhdr + 8, 8);
+    type = le32toh(type);
+    len = le32toh(len);
+    seq = le64toh(seq);
+    if (type != TCP_FRAME_DATA && type != TCP_FRAME_ABORT) {
+        return conn_fail(c, TUTTI_ERR_REMOTE, "bad frame from %s: unknown type 0x%08x",
+                         c->peer_name, type);
+    }
+    if (type == TCP_FRAME_DATA && len > c->base.slot_size) {
+        return conn_fail(c, TUTTI_ERR_REMOTE,
+                         "bad frame from %s: length %u exceeds the slot size %zu", c->peer_name,
+                         len, c->base.slot_size);
+    }
+    if (type == TCP_FRAME_ABORT && len != sizeof(struct tutti_abort_info)) {
+        return conn_fail(c, TUTTI_ERR_REMOTE, "bad frame from %s: abort notice of %u bytes",
+                         c->peer_name, len);
+    }
+    if (seq != s->rnext) {
+        return conn_fail(c, TUTTI_ERR_REMOTE,
+                         "bad frame from %s: sequence number %llu, expected %llu", c->peer_name,
+                         (unsigned long long)seq, (unsigned long long)s->rnext);
+    }
+    s->rtype = type;
+    s->rlen = len;
+    s->rpay_got = 0;
+    s->rhdr_ok = 1;
+    return TUTTI_OK;
+}
+
+static void encode_abort(uint8_t *p, const struct tutti_abort_info *info)
+{
+    uint32_t v[4] = {htole32((uint32_t)info->origin), htole32((uint32_t)info->culprit),
+                     htole32((uint32_t)info->status), htole32(info->seq)};
+    memcpy(p, v, sizeof(v));
+    memcpy(p + sizeof(v), info->reason, sizeof(info->reason));
+    p[sizeof(struct tutti_abort_info) - 1] = '\0';
+}
+
+/* An ABORT frame arrived: the connection ends with the sender's reason. */
+static tutti_status_t on_abort(struct tcp_conn *c, const uint8_t *p)
+{
+    uint32_t v[4];
+    char reason[sizeof(((struct tutti_abort_info *)0)->reason)];
+    memcpy(v, p, sizeof(v));
+    memcpy(reason, p + sizeof(v), sizeof(reason));
+    reason[sizeof(reason) - 1] = '\0';
+    int origin = (int)le32toh(v[0]), culprit = (int)le32toh(v[1]);
+    if (culprit >= 0) {
+        return conn_fail(c, TUTTI_ERR_REMOTE, "rank %d reports: %s (culprit rank %d)", origin,
+                         reason, culprit);
+    }
+    return conn_fail(c, TUTTI_ERR_REMOTE, "rank %d reports: %s", origin, reason);
+}
+
+/* The payload of the frame being read on s is complete. */
+static tutti_status_t frame_done(struct tcp_conn *c, struct tcp_sock *s)
+{
+    if (s->rtype == TCP_FRAME_ABORT) {
+        return on_abort(c, s->rabort);
+    }
+    c->rlen[slot_of(c, s->rnext)] = s->rlen;
+    s->rnext += (uint64_t)c->nsocks;
+    s->rhdr_ok = 0;
+    s->rhdr_got = 0;
+    return TUTTI_OK;
+}
+
+/*
+ * What the next read on s goes into: the rest of the header, or the rest of the payload plus
+ * the next header (read ahead, to save a call per frame). Returns 0 when s must not be read
+ * now: its next slot is still full (back-pressure) or its frame is complete without reading.
+ */
+static int read_target(struct tcp_conn *c, struct tcp_sock *s, struct iovec iov[2], int *n)
+{
+    *n = 0;
+    if (!s->rhdr_ok) {
+        iov[0] = (struct iovec){s->rhdr + s->rhdr_got, TCP_HDR_BYTES - s->rhdr_got};
+        *n = 1;
+        return 1;
+    }
+    uint8_t *dst = s->rabort;
+    if (s->rtype == TCP_FRAME_DATA) {
+        if (s->rnext >= c->rtail + (uint64_t)c->nslots) {
+            return 0;
+        }
+        dst = c->rbuf + slot_of(c, s->rnext) * c->base.slot_size;
+    }
+    if (s->rpay_got == s->rlen) {
+        return 0;
+    }
+    iov[(*n)++] = (struct iovec){dst + s->rpay_got, s->rlen - s->rpay_got};
+    if (s->rtype == TCP_FRAME_DATA) {
+        iov[(*n)++] = (struct iovec){s->rhdr, TCP_HDR_BYTES};
+    }
+    return 1;
+}
+
+/* Account r bytes read on s: payload first, then read-ahead header bytes. */
+static tutti_status_t consume_read(struct tcp_conn *c, struct tcp_sock *s, size_t r)
+{
+    if (!s->rhdr_ok) {
+        s->rhdr_got += r;
+        return s->rhdr_got == TCP_HDR_BYTES ? parse_hdr(c, s) : TUTTI_OK;
+    }
+    size_t take = TUTTI_MIN(r, (size_t)s->rlen - s->rpay_got);
+    s->rpay_got += take;
+    if (s->rpay_got < s->rlen) {
+        return TUTTI_OK;
+    }
+    TUTTI_CHECK(frame_done(c, s));
+    s->rhdr_got = r - take;
+    return s->rhdr_got == TCP_HDR_BYTES ? parse_hdr(c, s) : TUTTI_OK;
+}
+
+/* Read what socket s has, as far as the receive slots allow. */
+static tutti_status_t sock_read(struct tcp_conn *c, struct tcp_sock *s, int *moved)
+{
+    while (!s->closed) {
+        struct iovec iov[2];
+        int n;
+        if (!read_target(c, s, iov, &n)) {
+            if (s->rhdr_ok && s->rpay_got == s->rlen && s->rnext < c->rtail + c->nslots) {
+                TUTTI_CHECK(frame_done(c, s)); /* an empty frame */
+                continue;
+            }
+            return TUTTI_OK;
+        }
+        struct msghdr msg = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+        ssize_t r = recvmsg(s->fd, &msg, MSG_DONTWAIT);
+        if (r <= 0) {
+            if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+                return TUTTI_OK;
+            }
+            s->closed = 1; /* remembered; an error only when someone needs what is missing */
+            s->cerr = r < 0 ? errno : 0;
+            tutti_debug(TUTTI_SUBSYS_NET, "%s closed socket %d of channel %d%s%s", c->peer_name,
+                        (int)(s - c->socks), c->base.channel, s->cerr != 0 ? ": " : "",
+                        s->cerr != 0 ? strerror(s->cerr) : "");
+            return TUTTI_OK;
+        }
+        *moved = 1;
+        size_t asked = iov[0].iov_len + (n > 1 ? iov[1].iov_len : 0);
+        TUTTI_CHECK(consume_read(c, s, (size_t)r));
+        if ((size_t)r < asked) {
+            return TUTTI_OK; /* drained */
+        }
+    }
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__tcp_send_acquire(struct tutti_tconn *tc, void **buf_p, size_t *cap_p)
+{
+    struct tcp_conn *c = (struct tcp_conn *)tc;
+    if (c->status != TUTTI_OK) {
+        return c->status;
+    }
+    for (int i = 0; i < c->nsocks; i++) {
+        if (c->socks[i].closed) {
+            return peer_closed(c, &c->socks[i]);
+        }
+    }
+    if (c->shead >= (uint64_t)c->nslots && !slot_sent(c, c->shead - c->nslots)) {
+        int moved = 0;
+        TUTTI_CHECK(sock_write(c, sock_of(c, c->shead - c->nslots), &moved));
+        if (!slot_sent(c, c->shead - c->nslots)) {
+            return TUTTI_IN_PROGRESS;
+        }
+    }
+    c->sacquired = 1;
+    *buf_p = c->sbuf + slot_of(c, c->shead) * c->base.slot_size;
+    *cap_p = c->base.slot_size;
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__tcp_send_post(struct tutti_tconn *tc, size_t bytes)
+{
+    struct tcp_conn *c = (struct tcp_conn *)tc;
+    if (c->status != TUTTI_OK) {
+        return c->status;
+    }
+    if (!c->sacquired || bytes > c->base.slot_size) {
+        return tutti__set_error(c->ctx->args->comm, TUTTI_ERR_INVALID_USAGE,
+                                "tcp send_post of %zu bytes to %s %s", bytes, c->peer_name,
+                                c->sacquired ? "exceeds the slot size" : "without a slot");
+    }
+    uint64_t k = c->shead++;
+    size_t slot = slot_of(c, k);
+    encode_hdr(c->shdr[slot], TCP_FRAME_DATA, (uint32_t)bytes, k);
+    c->slen[slot] = (uint32_t)bytes;
+    c->sacquired = 0;
+    struct tcp_sock *s = sock_of(c, k);
+    if (s->snext == k) {
+        int moved = 0;
+        return sock_write(c, s, &moved); /* first in line on its socket: send now (latency) */
+    }
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__tcp_recv_peek(struct tutti_tconn *tc, const void **buf_p, size_t *len_p)
+{
+    struct tcp_conn *c = (struct tcp_conn *)tc;
+    if (c->status != TUTTI_OK) {
+        return c->status;
+    }
+    if (!slot_arrived(c, c->rtail)) {
+        struct tcp_sock *s = sock_of(c, c->rtail);
+        int moved = 0;
+        TUTTI_CHECK(sock_read(c, s, &moved));
+        if (!slot_arrived(c, c->rtail)) {
+            return s->closed ? peer_closed(c, s) : TUTTI_IN_PROGRESS;
+        }
+    }
+    size_t slot = slot_of(c, c->rtail);
+    *buf_p = c->rbuf + slot * c->base.slot_size;
+    *len_p = c->rlen[slot];
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__tcp_recv_release(struct tutti_tconn *tc)
+{
+    struct tcp_conn *c = (struct tcp_conn *)tc;
+    if (!slot_arrived(c, c->rtail)) {
+        return tutti__set_error(c->ctx->args->comm, TUTTI_ERR_INVALID_USAGE,
+                                "tcp recv_release from %s without a received slot", c->peer_name);
+    }
+    c->rtail++;
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__tcp_progress(struct tutti_tconn *tc, int *moved_p)
+{
+    struct tcp_conn *c = (struct tcp_conn *)tc;
+    int moved = 0;
+    if (c->status != TUTTI_OK) {
+        return c->status;
+    }
+    for (int i = 0; i < c->nsocks; i++) {
+        struct tcp_sock *s = &c->socks[i];
+        TUTTI_CHECK(sock_write(c, s, &moved));
+        TUTTI_CHECK(sock_read(c, s, &moved));
+        if (s->closed && s->snext < c->shead) {
+            return peer_closed(c, s); /* what is queued for it can never be delivered */
+        }
+    }
+    *moved_p = moved;
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__tcp_flushed(struct tutti_tconn *tc, int *done_p)
+{
+    struct tcp_conn *c = (struct tcp_conn *)tc;
+    if (c->status != TUTTI_OK) {
+        return c->status;
+    }
+    int done = 1;
+    for (int i = 0; i < c->nsocks; i++) {
+        done = done && c->socks[i].snext >= c->shead;
+    }
+    *done_p = done;
+    return TUTTI_OK;
+}
+
+int tutti__tcp_pollfds(struct tutti_tconn *tc, struct pollfd *fds, int max)
+{
+    struct tcp_conn *c = (struct tcp_conn *)tc;
+    int n = TUTTI_MIN(max, c->nsocks);
+    for (int i = 0; i < n; i++) {
+        struct tcp_sock *s = &c->socks[i];
+        struct iovec iov[2];
+        int niov;
+        /* A closed socket would always poll readable: leave it out (fd -1 is ignored). */
+        fds[i].fd = s->closed ? -1 : s->fd;
+        fds[i].events = (short)((read_target(c, s, iov, &niov) ? POLLIN : 0) |
+                                (s->snext < c->shead ? POLLOUT : 0));
+        fds[i].revents = 0;
+    }
+    return n;
+}
+
+void tutti__tcp_conn_abort(struct tcp_conn *c, const struct tutti_abort_info *info)
+{
+    for (int i = 0; i < c->nsocks; i++) {
+        struct tcp_sock *s = &c->socks[i];
+        int moved = 0;
+        if (s->soff > 0 && c->status == TUTTI_OK) {
+            (void)sock_write(c, s, &moved); /* a frame is half out: try to finish it */
+        }
+        if (s->soff == 0 && !s->closed) {
+            /* At a frame boundary the notice takes the place of the next frame. */
+            uint8_t frame[TCP_HDR_BYTES + sizeof(struct tutti_abort_info)];
+            encode_hdr(frame, TCP_FRAME_ABORT, sizeof(struct tutti_abort_info), s->snext);
+            encode_abort(frame + TCP_HDR_BYTES, info);
+            (void)send(s->fd, frame, sizeof(frame), MSG_NOSIGNAL | MSG_DONTWAIT);
+        }
+        /* FIN after what is queued; no RST, which could destroy the notice in flight. */
+        (void)shutdown(s->fd, SHUT_RDWR);
+    }
+    if (c->status == TUTTI_OK) {
+        c->status = TUTTI_ERR_ABORTED;
+    }
+}
+
+tutti_status_t tutti__tcp_conn_new(struct tcp_ctx *ctx, int peer, int channel, const int *fds,
+                                   int nsocks, struct tcp_conn **conn_p)
+{
+    size_t ss = ctx->slot_size, ns = (size_t)ctx->nslots;
+    size_t fifo = tutti__align_up(ns * ss, 4096);
+    size_t total = 2 * fifo + ns * (TCP_HDR_BYTES + 2 * sizeof(uint32_t));
+    struct tcp_conn *c = calloc(1, sizeof(*c) + (size_t)nsocks * sizeof(struct tcp_sock));
+    void *mem = NULL;
+    if (c == NULL || posix_memalign(&mem, 4096, total) != 0) {
+        free(c);
+        return tutti__set_error(ctx->args->comm, TUTTI_ERR_NO_MEMORY,
+                                "cannot allocate %zu bytes of tcp buffers for rank %d", total,
+                                peer);
+    }
+    c->base.ops = &tutti__tcp_ops;
+    c->base.peer = peer;
+    c->base.channel = channel;
+    c->base.slot_size = ss;
+    c->ctx = ctx;
+    c->nsocks = nsocks;
+    c->nslots = ctx->nslots;
+    c->mem = mem;
+    c->sbuf = c->mem;
+    c->rbuf = c->mem + fifo;
+    c->shdr = (uint8_t(*)[TCP_HDR_BYTES])(c->mem + 2 * fifo);
+    c->slen = (uint32_t *)(c->mem + 2 * fifo + ns * TCP_HDR_BYTES);
+    c->rlen = c->slen + ns;
+    if (ctx->args->peers != NULL) {
+        tutti__peer_str(&ctx->args->peers[peer], c->peer_name, sizeof(c->peer_name));
+    } else {
+        snprintf(c->peer_name, sizeof(c->peer_name), "rank %d", peer);
+    }
+    for (int i = 0; i < nsocks; i++) {
+        c->socks[i].fd = fds[i];
+        c->socks[i].snext = (uint64_t)i;
+        c->socks[i].rnext = (uint64_t)i;
+    }
+    c->next = ctx->conns;
+    if (ctx->conns != NULL) {
+        ctx->conns->prev = c;
+    }
+    ctx->conns = c;
+    ctx->connected[peer * TUTTI_MAX_CHANNELS + channel] = 1;
+    *conn_p = c;
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__tcp_close(struct tutti_tconn *tc)
+{
+    struct tcp_conn *c = (struct tcp_conn *)tc;
+    struct tcp_ctx *ctx = c->ctx;
+    if (c->prev != NULL) {
+        c->prev->next = c->next;
+    } else {
+        ctx->conns = c->next;
+    }
+    if (c->next != NULL) {
+        c->next->prev = c->prev;
+    }
+    ctx->connected[c->base.peer * TUTTI_MAX_CHANNELS + c->base.channel] = 0;
+    for (int i = 0; i < c->nsocks; i++) {
+        close(c->socks[i].fd);
+    }
+    free(c->mem);
+    free(c);
+    return TUTTI_OK;
+}
