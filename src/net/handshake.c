@@ -125,15 +125,22 @@ static int head_ok(const uint8_t *p)
     return get_le32(p) == TUTTI_HS_MAGIC && get_le32(p + 4) == TUTTI_HS_VERSION;
 }
 
-void tutti__hs_init_accept(struct tutti_hs *hs, int fd, const uint8_t key[TUTTI_SECRET_BYTES],
-                           uint64_t comm_id, int64_t deadline_ns)
+/* What both roles start with. */
+static void hs_init(struct tutti_hs *hs, int fd, int role, const uint8_t key[TUTTI_SECRET_BYTES],
+                    uint64_t comm_id, int64_t deadline_ns)
 {
     memset(hs, 0, sizeof(*hs));
     hs->fd = fd;
-    hs->role = TUTTI_HS_ACCEPTOR;
+    hs->role = role;
     hs->comm_id = comm_id;
     hs->deadline_ns = deadline_ns;
     memcpy(hs->key, key, TUTTI_SECRET_BYTES);
+}
+
+void tutti__hs_init_accept(struct tutti_hs *hs, int fd, const uint8_t key[TUTTI_SECRET_BYTES],
+                           uint64_t comm_id, int64_t deadline_ns)
+{
+    hs_init(hs, fd, TUTTI_HS_ACCEPTOR, key, comm_id, deadline_ns);
     tutti__random_bytes(hs->nonce_a, NONCE_LEN);
     put_head(hs->buf);
     memcpy(hs->buf + 8, hs->nonce_a, NONCE_LEN);
@@ -144,12 +151,7 @@ void tutti__hs_init_connect(struct tutti_hs *hs, int fd, const uint8_t key[TUTTI
                             uint64_t comm_id, const void *payload, size_t payload_len,
                             int64_t deadline_ns)
 {
-    memset(hs, 0, sizeof(*hs));
-    hs->fd = fd;
-    hs->role = TUTTI_HS_CONNECTOR;
-    hs->comm_id = comm_id;
-    hs->deadline_ns = deadline_ns;
-    memcpy(hs->key, key, TUTTI_SECRET_BYTES);
+    hs_init(hs, fd, TUTTI_HS_CONNECTOR, key, comm_id, deadline_ns);
     memcpy(hs->payload, payload, TUTTI_MIN(payload_len, (size_t)TUTTI_HS_PAYLOAD));
     tutti__random_bytes(hs->nonce_c, NONCE_LEN);
     expect(hs, HS_C_RECV_HELLO, HELLO_LEN);

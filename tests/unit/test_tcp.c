@@ -672,3 +672,73 @@ Test(tcp, peer_that_never_connects_times_out, .timeout = 30)
     rank_teardown(&r0);
     rank_teardown(&r1);
 }
+
+/* Connect channel 0 of two contexts of this process, calling both ends in turn. */
+static void local_connect(struct rank *r0, struct rank *r1)
+{
+    for (int64_t end = tutti__now_ns() + 5 * SEC; r0->conn[0] == NULL || r1->conn[0] == NULL;) {
+        if (r0->conn[0] == NULL) {
+            cr_assert_eq(OPS->connect(r0->tctx, 1, 0, &r0->conn[0]), TUTTI_OK);
+        }
+        if (r1->conn[0] == NULL) {
+            cr_assert_eq(OPS->connect(r1->tctx, 0, 0, &r1->conn[0]), TUTTI_OK);
+        }
+        cr_assert_lt(tutti__now_ns(), end);
+    }
+}
+
+Test(tcp, full_receive_slots_push_back_on_the_sender, .timeout = 30)
+{
+    enum { N = 4096 };
+    struct rank r0, r1;
+    local_pair(&r0, &r1, 5 * SEC);
+    local_connect(&r0, &r1);
+    struct tutti_tconn *tx = r0.conn[0], *rx = r1.conn[0];
+    uint32_t sent = 0;
+    int moved;
+    /* The receiver moves bytes but never releases a slot. */
+    for (int stalls = 0; sent < N && stalls < 1000;) {
+        void *buf;
+        size_t cap;
+        tutti_status_t st = OPS->send_acquire(tx, &buf, &cap);
+        if (st == TUTTI_OK) {
+            memset(buf, (int)(sent & 0xff), SLOT);
+            memcpy(buf, &sent, sizeof(sent));
+            cr_assert_eq(OPS->send_post(tx, SLOT), TUTTI_OK);
+            sent++;
+            stalls = 0;
+        } else {
+            cr_assert_eq(st, TUTTI_IN_PROGRESS);
+            stalls++;
+        }
+        cr_assert_eq(OPS->progress(tx, &moved), TUTTI_OK);
+        cr_assert_eq(OPS->progress(rx, &moved), TUTTI_OK);
+    }
+    cr_assert_lt(sent, N, "the sender never felt back-pressure");
+    /* Exactly the 4 receive slots are filled; the rest waits in the kernel. */
+    const struct tcp_conn *c = (const struct tcp_conn *)rx;
+    for (uint64_t k = 0; k < 6; k++) {
+        int arrived = c->socks[k % (uint64_t)c->nsocks].rnext > k;
+        cr_assert_eq(arrived, k < 4, "slot %llu", (unsigned long long)k);
+    }
+    /* Everything that was posted then arrives, in order. */
+    for (uint32_t got = 0; got < sent;) {
+        const void *buf;
+        size_t len;
+        tutti_status_t st = OPS->recv_peek(rx, &buf, &len);
+        if (st == TUTTI_OK) {
+            uint32_t seq;
+            memcpy(&seq, buf, sizeof(seq));
+            cr_assert_eq(len, SLOT);
+            cr_assert_eq(seq, got);
+            cr_assert_eq(((const uint8_t *)buf)[SLOT - 1], got & 0xff);
+            cr_assert_eq(OPS->recv_release(rx), TUTTI_OK);
+            got++;
+        } else {
+            cr_assert_eq(st, TUTTI_IN_PROGRESS);
+        }
+        cr_assert_eq(OPS->progress(tx, &moved), TUTTI_OK);
+    }
+    rank_teardown(&r0);
+    rank_teardown(&r1);
+}

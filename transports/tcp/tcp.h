@@ -112,6 +112,7 @@ struct tcp_ctx {
     int nin, capin;
     struct tcp_ready *ready;
     int nready, capready;
+    int npairs;              /* nranks * TUTTI_MAX_CHANNELS: size of the two tables below */
     struct tcp_link **links; /* [peer * TUTTI_MAX_CHANNELS + channel] while setting up */
     uint8_t *connected;      /* [peer * TUTTI_MAX_CHANNELS + channel] */
     struct tcp_conn *conns;  /* open connections */

@@ -452,7 +452,7 @@ static tutti_status_t tcp_fini(void *tctx)
     for (int i = 0; i < ctx->nready; i++) {
         close(ctx->ready[i].fd);
     }
-    for (int i = 0; ctx->links != NULL && i < ctx->args->nranks * TUTTI_MAX_CHANNELS; i++) {
+    for (int i = 0; ctx->links != NULL && i < ctx->npairs; i++) {
         if (ctx->links[i] != NULL) {
             link_free(ctx, i);
         }
@@ -478,9 +478,9 @@ static tutti_status_t tcp_init(const struct tutti_tctx_args *args, void **tctx_p
     ctx->args = args;
     ctx->lfd = -1;
     memcpy(ctx->secret, args->secret, TUTTI_SECRET_BYTES);
-    size_t npairs = (size_t)args->nranks * TUTTI_MAX_CHANNELS;
-    ctx->links = calloc(npairs, sizeof(*ctx->links));
-    ctx->connected = calloc(npairs, 1);
+    ctx->npairs = args->nranks * TUTTI_MAX_CHANNELS;
+    ctx->links = calloc((size_t)ctx->npairs, sizeof(*ctx->links));
+    ctx->connected = calloc((size_t)ctx->npairs, 1);
     if (ctx->links == NULL || ctx->connected == NULL) {
         status = tutti__set_error(args->comm, TUTTI_ERR_NO_MEMORY, "tcp: no memory");
         goto err_fini;

@@ -216,32 +216,30 @@ static tutti_status_t frame_done(struct tcp_conn *c, struct tcp_sock *s)
 
 /*
  * What the next read on s goes into: the rest of the header, or the rest of the payload plus
- * the next header (read ahead, to save a call per frame). Returns 0 when s must not be read
- * now: its next slot is still full (back-pressure) or its frame is complete without reading.
+ * the next header (read ahead, to save a call per frame). Returns the number of iovecs; 0 when
+ * s must not be read now (the slot of its next frame is still full: back-pressure); -1 when
+ * the frame is complete without reading (an empty payload).
  */
-static int read_target(struct tcp_conn *c, struct tcp_sock *s, struct iovec iov[2], int *n)
+static int read_target(struct tcp_conn *c, struct tcp_sock *s, struct iovec iov[2])
 {
-    *n = 0;
     if (!s->rhdr_ok) {
         iov[0] = (struct iovec){s->rhdr + s->rhdr_got, TCP_HDR_BYTES - s->rhdr_got};
-        *n = 1;
         return 1;
     }
-    uint8_t *dst = s->rabort;
-    if (s->rtype == TCP_FRAME_DATA) {
-        if (s->rnext >= c->rtail + (uint64_t)c->nslots) {
-            return 0;
-        }
-        dst = c->rbuf + slot_of(c, s->rnext) * c->base.slot_size;
+    if (s->rtype == TCP_FRAME_ABORT) {
+        iov[0] = (struct iovec){s->rabort + s->rpay_got, s->rlen - s->rpay_got};
+        return 1; /* never empty: parse_hdr checked its length */
     }
-    if (s->rpay_got == s->rlen) {
+    if (s->rnext >= c->rtail + (uint64_t)c->nslots) {
         return 0;
     }
-    iov[(*n)++] = (struct iovec){dst + s->rpay_got, s->rlen - s->rpay_got};
-    if (s->rtype == TCP_FRAME_DATA) {
-        iov[(*n)++] = (struct iovec){s->rhdr, TCP_HDR_BYTES};
+    if (s->rpay_got == s->rlen) {
+        return -1;
     }
-    return 1;
+    uint8_t *dst = c->rbuf + slot_of(c, s->rnext) * c->base.slot_size;
+    iov[0] = (struct iovec){dst + s->rpay_got, s->rlen - s->rpay_got};
+    iov[1] = (struct iovec){s->rhdr, TCP_HDR_BYTES};
+    return 2;
 }
 
 /* Account r bytes read on s: payload first, then read-ahead header bytes. */
@@ -266,13 +264,13 @@ static tutti_status_t sock_read(struct tcp_conn *c, struct tcp_sock *s, int *mov
 {
     while (!s->closed) {
         struct iovec iov[2];
-        int n;
-        if (!read_target(c, s, iov, &n)) {
-            if (s->rhdr_ok && s->rpay_got == s->rlen && s->rnext < c->rtail + c->nslots) {
-                TUTTI_CHECK(frame_done(c, s)); /* an empty frame */
-                continue;
+        int n = read_target(c, s, iov);
+        if (n <= 0) {
+            if (n == 0) {
+                return TUTTI_OK;
             }
-            return TUTTI_OK;
+            TUTTI_CHECK(frame_done(c, s)); /* an empty frame */
+            continue;
         }
         struct msghdr msg = {.msg_iov = iov, .msg_iovlen = (size_t)n};
         ssize_t r = recvmsg(s->fd, &msg, MSG_DONTWAIT);
@@ -416,10 +414,9 @@ int tutti__tcp_pollfds(struct tutti_tconn *tc, struct pollfd *fds, int max)
     for (int i = 0; i < n; i++) {
         struct tcp_sock *s = &c->socks[i];
         struct iovec iov[2];
-        int niov;
         /* A closed socket would always poll readable: leave it out (fd -1 is ignored). */
         fds[i].fd = s->closed ? -1 : s->fd;
-        fds[i].events = (short)((read_target(c, s, iov, &niov) ? POLLIN : 0) |
+        fds[i].events = (short)((read_target(c, s, iov) != 0 ? POLLIN : 0) |
                                 (s->snext < c->shead ? POLLOUT : 0));
         fds[i].revents = 0;
     }
