@@ -742,3 +742,24 @@ Test(tcp, full_receive_slots_push_back_on_the_sender, .timeout = 30)
     rank_teardown(&r0);
     rank_teardown(&r1);
 }
+
+Test(tcp, check_closes_a_silent_stranger_at_the_deadline, .timeout = 30)
+{
+    struct rank r0, r1;
+    local_pair(&r0, &r1, 200 * 1000000LL);
+    int64_t t0 = tutti__now_ns();
+    int fd = stranger_connect(&r0); /* to rank 1's listener; says nothing */
+    char buf[64];
+    int err = 0;
+    ssize_t n = 0;
+    while (n >= 0 && tutti__now_ns() < t0 + 5 * SEC) {
+        cr_assert_eq(OPS->check(r1.tctx), TUTTI_OK);
+        n = tutti__sock_recv(fd, buf, sizeof(buf), &err); /* the HELLO, then the end */
+        usleep(1000);
+    }
+    cr_assert_eq(n, -1, "the silent stranger was never closed");
+    cr_assert_geq(tutti__now_ns() - t0, 200 * 1000000LL, "closed before the deadline");
+    close(fd);
+    rank_teardown(&r0);
+    rank_teardown(&r1);
+}
