@@ -1,0 +1,1035 @@
+/*
+ * test_kernels.c - unit tests of the CPU reduction kernels (kernels/reduce.h).
+ *
+ * Every datatype x op is compared with a plain reference written here: exact integer math in
+ * 128 bits, double arithmetic for the float types, and narrow-float rounding by frexp/ldexp/
+ * nearbyint, independent of kern_ops.h, so that a bug in the shared definitions shows. Further:
+ * the special values of each type, the conversions over all encodings, destination aliasing,
+ * guard bytes behind every destination, and the SIMD tables against the generic one, bit for bit.
+ */
+#include "kernels/reduce.h"
+#include "kernels/reduce_isa.h"
+#include "tutti/coll.h"
+
+#include <criterion/criterion.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
+#define GUARD_ELEMS 8
+#define GUARD_BYTE 0xA5
+#define LARGE_N 1000003u
+
+typedef __int128 i128;
+typedef unsigned __int128 u128;
+
+/* ---- random inputs ---- */
+
+static uint64_t next_rand(uint64_t *s)
+{
+    /* xorshift64*: deterministic, so a failure reproduces */
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 0x2545F4914F6CDD1DULL;
+}
+
+static uint32_t f32_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof(u));
+    return u;
+}
+
+static float bits_f32(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof(f));
+    return f;
+}
+
+static uint64_t f64_bits(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof(u));
+    return u;
+}
+
+static double bits_f64(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, sizeof(d));
+    return d;
+}
+
+/* Encodings every test input mixes in: zeros, infinities, NaNs (quiet, signalling, negative),
+ * extremes, subnormals. Integers get their limits. */
+static const uint64_t specials_int[] = {0, 1, UINT64_MAX, 0x7F, 0x80, 0xFF, 0x7FFF, 0x8000,
+                                        0xFFFF, 0x7FFFFFFF, 0x80000000u, 0xFFFFFFFFu,
+                                        0x7FFFFFFFFFFFFFFFull, 0x8000000000000000ull};
+static const uint64_t specials_f32[] = {0x00000000, 0x80000000, 0x7F800000, 0xFF800000,
+                                        0x7FC00000, 0xFFC00000, 0x7F800001, 0x7F7FFFFF,
+                                        0xFF7FFFFF, 0x00800000, 0x00000001, 0x807FFFFF,
+                                        0x3F800000, 0xBF800000};
+static const uint64_t specials_f64[] = {0x0ull, 0x8000000000000000ull, 0x7FF0000000000000ull,
+                                        0xFFF0000000000000ull, 0x7FF8000000000000ull,
+                                        0x7FF0000000000001ull, 0x7FEFFFFFFFFFFFFFull,
+                                        0x0010000000000000ull, 0x0000000000000001ull,
+                                        0x3FF0000000000000ull, 0xBFF0000000000000ull};
+static const uint64_t specials_half[] = {0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0xFE00, 0x7C01,
+                                         0x7BFF, 0xFBFF, 0x0001, 0x8001, 0x03FF, 0x0400, 0x3C00};
+static const uint64_t specials_bf16[] = {0x0000, 0x8000, 0x7F80, 0xFF80, 0x7FC0, 0xFFC0, 0x7F81,
+                                         0x7F7F, 0xFF7F, 0x0001, 0x8001, 0x007F, 0x0080, 0x3F80};
+
+#define PICK(arr) ((arr)[r % (sizeof(arr) / sizeof((arr)[0]))])
+
+/* One random element of type dt, as raw bits: a special value one time in eight. */
+static uint64_t gen_elem(tutti_datatype_t dt, uint64_t *s)
+{
+    uint64_t r = next_rand(s);
+    int special = (r >> 61) == 0;
+    int small = ((r >> 58) & 1) != 0;
+
+    r = next_rand(s);
+    switch (dt) {
+    case TUTTI_FLOAT32:
+        if (special) {
+            return PICK(specials_f32);
+        }
+        /* mostly moderate magnitudes (exponent 2^-30..2^30), else any bit pattern */
+        return small ? (r & 0x807FFFFFu) | ((uint64_t)(97 + (r >> 40) % 61) << 23) : (uint32_t)r;
+    case TUTTI_FLOAT64:
+        if (special) {
+            return PICK(specials_f64);
+        }
+        return small ? (r & 0x800FFFFFFFFFFFFFull) | ((993 + (r >> 52) % 61) << 52) : r;
+    case TUTTI_FLOAT16:
+        return special ? PICK(specials_half) : (uint16_t)r;
+    case TUTTI_BFLOAT16:
+        return special ? PICK(specials_bf16) : (uint16_t)r;
+    case TUTTI_FP8_E4M3:
+    case TUTTI_FP8_E5M2:
+        return (uint8_t)r;
+    default:
+        if (special) {
+            return PICK(specials_int);
+        }
+        return small ? (uint64_t)((int64_t)(r % 201) - 100) : r;
+    }
+}
+
+/* ---- raw element access (little-endian hosts) ---- */
+
+static uint64_t get_raw(const void *buf, size_t i, size_t size)
+{
+    uint64_t v = 0;
+
+    memcpy(&v, (const char *)buf + i * size, size);
+    return v;
+}
+
+static void put_raw(void *buf, size_t i, size_t size, uint64_t v)
+{
+    memcpy((char *)buf + i * size, &v, size);
+}
+
+/* ---- reference: narrow float formats ---- */
+
+typedef struct {
+    int bits;     /* 16 or 8 */
+    int mbits;    /* mantissa field */
+    int ebits;    /* exponent field */
+    int bias;
+    int has_inf;  /* top exponent = inf/NaN; else (e4m3) only S.1111.111 is NaN */
+    int saturate; /* overflow and inf -> largest finite (fp8) */
+} fmt_t;
+
+static const fmt_t fmt_half = {16, 10, 5, 15, 1, 0};
+static const fmt_t fmt_bf16 = {16, 7, 8, 127, 1, 0};
+static const fmt_t fmt_e4m3 = {8, 3, 4, 7, 0, 1};
+static const fmt_t fmt_e5m2 = {8, 2, 5, 15, 1, 1};
+
+static const fmt_t *fmt_of(tutti_datatype_t dt)
+{
+    switch (dt) {
+    case TUTTI_FLOAT16:
+        return &fmt_half;
+    case TUTTI_BFLOAT16:
+        return &fmt_bf16;
+    case TUTTI_FP8_E4M3:
+        return &fmt_e4m3;
+    case TUTTI_FP8_E5M2:
+        return &fmt_e5m2;
+    default:
+        return NULL;
+    }
+}
+
+static int ref_is_nan(const fmt_t *f, uint32_t v)
+{
+    uint32_t mag = v & ((1u << (f->bits - 1)) - 1u);
+    uint32_t inf = ((1u << f->ebits) - 1u) << f->mbits;
+
+    return f->has_inf ? mag > inf : mag == (inf | ((1u << f->mbits) - 1u));
+}
+
+static double ref_max_finite(const fmt_t *f)
+{
+    int emax = (1 << f->ebits) - 1 - f->bias - (f->has_inf ? 1 : 0);
+
+    /* all mantissa bits set, except e4m3 where S.1111.111 is NaN */
+    return ldexp(2.0 - ldexp(1.0, f->has_inf ? -f->mbits : 1 - f->mbits), emax);
+}
+
+static double ref_decode(const fmt_t *f, uint32_t v)
+{
+    int e = (int)(v >> f->mbits) & ((1 << f->ebits) - 1);
+    int m = (int)v & ((1 << f->mbits) - 1);
+    double x;
+
+    if (ref_is_nan(f, v)) {
+        return NAN;
+    }
+    if (f->has_inf && e == (1 << f->ebits) - 1) {
+        x = INFINITY;
+    } else if (e == 0) {
+        x = ldexp(m, 1 - f->bias - f->mbits);
+    } else {
+        x = ldexp(m + (1 << f->mbits), e - f->bias - f->mbits);
+    }
+    return ((v >> (f->bits - 1)) & 1u) != 0 ? -x : x;
+}
+
+/* x rounded to the format, nearest even, then overflow to inf or saturation. */
+static double ref_round(const fmt_t *f, double x)
+{
+    double max = ref_max_finite(f);
+    double r;
+    int ex;
+    int q;
+
+    if (x == 0.0 || isnan(x)) {
+        return x;
+    }
+    if (isinf(x)) {
+        return f->saturate ? copysign(max, x) : x;
+    }
+    frexp(x, &ex); /* the leading bit of |x| weighs 2^(ex - 1) */
+    q = ((ex - 1 < 1 - f->bias) ? 1 - f->bias : ex - 1) - f->mbits; /* weight of the last bit */
+    r = ldexp(nearbyint(ldexp(x, -q)), q);
+    if (fabs(r) > max) {
+        r = f->saturate ? copysign(max, x) : copysign(INFINITY, x);
+    }
+    return r;
+}
+
+/* Bits of r, a value of the format (or an infinity where it has one). */
+static uint32_t ref_encode(const fmt_t *f, double r)
+{
+    uint32_t sign = signbit(r) ? 1u << (f->bits - 1) : 0u;
+    double a = fabs(r);
+    int ex;
+
+    if (isinf(a)) {
+        return sign | (((1u << f->ebits) - 1u) << f->mbits);
+    }
+    if (a == 0.0) {
+        return sign;
+    }
+    frexp(a, &ex);
+    if (ex - 1 + f->bias < 1) {
+        return sign | (uint32_t)ldexp(a, f->bias - 1 + f->mbits);
+    }
+    return sign | ((uint32_t)(ex - 1 + f->bias) << f->mbits) |
+           (uint32_t)(ldexp(a, f->mbits - ex + 1) - ldexp(1.0, f->mbits));
+}
+
+/* float -> format. NaN: float16 and bfloat16 keep sign and top payload bits and set the quiet
+ * bit (F16C and CUDA do the same); fp8 gives 0x7F, CUDA's canonical NaN. */
+static uint32_t ref_from_float(const fmt_t *f, float x)
+{
+    uint32_t u = f32_bits(x);
+
+    if (isnan(x)) {
+        if (f == &fmt_half) {
+            return ((u >> 16) & 0x8000u) | 0x7E00u | ((u >> 13) & 0x3FFu);
+        }
+        return (f == &fmt_bf16) ? ((u >> 16) | 0x40u) : 0x7Fu;
+    }
+    return ref_encode(f, ref_round(f, x));
+}
+
+/* ---- reference: one element of every datatype x op ---- */
+
+static int is_signed_int(tutti_datatype_t dt)
+{
+    return dt == TUTTI_INT8 || dt == TUTTI_INT16 || dt == TUTTI_INT32 || dt == TUTTI_INT64;
+}
+
+static i128 int_value(tutti_datatype_t dt, uint64_t raw)
+{
+    int bits = (int)tutti_datatype_size(dt) * 8;
+    uint64_t mask = (bits == 64) ? UINT64_MAX : (1ull << bits) - 1u;
+
+    raw &= mask;
+    if (is_signed_int(dt) && ((raw >> (bits - 1)) & 1u) != 0) {
+        return (i128)raw - ((i128)1 << bits);
+    }
+    return (i128)raw;
+}
+
+static uint64_t int_wrap(tutti_datatype_t dt, u128 v)
+{
+    int bits = (int)tutti_datatype_size(dt) * 8;
+
+    return (uint64_t)v & ((bits == 64) ? UINT64_MAX : (1ull << bits) - 1u);
+}
+
+static uint64_t ref_int(tutti_datatype_t dt, tutti_op_t op, uint64_t ra, uint64_t rb, int div)
+{
+    i128 a = int_value(dt, ra);
+    i128 b = int_value(dt, rb);
+    i128 s = int_value(dt, int_wrap(dt, (u128)(a + b)));
+
+    switch (op) {
+    case TUTTI_SUM:
+        return int_wrap(dt, (u128)s);
+    case TUTTI_PROD:
+        return int_wrap(dt, (u128)a * (u128)b);
+    case TUTTI_MIN:
+        return int_wrap(dt, (u128)(b < a ? b : a));
+    case TUTTI_MAX:
+        return int_wrap(dt, (u128)(a < b ? b : a));
+    default:
+        return int_wrap(dt, (u128)(div > 1 ? s / div : s)); /* C division truncates */
+    }
+}
+
+/* MIN/MAX: a NaN operand wins (the first if both), else the smaller/larger, the first on ties. */
+static int ref_pick_b(tutti_op_t op, double a, double b)
+{
+    if (isnan(a) || isnan(b)) {
+        return !isnan(a);
+    }
+    return (op == TUTTI_MIN) ? b < a : a < b;
+}
+
+static uint64_t ref_f32(tutti_op_t op, uint64_t ra, uint64_t rb, int div)
+{
+    double a = bits_f32((uint32_t)ra);
+    double b = bits_f32((uint32_t)rb);
+    /* double holds sums and products of two floats well enough that one rounding to float is
+     * the correctly rounded float result */
+    float s = (float)(a + b);
+
+    switch (op) {
+    case TUTTI_SUM:
+        return f32_bits(s);
+    case TUTTI_PROD:
+        return f32_bits((float)(a * b));
+    case TUTTI_AVG:
+        return f32_bits(div > 1 ? (float)((double)s / div) : s);
+    default:
+        return ref_pick_b(op, a, b) ? rb : ra;
+    }
+}
+
+static uint64_t ref_f64(tutti_op_t op, uint64_t ra, uint64_t rb, int div)
+{
+    double a = bits_f64(ra);
+    double b = bits_f64(rb);
+
+    switch (op) {
+    case TUTTI_SUM:
+        return f64_bits(a + b);
+    case TUTTI_PROD:
+        return f64_bits(a * b);
+    case TUTTI_AVG:
+        return f64_bits(div > 1 ? (a + b) / div : a + b);
+    default:
+        return ref_pick_b(op, a, b) ? rb : ra;
+    }
+}
+
+static uint64_t ref_narrow(const fmt_t *f, tutti_op_t op, uint64_t ra, uint64_t rb, int div)
+{
+    double a = ref_decode(f, (uint32_t)ra);
+    double b = ref_decode(f, (uint32_t)rb);
+    float s = (float)(a + b);
+
+    switch (op) {
+    case TUTTI_SUM:
+        return ref_from_float(f, s);
+    case TUTTI_PROD:
+        return ref_from_float(f, (float)(a * b));
+    case TUTTI_AVG:
+        return ref_from_float(f, div > 1 ? (float)((double)s / div) : s);
+    default:
+        return ref_pick_b(op, a, b) ? rb : ra;
+    }
+}
+
+static uint64_t ref_elem(tutti_datatype_t dt, tutti_op_t op, uint64_t a, uint64_t b, int div)
+{
+    if (dt == TUTTI_FLOAT32) {
+        return ref_f32(op, a, b, div);
+    }
+    if (dt == TUTTI_FLOAT64) {
+        return ref_f64(op, a, b, div);
+    }
+    if (fmt_of(dt) != NULL) {
+        return ref_narrow(fmt_of(dt), op, a, b, div);
+    }
+    return ref_int(dt, op, a, b, div);
+}
+
+/* dst = src / div for tutti__reduce_div: AVG of src and a zero of the same sign... simpler to
+ * spell out per type. */
+static uint64_t ref_div_elem(tutti_datatype_t dt, uint64_t x, int div)
+{
+    const fmt_t *f = fmt_of(dt);
+
+    if (dt == TUTTI_FLOAT32) {
+        return f32_bits((float)((double)bits_f32((uint32_t)x) / div));
+    }
+    if (dt == TUTTI_FLOAT64) {
+        return f64_bits(bits_f64(x) / div);
+    }
+    if (f != NULL) {
+        return ref_from_float(f, (float)(ref_decode(f, (uint32_t)x) / div));
+    }
+    return int_wrap(dt, (u128)(int_value(dt, x) / div));
+}
+
+/* Whether v is a NaN of a float datatype (integers: never). */
+static int raw_is_nan(tutti_datatype_t dt, uint64_t v)
+{
+    if (dt == TUTTI_FLOAT32) {
+        return isnan(bits_f32((uint32_t)v));
+    }
+    if (dt == TUTTI_FLOAT64) {
+        return isnan(bits_f64(v));
+    }
+    return fmt_of(dt) != NULL && ref_is_nan(fmt_of(dt), (uint32_t)v);
+}
+
+/*
+ * got matches want: bit for bit, except that for SUM/PROD/AVG/div of float16, bfloat16, float32
+ * and float64 any NaN stands for a NaN (IEEE leaves the payload of an operation on NaNs open).
+ */
+static int same_result(tutti_datatype_t dt, tutti_op_t op, uint64_t want, uint64_t got)
+{
+    int any_nan = op != TUTTI_MIN && op != TUTTI_MAX && dt != TUTTI_FP8_E4M3 &&
+                  dt != TUTTI_FP8_E5M2;
+
+    if (any_nan && raw_is_nan(dt, want)) {
+        return raw_is_nan(dt, got);
+    }
+    return want == got;
+}
+
+/* ---- harness: tutti__reduce against the reference ---- */
+
+static const char *const variant_names[] = {
+    "dst0 separate, dst1 NULL",
+    "dst0 and dst1 separate",
+    "in place dst0 == a, dst1 NULL",
+    "in place dst0 == b, dst1 separate",
+};
+
+typedef struct {
+    size_t size;
+    unsigned char *a, *b, *a0, *b0, *out0, *out1;
+} bufs_t;
+
+/* Random inputs (and their copies a0, b0), destinations full of guard bytes. */
+static void bufs_init(bufs_t *t, tutti_datatype_t dt, size_t n, uint64_t seed)
+{
+    size_t bytes;
+    size_t i;
+
+    t->size = tutti_datatype_size(dt);
+    bytes = (n + GUARD_ELEMS) * t->size;
+    t->a = malloc(bytes);
+    t->b = malloc(bytes);
+    t->a0 = malloc(bytes);
+    t->b0 = malloc(bytes);
+    t->out0 = malloc(bytes);
+    t->out1 = malloc(bytes);
+    cr_assert(t->a != NULL && t->b != NULL && t->a0 != NULL && t->b0 != NULL &&
+              t->out0 != NULL && t->out1 != NULL);
+    memset(t->a, GUARD_BYTE, bytes);
+    memset(t->b, GUARD_BYTE, bytes);
+    memset(t->out0, GUARD_BYTE, bytes);
+    memset(t->out1, GUARD_BYTE, bytes);
+    for (i = 0; i < n; i++) {
+        put_raw(t->a, i, t->size, gen_elem(dt, &seed));
+        put_raw(t->b, i, t->size, gen_elem(dt, &seed));
+    }
+    memcpy(t->a0, t->a, bytes);
+    memcpy(t->b0, t->b, bytes);
+}
+
+static void bufs_free(bufs_t *t)
+{
+    free(t->a);
+    free(t->b);
+    free(t->a0);
+    free(t->b0);
+    free(t->out0);
+    free(t->out1);
+}
+
+static void expect_guard(const unsigned char *buf, size_t n, size_t size, const char *what)
+{
+    size_t i;
+
+    for (i = n * size; i < (n + GUARD_ELEMS) * size; i++) {
+        cr_assert(buf[i] == GUARD_BYTE, "%s: byte %zu behind the last element was written", what,
+                  i - n * size);
+    }
+}
+
+static void expect_elems(tutti_datatype_t dt, tutti_op_t op, const bufs_t *t, const void *got,
+                         size_t n, int div, const char *what)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        uint64_t a = get_raw(t->a0, i, t->size);
+        uint64_t b = get_raw(t->b0, i, t->size);
+        uint64_t want = ref_elem(dt, op, a, b, div);
+        uint64_t g = get_raw(got, i, t->size);
+
+        if (!same_result(dt, op, want, g)) {
+            cr_assert_fail("%s %s n=%zu div=%d (%s): element %zu: op(%#llx, %#llx) = %#llx, "
+                           "want %#llx", tutti_datatype_name(dt), tutti_op_name(op), n, div, what,
+                           i, (unsigned long long)a, (unsigned long long)b,
+                           (unsigned long long)g, (unsigned long long)want);
+        }
+    }
+}
+
+/* One call of tutti__reduce in one aliasing variant (0..3, see variant_names), checked. */
+static void check_reduce(tutti_datatype_t dt, tutti_op_t op, size_t n, int div, int variant,
+                         uint64_t seed)
+{
+    bufs_t t;
+    void *dst0;
+    void *dst1;
+
+    bufs_init(&t, dt, n, seed);
+    dst0 = (variant == 2) ? t.a : (variant == 3) ? t.b : t.out0;
+    dst1 = (variant == 1 || variant == 3) ? t.out1 : NULL;
+    tutti__reduce(dst0, dst1, t.a, t.b, n, dt, op, div);
+    expect_elems(dt, op, &t, dst0, n, div, variant_names[variant]);
+    expect_guard(dst0, n, t.size, variant_names[variant]);
+    if (dst1 != NULL) {
+        expect_elems(dt, op, &t, dst1, n, div, variant_names[variant]);
+        expect_guard(dst1, n, t.size, variant_names[variant]);
+    } else {
+        expect_guard(t.out1, 0, t.size, "untouched dst1 buffer");
+    }
+    if (variant != 2) {
+        cr_assert(memcmp(t.a, t.a0, n * t.size) == 0, "input a changed");
+    }
+    if (variant != 3) {
+        cr_assert(memcmp(t.b, t.b0, n * t.size) == 0, "input b changed");
+    }
+    bufs_free(&t);
+}
+
+/* Every op and aliasing variant at lengths 0..70 (all vector tails), then a large odd length. */
+static void check_datatype(tutti_datatype_t dt)
+{
+    static const int divisors[] = {1, 3, 8};
+    uint64_t seed = 0x9E3779B97F4A7C15ull + (uint64_t)dt;
+    int op;
+    int variant;
+    size_t n;
+    size_t d;
+
+    for (op = 0; op < TUTTI_NUM_OPS; op++) {
+        for (d = 0; d < (op == TUTTI_AVG ? 3u : 1u); d++) {
+            for (variant = 0; variant < 4; variant++) {
+                for (n = 0; n <= 70; n++) {
+                    check_reduce(dt, (tutti_op_t)op, n, divisors[d], variant, seed++);
+                }
+            }
+            check_reduce(dt, (tutti_op_t)op, LARGE_N, divisors[d], (int)(seed % 4), seed);
+            seed++;
+        }
+    }
+}
+
+#define DATATYPE_TEST(name, dt)                                                                   \
+    Test(kernels, name##_every_op_matches_reference)                                              \
+    {                                                                                             \
+        check_datatype(dt);                                                                       \
+    }
+
+DATATYPE_TEST(int8, TUTTI_INT8)
+DATATYPE_TEST(uint8, TUTTI_UINT8)
+DATATYPE_TEST(int16, TUTTI_INT16)
+DATATYPE_TEST(uint16, TUTTI_UINT16)
+DATATYPE_TEST(int32, TUTTI_INT32)
+DATATYPE_TEST(uint32, TUTTI_UINT32)
+DATATYPE_TEST(int64, TUTTI_INT64)
+DATATYPE_TEST(uint64, TUTTI_UINT64)
+DATATYPE_TEST(float16, TUTTI_FLOAT16)
+DATATYPE_TEST(bfloat16, TUTTI_BFLOAT16)
+DATATYPE_TEST(float32, TUTTI_FLOAT32)
+DATATYPE_TEST(float64, TUTTI_FLOAT64)
+DATATYPE_TEST(fp8_e4m3, TUTTI_FP8_E4M3)
+DATATYPE_TEST(fp8_e5m2, TUTTI_FP8_E5M2)
+
+/* ---- special values, spelled out ---- */
+
+/* One element through tutti__reduce, as raw bits. */
+static uint64_t reduce1(tutti_datatype_t dt, tutti_op_t op, uint64_t a, uint64_t b, int div)
+{
+    uint64_t out = 0;
+
+    tutti__reduce(&out, NULL, &a, &b, 1, dt, op, div);
+    return out;
+}
+
+Test(kernels, integer_sum_and_prod_wrap_around)
+{
+    cr_assert_eq((int8_t)reduce1(TUTTI_INT8, TUTTI_SUM, INT8_MAX, 1, 1), INT8_MIN);
+    cr_assert_eq((uint8_t)reduce1(TUTTI_UINT8, TUTTI_SUM, UINT8_MAX, 1, 1), 0);
+    cr_assert_eq((int16_t)reduce1(TUTTI_INT16, TUTTI_SUM, (uint16_t)INT16_MIN, 0xFFFF, 1),
+                 INT16_MAX);
+    cr_assert_eq((uint16_t)reduce1(TUTTI_UINT16, TUTTI_PROD, 0xFFFF, 0xFFFF, 1), 1);
+    cr_assert_eq((int32_t)reduce1(TUTTI_INT32, TUTTI_SUM, INT32_MAX, INT32_MAX, 1), -2);
+    cr_assert_eq((int32_t)reduce1(TUTTI_INT32, TUTTI_PROD, 0x10000, 0x10000, 1), 0);
+    cr_assert_eq((int64_t)reduce1(TUTTI_INT64, TUTTI_PROD, (uint64_t)INT64_MIN, UINT64_MAX, 1),
+                 INT64_MIN);
+    cr_assert_eq(reduce1(TUTTI_UINT64, TUTTI_SUM, UINT64_MAX, 2, 1), 1);
+}
+
+Test(kernels, integer_avg_truncates_toward_zero)
+{
+    cr_assert_eq((int32_t)reduce1(TUTTI_INT32, TUTTI_AVG, (uint32_t)-7, 0, 2), -3);
+    cr_assert_eq((int32_t)reduce1(TUTTI_INT32, TUTTI_AVG, (uint32_t)-8, 1, 3), -2);
+    cr_assert_eq((int32_t)reduce1(TUTTI_INT32, TUTTI_AVG, 7, 0, 2), 3);
+    /* the sum wraps first: 100 + 100 = -56 in int8, then -56 / 3 = -18 */
+    cr_assert_eq((int8_t)reduce1(TUTTI_INT8, TUTTI_AVG, 100, 100, 3), -18);
+    cr_assert_eq((uint8_t)reduce1(TUTTI_UINT8, TUTTI_AVG, 200, 100, 3), 14);
+    cr_assert_eq((int64_t)reduce1(TUTTI_INT64, TUTTI_AVG, (uint64_t)INT64_MIN, 0, 2),
+                 INT64_MIN / 2);
+    /* divisor 1 (and below) is plain SUM */
+    cr_assert_eq((int32_t)reduce1(TUTTI_INT32, TUTTI_AVG, (uint32_t)-7, 0, 1), -7);
+}
+
+Test(kernels, float_min_max_propagate_nan_and_keep_first_on_ties)
+{
+    uint64_t nan = f32_bits(NAN);
+    uint64_t one = f32_bits(1.0f);
+    uint64_t pz = f32_bits(0.0f);
+    uint64_t nz = f32_bits(-0.0f);
+
+    cr_assert_eq(reduce1(TUTTI_FLOAT32, TUTTI_MIN, nan, one, 1), nan);
+    cr_assert_eq(reduce1(TUTTI_FLOAT32, TUTTI_MIN, one, nan, 1), nan);
+    cr_assert_eq(reduce1(TUTTI_FLOAT32, TUTTI_MAX, one, nan, 1), nan);
+    cr_assert_eq(reduce1(TUTTI_FLOAT32, TUTTI_MIN, nz, pz, 1), nz);
+    cr_assert_eq(reduce1(TUTTI_FLOAT32, TUTTI_MIN, pz, nz, 1), pz);
+    cr_assert_eq(reduce1(TUTTI_FLOAT32, TUTTI_MAX, nz, pz, 1), nz);
+    cr_assert_eq(reduce1(TUTTI_FLOAT64, TUTTI_MAX, f64_bits(-INFINITY), f64_bits(NAN), 1),
+                 f64_bits(NAN));
+    /* narrow types select an operand: an e4m3 NaN keeps its sign, -0 vs +0 keeps the first */
+    cr_assert_eq(reduce1(TUTTI_FP8_E4M3, TUTTI_MAX, 0x38, 0xFF, 1), 0xFF);
+    cr_assert_eq(reduce1(TUTTI_FLOAT16, TUTTI_MIN, 0x8000, 0x0000, 1), 0x8000);
+    cr_assert_eq(reduce1(TUTTI_BFLOAT16, TUTTI_MAX, 0x7F81, 0x3F80, 1), 0x7F81);
+    /* ...and an e5m2 infinity stays one under MIN/MAX (it saturates under SUM) */
+    cr_assert_eq(reduce1(TUTTI_FP8_E5M2, TUTTI_MAX, 0x7C, 0x3C, 1), 0x7C);
+    cr_assert_eq(reduce1(TUTTI_FP8_E5M2, TUTTI_SUM, 0x7C, 0x00, 1), 0x7B);
+}
+
+Test(kernels, float16_overflows_to_inf_and_keeps_subnormals)
+{
+    cr_assert_eq(reduce1(TUTTI_FLOAT16, TUTTI_SUM, 0x7BFF, 0x4C00, 1), 0x7C00); /* 65504 + 16 */
+    cr_assert_eq(reduce1(TUTTI_FLOAT16, TUTTI_SUM, 0x7BFF, 0x4800, 1), 0x7BFF); /* 65504 + 8 */
+    cr_assert_eq(reduce1(TUTTI_FLOAT16, TUTTI_SUM, 0xFBFF, 0xCC00, 1), 0xFC00);
+    cr_assert_eq(reduce1(TUTTI_FLOAT16, TUTTI_SUM, 0x0001, 0x0001, 1), 0x0002);
+    cr_assert_eq(reduce1(TUTTI_FLOAT16, TUTTI_SUM, 0x03FF, 0x0001, 1), 0x0400);
+    cr_assert_eq(reduce1(TUTTI_FLOAT16, TUTTI_AVG, 0x0001, 0x0000, 2), 0x0000); /* tie -> even */
+    cr_assert_eq(reduce1(TUTTI_FLOAT16, TUTTI_AVG, 0x0003, 0x0000, 2), 0x0002); /* tie -> even */
+    cr_assert_eq(reduce1(TUTTI_FLOAT16, TUTTI_SUM, 0x8000, 0x8000, 1), 0x8000); /* -0 + -0 */
+    cr_assert_eq(reduce1(TUTTI_BFLOAT16, TUTTI_SUM, 0x0001, 0x0001, 1), 0x0002);
+    cr_assert_eq(reduce1(TUTTI_BFLOAT16, TUTTI_SUM, 0x7F7F, 0x7F7F, 1), 0x7F80);
+}
+
+Test(kernels, fp8_saturates_and_makes_nan_canonical)
+{
+    cr_assert_eq(reduce1(TUTTI_FP8_E4M3, TUTTI_SUM, 0x7E, 0x7E, 1), 0x7E); /* 448 + 448 */
+    cr_assert_eq(reduce1(TUTTI_FP8_E4M3, TUTTI_SUM, 0xFE, 0xFE, 1), 0xFE);
+    cr_assert_eq(reduce1(TUTTI_FP8_E4M3, TUTTI_PROD, 0x7E, 0xFE, 1), 0xFE);
+    cr_assert_eq(reduce1(TUTTI_FP8_E5M2, TUTTI_SUM, 0x7B, 0x7B, 1), 0x7B); /* 57344 * 2 */
+    cr_assert_eq(reduce1(TUTTI_FP8_E5M2, TUTTI_SUM, 0xFC, 0x00, 1), 0xFB); /* -inf */
+    cr_assert_eq(reduce1(TUTTI_FP8_E4M3, TUTTI_SUM, 0xFF, 0x38, 1), 0x7F);
+    cr_assert_eq(reduce1(TUTTI_FP8_E5M2, TUTTI_SUM, 0xFE, 0x3C, 1), 0x7F);
+    cr_assert_eq(reduce1(TUTTI_FP8_E5M2, TUTTI_SUM, 0x7C, 0xFC, 1), 0x7F); /* inf - inf */
+    cr_assert_eq(reduce1(TUTTI_FP8_E4M3, TUTTI_SUM, 0x01, 0x01, 1), 0x02); /* subnormals */
+    cr_assert_eq(reduce1(TUTTI_FP8_E4M3, TUTTI_AVG, 0x01, 0x00, 2), 0x00); /* 2^-10: tie */
+    cr_assert_eq(reduce1(TUTTI_FP8_E4M3, TUTTI_AVG, 0x81, 0x80, 2), 0x80); /* -> signed zero */
+}
+
+/* ---- conversions ---- */
+
+/* The decoded value of every encoding equals the reference (NaN for NaN, with the sign). */
+static void expect_decode(const fmt_t *f, uint32_t v, float got)
+{
+    double want = ref_decode(f, v);
+
+    if (isnan(want)) {
+        cr_assert(isnan(got), "%#x must decode to NaN", v);
+        cr_assert_eq(signbit(got) != 0, ((v >> (f->bits - 1)) & 1u) != 0, "%#x: NaN sign", v);
+        cr_assert((f32_bits(got) & 0x400000u) != 0 || f == &fmt_bf16, "%#x: quiet NaN", v);
+    } else {
+        cr_assert((double)got == want && (signbit(got) != 0) == (signbit(want) != 0),
+                  "%#x decodes to %a, want %a", v, (double)got, want);
+    }
+}
+
+Test(kernels, float16_all_encodings_decode_exactly_and_round_trip)
+{
+    uint32_t h;
+
+    for (h = 0; h < 0x10000u; h++) {
+        float f = tutti__half_to_float((uint16_t)h);
+
+        expect_decode(&fmt_half, h, f);
+        /* a NaN comes back quiet with its sign and payload; everything else comes back as is */
+        cr_assert_eq(tutti__float_to_half(f), ref_is_nan(&fmt_half, h) ? (h | 0x200u) : h,
+                     "half %#x does not round-trip", h);
+    }
+}
+
+Test(kernels, bfloat16_all_encodings_decode_exactly_and_round_trip)
+{
+    uint32_t h;
+
+    for (h = 0; h < 0x10000u; h++) {
+        float f = tutti__bf16_to_float((uint16_t)h);
+
+        expect_decode(&fmt_bf16, h, f);
+        cr_assert_eq(f32_bits(f), h << 16, "bf16 %#x: decoding is a shift", h);
+        cr_assert_eq(tutti__float_to_bf16(f), ref_is_nan(&fmt_bf16, h) ? (h | 0x40u) : h,
+                     "bf16 %#x does not round-trip", h);
+    }
+}
+
+Test(kernels, fp8_all_encodings_decode_exactly_and_round_trip)
+{
+    uint32_t v;
+
+    for (v = 0; v < 0x100u; v++) {
+        float f4 = tutti__e4m3_to_float((uint8_t)v);
+        float f5 = tutti__e5m2_to_float((uint8_t)v);
+        int inf5 = (v & 0x7Fu) == 0x7Cu;
+
+        expect_decode(&fmt_e4m3, v, f4);
+        expect_decode(&fmt_e5m2, v, f5);
+        cr_assert_eq(tutti__float_to_e4m3(f4), ref_is_nan(&fmt_e4m3, v) ? 0x7Fu : v, "e4m3 %#x", v);
+        /* e5m2 infinities saturate to the largest finite value on the way back */
+        cr_assert_eq(tutti__float_to_e5m2(f5),
+                     ref_is_nan(&fmt_e5m2, v) ? 0x7Fu : inf5 ? ((v & 0x80u) | 0x7Bu) : v,
+                     "e5m2 %#x", v);
+    }
+}
+
+static uint32_t to_fmt(const fmt_t *f, float x)
+{
+    if (f == &fmt_half) {
+        return tutti__float_to_half(x);
+    }
+    if (f == &fmt_bf16) {
+        return tutti__float_to_bf16(x);
+    }
+    return (f == &fmt_e4m3) ? tutti__float_to_e4m3(x) : tutti__float_to_e5m2(x);
+}
+
+static void expect_to_fmt(const fmt_t *f, float x)
+{
+    uint32_t want = ref_from_float(f, x);
+    uint32_t got = to_fmt(f, x);
+
+    cr_assert_eq(got, want, "%d-bit format (m%d): %a (%#x) -> %#x, want %#x", f->bits, f->mbits,
+                 (double)x, f32_bits(x), got, want);
+}
+
+/* x, its neighbours, and the same negated. */
+static void expect_to_fmt_around(const fmt_t *f, double x)
+{
+    float c = (float)x;
+    int s;
+
+    for (s = 0; s < 2; s++) {
+        expect_to_fmt(f, c);
+        expect_to_fmt(f, nextafterf(c, INFINITY));
+        expect_to_fmt(f, nextafterf(c, -INFINITY));
+        c = -c;
+    }
+}
+
+/* Random floats (any bits, and the format's own range), every midpoint between two neighbouring
+ * encodings (ties), and the thresholds: overflow/saturation and half the smallest subnormal. */
+static void check_from_float(const fmt_t *f)
+{
+    uint64_t seed = 12345 + (uint64_t)f->mbits;
+    uint32_t v;
+    uint32_t top = (f->bits == 16) ? 0x7FFFu : 0x7Fu;
+    int i;
+
+    for (i = 0; i < 1000000; i++) {
+        uint64_t r = next_rand(&seed);
+        uint32_t e = 127u - (uint32_t)f->bias - (uint32_t)f->mbits - 2u + (uint32_t)(r >> 58);
+
+        expect_to_fmt(f, bits_f32((uint32_t)r));
+        expect_to_fmt(f, bits_f32(((uint32_t)(r >> 32) & 0x807FFFFFu) | ((e & 0xFFu) << 23)));
+    }
+    for (v = 0; v < top; v++) {
+        double lo = ref_decode(f, v);
+        double hi = ref_decode(f, v + 1u);
+
+        if (!isnan(lo) && !isnan(hi) && !isinf(hi)) {
+            expect_to_fmt_around(f, (lo + hi) / 2);
+            expect_to_fmt_around(f, lo);
+        }
+    }
+    expect_to_fmt_around(f, ref_max_finite(f));
+    expect_to_fmt_around(f, ref_max_finite(f) * (1.0 + ldexp(1.0, -f->mbits - 1)));
+    expect_to_fmt_around(f, ldexp(1.0, -f->bias - f->mbits));
+    expect_to_fmt_around(f, INFINITY);
+    expect_to_fmt_around(f, NAN);
+    expect_to_fmt(f, bits_f32(0x7F800001u)); /* signalling NaN */
+    expect_to_fmt(f, bits_f32(0xFFA00000u));
+}
+
+Test(kernels, float_to_float16_matches_reference)
+{
+    check_from_float(&fmt_half);
+    cr_assert_eq(tutti__float_to_half(65520.0f), 0x7C00);    /* halfway past 65504: to inf */
+    cr_assert_eq(tutti__float_to_half(65519.996f), 0x7BFF);
+    cr_assert_eq(tutti__float_to_half(0x1p-25f), 0x0000);    /* half the smallest subnormal */
+}
+
+Test(kernels, float_to_bfloat16_matches_reference)
+{
+    check_from_float(&fmt_bf16);
+    cr_assert_eq(tutti__float_to_bf16(bits_f32(0x3F808000u)), 0x3F80); /* tie -> even */
+    cr_assert_eq(tutti__float_to_bf16(bits_f32(0x3F818000u)), 0x3F82);
+    cr_assert_eq(tutti__float_to_bf16(bits_f32(0x7F800001u)), 0x7FC0); /* payload only low */
+}
+
+Test(kernels, float_to_fp8_e4m3_matches_reference)
+{
+    check_from_float(&fmt_e4m3);
+    cr_assert_eq(tutti__float_to_e4m3(464.0f), 0x7E);   /* tie between 448 and (NaN) 480 */
+    cr_assert_eq(tutti__float_to_e4m3(1e30f), 0x7E);
+    cr_assert_eq(tutti__float_to_e4m3(-INFINITY), 0xFE);
+    cr_assert_eq(tutti__float_to_e4m3(-NAN), 0x7F);
+    cr_assert_eq(tutti__float_to_e4m3(0x1p-10f), 0x00); /* half the smallest subnormal */
+    cr_assert_eq(tutti__float_to_e4m3(-0x1.000002p-10f), 0x81);
+}
+
+Test(kernels, float_to_fp8_e5m2_matches_reference)
+{
+    check_from_float(&fmt_e5m2);
+    cr_assert_eq(tutti__float_to_e5m2(61439.996f), 0x7B);
+    cr_assert_eq(tutti__float_to_e5m2(61440.0f), 0x7B);  /* would round to inf: saturates */
+    cr_assert_eq(tutti__float_to_e5m2(INFINITY), 0x7B);
+    cr_assert_eq(tutti__float_to_e5m2(-NAN), 0x7F);
+    cr_assert_eq(tutti__float_to_e5m2(-0x1p-17f), 0x80); /* half the smallest subnormal */
+}
+
+/* ---- tutti__reduce_div, tutti__copy2, the ISA choice ---- */
+
+Test(kernels, reduce_div_matches_reference)
+{
+    static const int divisors[] = {0, 1, 3, 8};
+    uint64_t seed = 99;
+    int dt;
+    size_t d;
+    size_t n;
+
+    for (dt = 0; dt < TUTTI_NUM_DATATYPES; dt++) {
+        for (d = 0; d < sizeof(divisors) / sizeof(divisors[0]); d++) {
+            for (n = 0; n <= 70; n += (n < 20) ? 1 : 7) {
+                int div = divisors[d];
+                bufs_t t;
+                size_t i;
+
+                bufs_init(&t, (tutti_datatype_t)dt, n, seed++);
+                tutti__reduce_div(t.out0, t.a, n, (tutti_datatype_t)dt, div);
+                tutti__reduce_div(t.b, t.b, n, (tutti_datatype_t)dt, div); /* in place */
+                for (i = 0; i < n; i++) {
+                    uint64_t x = get_raw(t.a0, i, t.size);
+                    uint64_t y = get_raw(t.b0, i, t.size);
+                    uint64_t wx = div > 1 ? ref_div_elem((tutti_datatype_t)dt, x, div) : x;
+                    uint64_t wy = div > 1 ? ref_div_elem((tutti_datatype_t)dt, y, div) : y;
+
+                    cr_assert(same_result((tutti_datatype_t)dt, TUTTI_AVG, wx,
+                                          get_raw(t.out0, i, t.size)) &&
+                                  same_result((tutti_datatype_t)dt, TUTTI_AVG, wy,
+                                              get_raw(t.b, i, t.size)),
+                              "%s / %d, element %zu of %zu", tutti_datatype_name(dt), div, i, n);
+                }
+                expect_guard(t.out0, n, t.size, "reduce_div");
+                expect_guard(t.b, n, t.size, "reduce_div in place");
+                bufs_free(&t);
+            }
+        }
+    }
+}
+
+Test(kernels, copy2_fills_both_destinations_and_nothing_more)
+{
+    static const size_t sizes[] = {0, 1, 7, 4096, 16383, 16384, 16385, 100003};
+    size_t k;
+
+    for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        bufs_t t;
+        size_t n = sizes[k];
+
+        bufs_init(&t, TUTTI_UINT8, n, k + 1);
+        tutti__copy2(t.out0, t.out1, t.a, n);
+        cr_assert(memcmp(t.out0, t.a0, n) == 0 && memcmp(t.out1, t.a0, n) == 0, "size %zu", n);
+        expect_guard(t.out0, n, 1, "copy2 dst0");
+        expect_guard(t.out1, n, 1, "copy2 dst1");
+
+        memset(t.out0, GUARD_BYTE, n + GUARD_ELEMS);
+        tutti__copy2(t.out0, NULL, t.b, n); /* plain memcpy */
+        cr_assert(memcmp(t.out0, t.b0, n) == 0, "size %zu, one destination", n);
+        expect_guard(t.out0, n, 1, "copy2 single");
+
+        tutti__copy2(t.a, t.out1, t.a, n); /* dst0 is the source */
+        cr_assert(memcmp(t.a, t.a0, n) == 0 && memcmp(t.out1, t.a0, n) == 0, "size %zu", n);
+        bufs_free(&t);
+    }
+}
+
+Test(kernels, reduce_isa_names_the_table_the_cpu_runs)
+{
+    const char *isa = tutti__reduce_isa();
+
+    cr_assert(strcmp(isa, "generic") == 0 || strcmp(isa, "avx2") == 0 ||
+              strcmp(isa, "avx512") == 0, "unknown ISA %s", isa);
+    cr_assert_eq(tutti__reduce_force_isa("no-such-isa"), -1);
+    cr_assert_str_eq(tutti__reduce_isa(), isa, "a refused name must not change the choice");
+    cr_assert_eq(tutti__reduce_force_isa("generic"), 0);
+    cr_assert_str_eq(tutti__reduce_isa(), "generic");
+    cr_assert_eq(tutti__reduce_force_isa("auto"), 0);
+    cr_assert_str_eq(tutti__reduce_isa(), isa);
+}
+
+/*
+ * One datatype x op through the named table (with dst1 aliasing a) and through the generic one:
+ * the results must be equal bit for bit. The one exception is SUM/PROD/AVG where both inputs are
+ * NaN: IEEE leaves open which payload the result carries, and compilers order commutative
+ * operands freely. tutti__reduce_div (in place) is compared too, without exception.
+ */
+static void compare_one(const char *isa, tutti_datatype_t dt, tutti_op_t op, size_t n,
+                        uint64_t seed)
+{
+    int arith = op != TUTTI_MIN && op != TUTTI_MAX;
+    bufs_t t;
+    size_t i;
+
+    bufs_init(&t, dt, n, seed);
+    cr_assert_eq(tutti__reduce_force_isa("generic"), 0);
+    tutti__reduce(t.out0, NULL, t.a, t.b, n, dt, op, 3);
+    tutti__reduce_div(t.out1, t.b, n, dt, 3);
+    cr_assert_eq(tutti__reduce_force_isa(isa), 0);
+    tutti__reduce(t.b, t.a, t.a, t.b, n, dt, op, 3);
+    for (i = 0; i < n; i++) {
+        uint64_t want = get_raw(t.out0, i, t.size);
+        int both_nan = raw_is_nan(dt, get_raw(t.a0, i, t.size)) &&
+                       raw_is_nan(dt, get_raw(t.b0, i, t.size));
+
+        cr_assert((want == get_raw(t.b, i, t.size) && want == get_raw(t.a, i, t.size)) ||
+                      (arith && both_nan),
+                  "%s %s %s n=%zu element %zu", isa, tutti_datatype_name(dt), tutti_op_name(op),
+                  n, i);
+    }
+    tutti__reduce_div(t.b0, t.b0, n, dt, 3);
+    cr_assert(memcmp(t.b0, t.out1, n * t.size) == 0, "%s: %s / 3", isa, tutti_datatype_name(dt));
+    bufs_free(&t);
+}
+
+static void compare_with_generic(const char *isa)
+{
+    uint64_t seed = 4242;
+    int dt;
+    int op;
+    size_t n;
+
+    for (dt = 0; dt < TUTTI_NUM_DATATYPES; dt++) {
+        for (op = 0; op < TUTTI_NUM_OPS; op++) {
+            for (n = 0; n < 4200; n = (n < 70) ? n + 1 : n * 2 + 11) {
+                compare_one(isa, (tutti_datatype_t)dt, (tutti_op_t)op, n, seed++);
+            }
+        }
+    }
+    tutti__reduce_force_isa("auto");
+}
+
+Test(kernels, avx2_table_matches_generic_bit_for_bit)
+{
+    if (tutti__reduce_force_isa("avx2") != 0) {
+        cr_skip_test("this CPU cannot run the AVX2 + F16C table");
+    }
+    compare_with_generic("avx2");
+}
+
+Test(kernels, avx512_table_matches_generic_bit_for_bit)
+{
+    if (tutti__reduce_force_isa("avx512") != 0) {
+        cr_skip_test("this CPU cannot run the AVX-512 table");
+    }
+    compare_with_generic("avx512");
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx,f16c"))) static uint16_t f16c_from_float(float x)
+{
+    return (uint16_t)_mm_extract_epi16(_mm_cvtps_ph(_mm_set1_ps(x), _MM_FROUND_TO_NEAREST_INT), 0);
+}
+
+__attribute__((target("avx,f16c"))) static float f16c_to_float(uint16_t h)
+{
+    return _mm_cvtss_f32(_mm_cvtph_ps(_mm_set1_epi16((short)h)));
+}
+
+/* The F16C loops rely on vcvtph2ps/vcvtps2ph giving exactly the scalar conversions' bits. */
+Test(kernels, f16c_conversions_equal_the_scalar_ones)
+{
+    unsigned int eax, ebx, ecx, edx;
+    uint64_t seed = 7;
+    uint32_t h;
+    int i;
+
+    __builtin_cpu_init();
+    if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0 || (ecx & bit_F16C) == 0 ||
+        !__builtin_cpu_supports("avx")) {
+        cr_skip_test("no F16C on this CPU");
+    }
+    for (h = 0; h < 0x10000u; h++) {
+        cr_assert_eq(f32_bits(f16c_to_float((uint16_t)h)),
+                     f32_bits(tutti__half_to_float((uint16_t)h)), "half %#x", h);
+    }
+    for (i = 0; i < 4000000; i++) {
+        float x = bits_f32((uint32_t)next_rand(&seed));
+
+        cr_assert_eq(f16c_from_float(x), tutti__float_to_half(x), "float %#x", f32_bits(x));
+    }
+}
+#endif
