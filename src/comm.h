@@ -8,7 +8,9 @@
 #include "tutti/comm.h"
 #include "transports/transport.h"
 #include "net/handshake.h"
+#include "net/sock.h"
 #include "peer.h"
+#include "plan.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -49,6 +51,7 @@ struct tutti_comm_net {
     uint8_t *peer_transport;    /* per rank: the transport id that reaches it */
     struct tutti_tconn **conns; /* [peer * TUTTI_MAX_CHANNELS + channel], NULL until connected */
     struct tutti_doorbell *doorbell; /* this rank's, when shared memory is in use */
+    struct tutti_tctx_args targs;    /* what the transport contexts were given; lives as long */
 };
 
 /* request.c: the asynchronous queue and its progress thread. */
@@ -70,6 +73,7 @@ struct tutti_comm {
     uint32_t nsplits; /* children made by tutti_comm_split, to derive their ids */
     struct tutti_peer_info *peers; /* nranks records */
     int nlocal;                    /* ranks on this host, this one included */
+    union tutti_sockaddr root_hint; /* toward the other ranks: children listen there too */
 
     struct tutti_comm_cfg cfg;
     struct tutti_comm_err err;
@@ -77,7 +81,11 @@ struct tutti_comm {
     struct tutti_comm_net net;
     struct tutti_comm_queue queue;
     pthread_mutex_t exec_lock; /* one operation executes on the connections at a time */
+    struct tutti_plan plan;    /* storage for blocking calls, under exec_lock */
 };
+
+/** Free a communicator whose operations are over (init.c). */
+void tutti__comm_free(struct tutti_comm *comm);
 
 /** Store a message as comm's last error (error.c). */
 void tutti__comm_error_store(struct tutti_comm *comm, const char *msg);

@@ -9,6 +9,7 @@
 #define TUTTI_GLOBAL_H
 
 #include "env.h"
+#include "topology/topo.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -23,6 +24,8 @@ struct tutti_global {
     FILE *log_file;          /* stderr or TUTTI_LOG_FILE */
     pthread_mutex_t log_lock; /* serialises the log init */
     char hostname[64];
+
+    struct tutti_topo topo; /* topology/detect.c, filled once */
 };
 
 /** Per-thread state. */

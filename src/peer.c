@@ -8,6 +8,7 @@
 
 #include <sodium.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -52,6 +53,9 @@ static void hash_ns(crypto_generichash_state *st, const char *name)
 void tutti__host_id(uint8_t out[TUTTI_HOSTID_BYTES])
 {
     crypto_generichash_state st;
+    if (sodium_init() < 0) {
+        abort(); /* libsodium cannot work at all: nothing in tutti could authenticate */
+    }
     crypto_generichash_init(&st, NULL, 0, TUTTI_HOSTID_BYTES);
     const char *override = tutti__env()->HOSTID;
     if (override[0] != '\0') {

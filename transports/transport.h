@@ -53,8 +53,10 @@ struct tutti_abort_info {
 _Static_assert(sizeof(struct tutti_abort_info) == 128, "abort info is 128 bytes");
 
 /**
- * Everything a transport's per-communicator context may know about its communicator. The peers
- * table is NULL during init() and set before attach().
+ * Everything a transport's per-communicator context may know about its communicator. The
+ * struct lives in the communicator as long as the context does, so a context may keep the
+ * pointer. `peers` points at the communicator's table from init() on; its records are filled
+ * by the all-gather and may be read from attach() on.
  */
 struct tutti_tctx_args {
     struct tutti_comm *comm; /* for tutti__set_error() only */

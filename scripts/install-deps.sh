@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Install the Debian packages tutti needs to build, test and benchmark (idempotent).
+# Build: meson, ninja, pkg-config, a C compiler, libsodium (handshake HMAC), hwloc, verbs.
+# Tests: Criterion; Open MPI (mpirun launch test and the perf comparison); iproute2 (network
+# namespaces for the multi-host test); procps (pgrep/ps in fault tests).
+set -euo pipefail
+pkgs=(meson ninja-build pkg-config gcc libc6-dev libcriterion-dev libhwloc-dev libibverbs-dev
+      librdmacm-dev libsodium-dev openmpi-bin libopenmpi-dev iproute2 procps python3)
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -eq 0 ] && [ -z "${CI:-}" ]; then
+  echo "install-deps: all ${#pkgs[@]} packages present"
+  exit 0
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
+echo "install-deps: installed ${pkgs[*]}"

@@ -1,0 +1,199 @@
+/*
+ * boot_client.c - a rank's side of the root bootstrap: connect (retrying while the root is not
+ * up yet), authenticate, then requests and replies with deadlines. A reply of type ERROR carries
+ * the root's word on which rank failed, and becomes this rank's error.
+ */
+#include "bootstrap.h"
+#include "boot_wire.h"
+#include "check.h"
+#include "util.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct boot_client {
+    struct tutti_boot base;
+    int fd;
+    int rank, nranks;
+    int64_t timeout_ns;
+    char root_str[80];
+};
+
+/* Move exactly len bytes in or out by the deadline. */
+static tutti_status_t io_all(struct boot_client *c, void *buf, size_t len, int out,
+                             int64_t deadline)
+{
+    size_t done = 0;
+    while (done < len) {
+        int err = 0;
+        ssize_t n = out ? tutti__sock_send(c->fd, (char *)buf + done, len - done, &err)
+                        : tutti__sock_recv(c->fd, (char *)buf + done, len - done, &err);
+        if (n > 0) {
+            done += (size_t)n;
+            continue;
+        }
+        if (n < 0) {
+            return tutti__set_error(NULL, TUTTI_ERR_REMOTE,
+                                    "bootstrap root %s closed the connection%s%s", c->root_str,
+                                    err != 0 ? ": " : "", err != 0 ? strerror(err) : "");
+        }
+        int64_t left = deadline - tutti__now_ns();
+        if (left <= 0) {
+            return tutti__set_error(NULL, TUTTI_ERR_TIMEOUT,
+                                    "no answer from the bootstrap root %s within the timeout "
+                                    "(other ranks missing?)",
+                                    c->root_str);
+        }
+        struct pollfd pfd = {.fd = c->fd, .events = out ? POLLOUT : POLLIN};
+        int ms = (int)TUTTI_MIN(left / 1000000 + 1, 1000);
+        if (poll(&pfd, 1, ms) < 0 && errno != EINTR) {
+            return tutti__set_error(NULL, TUTTI_ERR_SYSTEM, "poll: %s", strerror(errno));
+        }
+    }
+    return TUTTI_OK;
+}
+
+/* Send one request, receive its reply into rep (rep_len bytes exactly). */
+static tutti_status_t transact(struct boot_client *c, uint32_t type, const void *payload,
+                               uint32_t len, uint32_t rep_type, void *rep, size_t rep_len)
+{
+    int64_t deadline = tutti__now_ns() + c->timeout_ns;
+    struct boot_hdr h = {htonl(type), htonl(len)};
+    TUTTI_CHECK(io_all(c, &h, sizeof(h), 1, deadline));
+    if (len > 0) {
+        TUTTI_CHECK(io_all(c, (void *)payload, len, 1, deadline));
+    }
+    if (rep_type == 0) {
+        return TUTTI_OK;
+    }
+    TUTTI_CHECK(io_all(c, &h, sizeof(h), 0, deadline));
+    uint32_t got_type = ntohl(h.type), got_len = ntohl(h.len);
+    if (got_type == BOOT_REP_ERROR && got_len == sizeof(struct boot_error)) {
+        struct boot_error e;
+        TUTTI_CHECK(io_all(c, &e, sizeof(e), 0, deadline));
+        e.reason[sizeof(e.reason) - 1] = '\0';
+        int st = (int32_t)ntohl((uint32_t)e.status);
+        return tutti__set_error(NULL, st < 0 ? (tutti_status_t)st : TUTTI_ERR_REMOTE,
+                                "bootstrap: %s", e.reason);
+    }
+    if (got_type != rep_type || got_len != rep_len) {
+        return tutti__set_error(NULL, TUTTI_ERR_REMOTE,
+                                "bootstrap root %s sent message %u of %u bytes, expected %u of %zu",
+                                c->root_str, got_type, got_len, rep_type, rep_len);
+    }
+    return io_all(c, rep, rep_len, 0, deadline);
+}
+
+static tutti_status_t client_allgather(struct tutti_boot *b, const void *mine, void *all,
+                                       size_t size)
+{
+    struct boot_client *c = (struct boot_client *)b;
+    if (size == 0 || size > BOOT_MAX_PAYLOAD) {
+        return tutti__set_error(NULL, TUTTI_ERR_INTERNAL, "bootstrap record of %zu bytes", size);
+    }
+    return transact(c, BOOT_REQ_ALLGATHER, mine, (uint32_t)size, BOOT_REP_ALLGATHER, all,
+                    size * (size_t)c->nranks);
+}
+
+static tutti_status_t client_sync(struct tutti_boot *b, tutti_status_t mine,
+                                  tutti_status_t *agreed_p, int *culprit_p)
+{
+    struct boot_client *c = (struct boot_client *)b;
+    struct boot_sync s = {(int32_t)htonl((uint32_t)mine), (int32_t)htonl((uint32_t)c->rank)};
+    struct boot_sync r;
+    TUTTI_CHECK(transact(c, BOOT_REQ_SYNC, &s, sizeof(s), BOOT_REP_SYNC, &r, sizeof(r)));
+    *agreed_p = (tutti_status_t)(int32_t)ntohl((uint32_t)r.status);
+    *culprit_p = (int32_t)ntohl((uint32_t)r.rank);
+    return TUTTI_OK;
+}
+
+static void client_close(struct tutti_boot *b, int ok)
+{
+    struct boot_client *c = (struct boot_client *)b;
+    if (ok) {
+        (void)transact(c, BOOT_REQ_BYE, NULL, 0, 0, NULL, 0);
+    }
+    close(c->fd);
+    free(c);
+}
+
+static const struct tutti_boot_ops client_ops = {
+    .allgather = client_allgather,
+    .sync = client_sync,
+    .close = client_close,
+};
+
+/* Connect, retrying refusals (the root may not listen yet), then authenticate. */
+static tutti_status_t connect_root(struct boot_client *c, const struct tutti_boot_id *id,
+                                   int64_t deadline)
+{
+    struct boot_hello hello = {.kind = BOOT_KIND, .rank = c->rank, .nranks = c->nranks,
+                               .pid = (uint32_t)getpid()};
+    int64_t backoff_us = 1000;
+    for (;;) {
+        int err = 0;
+        tutti_status_t st = tutti__sock_connect_start(&id->root, &c->fd);
+        if (st != TUTTI_OK) {
+            return st;
+        }
+        while ((st = tutti__sock_connect_check(c->fd, &err)) == TUTTI_IN_PROGRESS &&
+               tutti__now_ns() < deadline) {
+            struct pollfd pfd = {.fd = c->fd, .events = POLLOUT};
+            (void)poll(&pfd, 1, 10);
+        }
+        if (st == TUTTI_OK) {
+            struct tutti_hs hs;
+            tutti__hs_init_connect(&hs, c->fd, id->secret, id->job_id, &hello, sizeof(hello),
+                                   deadline);
+            while ((st = tutti__hs_progress(&hs)) == TUTTI_IN_PROGRESS) {
+                struct pollfd pfd = {.fd = c->fd, .events = POLLIN | POLLOUT};
+                (void)poll(&pfd, 1, 10);
+            }
+            if (st == TUTTI_OK) {
+                return TUTTI_OK;
+            }
+            close(c->fd);
+            return tutti__set_error(NULL, st,
+                                    "handshake with the bootstrap root %s failed: %s (wrong "
+                                    "secret or a different job?)",
+                                    c->root_str, tutti_status_string(st));
+        }
+        close(c->fd);
+        c->fd = -1;
+        if (tutti__now_ns() + backoff_us * 1000 >= deadline) {
+            return tutti__set_error(NULL, TUTTI_ERR_TIMEOUT,
+                                    "cannot reach the bootstrap root %s: %s", c->root_str,
+                                    err != 0 ? strerror(err) : "timed out");
+        }
+        usleep((useconds_t)backoff_us);
+        backoff_us = TUTTI_MIN(backoff_us * 2, 200000);
+    }
+}
+
+tutti_status_t tutti__boot_client_open(const struct tutti_boot_id *id, int rank, int nranks,
+                                       int64_t timeout_ns, struct tutti_boot **b_p)
+{
+    struct boot_client *c = calloc(1, sizeof(*c));
+    if (c == NULL) {
+        return tutti__set_error(NULL, TUTTI_ERR_NO_MEMORY, "no memory for the bootstrap");
+    }
+    c->base.ops = &client_ops;
+    c->fd = -1;
+    c->rank = rank;
+    c->nranks = nranks;
+    c->timeout_ns = timeout_ns;
+    tutti__sockaddr_str(&id->root, c->root_str, sizeof(c->root_str));
+    tutti_status_t st = connect_root(c, id, tutti__now_ns() + timeout_ns);
+    if (st != TUTTI_OK) {
+        free(c);
+        return st;
+    }
+    tutti_debug(TUTTI_SUBSYS_BOOT, "joined the bootstrap root %s as rank %d of %d", c->root_str,
+                rank, nranks);
+    *b_p = &c->base;
+    return TUTTI_OK;
+}

@@ -1,0 +1,450 @@
+/*
+ * boot_root.c - the bootstrap root: a thread that serves one communicator's set-up. It accepts
+ * connections, authenticates each one (strangers are refused and logged, and the root carries
+ * on), learns each rank from the authenticated hello, then answers rounds of requests: when
+ * every rank has sent its k-th request it replies to all (an all-gather of records, or the worst
+ * status of a sync). A rank that leaves early or never comes makes the root tell every other
+ * rank who it was, so nobody waits for nothing.
+ */
+#include "bootstrap.h"
+#include "boot_wire.h"
+#include "check.h"
+#include "env.h"
+#include "util.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define HANDSHAKE_TIMEOUT_NS (10ll * 1000000000ll)
+
+struct root_client {
+    int fd;
+    int rank; /* -1 until authenticated */
+    uint32_t pid;
+    char addr[80];
+    struct tutti_hs hs;
+    struct boot_hdr hdr; /* request being read */
+    size_t hdr_done;
+    uint8_t *payload;
+    size_t pay_done;
+    int ready; /* a whole request is in */
+};
+
+struct root {
+    int lfd;
+    uint8_t secret[TUTTI_SECRET_BYTES];
+    uint64_t job_id;
+    int64_t timeout_ns;
+    int nranks; /* 0 until the first rank arrives */
+    struct root_client **by_rank;
+    int nbye;
+    struct root_client **pending; /* accepted, not yet authenticated */
+    int npending, pending_cap;
+    int64_t round_start; /* when the current round started waiting */
+};
+
+static void client_free(struct root_client *c)
+{
+    if (c->fd >= 0) {
+        close(c->fd);
+    }
+    free(c->payload);
+    free(c);
+}
+
+static tutti_status_t write_all(int fd, const void *buf, size_t len, int64_t deadline)
+{
+    size_t done = 0;
+    while (done < len) {
+        int err = 0;
+        ssize_t n = tutti__sock_send(fd, (const char *)buf + done, len - done, &err);
+        if (n < 0) {
+            return TUTTI_ERR_REMOTE;
+        }
+        done += (size_t)n;
+        if (n == 0) {
+            if (tutti__now_ns() > deadline) {
+                return TUTTI_ERR_TIMEOUT;
+            }
+            struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+            (void)poll(&pfd, 1, 10);
+        }
+    }
+    return TUTTI_OK;
+}
+
+static void send_msg(struct root *rt, struct root_client *c, uint32_t type, const void *p,
+                     size_t len)
+{
+    struct boot_hdr h = {htonl(type), htonl((uint32_t)len)};
+    int64_t deadline = tutti__now_ns() + rt->timeout_ns;
+    if (write_all(c->fd, &h, sizeof(h), deadline) == TUTTI_OK && len > 0) {
+        (void)write_all(c->fd, p, len, deadline);
+    }
+}
+
+/* Tell every connected rank that the set-up failed, and why. */
+static void fail_all(struct root *rt, tutti_status_t st, int culprit, const char *reason)
+{
+    struct boot_error e = {(int32_t)htonl((uint32_t)st), (int32_t)htonl((uint32_t)culprit), {0}};
+    snprintf(e.reason, sizeof(e.reason), "%s", reason);
+    tutti_warn("bootstrap root: %s", reason);
+    for (int r = 0; r < rt->nranks; r++) {
+        if (rt->by_rank[r] != NULL && rt->by_rank[r]->fd >= 0) {
+            send_msg(rt, rt->by_rank[r], BOOT_REP_ERROR, &e, sizeof(e));
+        }
+    }
+}
+
+/* Authenticated: place the client by the rank its hello claims, or refuse it. */
+static int place_client(struct root *rt, struct root_client *c)
+{
+    struct boot_hello h;
+    memcpy(&h, c->hs.payload, sizeof(h));
+    char why[200] = "";
+    if (h.kind != BOOT_KIND) {
+        snprintf(why, sizeof(why), "not a bootstrap connection");
+    } else if (h.nranks < 1 || h.rank < 0 || h.rank >= h.nranks) {
+        snprintf(why, sizeof(why), "rank %d of %d is out of range", h.rank, h.nranks);
+    } else if (rt->nranks != 0 && h.nranks != rt->nranks) {
+        snprintf(why, sizeof(why), "rank %d says nranks %d, earlier ranks said %d", h.rank,
+                 h.nranks, rt->nranks);
+    } else if (rt->nranks != 0 && rt->by_rank[h.rank] != NULL) {
+        snprintf(why, sizeof(why), "rank %d joined twice (again from %s)", h.rank, c->addr);
+    }
+    if (why[0] != '\0') {
+        struct boot_error e = {(int32_t)htonl((uint32_t)TUTTI_ERR_INVALID_USAGE), -1, {0}};
+        snprintf(e.reason, sizeof(e.reason), "refused by the root: %s", why);
+        tutti_warn("bootstrap root refused %s: %s", c->addr, why);
+        send_msg(rt, c, BOOT_REP_ERROR, &e, sizeof(e));
+        return -1;
+    }
+    if (rt->nranks == 0) {
+        rt->by_rank = calloc((size_t)h.nranks, sizeof(*rt->by_rank));
+        if (rt->by_rank == NULL) {
+            return -1;
+        }
+        rt->nranks = h.nranks;
+        rt->round_start = tutti__now_ns();
+    }
+    c->rank = h.rank;
+    c->pid = h.pid;
+    rt->by_rank[h.rank] = c;
+    tutti_debug(TUTTI_SUBSYS_BOOT, "bootstrap root: rank %d joined from %s", h.rank, c->addr);
+    return 0;
+}
+
+static void accept_new(struct root *rt)
+{
+    for (;;) {
+        int fd;
+        union tutti_sockaddr from;
+        if (tutti__sock_accept(rt->lfd, &fd, &from) != TUTTI_OK) {
+            return;
+        }
+        if (rt->npending == rt->pending_cap) {
+            int cap = rt->pending_cap + 16;
+            struct root_client **n = realloc(rt->pending, (size_t)cap * sizeof(*n));
+            if (n == NULL) {
+                close(fd);
+                return;
+            }
+            rt->pending = n;
+            rt->pending_cap = cap;
+        }
+        struct root_client *c = calloc(1, sizeof(*c));
+        if (c == NULL) {
+            close(fd);
+            return;
+        }
+        c->fd = fd;
+        c->rank = -1;
+        tutti__sockaddr_str(&from, c->addr, sizeof(c->addr));
+        tutti__hs_init_accept(&c->hs, fd, rt->secret, rt->job_id,
+                              tutti__now_ns() + HANDSHAKE_TIMEOUT_NS);
+        rt->pending[rt->npending++] = c;
+    }
+}
+
+static void progress_handshakes(struct root *rt)
+{
+    for (int i = 0; i < rt->npending;) {
+        struct root_client *c = rt->pending[i];
+        tutti_status_t st = tutti__hs_progress(&c->hs);
+        if (st == TUTTI_IN_PROGRESS) {
+            i++;
+            continue;
+        }
+        rt->pending[i] = rt->pending[--rt->npending];
+        if (st != TUTTI_OK) {
+            tutti_warn("bootstrap root refused connection from %s: %s", c->addr,
+                       st == TUTTI_ERR_AUTH ? "authentication failed (wrong secret or another job)"
+                                            : tutti_status_string(st));
+            client_free(c);
+        } else if (place_client(rt, c) != 0) {
+            client_free(c);
+        }
+    }
+}
+
+/* Read what is available of the client's next request; -1 if it left. */
+static int read_request(struct root_client *c)
+{
+    while (!c->ready) {
+        int err = 0;
+        ssize_t n;
+        if (c->hdr_done < sizeof(c->hdr)) {
+            n = tutti__sock_recv(c->fd, (char *)&c->hdr + c->hdr_done,
+                                 sizeof(c->hdr) - c->hdr_done, &err);
+            if (n > 0 && (c->hdr_done += (size_t)n) == sizeof(c->hdr)) {
+                c->hdr.type = ntohl(c->hdr.type);
+                c->hdr.len = ntohl(c->hdr.len);
+                if (c->hdr.len > BOOT_MAX_PAYLOAD) {
+                    return -1;
+                }
+                free(c->payload);
+                c->payload = c->hdr.len > 0 ? malloc(c->hdr.len) : NULL;
+                c->pay_done = 0;
+                if (c->hdr.len > 0 && c->payload == NULL) {
+                    return -1;
+                }
+                c->ready = (c->hdr.len == 0);
+            }
+        } else {
+            n = tutti__sock_recv(c->fd, c->payload + c->pay_done, c->hdr.len - c->pay_done, &err);
+            if (n > 0 && (c->pay_done += (size_t)n) == c->hdr.len) {
+                c->ready = 1;
+            }
+        }
+        if (n < 0) {
+            return -1;
+        }
+        if (n == 0) {
+            break;
+        }
+    }
+    return 0;
+}
+
+/* Every rank's request of this round is in: check they agree and answer all. */
+static int answer_round(struct root *rt)
+{
+    uint32_t type = rt->by_rank[0]->hdr.type, len = rt->by_rank[0]->hdr.len;
+    for (int r = 1; r < rt->nranks; r++) {
+        if (rt->by_rank[r]->hdr.type != type || rt->by_rank[r]->hdr.len != len) {
+            char why[160];
+            snprintf(why, sizeof(why), "ranks disagree on the set-up sequence (rank 0 sent "
+                     "request %u of %u bytes, rank %d request %u of %u bytes)", type, len, r,
+                     rt->by_rank[r]->hdr.type, rt->by_rank[r]->hdr.len);
+            fail_all(rt, TUTTI_ERR_INVALID_USAGE, r, why);
+            return -1;
+        }
+    }
+    if (type == BOOT_REQ_ALLGATHER) {
+        uint8_t *all = malloc((size_t)len * (size_t)rt->nranks);
+        if (all == NULL) {
+            fail_all(rt, TUTTI_ERR_NO_MEMORY, -1, "the root is out of memory");
+            return -1;
+        }
+        for (int r = 0; r < rt->nranks; r++) {
+            memcpy(all + (size_t)r * len, rt->by_rank[r]->payload, len);
+        }
+        for (int r = 0; r < rt->nranks; r++) {
+            send_msg(rt, rt->by_rank[r], BOOT_REP_ALLGATHER, all, (size_t)len * rt->nranks);
+        }
+        free(all);
+    } else if (type == BOOT_REQ_SYNC && len == sizeof(struct boot_sync)) {
+        struct boot_sync worst = {0, -1};
+        for (int r = 0; r < rt->nranks; r++) {
+            struct boot_sync s;
+            memcpy(&s, rt->by_rank[r]->payload, sizeof(s));
+            int32_t st = (int32_t)ntohl((uint32_t)s.status);
+            if (st < worst.status) {
+                worst.status = st;
+                worst.rank = r;
+            }
+        }
+        struct boot_sync rep = {(int32_t)htonl((uint32_t)worst.status),
+                                (int32_t)htonl((uint32_t)worst.rank)};
+        for (int r = 0; r < rt->nranks; r++) {
+            send_msg(rt, rt->by_rank[r], BOOT_REP_SYNC, &rep, sizeof(rep));
+        }
+    } else {
+        fail_all(rt, TUTTI_ERR_INVALID_USAGE, -1, "unknown bootstrap request");
+        return -1;
+    }
+    for (int r = 0; r < rt->nranks; r++) {
+        rt->by_rank[r]->ready = 0;
+        rt->by_rank[r]->hdr_done = 0;
+    }
+    rt->round_start = tutti__now_ns();
+    return 0;
+}
+
+/* List the ranks that are absent (never joined) or have not sent this round's request. */
+static void describe_missing(const struct root *rt, char *buf, size_t len)
+{
+    size_t o = 0;
+    int absent = 0, late = 0;
+    for (int r = 0; r < rt->nranks && o + 16 < len; r++) {
+        const struct root_client *c = rt->by_rank[r];
+        if (c == NULL || !c->ready) {
+            o += (size_t)snprintf(buf + o, len - o, "%s%d", (absent + late) ? ", " : "", r);
+            absent += (c == NULL);
+            late += (c != NULL);
+        }
+    }
+    if (o + 40 < len) {
+        snprintf(buf + o, len - o, absent > 0 ? " never joined" : " did not reach this set-up step");
+    }
+}
+
+/* Handle one ready or departed client; returns -1 when the root must stop. */
+static int serve_client(struct root *rt, int r)
+{
+    struct root_client *c = rt->by_rank[r];
+    if (c == NULL || c->fd < 0) {
+        return 0;
+    }
+    if (read_request(c) != 0) {
+        char why[200];
+        snprintf(why, sizeof(why), "rank %d (pid %u, %s) left before the set-up finished", r,
+                 c->pid, c->addr);
+        close(c->fd);
+        c->fd = -1;
+        fail_all(rt, TUTTI_ERR_REMOTE, r, why);
+        return -1;
+    }
+    if (c->ready && c->hdr.type == BOOT_REQ_BYE) {
+        close(c->fd);
+        c->fd = -1;
+        c->ready = 0;
+        rt->nbye++;
+    }
+    return 0;
+}
+
+static int all_ready(const struct root *rt)
+{
+    if (rt->nranks == 0) {
+        return 0;
+    }
+    for (int r = 0; r < rt->nranks; r++) {
+        if (rt->by_rank[r] == NULL || !rt->by_rank[r]->ready) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void root_wait(struct root *rt)
+{
+    int cap = 1 + rt->npending + rt->nranks;
+    struct pollfd *fds = calloc((size_t)cap, sizeof(*fds));
+    if (fds == NULL) {
+        usleep(1000);
+        return;
+    }
+    int n = 0;
+    fds[n++] = (struct pollfd){.fd = rt->lfd, .events = POLLIN};
+    for (int i = 0; i < rt->npending; i++) {
+        fds[n++] = (struct pollfd){.fd = rt->pending[i]->fd, .events = POLLIN | POLLOUT};
+    }
+    for (int r = 0; r < rt->nranks; r++) {
+        if (rt->by_rank[r] != NULL && rt->by_rank[r]->fd >= 0) {
+            fds[n++] = (struct pollfd){.fd = rt->by_rank[r]->fd, .events = POLLIN};
+        }
+    }
+    (void)poll(fds, (nfds_t)n, 100);
+    free(fds);
+}
+
+static void root_serve(struct root *rt)
+{
+    for (;;) {
+        root_wait(rt);
+        accept_new(rt);
+        progress_handshakes(rt);
+        for (int r = 0; r < rt->nranks; r++) {
+            if (serve_client(rt, r) != 0) {
+                return;
+            }
+        }
+        if (rt->nranks > 0 && rt->nbye == rt->nranks) {
+            return;
+        }
+        if (all_ready(rt)) {
+            if (answer_round(rt) != 0) {
+                return;
+            }
+            continue;
+        }
+        if (rt->nranks > 0 && tutti__now_ns() - rt->round_start > rt->timeout_ns) {
+            char why[240];
+            describe_missing(rt, why, sizeof(why));
+            char full[300];
+            snprintf(full, sizeof(full), "ranks %.200s within TUTTI_TIMEOUT", why);
+            fail_all(rt, TUTTI_ERR_TIMEOUT, -1, full);
+            return;
+        }
+    }
+}
+
+static void *root_main(void *arg)
+{
+    struct root *rt = arg;
+    root_serve(rt);
+    for (int r = 0; r < rt->nranks; r++) {
+        if (rt->by_rank[r] != NULL) {
+            client_free(rt->by_rank[r]);
+        }
+    }
+    for (int i = 0; i < rt->npending; i++) {
+        client_free(rt->pending[i]);
+    }
+    close(rt->lfd);
+    free(rt->by_rank);
+    free(rt->pending);
+    free(rt);
+    return NULL;
+}
+
+tutti_status_t tutti__boot_root_start(const union tutti_sockaddr *listen,
+                                      const uint8_t secret[TUTTI_SECRET_BYTES], uint64_t job_id,
+                                      union tutti_sockaddr *bound_p)
+{
+    struct root *rt = calloc(1, sizeof(*rt));
+    if (rt == NULL) {
+        return tutti__set_error(NULL, TUTTI_ERR_NO_MEMORY, "no memory for the bootstrap root");
+    }
+    memcpy(rt->secret, secret, TUTTI_SECRET_BYTES);
+    rt->job_id = job_id;
+    rt->timeout_ns = tutti__env()->TIMEOUT;
+    tutti_status_t st = tutti__sock_listen(listen, &rt->lfd, bound_p);
+    if (st != TUTTI_OK) {
+        free(rt);
+        return st;
+    }
+    pthread_t tid;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int err = pthread_create(&tid, &attr, root_main, rt);
+    pthread_attr_destroy(&attr);
+    if (err != 0) {
+        close(rt->lfd);
+        free(rt);
+        return tutti__set_error(NULL, TUTTI_ERR_SYSTEM, "starting the bootstrap root thread: %s",
+                                strerror(err));
+    }
+    char addr[80];
+    tutti_info(TUTTI_SUBSYS_BOOT, "bootstrap root listening on %s",
+               tutti__sockaddr_str(bound_p, addr, sizeof(addr)));
+    return TUTTI_OK;
+}

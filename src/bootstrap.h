@@ -1,0 +1,64 @@
+/*
+ * bootstrap.h - the out-of-band channel that builds a communicator: an all-gather of every
+ * rank's peer record and "sync" rounds in which the ranks agree on a status (the worst one, and
+ * who reported it). Every rank makes the same sequence of calls, even after a local failure,
+ * so that all of them learn about it instead of waiting.
+ *
+ * Two implementations: the root server (bootstrap.c; one per unique id, a thread in the
+ * process that called tutti_get_unique_id, or rank 0 under a launcher) and the parent
+ * communicator (split.c), whose collectives carry the same calls.
+ */
+#ifndef TUTTI_BOOTSTRAP_H
+#define TUTTI_BOOTSTRAP_H
+
+#include "net/handshake.h"
+#include "net/sock.h"
+#include "tutti/status.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct tutti_boot;
+
+struct tutti_boot_ops {
+    /** all[r * size .. ] = rank r's `mine`, for every rank. */
+    tutti_status_t (*allgather)(struct tutti_boot *b, const void *mine, void *all, size_t size);
+    /** Agree on the worst status (most negative) and the lowest rank that reported it. */
+    tutti_status_t (*sync)(struct tutti_boot *b, tutti_status_t mine, tutti_status_t *agreed_p,
+                           int *culprit_p);
+    /**
+     * Leave and free. ok != 0: this rank finished its set-up; ok == 0: it gives up, and the
+     * other ranks are told it left early.
+     */
+    void (*close)(struct tutti_boot *b, int ok);
+};
+
+struct tutti_boot {
+    const struct tutti_boot_ops *ops;
+};
+
+/** Identity of a job's bootstrap: where the root listens, the secret, the job id. */
+struct tutti_boot_id {
+    union tutti_sockaddr root;
+    uint8_t secret[TUTTI_SECRET_BYTES];
+    uint64_t job_id;
+};
+
+/**
+ * Start the root server for one communicator of any size in a background thread. It listens on
+ * `listen` (port 0: an ephemeral port or TUTTI_PORT_RANGE) and writes the bound address into
+ * *bound_p. It exits when every rank has left, on an error it has reported to the ranks, or when
+ * ranks are missing TUTTI_TIMEOUT after the first one arrived.
+ */
+tutti_status_t tutti__boot_root_start(const union tutti_sockaddr *listen,
+                                      const uint8_t secret[TUTTI_SECRET_BYTES], uint64_t job_id,
+                                      union tutti_sockaddr *bound_p);
+
+/**
+ * Join the root as `rank` of `nranks`, retrying a refused connection until the deadline (the
+ * root may start later than some ranks under a launcher).
+ */
+tutti_status_t tutti__boot_client_open(const struct tutti_boot_id *id, int rank, int nranks,
+                                       int64_t timeout_ns, struct tutti_boot **b_p);
+
+#endif /* TUTTI_BOOTSTRAP_H */

@@ -1,0 +1,46 @@
+/*
+ * allgather_ring.c - ring all-gather. Block b (sendcount elements) comes from rank b. Rank r
+ * sends its own block, then at step s receives block r-s, stores it and forwards it (one pass
+ * over the slot), and finally just stores block r+1. Its own block is copied into place after
+ * the sends, unless the call is in place.
+ */
+#include "coll/coll.h"
+
+int tutti__allgather_ring(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                          struct tutti_plan *plan)
+{
+    int n = pp->nranks, r = pp->rank;
+    size_t sc = op->count;
+    for (int ch = 0; ch < pp->nchannels; ch++) {
+        size_t choff, chlen;
+        int open = tutti__coll_open_lane(plan, sc, pp, ch, n > 1 ? (r + 1) % n : -1,
+                                         n > 1 ? tutti__mod(r - 1, n) : -1, &choff, &chlen);
+        if (open < 0) {
+            return -1;
+        }
+        if (open == 0) {
+            continue;
+        }
+        for (size_t lo = 0; lo < chlen && n > 1; lo += pp->chunk_elems) {
+            size_t in = choff + lo;
+            size_t len = tutti__chunk(chlen - lo, pp);
+            int rc = tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND, in, TUTTI_BUF_NONE,
+                                          0, len, 0);
+            for (int s = 1; s <= n - 2; s++) {
+                rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_COPY_SEND, TUTTI_BUF_NONE, 0,
+                                           TUTTI_BUF_RECV, (size_t)tutti__mod(r - s, n) * sc + in,
+                                           len, 0);
+            }
+            rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV, TUTTI_BUF_NONE, 0, TUTTI_BUF_RECV,
+                                       (size_t)((r + 1) % n) * sc + in, len, 0);
+            if (rc != 0) {
+                return -1;
+            }
+        }
+        if (tutti__coll_copy(plan, op, TUTTI_BUF_SEND, choff, TUTTI_BUF_RECV,
+                             (size_t)r * sc + choff, chlen) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}

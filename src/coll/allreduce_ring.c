@@ -1,0 +1,72 @@
+/*
+ * allreduce_ring.c - ring all-reduce: a reduce-scatter pass then an all-gather pass around the
+ * ring, pipelined in loops of nranks chunks, the data split over channels.
+ *
+ * Within one loop the data is cut into nranks blocks. Rank r first sends its block r; at
+ * reduce-scatter step s (1 <= s < nranks) it receives block r-s from its predecessor, adds its
+ * own contribution and forwards it, so after nranks-1 steps block r+1 is complete at rank r. The
+ * all-gather pass then circulates the finished blocks as bytes. Every element is reduced at exactly
+ * one rank and copied everywhere else, which is why every rank's result is bitwise identical.
+ */
+#include "coll/coll.h"
+
+/* One loop of `len` elements starting at element `base`. */
+static int ring_loop(struct tutti_plan *plan, int n, int r, size_t base, size_t len)
+{
+    size_t off, blen;
+#define BLOCK(b) (tutti__split_even(len, n, tutti__mod((b), n), &off, &blen), off += base)
+    int rc = 0;
+    BLOCK(r);
+    rc |= tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND, off, TUTTI_BUF_NONE, 0, blen,
+                               0);
+    for (int s = 1; s <= n - 2; s++) {
+        BLOCK(r - s);
+        rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_SEND, TUTTI_BUF_SEND, off,
+                                   TUTTI_BUF_NONE, 0, blen, 0);
+    }
+    BLOCK(r + 1);
+    rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_COPY_SEND, TUTTI_BUF_SEND, off,
+                               TUTTI_BUF_RECV, off, blen, 1);
+    for (int s = 1; s <= n - 2; s++) {
+        BLOCK(r + 1 - s);
+        rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_COPY_SEND, TUTTI_BUF_NONE, 0,
+                                   TUTTI_BUF_RECV, off, blen, 0);
+    }
+    BLOCK(r + 2);
+    rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV, TUTTI_BUF_NONE, 0, TUTTI_BUF_RECV, off, blen,
+                               0);
+#undef BLOCK
+    return rc;
+}
+
+int tutti__allreduce_ring(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                          struct tutti_plan *plan)
+{
+    int n = pp->nranks, r = pp->rank;
+    plan->divisor = (op->op == TUTTI_AVG) ? n : 1;
+    if (n == 1) {
+        if (tutti__plan_add_lane(plan, -1, -1, 0) < 0) {
+            return -1;
+        }
+        return tutti__coll_copy(plan, op, TUTTI_BUF_SEND, 0, TUTTI_BUF_RECV, 0, op->count);
+    }
+    size_t loop = (size_t)n * pp->chunk_elems;
+    for (int ch = 0; ch < pp->nchannels; ch++) {
+        size_t choff, chlen;
+        int open = tutti__coll_open_lane(plan, op->count, pp, ch, (r + 1) % n, tutti__mod(r - 1, n),
+                                         &choff, &chlen);
+        if (open < 0) {
+            return -1;
+        }
+        if (open == 0) {
+            continue;
+        }
+        for (size_t lo = 0; lo < chlen; lo += loop) {
+            size_t len = chlen - lo < loop ? chlen - lo : loop;
+            if (ring_loop(plan, n, r, choff + lo, len) != 0) {
+                return -1;
+            }
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,51 @@
+/*
+ * alltoall_pairwise.c - all-to-all as nranks-1 concurrent pairwise exchanges: one lane sends
+ * block r+k to rank r+k while another receives block r-k from rank r-k, for every k, plus the
+ * local copy of block r. Lanes run concurrently, so no exchange waits for another and large
+ * blocks cannot deadlock on full FIFOs. Blocks are split over channels.
+ */
+#include "coll/coll.h"
+
+int tutti__alltoall_pairwise(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                             struct tutti_plan *plan)
+{
+    int n = pp->nranks, r = pp->rank;
+    size_t cnt = op->count;
+    for (int ch = 0; ch < pp->nchannels; ch++) {
+        size_t choff, chlen;
+        tutti__split_even(cnt, pp->nchannels, ch, &choff, &chlen);
+        if (chlen == 0) {
+            continue;
+        }
+        for (int k = 1; k < n; k++) {
+            int to = (r + k) % n, from = tutti__mod(r - k, n);
+            if (tutti__plan_add_lane(plan, to, -1, ch) < 0) {
+                return -1;
+            }
+            for (size_t lo = 0; lo < chlen; lo += pp->chunk_elems) {
+                size_t len = tutti__chunk(chlen - lo, pp);
+                if (tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND,
+                                         (size_t)to * cnt + choff + lo, TUTTI_BUF_NONE, 0, len,
+                                         0) != 0) {
+                    return -1;
+                }
+            }
+            if (tutti__plan_add_lane(plan, -1, from, ch) < 0) {
+                return -1;
+            }
+            for (size_t lo = 0; lo < chlen; lo += pp->chunk_elems) {
+                size_t len = tutti__chunk(chlen - lo, pp);
+                if (tutti__plan_add_step(plan, TUTTI_STEP_RECV, TUTTI_BUF_NONE, 0, TUTTI_BUF_RECV,
+                                         (size_t)from * cnt + choff + lo, len, 0) != 0) {
+                    return -1;
+                }
+            }
+        }
+        if (tutti__plan_add_lane(plan, -1, -1, ch) < 0 ||
+            tutti__coll_copy(plan, op, TUTTI_BUF_SEND, (size_t)r * cnt + choff, TUTTI_BUF_RECV,
+                             (size_t)r * cnt + choff, chlen) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,49 @@
+/*
+ * broadcast_ring.c - pipelined chain broadcast: root -> root+1 -> ... -> root-1, chunk by chunk,
+ * the data split over channels. Each middle rank copies a chunk out of the slot it received into
+ * its buffer and into the slot it forwards in one pass. The root's own copy (out of place) is
+ * queued after its sends, so the network starts first.
+ */
+#include "coll/coll.h"
+
+int tutti__broadcast_ring(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                          struct tutti_plan *plan)
+{
+    int n = pp->nranks, r = pp->rank;
+    int pos = tutti__mod(r - op->root, n); /* 0 at the root, n-1 at the tail */
+    int next = pos < n - 1 ? (r + 1) % n : -1;
+    int prev = pos > 0 ? tutti__mod(r - 1, n) : -1;
+    for (int ch = 0; ch < pp->nchannels; ch++) {
+        size_t choff, chlen;
+        int open = tutti__coll_open_lane(plan, op->count, pp, ch, next, prev, &choff, &chlen);
+        if (open < 0) {
+            return -1;
+        }
+        if (open == 0) {
+            continue;
+        }
+        for (size_t lo = 0; lo < chlen && n > 1; lo += pp->chunk_elems) {
+            size_t off = choff + lo;
+            size_t len = tutti__chunk(chlen - lo, pp);
+            int rc;
+            if (pos == 0) {
+                rc = tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND, off,
+                                          TUTTI_BUF_NONE, 0, len, 0);
+            } else if (next >= 0) {
+                rc = tutti__plan_add_step(plan, TUTTI_STEP_RECV_COPY_SEND, TUTTI_BUF_NONE, 0,
+                                          TUTTI_BUF_RECV, off, len, 0);
+            } else {
+                rc = tutti__plan_add_step(plan, TUTTI_STEP_RECV, TUTTI_BUF_NONE, 0, TUTTI_BUF_RECV,
+                                          off, len, 0);
+            }
+            if (rc != 0) {
+                return -1;
+            }
+        }
+        if (pos == 0 &&
+            tutti__coll_copy(plan, op, TUTTI_BUF_SEND, choff, TUTTI_BUF_RECV, choff, chlen) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,78 @@
+/*
+ * coll.h - schedule builders, one algorithm per file (src/coll/<coll>_<algo>.c), and the
+ * catalog that says which applies (algos.c). Each builder appends lanes and steps for one rank
+ * to an empty plan and returns 0, or -1 when out of memory.
+ */
+#ifndef TUTTI_COLL_H_INTERNAL
+#define TUTTI_COLL_H_INTERNAL
+
+#include "plan.h"
+#include "tutti/coll.h"
+
+typedef int (*tutti_build_fn)(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                              struct tutti_plan *plan);
+
+struct tutti_algo {
+    tutti_coll_t coll;
+    const char *name; /* what TUTTI_ALGO will accept */
+    const char *desc;
+    tutti_build_fn build;
+};
+
+/** Catalog entries for a collective; *n_p gets the count. */
+const struct tutti_algo *tutti__algos(tutti_coll_t coll, int *n_p);
+
+int tutti__allreduce_ring(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                          struct tutti_plan *plan);
+int tutti__broadcast_ring(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                          struct tutti_plan *plan);
+int tutti__reduce_ring(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                       struct tutti_plan *plan);
+int tutti__reduce_scatter_ring(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                               struct tutti_plan *plan);
+int tutti__allgather_ring(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                          struct tutti_plan *plan);
+int tutti__alltoall_pairwise(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                             struct tutti_plan *plan);
+int tutti__p2p_direct(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                      struct tutti_plan *plan);
+int tutti__barrier_ring(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                        struct tutti_plan *plan);
+
+/* ---- helpers shared by builders (algos.c) ---- */
+
+/** Is element `off` of buffer a the same address as element `boff` of buffer b? */
+int tutti__coll_same_place(const struct tutti_op_desc *op, tutti_buf_t a, size_t off, tutti_buf_t b,
+                           size_t boff);
+
+/**
+ * Open the lane of channel ch over its share of `total` elements (split evenly over channels).
+ * Returns 1 with the share in *off_p / *len_p, 0 when the share is empty (no lane), -1 when
+ * out of memory.
+ */
+int tutti__coll_open_lane(struct tutti_plan *plan, size_t total, const struct tutti_plan_params *pp,
+                          int ch, int send_peer, int recv_peer, size_t *off_p, size_t *len_p);
+
+/** Elements of the next chunk when `left` remain. */
+static inline size_t tutti__chunk(size_t left, const struct tutti_plan_params *pp)
+{
+    return left < pp->chunk_elems ? left : pp->chunk_elems;
+}
+
+/**
+ * Append COPY steps moving count elements from (src_buf, src_off) to (dst_buf, dst_off) to the
+ * last lane, unless source and destination are the same place (in-place use).
+ */
+int tutti__coll_copy(struct tutti_plan *plan, const struct tutti_op_desc *op, tutti_buf_t src_buf,
+                     size_t src_off, tutti_buf_t dst_buf, size_t dst_off, size_t count);
+
+/**
+ * Build one plan for a run of point-to-point operations of one group (all on one
+ * communicator): every send to a peer, in call order, goes through one lane per channel, and
+ * likewise every receive; sends to self are matched with receives from self in order and become
+ * local copies. Sizes are in bytes (the plan's datatype is uint8).
+ * @return 0; -1 when out of memory; -2 when self-sends and self-receives do not pair up.
+ */
+int tutti__p2p_group_build(const struct tutti_op_desc *const *ops, int n,
+                           const struct tutti_plan_params *pp, struct tutti_plan *plan);
+#endif /* TUTTI_COLL_H_INTERNAL */

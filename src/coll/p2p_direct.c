@@ -1,0 +1,141 @@
+/*
+ * p2p_direct.c - point-to-point send or receive: the message is split over channels (both ends
+ * compute the same split) and cut into slot-sized steps. Self-sends are resolved by the group
+ * code into local copies, so here peer != rank.
+ */
+#include "coll/coll.h"
+
+int tutti__p2p_direct(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                      struct tutti_plan *plan)
+{
+    int is_send = (op->coll == TUTTI_COLL_SEND);
+    for (int ch = 0; ch < pp->nchannels; ch++) {
+        size_t choff, chlen;
+        int open = tutti__coll_open_lane(plan, op->count, pp, ch, is_send ? op->peer : -1,
+                                         is_send ? -1 : op->peer, &choff, &chlen);
+        if (open < 0) {
+            return -1;
+        }
+        if (open == 0) {
+            continue;
+        }
+        for (size_t lo = 0; lo < chlen; lo += pp->chunk_elems) {
+            size_t len = tutti__chunk(chlen - lo, pp);
+            int rc = is_send ? tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND,
+                                                    choff + lo, TUTTI_BUF_NONE, 0, len, 0)
+                             : tutti__plan_add_step(plan, TUTTI_STEP_RECV, TUTTI_BUF_NONE, 0,
+                                                    TUTTI_BUF_RECV, choff + lo, len, 0);
+            if (rc != 0) {
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+static size_t op_bytes(const struct tutti_op_desc *op)
+{
+    return op->count * tutti_datatype_size(op->dt);
+}
+
+/* Local copies for self-sends, matched with self-receives in call order. */
+static int self_copies(const struct tutti_op_desc *const *ops, int n, int rank,
+                       struct tutti_plan *plan)
+{
+    int si = 0, ri = 0, lane = 0;
+    for (;;) {
+        while (si < n && !(ops[si]->coll == TUTTI_COLL_SEND && ops[si]->peer == rank)) {
+            si++;
+        }
+        while (ri < n && !(ops[ri]->coll == TUTTI_COLL_RECV && ops[ri]->peer == rank)) {
+            ri++;
+        }
+        if (si == n && ri == n) {
+            return 0;
+        }
+        if (si == n || ri == n || op_bytes(ops[si]) != op_bytes(ops[ri])) {
+            return -2;
+        }
+        if (!lane && tutti__plan_add_lane(plan, -1, -1, 0) < 0) {
+            return -1;
+        }
+        lane = 1;
+        long s = tutti__plan_add_buf(plan, (void *)ops[si]->sendbuf);
+        long r = tutti__plan_add_buf(plan, ops[ri]->recvbuf);
+        if (s < 0 || r < 0 ||
+            (ops[si]->sendbuf != ops[ri]->recvbuf &&
+             tutti__plan_add_step(plan, TUTTI_STEP_COPY, (uint32_t)s, 0, (uint32_t)r, 0,
+                                  op_bytes(ops[si]), 0) != 0)) {
+            return -1;
+        }
+        si++;
+        ri++;
+    }
+}
+
+/* One lane per channel for all operations of one direction with one peer. */
+static int peer_lanes(const struct tutti_op_desc *const *ops, int n, tutti_coll_t dir, int peer,
+                      const struct tutti_plan_params *pp, struct tutti_plan *plan)
+{
+    int is_send = (dir == TUTTI_COLL_SEND);
+    for (int ch = 0; ch < pp->nchannels; ch++) {
+        int lane = 0;
+        for (int i = 0; i < n; i++) {
+            const struct tutti_op_desc *op = ops[i];
+            size_t choff, chlen;
+            if (op->coll != dir || op->peer != peer) {
+                continue;
+            }
+            tutti__split_even(op_bytes(op), pp->nchannels, ch, &choff, &chlen);
+            if (chlen == 0) {
+                continue;
+            }
+            if (!lane &&
+                tutti__plan_add_lane(plan, is_send ? peer : -1, is_send ? -1 : peer, ch) < 0) {
+                return -1;
+            }
+            lane = 1;
+            long b = tutti__plan_add_buf(plan, is_send ? (void *)op->sendbuf : op->recvbuf);
+            if (b < 0) {
+                return -1;
+            }
+            for (size_t lo = 0; lo < chlen; lo += pp->chunk_elems) {
+                size_t len = tutti__chunk(chlen - lo, pp);
+                int rc = is_send ? tutti__plan_add_step(plan, TUTTI_STEP_SEND, (uint32_t)b,
+                                                        choff + lo, TUTTI_BUF_NONE, 0, len, 0)
+                                 : tutti__plan_add_step(plan, TUTTI_STEP_RECV, TUTTI_BUF_NONE, 0,
+                                                        (uint32_t)b, choff + lo, len, 0);
+                if (rc != 0) {
+                    return -1;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+int tutti__p2p_group_build(const struct tutti_op_desc *const *ops, int n,
+                           const struct tutti_plan_params *pp, struct tutti_plan *plan)
+{
+    struct tutti_op_desc whole = {
+        .coll = TUTTI_COLL_SEND, .dt = TUTTI_UINT8, .root = -1, .peer = -1};
+    if (tutti__plan_reset(plan, &whole) != 0) {
+        return -1;
+    }
+    plan->algo = "direct";
+    int rc = self_copies(ops, n, pp->rank, plan);
+    if (rc != 0) {
+        return rc;
+    }
+    for (int peer = 0; peer < pp->nranks; peer++) {
+        if (peer == pp->rank) {
+            continue;
+        }
+        if (peer_lanes(ops, n, TUTTI_COLL_SEND, peer, pp, plan) != 0 ||
+            peer_lanes(ops, n, TUTTI_COLL_RECV, peer, pp, plan) != 0) {
+            return -1;
+        }
+    }
+    tutti__plan_finish(plan);
+    return 0;
+}

@@ -1,0 +1,80 @@
+/*
+ * comm.c - the public life-cycle and query calls of a communicator: rank, size, async error,
+ * destroy and abort. Abort may come from any thread while others are blocked in operations:
+ * it flags the communicator, wakes every waiter, waits until they have all left, then frees.
+ */
+#include "comm.h"
+#include "check.h"
+#include "fail.h"
+#include "global.h"
+#include "request.h"
+
+#include <sched.h>
+#include <string.h>
+#include <unistd.h>
+
+tutti_status_t tutti_comm_rank(const tutti_comm_t *comm, int *rank_p)
+{
+    if (comm == NULL || rank_p == NULL) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "%s is NULL",
+                                comm == NULL ? "comm" : "rank_p");
+    }
+    *rank_p = comm->rank;
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti_comm_size(const tutti_comm_t *comm, int *size_p)
+{
+    if (comm == NULL || size_p == NULL) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "%s is NULL",
+                                comm == NULL ? "comm" : "size_p");
+    }
+    *size_p = comm->nranks;
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti_comm_get_async_error(tutti_comm_t *comm, tutti_status_t *st_p)
+{
+    if (comm == NULL || st_p == NULL) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "%s is NULL",
+                                comm == NULL ? "comm" : "st_p");
+    }
+    *st_p = tutti__comm_health(comm);
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti_comm_destroy(tutti_comm_t *comm)
+{
+    if (comm == NULL) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "comm is NULL");
+    }
+    tutti__tls.rank = comm->rank;
+    tutti__queue_drain(comm); /* asynchronous operations finish first */
+    tutti_status_t st = tutti__comm_health(comm);
+    tutti_debug(TUTTI_SUBSYS_INIT, "destroying communicator (%s)", tutti_status_name(st));
+    tutti__comm_free(comm);
+    return st;
+}
+
+tutti_status_t tutti_comm_abort(tutti_comm_t *comm)
+{
+    if (comm == NULL) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "comm is NULL");
+    }
+    atomic_store(&comm->state.aborting, 1);
+    /* Every thread inside an operation (callers and the progress thread) sees the flag at its
+     * next check, fails its operation, tells the peers and leaves. Connections are driven by
+     * one thread at a time, so this thread touches them only once the others are out. */
+    do {
+        tutti__comm_wake(comm);
+        usleep(200);
+    } while (atomic_load(&comm->state.inflight) > 0);
+    tutti__queue_drain(comm);
+    if (tutti__comm_health(comm) == TUTTI_OK) {
+        tutti__set_error(comm, TUTTI_ERR_ABORTED, "rank %d aborted its communicator",
+                         comm->rank);
+        tutti__comm_fail(comm, TUTTI_ERR_ABORTED, comm->rank);
+    }
+    tutti__comm_free(comm);
+    return TUTTI_OK;
+}

@@ -1,0 +1,203 @@
+/*
+ * connect.c - owns comm->net: which transports a communicator uses, which one reaches each
+ * peer, and the table of connections, filled on first use by the engine.
+ */
+#include "connect.h"
+#include "check.h"
+#include "comm.h"
+#include "env.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void fill_args(struct tutti_comm *comm, const union tutti_sockaddr *root_hint,
+                      struct tutti_tctx_args *a)
+{
+    memset(a, 0, sizeof(*a));
+    a->comm = comm;
+    a->rank = comm->rank;
+    a->nranks = comm->nranks;
+    a->comm_id = comm->comm_id;
+    a->secret = comm->secret;
+    a->env = tutti__env();
+    a->nchannels = comm->cfg.nchannels;
+    a->timeout_ns = comm->cfg.timeout_ns;
+    a->root_hint = (root_hint != NULL && comm->root_hint.sa.sa_family != 0) ? &comm->root_hint
+                                                                             : NULL;
+    a->peers = comm->peers;
+}
+
+static void drop_transport(struct tutti_comm *comm, tutti_transport_id_t id)
+{
+    if (comm->net.tctx[id] != NULL) {
+        comm->net.ops[id]->fini(comm->net.tctx[id]);
+        comm->net.tctx[id] = NULL;
+    }
+    comm->net.ops[id] = NULL;
+}
+
+tutti_status_t tutti__net_init(struct tutti_comm *comm, const union tutti_sockaddr *root_hint,
+                               struct tutti_peer_info *me)
+{
+    struct tutti_tctx_args *a = &comm->net.targs;
+    fill_args(comm, root_hint, a);
+    comm->net.conns = calloc((size_t)comm->nranks * TUTTI_MAX_CHANNELS, sizeof(*comm->net.conns));
+    comm->net.peer_transport = calloc((size_t)comm->nranks, 1);
+    if (comm->net.conns == NULL || comm->net.peer_transport == NULL) {
+        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory for the connection table");
+    }
+    for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {
+        const struct tutti_transport_ops *ops = tutti__transport_get((tutti_transport_id_t)id);
+        if (ops == NULL || (id == TUTTI_TRANSPORT_SHM && comm->cfg.force_tcp)) {
+            continue;
+        }
+        tutti_status_t st = ops->init(a, &comm->net.tctx[id], me->blob[id]);
+        if (st == TUTTI_ERR_UNSUPPORTED && id == TUTTI_TRANSPORT_SHM) {
+            tutti_info(TUTTI_SUBSYS_SHM, "shared memory unavailable; peers on this host use TCP");
+            continue;
+        }
+        if (st != TUTTI_OK) {
+            return st;
+        }
+        comm->net.ops[id] = ops;
+    }
+    return TUTTI_OK;
+}
+
+/* Sync wrapper: agree on a status; a failure elsewhere becomes this rank's error. */
+static tutti_status_t agree(struct tutti_comm *comm, struct tutti_boot *boot, tutti_status_t st,
+                            const char *what)
+{
+    tutti_status_t agreed;
+    int culprit = -1;
+    TUTTI_CHECK(boot->ops->sync(boot, st, &agreed, &culprit));
+    if (agreed < 0 && st >= 0) {
+        return tutti__set_error(comm, TUTTI_ERR_REMOTE, "rank %d failed while %s: %s", culprit,
+                                what, tutti_status_string(agreed));
+    }
+    return agreed < 0 ? st : TUTTI_OK;
+}
+
+/* Same host = same host id; TCP reaches everyone. */
+static void choose_transports(struct tutti_comm *comm)
+{
+    const uint8_t *mine = comm->peers[comm->rank].hostid;
+    int shm_used = 0, tcp_used = 0;
+    comm->nlocal = 0;
+    for (int r = 0; r < comm->nranks; r++) {
+        int local = memcmp(comm->peers[r].hostid, mine, TUTTI_HOSTID_BYTES) == 0;
+        comm->nlocal += local;
+        int score = 0;
+        if (comm->net.ops[TUTTI_TRANSPORT_SHM] != NULL) {
+            (void)comm->net.ops[TUTTI_TRANSPORT_SHM]->can_connect(
+                comm->net.tctx[TUTTI_TRANSPORT_SHM], r, &score);
+        }
+        comm->net.peer_transport[r] = score > 0 ? TUTTI_TRANSPORT_SHM : TUTTI_TRANSPORT_TCP;
+    }
+    /* The chunk size must be the same on every rank, so it is derived from the global view:
+     * which transports any pair of ranks uses, not only this rank's pairs. */
+    for (int r = 0; r < comm->nranks; r++) {
+        for (int q = r + 1; q < comm->nranks; q++) {
+            int same = memcmp(comm->peers[r].hostid, comm->peers[q].hostid, TUTTI_HOSTID_BYTES) == 0;
+            shm_used |= same && comm->net.ops[TUTTI_TRANSPORT_SHM] != NULL;
+            tcp_used |= !(same && comm->net.ops[TUTTI_TRANSPORT_SHM] != NULL);
+        }
+        if (shm_used && tcp_used) {
+            break;
+        }
+    }
+    const struct tutti_env *env = tutti__env();
+    size_t chunk = SIZE_MAX;
+    if (shm_used) {
+        chunk = env->SHM_SLOT_SIZE;
+    }
+    if (tcp_used && env->TCP_SLOT_SIZE < chunk) {
+        chunk = env->TCP_SLOT_SIZE;
+    }
+    comm->cfg.chunk_bytes = chunk == SIZE_MAX ? env->SHM_SLOT_SIZE : chunk;
+    if (comm->cfg.nchannels == 0) {
+        comm->cfg.nchannels = tcp_used ? 2 : 1;
+    }
+}
+
+tutti_status_t tutti__net_attach(struct tutti_comm *comm, struct tutti_boot *boot)
+{
+    void *shm = comm->net.tctx[TUTTI_TRANSPORT_SHM];
+    tutti_status_t s = shm != NULL ? comm->net.ops[TUTTI_TRANSPORT_SHM]->attach(shm, 0)
+                                   : TUTTI_ERR_UNSUPPORTED;
+    TUTTI_CHECK(agree(comm, boot, s == TUTTI_ERR_UNSUPPORTED ? TUTTI_OK : s,
+                      "attaching shared memory"));
+    tutti_status_t use_shm;
+    int who = -1;
+    TUTTI_CHECK(boot->ops->sync(boot, s == TUTTI_OK ? TUTTI_OK : TUTTI_ERR_UNSUPPORTED, &use_shm,
+                                &who));
+    if (use_shm != TUTTI_OK) {
+        if (shm != NULL) {
+            tutti_info(TUTTI_SUBSYS_SHM, "rank %d cannot use shared memory: TCP for every pair",
+                       who);
+        }
+        drop_transport(comm, TUTTI_TRANSPORT_SHM);
+    }
+    tutti_status_t st = TUTTI_OK;
+    for (int id = 0; id < TUTTI_TRANSPORT_COUNT && st == TUTTI_OK; id++) {
+        if (comm->net.ops[id] != NULL) {
+            st = comm->net.ops[id]->attach(comm->net.tctx[id], id == TUTTI_TRANSPORT_SHM ? 1 : 0);
+        }
+    }
+    TUTTI_CHECK(agree(comm, boot, st, "attaching transports"));
+    choose_transports(comm);
+    if (comm->net.ops[TUTTI_TRANSPORT_SHM] != NULL) {
+        comm->net.doorbell = comm->net.ops[TUTTI_TRANSPORT_SHM]->doorbell(
+            comm->net.tctx[TUTTI_TRANSPORT_SHM]);
+    }
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__comm_conn(struct tutti_comm *comm, int peer, int channel,
+                                struct tutti_tconn **conn_p)
+{
+    struct tutti_tconn **slot = &comm->net.conns[(size_t)peer * TUTTI_MAX_CHANNELS + channel];
+    if (*slot == NULL) {
+        int id = comm->net.peer_transport[peer];
+        TUTTI_CHECK(comm->net.ops[id]->connect(comm->net.tctx[id], peer, channel, slot));
+    }
+    *conn_p = *slot;
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__net_check(struct tutti_comm *comm)
+{
+    for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {
+        if (comm->net.ops[id] != NULL) {
+            TUTTI_CHECK(comm->net.ops[id]->check(comm->net.tctx[id]));
+        }
+    }
+    return TUTTI_OK;
+}
+
+void tutti__net_abort(struct tutti_comm *comm, const struct tutti_abort_info *info)
+{
+    for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {
+        if (comm->net.ops[id] != NULL) {
+            (void)comm->net.ops[id]->abort(comm->net.tctx[id], info);
+        }
+    }
+}
+
+void tutti__net_fini(struct tutti_comm *comm)
+{
+    for (size_t i = 0; comm->net.conns != NULL &&
+                       i < (size_t)comm->nranks * TUTTI_MAX_CHANNELS; i++) {
+        struct tutti_tconn *c = comm->net.conns[i];
+        if (c != NULL) {
+            c->ops->close(c);
+        }
+    }
+    for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {
+        drop_transport(comm, (tutti_transport_id_t)id);
+    }
+    free(comm->net.conns);
+    free(comm->net.peer_transport);
+    comm->net.conns = NULL;
+    comm->net.peer_transport = NULL;
+}

@@ -1,0 +1,41 @@
+/*
+ * connect.h - a communicator's transports and connections (the `net` part of struct
+ * tutti_comm): per-communicator transport contexts, the agreed choice of transport per peer,
+ * and connections made on first use.
+ */
+#ifndef TUTTI_CONNECT_H
+#define TUTTI_CONNECT_H
+
+#include "bootstrap.h"
+#include "transports/transport.h"
+
+struct tutti_comm;
+
+/**
+ * Create the transport contexts and publish this rank's addresses in me->blob. Shared memory is
+ * skipped with TUTTI_TRANSPORT=tcp or when it cannot be set up (then every rank is told at
+ * attach time and nobody uses it). Called before the all-gather.
+ */
+tutti_status_t tutti__net_init(struct tutti_comm *comm, const union tutti_sockaddr *root_hint,
+                               struct tutti_peer_info *me);
+
+/**
+ * After the all-gather: attach the transports, agree with every rank (through `boot`) on
+ * whether shared memory is in use, choose a transport per peer and the chunk size.
+ */
+tutti_status_t tutti__net_attach(struct tutti_comm *comm, struct tutti_boot *boot);
+
+/** The connection to `peer` on `channel`; *conn_p stays NULL while it is being set up. */
+tutti_status_t tutti__comm_conn(struct tutti_comm *comm, int peer, int channel,
+                                struct tutti_tconn **conn_p);
+
+/** Check every transport context (abort notices, dead peers). */
+tutti_status_t tutti__net_check(struct tutti_comm *comm);
+
+/** Tell every peer this rank can reach that it failed (best effort). */
+void tutti__net_abort(struct tutti_comm *comm, const struct tutti_abort_info *info);
+
+/** Close every connection and free the transport contexts. */
+void tutti__net_fini(struct tutti_comm *comm);
+
+#endif /* TUTTI_CONNECT_H */

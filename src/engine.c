@@ -1,0 +1,250 @@
+/*
+ * engine.c - the wait loop around tutti__exec_advance().
+ *
+ * Waiting policy: busy-poll for TUTTI_SPIN (a peer on another core answers within a few
+ * hundred nanoseconds), then sched_yield() for TUTTI_YIELD (lets a peer that shares our core
+ * run; with more ranks than cores this is where the time goes), then sleep: on the futex
+ * doorbell when only shared memory is involved (peers ring it after posting, but only if we
+ * said we sleep), else in poll() on the sockets. Every 1 ms of waiting, and on each wake-up,
+ * the transports check for dead peers and abort notices. TUTTI_TIMEOUT without progress fails
+ * the communicator with a report of what it waited for.
+ */
+#include "engine.h"
+#include "check.h"
+#include "comm.h"
+#include "connect.h"
+#include "env.h"
+#include "fail.h"
+#include "util.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define CHECK_PERIOD_NS 1000000ll /* liveness and abort-board checks while waiting */
+#define MAX_SLEEP_NS 10000000ll   /* wake at least this often to check deadlines */
+#define MAX_POLLFDS 256
+
+struct waiter {
+    int64_t last_progress;
+    int64_t last_check;
+    int armed;          /* doorbell: we said we are about to sleep */
+    uint32_t token;     /* doorbell sequence seen when arming */
+    struct tutti_doorbell *db;
+};
+
+static tutti_status_t fail_exec(struct tutti_exec *ex, tutti_status_t st)
+{
+    ex->status = st;
+    int culprit = (st == TUTTI_ERR_TIMEOUT) ? tutti__exec_waited_rank(ex) : -1;
+    if (tutti__status_is_fatal(st)) {
+        tutti__comm_fail(ex->comm, st, culprit);
+    }
+    return st;
+}
+
+static tutti_status_t timeout_exec(struct tutti_exec *ex, int64_t idle_ns)
+{
+    char what[400];
+    tutti__exec_describe_wait(ex, what, sizeof(what));
+    struct tutti_comm *c = ex->comm;
+    tutti__set_error(c, TUTTI_ERR_TIMEOUT,
+                     "%s #%llu: no progress for %.1f s (TUTTI_TIMEOUT); rank %d was %s; posted "
+                     "%llu, completed %llu",
+                     tutti__coll_name(ex->plan->op.coll), (unsigned long long)ex->seq,
+                     (double)idle_ns / 1e9, c->rank, what,
+                     (unsigned long long)atomic_load(&c->state.posted),
+                     (unsigned long long)atomic_load(&c->state.completed));
+    return fail_exec(ex, TUTTI_ERR_TIMEOUT);
+}
+
+/* Periodic checks of one exec's communicator: abort requested, failed elsewhere, dead peers. */
+static tutti_status_t check_comm(struct tutti_exec *ex)
+{
+    struct tutti_comm *c = ex->comm;
+    if (atomic_load_explicit(&c->state.aborting, memory_order_relaxed)) {
+        tutti__set_error(c, TUTTI_ERR_ABORTED, "%s #%llu aborted by tutti_comm_abort",
+                         tutti__coll_name(ex->plan->op.coll), (unsigned long long)ex->seq);
+        return fail_exec(ex, TUTTI_ERR_ABORTED);
+    }
+    tutti_status_t health = tutti__comm_health(c);
+    if (health != TUTTI_OK) {
+        ex->status = health; /* another thread or plan failed it; the message is stored */
+        return health;
+    }
+    tutti_status_t st = tutti__net_check(c);
+    if (st != TUTTI_OK) {
+        return fail_exec(ex, st);
+    }
+    return TUTTI_OK;
+}
+
+/* Sleep until a doorbell ring, socket activity or max_ns. */
+static void sleep_once(struct tutti_exec **exs, int n, struct waiter *w, int64_t max_ns)
+{
+    struct pollfd fds[MAX_POLLFDS];
+    int nfds = 0, shm = 0;
+    for (int i = 0; i < n; i++) {
+        struct tutti_exec *ex = exs[i];
+        if (ex->status != TUTTI_IN_PROGRESS) {
+            continue;
+        }
+        shm |= ex->uses_doorbell || ex->phase == TUTTI_EXEC_CONNECT;
+        if (ex->comm->state.wakefd >= 0 && nfds < MAX_POLLFDS) {
+            fds[nfds++] = (struct pollfd){.fd = ex->comm->state.wakefd, .events = POLLIN};
+        }
+        for (int k = 0; ex->needs_progress && k < ex->nconns; k++) {
+            struct tutti_tconn *c = ex->conns[k];
+            nfds += c->ops->pollfds(c, fds + nfds, MAX_POLLFDS - nfds);
+        }
+    }
+    int any_sockets = 0;
+    for (int i = 0; i < n; i++) {
+        any_sockets |= exs[i]->status == TUTTI_IN_PROGRESS && exs[i]->needs_progress;
+    }
+    if (w->armed && !any_sockets) {
+        struct timespec ts = {0, (long)TUTTI_MIN(max_ns, MAX_SLEEP_NS)};
+        syscall(SYS_futex, &w->db->seq, FUTEX_WAIT, w->token, &ts, NULL, 0);
+    } else {
+        /* Sockets: poll them; with shared memory in the same plan, wake often to look at it. */
+        int64_t ns = shm ? 200000 : TUTTI_MIN(max_ns, MAX_SLEEP_NS);
+        int ms = (int)((ns + 999999) / 1000000);
+        if (poll(fds, (nfds_t)nfds, ms) > 0) {
+            for (int i = 0; i < nfds; i++) {
+                uint64_t v;
+                if ((fds[i].revents & POLLIN) != 0 && fds[i].fd == exs[0]->comm->state.wakefd) {
+                    ssize_t r = read(fds[i].fd, &v, sizeof(v));
+                    (void)r;
+                }
+            }
+        }
+    }
+    if (w->armed) {
+        __atomic_store_n(&w->db->sleeping, 0, __ATOMIC_RELAXED);
+        w->armed = 0;
+    }
+}
+
+/* Announce that we are going to sleep; the caller re-checks every FIFO before sleeping. */
+static int arm_doorbell(struct tutti_exec **exs, int n, struct waiter *w)
+{
+    w->db = NULL;
+    for (int i = 0; i < n && w->db == NULL; i++) {
+        if (exs[i]->status == TUTTI_IN_PROGRESS) {
+            w->db = exs[i]->comm->net.doorbell;
+        }
+    }
+    if (w->db == NULL) {
+        return 0;
+    }
+    w->token = __atomic_load_n(&w->db->seq, __ATOMIC_ACQUIRE);
+    __atomic_store_n(&w->db->sleeping, 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    w->armed = 1;
+    return 1;
+}
+
+/* One pass over every exec; returns how many are still running. */
+static int advance_all(struct tutti_exec **exs, int n, int *progress_p)
+{
+    int pending = 0;
+    for (int i = 0; i < n; i++) {
+        struct tutti_exec *ex = exs[i];
+        if (ex->status != TUTTI_IN_PROGRESS) {
+            continue;
+        }
+        int p = 0;
+        tutti_status_t st = tutti__exec_advance(ex, &p);
+        *progress_p |= p;
+        if (st == TUTTI_IN_PROGRESS) {
+            pending++;
+        } else if (st == TUTTI_OK) {
+            ex->status = TUTTI_OK;
+        } else {
+            fail_exec(ex, st);
+        }
+    }
+    return pending;
+}
+
+/* Nothing moved: decide how to wait. Returns the number of execs still running. */
+static int wait_step(struct tutti_exec **exs, int n, struct waiter *w, int64_t now)
+{
+    const struct tutti_env *env = tutti__env();
+    int64_t idle = now - w->last_progress;
+    int pending = 0;
+    for (int i = 0; i < n; i++) {
+        struct tutti_exec *ex = exs[i];
+        if (ex->status != TUTTI_IN_PROGRESS) {
+            continue;
+        }
+        if (atomic_load_explicit(&ex->comm->state.aborting, memory_order_relaxed) ||
+            now - w->last_check > CHECK_PERIOD_NS) {
+            (void)check_comm(ex);
+        }
+        if (ex->status == TUTTI_IN_PROGRESS && idle > ex->comm->cfg.timeout_ns) {
+            timeout_exec(ex, idle);
+        }
+        pending += ex->status == TUTTI_IN_PROGRESS;
+    }
+    if (now - w->last_check > CHECK_PERIOD_NS) {
+        w->last_check = now;
+    }
+    if (pending == 0) {
+        return 0;
+    }
+    int oversub = exs[0]->comm->cfg.oversubscribed;
+    int64_t spin = oversub ? TUTTI_MIN(env->SPIN, 2000) : env->SPIN;
+    if (idle < spin) {
+        for (int k = 0; k < 16; k++) {
+            tutti__cpu_relax();
+        }
+    } else if (idle < spin + env->YIELD) {
+        sched_yield();
+    } else if (!w->armed && arm_doorbell(exs, n, w)) {
+        /* armed: the caller advances once more before the sleep (lost-wake-up protocol) */
+    } else {
+        sleep_once(exs, n, w, exs[0]->comm->cfg.timeout_ns - idle);
+        w->last_check = 0; /* check right after waking */
+    }
+    return pending;
+}
+
+tutti_status_t tutti__engine_run(struct tutti_exec **exs, int n)
+{
+    struct waiter w = {0};
+    w.last_progress = tutti__now_ns();
+    w.last_check = w.last_progress;
+    for (;;) {
+        int progress = 0;
+        int pending = advance_all(exs, n, &progress);
+        if (pending == 0) {
+            break;
+        }
+        int64_t now = tutti__now_ns();
+        if (progress) {
+            w.last_progress = now;
+            if (w.armed) {
+                __atomic_store_n(&w.db->sleeping, 0, __ATOMIC_RELAXED);
+                w.armed = 0;
+            }
+            continue;
+        }
+        if (wait_step(exs, n, &w, now) == 0) {
+            break;
+        }
+    }
+    if (w.armed) {
+        __atomic_store_n(&w.db->sleeping, 0, __ATOMIC_RELAXED);
+    }
+    for (int i = 0; i < n; i++) {
+        if (exs[i]->status < 0) {
+            return exs[i]->status;
+        }
+    }
+    return TUTTI_OK;
+}

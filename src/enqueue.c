@@ -1,0 +1,193 @@
+/*
+ * enqueue.c - validation of every operation's arguments (clear TUTTI_ERR_INVALID_ARG naming
+ * the argument: NULL buffers, datatypes, ops, roots, peers, size overflow, overlapping buffers
+ * that are not NCCL's in-place forms) and the dispatch to a group, the queue or the engine.
+ */
+#include "enqueue.h"
+#include "check.h"
+#include "comm.h"
+#include "fail.h"
+#include "global.h"
+#include "group.h"
+#include "request.h"
+#include "util.h"
+
+#include <stdint.h>
+
+static int is_reduction(tutti_coll_t c)
+{
+    return c == TUTTI_COLL_ALLREDUCE || c == TUTTI_COLL_REDUCE || c == TUTTI_COLL_REDUCE_SCATTER;
+}
+
+void tutti__op_extents(const struct tutti_comm *comm, const struct tutti_op_desc *op,
+                       size_t *send_bytes_p, size_t *recv_bytes_p)
+{
+    size_t b = op->count * tutti_datatype_size(op->dt);
+    size_t n = (size_t)comm->nranks;
+    size_t s = b, r = b;
+    switch (op->coll) {
+    case TUTTI_COLL_REDUCE_SCATTER:
+        s = b * n;
+        break;
+    case TUTTI_COLL_ALLGATHER:
+        r = b * n;
+        break;
+    case TUTTI_COLL_ALLTOALL:
+        s = r = b * n;
+        break;
+    case TUTTI_COLL_BROADCAST:
+        s = (op->root == comm->rank) ? b : 0;
+        break;
+    case TUTTI_COLL_REDUCE:
+        r = (op->root == comm->rank) ? b : 0;
+        break;
+    case TUTTI_COLL_SEND:
+        r = 0;
+        break;
+    case TUTTI_COLL_RECV:
+        s = 0;
+        break;
+    case TUTTI_COLL_BARRIER:
+        s = r = 0;
+        break;
+    default:
+        break;
+    }
+    *send_bytes_p = s;
+    *recv_bytes_p = r;
+}
+
+/* Overflow of count * size * nranks. */
+static tutti_status_t check_sizes(struct tutti_comm *comm, const struct tutti_op_desc *op)
+{
+    size_t es = tutti_datatype_size(op->dt), b, total;
+    int many = op->coll == TUTTI_COLL_REDUCE_SCATTER || op->coll == TUTTI_COLL_ALLGATHER ||
+               op->coll == TUTTI_COLL_ALLTOALL;
+    if (tutti__mul_size(op->count, es, &b) != 0 ||
+        (many && tutti__mul_size(b, (size_t)comm->nranks, &total) != 0) || b > (SIZE_MAX >> 2)) {
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+                                "%s: count %zu of %s overflows the address space",
+                                tutti__coll_name(op->coll), op->count, tutti_datatype_name(op->dt));
+    }
+    return TUTTI_OK;
+}
+
+/* Is the overlap of [s, s+sl) and [r, r+rl) allowed? NCCL's in-place forms only. */
+static tutti_status_t check_overlap(struct tutti_comm *comm, const struct tutti_op_desc *op,
+                                    size_t sl, size_t rl)
+{
+    uintptr_t s = (uintptr_t)op->sendbuf, r = (uintptr_t)op->recvbuf;
+    if (sl == 0 || rl == 0 || s + sl <= r || r + rl <= s) {
+        return TUTTI_OK;
+    }
+    size_t b = op->count * tutti_datatype_size(op->dt);
+    uintptr_t me = (uintptr_t)comm->rank * b;
+    int ok = 0;
+    switch (op->coll) {
+    case TUTTI_COLL_ALLREDUCE:
+    case TUTTI_COLL_BROADCAST:
+    case TUTTI_COLL_REDUCE:
+        ok = (s == r);
+        break;
+    case TUTTI_COLL_REDUCE_SCATTER:
+        ok = (r == s + me);
+        break;
+    case TUTTI_COLL_ALLGATHER:
+        ok = (s == r + me);
+        break;
+    default:
+        ok = 0;
+        break;
+    }
+    if (!ok) {
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+                                "%s: sendbuf and recvbuf overlap without being in place (see "
+                                "tutti/coll.h for the in-place forms)",
+                                tutti__coll_name(op->coll));
+    }
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__op_validate(struct tutti_comm *comm, const struct tutti_op_desc *op)
+{
+    const char *name = tutti__coll_name(op->coll);
+    if (comm == NULL) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "%s: comm is NULL", name);
+    }
+    tutti__tls.rank = comm->rank;
+    if ((unsigned)op->dt >= TUTTI_NUM_DATATYPES) {
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+                                "%s: datatype %d is not a tutti_datatype_t", name, (int)op->dt);
+    }
+    if (is_reduction(op->coll) && (unsigned)op->op >= TUTTI_NUM_OPS) {
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "%s: op %d is not a tutti_op_t",
+                                name, (int)op->op);
+    }
+    if ((op->coll == TUTTI_COLL_BROADCAST || op->coll == TUTTI_COLL_REDUCE) &&
+        (op->root < 0 || op->root >= comm->nranks)) {
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+                                "%s: root %d is not a rank of this communicator (0..%d)", name,
+                                op->root, comm->nranks - 1);
+    }
+    if ((op->coll == TUTTI_COLL_SEND || op->coll == TUTTI_COLL_RECV) &&
+        (op->peer < 0 || op->peer >= comm->nranks)) {
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+                                "%s: peer %d is not a rank of this communicator (0..%d)", name,
+                                op->peer, comm->nranks - 1);
+    }
+    TUTTI_CHECK(check_sizes(comm, op));
+    size_t sl, rl;
+    tutti__op_extents(comm, op, &sl, &rl);
+    if (sl > 0 && op->sendbuf == NULL) {
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "%s: %s is NULL with count %zu",
+                                name, op->coll == TUTTI_COLL_SEND ? "buf" : "sendbuf",
+                                op->count);
+    }
+    if (rl > 0 && op->recvbuf == NULL) {
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "%s: %s is NULL with count %zu",
+                                name, op->coll == TUTTI_COLL_RECV ? "buf" : "recvbuf",
+                                op->count);
+    }
+    return check_overlap(comm, op, sl, rl);
+}
+
+tutti_status_t tutti__enqueue(struct tutti_comm *comm, const struct tutti_op_desc *op,
+                              void *stream, tutti_request_t **req_p)
+{
+    TUTTI_CHECK(tutti__op_validate(comm, op));
+    if (stream != NULL) {
+        return tutti__set_error(comm, TUTTI_ERR_UNSUPPORTED,
+                                "%s: stream must be NULL: this build runs collectives on host "
+                                "memory only (device buffers and CUDA streams come with the GPU "
+                                "path)",
+                                tutti__coll_name(op->coll));
+    }
+    if (tutti__tls.group_depth > 0) {
+        if (req_p != NULL) {
+            return tutti__set_error(comm, TUTTI_ERR_INVALID_USAGE,
+                                    "%s: asynchronous calls are not allowed inside a group",
+                                    tutti__coll_name(op->coll));
+        }
+        return tutti__group_record(comm, op);
+    }
+    if ((op->coll == TUTTI_COLL_SEND || op->coll == TUTTI_COLL_RECV) && op->peer == comm->rank) {
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_USAGE,
+                                "%s to itself outside a group would wait forever; pair it with "
+                                "its %s inside tutti_group_start/end",
+                                tutti__coll_name(op->coll),
+                                op->coll == TUTTI_COLL_SEND ? "recv" : "send");
+    }
+    tutti_status_t st = tutti__comm_health(comm);
+    if (st != TUTTI_OK) {
+        return tutti__set_error_quiet(NULL, st, "%s on a communicator that failed earlier: %s",
+                                      tutti__coll_name(op->coll), tutti_last_error(comm));
+    }
+    atomic_fetch_add(&comm->state.inflight, 1);
+    if (req_p != NULL) {
+        st = tutti__submit(comm, op, req_p);
+    } else {
+        st = tutti__run_blocking(comm, op);
+    }
+    atomic_fetch_sub(&comm->state.inflight, 1);
+    return st;
+}

@@ -1,0 +1,61 @@
+/*
+ * exec.h - execution of one plan on one communicator's connections, without blocking.
+ *
+ * tutti__exec_advance() connects what the plan needs, then walks every lane as far as the FIFOs
+ * allow, then waits for sends to leave the process. The engine (engine.c) calls it in a loop
+ * and decides when to spin, yield or sleep. Unit tests drive it directly.
+ */
+#ifndef TUTTI_EXEC_H
+#define TUTTI_EXEC_H
+
+#include "plan.h"
+#include "tutti/status.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct tutti_comm;
+struct tutti_tconn;
+
+struct tutti_exec_lane {
+    size_t next; /* index of the next step to run */
+    struct tutti_tconn *send, *recv;
+};
+
+enum tutti_exec_phase { TUTTI_EXEC_CONNECT, TUTTI_EXEC_RUN, TUTTI_EXEC_FLUSH, TUTTI_EXEC_DONE };
+
+struct tutti_exec {
+    struct tutti_comm *comm;
+    const struct tutti_plan *plan;
+    size_t esize;
+    uint64_t seq;
+    int phase;
+    int lanes_left;
+    int needs_progress; /* a connection needs ops->progress() (TCP) */
+    int uses_doorbell;  /* a connection is woken through the doorbell (shm) */
+    tutti_status_t status; /* IN_PROGRESS until done */
+    struct tutti_exec_lane *lanes;
+    struct tutti_tconn **conns; /* distinct connections of the plan */
+    int nconns;
+};
+
+/** Prepare to run `plan` (whose op carries the buffers) as operation number `seq` of comm. */
+tutti_status_t tutti__exec_init(struct tutti_exec *ex, struct tutti_comm *comm,
+                                const struct tutti_plan *plan, uint64_t seq);
+
+/** Free what tutti__exec_init allocated. */
+void tutti__exec_fini(struct tutti_exec *ex);
+
+/**
+ * Do whatever can be done now. *progress_p is set non-zero when anything moved.
+ * @return TUTTI_OK when the plan is complete; TUTTI_IN_PROGRESS; an error (recorded on comm).
+ */
+tutti_status_t tutti__exec_advance(struct tutti_exec *ex, int *progress_p);
+
+/** Describe what the plan waits for ("recv from rank 3 (host a, pid 7) ..."), for timeouts. */
+void tutti__exec_describe_wait(const struct tutti_exec *ex, char *buf, size_t len);
+
+/** The rank a stalled plan waits on, or -1. */
+int tutti__exec_waited_rank(const struct tutti_exec *ex);
+
+#endif /* TUTTI_EXEC_H */

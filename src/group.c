@@ -1,0 +1,214 @@
+/*
+ * group.c - tutti_group_start/end. Calls inside a group are validated and recorded in the
+ * calling thread's list; the outermost end splits each communicator's calls into segments (a
+ * collective, or a run of sends and receives merged into one plan so pairs cannot deadlock)
+ * and runs segment k of every communicator together, which lets one thread drive several
+ * communicators of the same job.
+ */
+#include "group.h"
+#include "check.h"
+#include "coll/coll.h"
+#include "comm.h"
+#include "engine.h"
+#include "fail.h"
+#include "global.h"
+#include "request.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+tutti_status_t tutti_group_start(void)
+{
+    tutti__tls.group_depth++;
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__group_record(struct tutti_comm *comm, const struct tutti_op_desc *op)
+{
+    struct tutti_tls *t = &tutti__tls;
+    if (t->group_nops == t->group_cap) {
+        int cap = t->group_cap == 0 ? 16 : t->group_cap * 2;
+        struct tutti_group_op *n = realloc(t->group_ops, (size_t)cap * sizeof(*n));
+        if (n == NULL) {
+            return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory to record a group call");
+        }
+        t->group_ops = n;
+        t->group_cap = cap;
+    }
+    t->group_ops[t->group_nops].comm = comm;
+    t->group_ops[t->group_nops].op = *op;
+    t->group_nops++;
+    return TUTTI_OK;
+}
+
+static int is_p2p(const struct tutti_op_desc *op)
+{
+    return op->coll == TUTTI_COLL_SEND || op->coll == TUTTI_COLL_RECV;
+}
+
+/* One communicator's part of the group. */
+struct member {
+    struct tutti_comm *comm;
+    const struct tutti_op_desc **ops; /* its calls in order */
+    int nops;
+    int next;      /* first call of the next segment */
+    tutti_status_t status;
+    struct tutti_plan plan;
+    struct tutti_exec ex;
+    uint8_t barrier_byte;
+};
+
+/* Build the member's next segment into its plan. 0: built; 1: nothing left; <0: error. */
+static int next_segment(struct member *m)
+{
+    if (m->next >= m->nops || m->status != TUTTI_OK) {
+        return 1;
+    }
+    struct tutti_comm *comm = m->comm;
+    const struct tutti_op_desc *first = m->ops[m->next];
+    int end = m->next + 1;
+    while (is_p2p(first) && end < m->nops && is_p2p(m->ops[end])) {
+        end++;
+    }
+    size_t es = is_p2p(first) ? 1 : tutti_datatype_size(first->dt);
+    struct tutti_plan_params pp = {comm->rank, comm->nranks, comm->cfg.nchannels,
+                                   comm->cfg.chunk_bytes / es > 0 ? comm->cfg.chunk_bytes / es : 1};
+    int rc;
+    if (is_p2p(first)) {
+        rc = tutti__p2p_group_build(m->ops + m->next, end - m->next, &pp, &m->plan);
+    } else {
+        struct tutti_op_desc d = *first;
+        if (d.coll == TUTTI_COLL_BARRIER) {
+            d.sendbuf = d.recvbuf = &m->barrier_byte;
+        }
+        rc = tutti__plan_build(&d, &pp, &m->plan);
+    }
+    m->next = end;
+    if (rc == -2) {
+        m->status = tutti__set_error(comm, TUTTI_ERR_INVALID_USAGE,
+                                     "group: sends to self and receives from self do not pair "
+                                     "up (same number, same sizes, in order)");
+        return -1;
+    }
+    if (rc != 0) {
+        m->status = tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory to plan a group");
+        return -1;
+    }
+    uint64_t seq = atomic_fetch_add(&comm->state.posted, 1) + 1;
+    m->status = tutti__exec_init(&m->ex, comm, &m->plan, seq);
+    return m->status == TUTTI_OK ? 0 : -1;
+}
+
+/* Run segment after segment, every member's k-th segment together. */
+static void run_members(struct member *ms, int nm)
+{
+    struct tutti_exec **exs = calloc((size_t)nm, sizeof(*exs));
+    if (exs == NULL) {
+        for (int i = 0; i < nm; i++) {
+            ms[i].status = tutti__set_error(ms[i].comm, TUTTI_ERR_NO_MEMORY, "no memory");
+        }
+        return;
+    }
+    for (;;) {
+        int n = 0;
+        for (int i = 0; i < nm; i++) {
+            if (next_segment(&ms[i]) == 0) {
+                exs[n++] = &ms[i].ex;
+            }
+        }
+        if (n == 0) {
+            break;
+        }
+        (void)tutti__engine_run(exs, n);
+        for (int i = 0; i < n; i++) {
+            struct member *m = (struct member *)((char *)exs[i] - offsetof(struct member, ex));
+            if (exs[i]->status != TUTTI_OK) {
+                m->status = exs[i]->status;
+            } else {
+                atomic_store(&m->comm->state.completed, exs[i]->seq);
+            }
+            tutti__exec_fini(exs[i]);
+        }
+    }
+    free(exs);
+}
+
+/* Group the recorded calls by communicator, keeping their order. */
+static struct member *collect(struct tutti_group_op *gops, int n, int *nm_p)
+{
+    struct member *ms = calloc((size_t)n, sizeof(*ms));
+    const struct tutti_op_desc **lists = calloc((size_t)n, sizeof(*lists));
+    if (ms == NULL || lists == NULL) {
+        free(ms);
+        free(lists);
+        return NULL;
+    }
+    int nm = 0;
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        while (k < nm && ms[k].comm != gops[i].comm) {
+            k++;
+        }
+        if (k == nm) {
+            ms[nm++].comm = gops[i].comm;
+        }
+        ms[k].nops++;
+    }
+    int used = 0;
+    for (int k = 0; k < nm; k++) {
+        ms[k].ops = lists + used;
+        used += ms[k].nops;
+        ms[k].nops = 0;
+    }
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        while (ms[k].comm != gops[i].comm) {
+            k++;
+        }
+        ms[k].ops[ms[k].nops++] = &gops[i].op;
+    }
+    *nm_p = nm;
+    return ms;
+}
+
+tutti_status_t tutti_group_end(void)
+{
+    struct tutti_tls *t = &tutti__tls;
+    if (t->group_depth == 0) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_USAGE,
+                                "tutti_group_end without a matching tutti_group_start");
+    }
+    if (--t->group_depth > 0) {
+        return TUTTI_OK;
+    }
+    int nm = 0;
+    struct member *ms = t->group_nops > 0 ? collect(t->group_ops, t->group_nops, &nm) : NULL;
+    tutti_status_t st = TUTTI_OK;
+    if (t->group_nops > 0 && ms == NULL) {
+        st = tutti__set_error(NULL, TUTTI_ERR_NO_MEMORY, "no memory to run a group");
+    }
+    for (int i = 0; i < nm; i++) {
+        atomic_fetch_add(&ms[i].comm->state.inflight, 1);
+        tutti__turn_take(ms[i].comm);
+        ms[i].status = tutti__comm_health(ms[i].comm);
+    }
+    if (nm > 0) {
+        run_members(ms, nm);
+    }
+    for (int i = 0; i < nm; i++) {
+        if (st == TUTTI_OK && ms[i].status != TUTTI_OK) {
+            st = ms[i].status;
+        }
+        tutti__plan_free(&ms[i].plan);
+        tutti__turn_give(ms[i].comm);
+        atomic_fetch_sub(&ms[i].comm->state.inflight, 1);
+    }
+    if (ms != NULL) {
+        free((void *)ms[0].ops);
+        free(ms);
+    }
+    free(t->group_ops);
+    t->group_ops = NULL;
+    t->group_nops = t->group_cap = 0;
+    return st;
+}

@@ -1,0 +1,20 @@
+/*
+ * group.h - tutti_group_start/end: operations recorded per thread and run together.
+ */
+#ifndef TUTTI_GROUP_H
+#define TUTTI_GROUP_H
+
+#include "plan.h"
+#include "tutti/status.h"
+
+struct tutti_comm;
+
+struct tutti_group_op {
+    struct tutti_comm *comm;
+    struct tutti_op_desc op;
+};
+
+/** Record a validated operation in the calling thread's open group. */
+tutti_status_t tutti__group_record(struct tutti_comm *comm, const struct tutti_op_desc *op);
+
+#endif /* TUTTI_GROUP_H */

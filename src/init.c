@@ -1,0 +1,275 @@
+/*
+ * init.c - tutti_get_unique_id, tutti_comm_init_rank and the phases every new communicator goes
+ * through: local set-up, agreement that everyone got that far, all-gather of peer records,
+ * attaching transports. Each phase's failure on any rank reaches every rank through the
+ * bootstrap's sync, so no rank is left waiting for one that gave up.
+ */
+#include "init.h"
+#include "check.h"
+#include "comm.h"
+#include "connect.h"
+#include "env.h"
+#include "global.h"
+#include "peer.h"
+#include "topology/topo.h"
+
+#include <arpa/inet.h>
+#include <string.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#define UID_MAGIC   0x44495554u /* "TUID" */
+#define UID_VERSION 1u
+
+struct uid_wire {
+    uint32_t magic;
+    uint32_t version;
+    uint64_t job_id;
+    uint8_t secret[TUTTI_SECRET_BYTES];
+    struct tutti_wire_addr root;
+};
+_Static_assert(sizeof(struct uid_wire) <= sizeof(tutti_unique_id_t), "unique id fits");
+
+void tutti__uid_encode(const struct tutti_uid *u, tutti_unique_id_t *id)
+{
+    struct uid_wire w;
+    memset(id, 0, sizeof(*id));
+    memset(&w, 0, sizeof(w));
+    w.magic = htonl(UID_MAGIC);
+    w.version = htonl(UID_VERSION);
+    w.job_id = u->boot.job_id;
+    memcpy(w.secret, u->boot.secret, TUTTI_SECRET_BYTES);
+    tutti__wire_addr_encode(&u->boot.root, &w.root);
+    memcpy(id->internal, &w, sizeof(w));
+}
+
+tutti_status_t tutti__uid_decode(const tutti_unique_id_t *id, struct tutti_uid *u)
+{
+    struct uid_wire w;
+    memcpy(&w, id->internal, sizeof(w));
+    if (ntohl(w.magic) != UID_MAGIC) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                                "id is not a tutti unique id (bad magic): was it made by "
+                                "tutti_get_unique_id and copied whole?");
+    }
+    if (ntohl(w.version) != UID_VERSION) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                                "id has version %u, this library understands %u",
+                                ntohl(w.version), UID_VERSION);
+    }
+    if (tutti__wire_addr_decode(&w.root, &u->boot.root) != TUTTI_OK) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "id holds no valid root address");
+    }
+    u->boot.job_id = w.job_id;
+    memcpy(u->boot.secret, w.secret, TUTTI_SECRET_BYTES);
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti_get_unique_id(tutti_unique_id_t *id_p)
+{
+    if (id_p == NULL) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "id_p is NULL");
+    }
+    struct tutti_uid u;
+    union tutti_sockaddr local;
+    TUTTI_CHECK(tutti__sock_local_addr(NULL, &local));
+    tutti__random_bytes(u.boot.secret, sizeof(u.boot.secret));
+    tutti__random_bytes(&u.boot.job_id, sizeof(u.boot.job_id));
+    TUTTI_CHECK(tutti__boot_root_start(&local, u.boot.secret, u.boot.job_id, &u.boot.root));
+    tutti__uid_encode(&u, id_p);
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__params_check(const tutti_comm_params_t *params)
+{
+    if (params == NULL) {
+        return TUTTI_OK;
+    }
+    uint64_t known = TUTTI_COMM_PARAM_TIMEOUT | TUTTI_COMM_PARAM_NCHANNELS;
+    if ((params->field_mask & ~known) != 0) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                                "params->field_mask has unknown bits 0x%llx",
+                                (unsigned long long)(params->field_mask & ~known));
+    }
+    if ((params->field_mask & TUTTI_COMM_PARAM_TIMEOUT) && params->timeout_ms <= 0) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "params->timeout_ms %d is not > 0",
+                                params->timeout_ms);
+    }
+    if ((params->field_mask & TUTTI_COMM_PARAM_NCHANNELS) &&
+        (params->nchannels < 1 || params->nchannels > TUTTI_MAX_CHANNELS)) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                                "params->nchannels %d is not in 1..%d", params->nchannels,
+                                TUTTI_MAX_CHANNELS);
+    }
+    return TUTTI_OK;
+}
+
+/* Settings from the environment, then the per-comm overrides. */
+static tutti_status_t init_config(struct tutti_comm *comm, const tutti_comm_params_t *params)
+{
+    const struct tutti_env *env = tutti__env();
+    comm->cfg.timeout_ns = env->TIMEOUT > 0 ? env->TIMEOUT : 300ll * 1000000000ll;
+    comm->cfg.nchannels = (int)env->NCHANNELS;
+    if (comm->cfg.nchannels < 0 || comm->cfg.nchannels > TUTTI_MAX_CHANNELS) {
+        tutti_warn("TUTTI_NCHANNELS %d is not in 0..%d; using 0 (automatic)",
+                   comm->cfg.nchannels, TUTTI_MAX_CHANNELS);
+        comm->cfg.nchannels = 0;
+    }
+    if (strcmp(env->TRANSPORT, "tcp") == 0) {
+        comm->cfg.force_tcp = 1;
+    } else if (strcmp(env->TRANSPORT, "auto") != 0 && strcmp(env->TRANSPORT, "shm") != 0) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                                "TUTTI_TRANSPORT '%s' is not one of auto, shm, tcp",
+                                env->TRANSPORT);
+    }
+    if (params != NULL && (params->field_mask & TUTTI_COMM_PARAM_TIMEOUT)) {
+        comm->cfg.timeout_ns = (int64_t)params->timeout_ms * 1000000;
+    }
+    if (params != NULL && (params->field_mask & TUTTI_COMM_PARAM_NCHANNELS)) {
+        comm->cfg.nchannels = params->nchannels;
+    }
+    return TUTTI_OK;
+}
+
+static struct tutti_comm *comm_alloc(int nranks, int rank)
+{
+    struct tutti_comm *comm = calloc(1, sizeof(*comm));
+    if (comm == NULL) {
+        return NULL;
+    }
+    comm->peers = calloc((size_t)nranks, sizeof(*comm->peers));
+    if (comm->peers == NULL) {
+        free(comm);
+        return NULL;
+    }
+    comm->rank = rank;
+    comm->nranks = nranks;
+    pthread_mutex_init(&comm->err.lock, NULL);
+    pthread_mutex_init(&comm->exec_lock, NULL);
+    pthread_mutex_init(&comm->queue.lock, NULL);
+    pthread_cond_init(&comm->queue.cond, NULL);
+    atomic_init(&comm->state.status, TUTTI_OK);
+    comm->state.wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    return comm;
+}
+
+/* Free a communicator that never became usable, or whose connections are closed. */
+void tutti__comm_free(struct tutti_comm *comm)
+{
+    tutti__net_fini(comm);
+    if (comm->state.wakefd >= 0) {
+        close(comm->state.wakefd);
+    }
+    pthread_mutex_destroy(&comm->err.lock);
+    pthread_mutex_destroy(&comm->exec_lock);
+    pthread_mutex_destroy(&comm->queue.lock);
+    pthread_cond_destroy(&comm->queue.cond);
+    tutti__plan_free(&comm->plan);
+    free(comm->peers);
+    free(comm);
+}
+
+static void fill_me(struct tutti_comm *comm, struct tutti_peer_info *me)
+{
+    memset(me, 0, sizeof(*me));
+    me->magic = TUTTI_PEER_MAGIC;
+    me->rank = comm->rank;
+    me->nranks = comm->nranks;
+    me->pid = (uint32_t)getpid();
+    tutti__host_id(me->hostid);
+    if (gethostname(me->hostname, sizeof(me->hostname) - 1) != 0) {
+        strcpy(me->hostname, "unknown");
+    }
+    me->hostname[sizeof(me->hostname) - 1] = '\0';
+}
+
+/* The phases; every rank makes the same bootstrap calls whatever happens locally. */
+static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr *root_hint,
+                            struct tutti_boot *boot)
+{
+    struct tutti_peer_info me;
+    fill_me(comm, &me);
+    tutti_status_t st = tutti__net_init(comm, root_hint, &me);
+    tutti_status_t agreed;
+    int culprit = -1;
+    TUTTI_CHECK(boot->ops->sync(boot, st, &agreed, &culprit));
+    if (st != TUTTI_OK) {
+        return st;
+    }
+    if (agreed != TUTTI_OK) {
+        return tutti__set_error(comm, TUTTI_ERR_REMOTE, "rank %d failed to set up: %s", culprit,
+                                tutti_status_string(agreed));
+    }
+    TUTTI_CHECK(boot->ops->allgather(boot, &me, comm->peers, sizeof(me)));
+    for (int r = 0; r < comm->nranks; r++) {
+        TUTTI_CHECK(tutti__peer_validate(&comm->peers[r], r, comm->nranks));
+    }
+    TUTTI_CHECK(tutti__net_attach(comm, boot));
+    /* More ranks here than CPUs we may use: peers need our CPU, so spin briefly. */
+    comm->cfg.oversubscribed = comm->nlocal > tutti__topo()->allowed_pus;
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__comm_create(int nranks, int rank, uint64_t comm_id,
+                                  const uint8_t secret[TUTTI_SECRET_BYTES],
+                                  const union tutti_sockaddr *root_hint,
+                                  const tutti_comm_params_t *params, struct tutti_boot *boot,
+                                  struct tutti_comm **comm_p)
+{
+    struct tutti_comm *comm = comm_alloc(nranks, rank);
+    if (comm == NULL) {
+        return tutti__set_error(NULL, TUTTI_ERR_NO_MEMORY, "no memory for a communicator");
+    }
+    comm->comm_id = comm_id;
+    memcpy(comm->secret, secret, TUTTI_SECRET_BYTES);
+    if (root_hint != NULL) {
+        comm->root_hint = *root_hint;
+    }
+    tutti__tls.rank = rank;
+    tutti_status_t st = init_config(comm, params);
+    if (st == TUTTI_OK) {
+        st = setup(comm, root_hint, boot);
+    }
+    if (st != TUTTI_OK) {
+        tutti__comm_free(comm);
+        return st;
+    }
+    tutti_info(TUTTI_SUBSYS_INIT,
+               "rank %d of %d ready: %d on this host, %d channel(s), chunk %zu bytes, shm %s",
+               rank, nranks, comm->nlocal, comm->cfg.nchannels, comm->cfg.chunk_bytes,
+               comm->net.ops[TUTTI_TRANSPORT_SHM] != NULL ? "on" : "off");
+    *comm_p = comm;
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti_comm_init_rank_params(tutti_comm_t **comm_p, int nranks,
+                                           const tutti_unique_id_t *id, int rank,
+                                           const tutti_comm_params_t *params)
+{
+    if (comm_p == NULL || id == NULL) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "%s is NULL",
+                                comm_p == NULL ? "comm_p" : "id");
+    }
+    if (nranks < 1 || rank < 0 || rank >= nranks) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                                "rank %d / nranks %d: need nranks >= 1 and 0 <= rank < nranks",
+                                rank, nranks);
+    }
+    TUTTI_CHECK(tutti__params_check(params));
+    struct tutti_uid u;
+    TUTTI_CHECK(tutti__uid_decode(id, &u));
+    struct tutti_boot *boot = NULL;
+    tutti__tls.rank = rank;
+    TUTTI_CHECK(tutti__boot_client_open(&u.boot, rank, nranks, tutti__env()->TIMEOUT, &boot));
+    tutti_status_t st = tutti__comm_create(nranks, rank, u.boot.job_id, u.boot.secret,
+                                           &u.boot.root, params, boot, comm_p);
+    boot->ops->close(boot, st == TUTTI_OK);
+    return st;
+}
+
+tutti_status_t tutti_comm_init_rank(tutti_comm_t **comm_p, int nranks, const tutti_unique_id_t *id,
+                                    int rank)
+{
+    return tutti_comm_init_rank_params(comm_p, nranks, id, rank, NULL);
+}

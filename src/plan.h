@@ -1,0 +1,167 @@
+/*
+ * plan.h - schedules as data.
+ *
+ * A plan is what one rank does for one operation: a set of lanes that run concurrently, each a
+ * sequence of steps. A lane talks to at most one peer in each direction (send_peer, recv_peer)
+ * on one channel, so a step never names a peer. Each step moves at most one slot: the builders
+ * cut data into chunks of at most chunk_elems elements, and the engine maps every SEND to one
+ * posted slot and every RECV to one received slot. Builders are pure functions of (operation,
+ * rank, nranks, channels, chunk size); unit tests run every rank's plan in one process.
+ */
+#ifndef TUTTI_PLAN_H
+#define TUTTI_PLAN_H
+
+#include "tutti/types.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    TUTTI_COLL_ALLREDUCE,
+    TUTTI_COLL_BROADCAST,
+    TUTTI_COLL_REDUCE,
+    TUTTI_COLL_REDUCE_SCATTER,
+    TUTTI_COLL_ALLGATHER,
+    TUTTI_COLL_ALLTOALL,
+    TUTTI_COLL_SEND,
+    TUTTI_COLL_RECV,
+    TUTTI_COLL_BARRIER,
+    TUTTI_COLL_COUNT
+} tutti_coll_t;
+
+/** Name of a collective ("allreduce"). */
+const char *tutti__coll_name(tutti_coll_t coll);
+
+/**
+ * Which buffer a step reads or writes: an index into plan->bufs. Collectives use the first
+ * three; a group's merged point-to-point plan adds one buffer per operation.
+ */
+typedef enum {
+    TUTTI_BUF_NONE = 0,
+    TUTTI_BUF_SEND = 1,
+    TUTTI_BUF_RECV = 2,
+} tutti_buf_t;
+
+typedef enum {
+    TUTTI_STEP_SEND,                  /* src -> send slot */
+    TUTTI_STEP_RECV,                  /* recv slot -> dst */
+    TUTTI_STEP_COPY,                  /* src -> dst, local */
+    TUTTI_STEP_RECV_REDUCE_SEND,      /* op(recv slot, src) -> send slot */
+    TUTTI_STEP_RECV_REDUCE_COPY,      /* op(recv slot, src) -> dst */
+    TUTTI_STEP_RECV_REDUCE_COPY_SEND, /* op(recv slot, src) -> dst and send slot */
+    TUTTI_STEP_RECV_COPY_SEND,        /* recv slot -> dst and send slot */
+    TUTTI_STEP_KIND_COUNT
+} tutti_step_kind_t;
+
+/** Name of a step kind ("recv-reduce-send"), for logs and timeout reports. */
+const char *tutti__step_name(tutti_step_kind_t kind);
+
+struct tutti_step {
+    uint8_t kind;     /* tutti_step_kind_t */
+    uint8_t final;    /* the reduction that completes an element: AVG divides here */
+    uint16_t pad_;
+    uint32_t src_buf; /* index into plan->bufs */
+    uint32_t dst_buf;
+    uint32_t pad2_;
+    size_t src_off;  /* in elements */
+    size_t dst_off;  /* in elements */
+    size_t count;    /* elements, > 0 and <= chunk_elems */
+};
+
+struct tutti_lane {
+    int send_peer; /* rank, or -1 */
+    int recv_peer; /* rank, or -1 */
+    int channel;
+    size_t nsteps;
+    struct tutti_step *steps; /* points into the plan's step pool */
+};
+
+/** The description of one operation, as the user called it (validated). */
+struct tutti_op_desc {
+    tutti_coll_t coll;
+    const void *sendbuf;
+    void *recvbuf;
+    size_t count; /* allreduce/bcast/reduce/send/recv: count; reduce-scatter: recvcount;
+                     allgather: sendcount; alltoall: per-peer count */
+    tutti_datatype_t dt;
+    tutti_op_t op;
+    int root; /* broadcast/reduce; -1 otherwise */
+    int peer; /* send/recv; -1 otherwise */
+};
+
+/** What builders need to know about the communicator. */
+struct tutti_plan_params {
+    int rank;
+    int nranks;
+    int nchannels;      /* >= 1 */
+    size_t chunk_elems; /* >= 1: elements per step at most */
+};
+
+struct tutti_plan {
+    struct tutti_op_desc op;
+    int nlanes;
+    struct tutti_lane *lanes;
+    size_t nsteps; /* total over lanes */
+    int divisor;   /* AVG: nranks; 1 otherwise */
+    const char *algo; /* name of the algorithm that built it */
+    char **bufs;      /* [TUTTI_BUF_NONE] NULL, [TUTTI_BUF_SEND], [TUTTI_BUF_RECV], ... */
+    uint32_t nbufs;
+    /* storage, reused between calls when the plan lives in a communicator */
+    uint32_t bufs_cap;
+    struct tutti_step *pool;
+    size_t pool_cap;
+    int lanes_cap;
+};
+
+/* ---- building (plan.c) ---- */
+
+/**
+ * Empty a plan for reuse, keeping its storage; bufs get NONE, SEND and RECV from op.
+ * Returns 0, or -1 when out of memory.
+ */
+int tutti__plan_reset(struct tutti_plan *plan, const struct tutti_op_desc *op);
+
+/** Add a buffer to plan->bufs; returns its index, or -1 when out of memory or past 2^31. */
+long tutti__plan_add_buf(struct tutti_plan *plan, void *buf);
+
+/** Free a plan's storage. */
+void tutti__plan_free(struct tutti_plan *plan);
+
+/** Add a lane; returns its index, or -1 when out of memory. Steps are appended to the last lane. */
+int tutti__plan_add_lane(struct tutti_plan *plan, int send_peer, int recv_peer, int channel);
+
+/**
+ * Append a step to the last lane (count 0 is skipped). Returns 0, or -1 when out of memory.
+ * Lanes must be filled one after the other; tutti__plan_finish() fixes the step pointers.
+ */
+int tutti__plan_add_step(struct tutti_plan *plan, tutti_step_kind_t kind, uint32_t src_buf,
+                         size_t src_off, uint32_t dst_buf, size_t dst_off, size_t count,
+                         int final);
+
+/** Called by tutti__plan_build once all steps are in: makes lane->steps valid. */
+void tutti__plan_finish(struct tutti_plan *plan);
+
+/**
+ * Build the plan of `op` for this rank (catalog in coll/algos.c picks the algorithm).
+ * @return TUTTI_OK; TUTTI_ERR_NO_MEMORY.
+ */
+int tutti__plan_build(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                      struct tutti_plan *plan);
+
+/** Split [0, total) into `parts` near-equal pieces; piece i is [*off_p, *off_p + *len_p). */
+static inline void tutti__split_even(size_t total, int parts, int i, size_t *off_p, size_t *len_p)
+{
+    size_t base = total / (size_t)parts, rem = total % (size_t)parts;
+    size_t idx = (size_t)i;
+    *off_p = idx * base + (idx < rem ? idx : rem);
+    *len_p = base + (idx < rem ? 1 : 0);
+}
+
+/** Non-negative modulo for ring arithmetic. */
+static inline int tutti__mod(int a, int n)
+{
+    int r = a % n;
+    return r < 0 ? r + n : r;
+}
+
+#endif /* TUTTI_PLAN_H */

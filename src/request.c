@@ -1,0 +1,266 @@
+/*
+ * request.c - owns comm->queue: the progress thread that runs asynchronous operations in
+ * order, the requests users test and wait on, and the "turn" that serialises every operation of
+ * a communicator, queued or blocking. The thread is started on the first asynchronous call, so
+ * programs that only block never pay for it.
+ */
+#include "request.h"
+#include "check.h"
+#include "comm.h"
+#include "engine.h"
+#include "exec.h"
+#include "fail.h"
+#include "global.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+tutti_status_t tutti__exec_op(struct tutti_comm *comm, const struct tutti_op_desc *op,
+                              struct tutti_plan *plan)
+{
+    tutti_status_t st = tutti__comm_health(comm);
+    if (st != TUTTI_OK) {
+        return tutti__set_error_quiet(NULL, st, "%s on a communicator that failed earlier: %s",
+                                      tutti__coll_name(op->coll), tutti_last_error(comm));
+    }
+    uint64_t seq = atomic_fetch_add(&comm->state.posted, 1) + 1;
+    size_t es = tutti_datatype_size(op->dt);
+    struct tutti_plan_params pp = {
+        .rank = comm->rank,
+        .nranks = comm->nranks,
+        .nchannels = comm->cfg.nchannels,
+        .chunk_elems = comm->cfg.chunk_bytes / es > 0 ? comm->cfg.chunk_bytes / es : 1,
+    };
+    if (tutti__plan_build(op, &pp, plan) != 0) {
+        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory to plan a %s",
+                                tutti__coll_name(op->coll));
+    }
+    struct tutti_exec ex;
+    TUTTI_CHECK(tutti__exec_init(&ex, comm, plan, seq));
+    struct tutti_exec *exs[1] = {&ex};
+    st = tutti__engine_run(exs, 1);
+    tutti__exec_fini(&ex);
+    if (st == TUTTI_OK) {
+        atomic_store(&comm->state.completed, seq);
+    }
+    return st;
+}
+
+void tutti__turn_take(struct tutti_comm *comm)
+{
+    struct tutti_comm_queue *q = &comm->queue;
+    pthread_mutex_lock(&q->lock);
+    while (q->busy || q->head != NULL) {
+        pthread_cond_wait(&q->cond, &q->lock);
+    }
+    q->busy = 1;
+    pthread_mutex_unlock(&q->lock);
+}
+
+void tutti__turn_give(struct tutti_comm *comm)
+{
+    struct tutti_comm_queue *q = &comm->queue;
+    pthread_mutex_lock(&q->lock);
+    q->busy = 0;
+    pthread_cond_broadcast(&q->cond);
+    pthread_mutex_unlock(&q->lock);
+}
+
+static void complete(struct tutti_request *req, tutti_status_t st)
+{
+    pthread_mutex_lock(&req->lock);
+    req->status = st;
+    req->done = 1;
+    int detached = req->detached;
+    pthread_cond_broadcast(&req->cond);
+    pthread_mutex_unlock(&req->lock);
+    if (detached) {
+        tutti__plan_free(&req->plan);
+        pthread_mutex_destroy(&req->lock);
+        pthread_cond_destroy(&req->cond);
+        free(req);
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    struct tutti_comm *comm = arg;
+    struct tutti_comm_queue *q = &comm->queue;
+    tutti__tls.rank = comm->rank;
+    pthread_mutex_lock(&q->lock);
+    for (;;) {
+        while ((q->head == NULL || q->busy) && !q->stop) {
+            pthread_cond_wait(&q->cond, &q->lock);
+        }
+        if (q->head == NULL && q->stop) {
+            break;
+        }
+        if (q->head == NULL || q->busy) {
+            continue;
+        }
+        struct tutti_request *req = q->head;
+        q->head = req->next;
+        if (q->head == NULL) {
+            q->tail = NULL;
+        }
+        q->busy = 1;
+        pthread_mutex_unlock(&q->lock);
+        atomic_fetch_add(&comm->state.inflight, 1); /* tutti_comm_abort waits for us */
+        tutti_status_t st = tutti__exec_op(comm, &req->op, &req->plan);
+        atomic_fetch_sub(&comm->state.inflight, 1);
+        complete(req, st);
+        pthread_mutex_lock(&q->lock);
+        q->busy = 0;
+        pthread_cond_broadcast(&q->cond);
+    }
+    pthread_mutex_unlock(&q->lock);
+    return NULL;
+}
+
+static tutti_status_t request_new(struct tutti_comm *comm, const struct tutti_op_desc *op,
+                                  struct tutti_request **req_p)
+{
+    struct tutti_request *req = calloc(1, sizeof(*req));
+    if (req == NULL) {
+        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory for a request");
+    }
+    req->comm = comm;
+    req->op = *op;
+    if (op->coll == TUTTI_COLL_BARRIER) {
+        req->op.sendbuf = &req->barrier_byte;
+        req->op.recvbuf = &req->barrier_byte;
+    }
+    req->status = TUTTI_IN_PROGRESS;
+    pthread_mutex_init(&req->lock, NULL);
+    pthread_cond_init(&req->cond, NULL);
+    *req_p = req;
+    return TUTTI_OK;
+}
+
+static tutti_status_t enqueue(struct tutti_comm *comm, struct tutti_request *req)
+{
+    struct tutti_comm_queue *q = &comm->queue;
+    pthread_mutex_lock(&q->lock);
+    if (!q->worker_started) {
+        int err = pthread_create(&q->worker, NULL, worker_main, comm);
+        if (err != 0) {
+            pthread_mutex_unlock(&q->lock);
+            return tutti__set_error(comm, TUTTI_ERR_SYSTEM, "starting the progress thread: %s",
+                                    strerror(err));
+        }
+        q->worker_started = 1;
+    }
+    if (q->tail != NULL) {
+        q->tail->next = req;
+    } else {
+        q->head = req;
+    }
+    q->tail = req;
+    pthread_cond_broadcast(&q->cond);
+    pthread_mutex_unlock(&q->lock);
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__submit(struct tutti_comm *comm, const struct tutti_op_desc *op,
+                             tutti_request_t **req_p)
+{
+    struct tutti_request *req = NULL;
+    TUTTI_CHECK(request_new(comm, op, &req));
+    tutti_status_t st = enqueue(comm, req);
+    if (st != TUTTI_OK) {
+        complete(req, st);
+        tutti_request_free(req);
+        return st;
+    }
+    *req_p = req;
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__run_blocking(struct tutti_comm *comm, const struct tutti_op_desc *op)
+{
+    struct tutti_comm_queue *q = &comm->queue;
+    pthread_mutex_lock(&q->lock);
+    int mine = (q->head == NULL && !q->busy);
+    if (mine) {
+        q->busy = 1;
+    }
+    pthread_mutex_unlock(&q->lock);
+    if (!mine) {
+        /* Asynchronous operations are queued or running: go after them, in order. */
+        tutti_request_t *req = NULL;
+        TUTTI_CHECK(tutti__submit(comm, op, &req));
+        tutti_status_t st = tutti_wait(req);
+        tutti_request_free(req);
+        return st;
+    }
+    uint8_t byte = 0;
+    struct tutti_op_desc d = *op;
+    if (d.coll == TUTTI_COLL_BARRIER) {
+        d.sendbuf = &byte;
+        d.recvbuf = &byte;
+    }
+    tutti_status_t st = tutti__exec_op(comm, &d, &comm->plan);
+    tutti__turn_give(comm);
+    return st;
+}
+
+void tutti__queue_drain(struct tutti_comm *comm)
+{
+    struct tutti_comm_queue *q = &comm->queue;
+    pthread_mutex_lock(&q->lock);
+    q->stop = 1;
+    pthread_cond_broadcast(&q->cond);
+    int started = q->worker_started;
+    q->worker_started = 0;
+    pthread_mutex_unlock(&q->lock);
+    if (started) {
+        pthread_join(q->worker, NULL);
+    }
+}
+
+tutti_status_t tutti_test(tutti_request_t *req, int *done_p)
+{
+    if (req == NULL || done_p == NULL) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "%s is NULL",
+                                req == NULL ? "req" : "done_p");
+    }
+    pthread_mutex_lock(&req->lock);
+    int done = req->done;
+    tutti_status_t st = done ? req->status : TUTTI_OK;
+    pthread_mutex_unlock(&req->lock);
+    *done_p = done;
+    return st;
+}
+
+tutti_status_t tutti_wait(tutti_request_t *req)
+{
+    if (req == NULL) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "req is NULL");
+    }
+    pthread_mutex_lock(&req->lock);
+    while (!req->done) {
+        pthread_cond_wait(&req->cond, &req->lock);
+    }
+    tutti_status_t st = req->status;
+    pthread_mutex_unlock(&req->lock);
+    return st;
+}
+
+tutti_status_t tutti_request_free(tutti_request_t *req)
+{
+    if (req == NULL) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "req is NULL");
+    }
+    pthread_mutex_lock(&req->lock);
+    if (!req->done) {
+        req->detached = 1; /* the worker frees it when the operation completes */
+        pthread_mutex_unlock(&req->lock);
+        return TUTTI_OK;
+    }
+    pthread_mutex_unlock(&req->lock);
+    tutti__plan_free(&req->plan);
+    pthread_mutex_destroy(&req->lock);
+    pthread_cond_destroy(&req->cond);
+    free(req);
+    return TUTTI_OK;
+}

@@ -1,0 +1,79 @@
+/*
+ * tutti_info.c - `tutti-info`: what this tutti is and sees. Without options: version, build,
+ * transports, machine. --env: every TUTTI_* variable with its type, default, current value and
+ * help (the one table in src/env.c). --host-id: this process's host identity.
+ */
+#include "env.h"
+#include "peer.h"
+#include "topology/topo.h"
+#include "transports/transport.h"
+#include "tutti.h"
+#include "kernels/reduce.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *type_name(tutti_env_type_t t)
+{
+    switch (t) {
+    case TUTTI_ENV_STRING:
+        return "string";
+    case TUTTI_ENV_INT:
+        return "int";
+    case TUTTI_ENV_SIZE:
+        return "size";
+    case TUTTI_ENV_DURATION:
+        return "duration";
+    }
+    return "?";
+}
+
+static void print_env(void)
+{
+    int n = 0;
+    const struct tutti_env_desc *t = tutti__env_table(&n);
+    char name[64];
+    for (int i = 0; i < n; i++) {
+        snprintf(name, sizeof(name), "TUTTI_%s", t[i].name);
+        const char *cur = tutti__env_foreign(name);
+        printf("%-22s %-8s default %-8s%s%s\n    %s\n", name, type_name(t[i].type),
+               t[i].def[0] ? t[i].def : "\"\"", cur ? " now " : "", cur ? cur : "", t[i].help);
+    }
+}
+
+static void print_summary(void)
+{
+    const struct tutti_topo *topo = tutti__topo();
+    printf("tutti %s (code %d)\n", TUTTI_VERSION_STRING, tutti_version());
+    printf("transports:");
+    for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {
+        if (tutti__transport_get((tutti_transport_id_t)id) != NULL) {
+            printf(" %s", tutti__transport_name((tutti_transport_id_t)id));
+        }
+    }
+    printf("\nreductions: %s\n", tutti__reduce_isa());
+    printf("machine: %d package(s), %d NUMA node(s), %d core(s), %d of %d CPUs usable%s\n",
+           topo->packages, topo->numa_nodes, topo->cores, topo->allowed_pus, topo->pus,
+           topo->ok ? "" : " (hwloc failed; from sysconf)");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--env") == 0) {
+        print_env();
+    } else if (argc > 1 && strcmp(argv[1], "--host-id") == 0) {
+        uint8_t id[TUTTI_HOSTID_BYTES];
+        tutti__host_id(id);
+        for (int i = 0; i < TUTTI_HOSTID_BYTES; i++) {
+            printf("%02x", id[i]);
+        }
+        printf("\n");
+    } else if (argc > 1) {
+        fprintf(stderr, "usage: tutti-info [--env | --host-id]\n");
+        return 2;
+    } else {
+        print_summary();
+    }
+    return 0;
+}

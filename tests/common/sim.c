@@ -1,0 +1,231 @@
+/*
+ * sim.c - in-process network for schedule tests (see sim.h). The FIFOs are bounded like the
+ * real ones, so a schedule that would deadlock on full FIFOs deadlocks here too.
+ */
+#include "sim.h"
+#include "comm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct sim_fifo {
+    unsigned char *data; /* nslots * slot_bytes, allocated on first use */
+    size_t *len;
+    unsigned long head, tail;
+};
+
+struct sim_ctx {
+    struct sim_net *net;
+    int rank;
+};
+
+struct sim_net {
+    int nranks, nslots;
+    size_t slot_bytes;
+    struct sim_fifo *fifos; /* [src][dst][channel] */
+    struct sim_ctx *ctxs;
+    struct tutti_comm **comms;
+};
+
+struct sim_conn {
+    struct tutti_tconn base;
+    struct sim_net *net;
+    struct sim_fifo *out, *in;
+};
+
+static struct sim_fifo *fifo(struct sim_net *net, int src, int dst, int ch)
+{
+    struct sim_fifo *f = &net->fifos[((size_t)src * net->nranks + dst) * TUTTI_MAX_CHANNELS + ch];
+    if (f->data == NULL) {
+        f->data = malloc((size_t)net->nslots * net->slot_bytes);
+        f->len = calloc((size_t)net->nslots, sizeof(*f->len));
+    }
+    return f;
+}
+
+static tutti_status_t sim_acquire(struct tutti_tconn *c, void **buf_p, size_t *cap_p)
+{
+    struct sim_conn *s = (struct sim_conn *)c;
+    if (s->out->head - s->out->tail >= (unsigned long)s->net->nslots) {
+        return TUTTI_IN_PROGRESS;
+    }
+    *buf_p = s->out->data + (s->out->head % s->net->nslots) * s->net->slot_bytes;
+    *cap_p = s->net->slot_bytes;
+    return TUTTI_OK;
+}
+
+static tutti_status_t sim_post(struct tutti_tconn *c, size_t bytes)
+{
+    struct sim_conn *s = (struct sim_conn *)c;
+    if (bytes > s->net->slot_bytes) {
+        return TUTTI_ERR_INTERNAL; /* a plan step larger than a slot: a schedule bug */
+    }
+    s->out->len[s->out->head % s->net->nslots] = bytes;
+    s->out->head++;
+    return TUTTI_OK;
+}
+
+static tutti_status_t sim_peek(struct tutti_tconn *c, const void **buf_p, size_t *len_p)
+{
+    struct sim_conn *s = (struct sim_conn *)c;
+    if (s->in->head == s->in->tail) {
+        return TUTTI_IN_PROGRESS;
+    }
+    *buf_p = s->in->data + (s->in->tail % s->net->nslots) * s->net->slot_bytes;
+    *len_p = s->in->len[s->in->tail % s->net->nslots];
+    return TUTTI_OK;
+}
+
+static tutti_status_t sim_release(struct tutti_tconn *c)
+{
+    ((struct sim_conn *)c)->in->tail++;
+    return TUTTI_OK;
+}
+
+static tutti_status_t sim_progress(struct tutti_tconn *c, int *moved_p)
+{
+    (void)c;
+    *moved_p = 0;
+    return TUTTI_OK;
+}
+
+static tutti_status_t sim_flushed(struct tutti_tconn *c, int *done_p)
+{
+    (void)c;
+    *done_p = 1;
+    return TUTTI_OK;
+}
+
+static tutti_status_t sim_close(struct tutti_tconn *c)
+{
+    free(c);
+    return TUTTI_OK;
+}
+
+static tutti_status_t sim_connect(void *tctx, int peer, int channel, struct tutti_tconn **conn_p);
+
+static const struct tutti_transport_ops sim_ops = {
+    .size = sizeof(struct tutti_transport_ops),
+    .id = TUTTI_TRANSPORT_SHM,
+    .name = "sim",
+    .connect = sim_connect,
+    .send_acquire = sim_acquire,
+    .send_post = sim_post,
+    .recv_peek = sim_peek,
+    .recv_release = sim_release,
+    .progress = sim_progress,
+    .flushed = sim_flushed,
+    .close = sim_close,
+};
+
+static tutti_status_t sim_connect(void *tctx, int peer, int channel, struct tutti_tconn **conn_p)
+{
+    struct sim_ctx *ctx = tctx;
+    struct sim_conn *c = calloc(1, sizeof(*c));
+    c->base.ops = &sim_ops;
+    c->base.peer = peer;
+    c->base.channel = channel;
+    c->base.slot_size = ctx->net->slot_bytes;
+    c->net = ctx->net;
+    c->out = fifo(ctx->net, ctx->rank, peer, channel);
+    c->in = fifo(ctx->net, peer, ctx->rank, channel);
+    *conn_p = &c->base;
+    return TUTTI_OK;
+}
+
+struct sim_net *sim_net_new(int nranks, int nslots, size_t slot_bytes)
+{
+    struct sim_net *net = calloc(1, sizeof(*net));
+    net->nranks = nranks;
+    net->nslots = nslots;
+    net->slot_bytes = slot_bytes;
+    net->fifos = calloc((size_t)nranks * nranks * TUTTI_MAX_CHANNELS, sizeof(*net->fifos));
+    net->ctxs = calloc((size_t)nranks, sizeof(*net->ctxs));
+    net->comms = calloc((size_t)nranks, sizeof(*net->comms));
+    return net;
+}
+
+struct tutti_comm *sim_comm(struct sim_net *net, int rank, int nchannels)
+{
+    if (net->comms[rank] != NULL) {
+        return net->comms[rank];
+    }
+    struct tutti_comm *c = calloc(1, sizeof(*c));
+    c->rank = rank;
+    c->nranks = net->nranks;
+    c->peers = calloc((size_t)net->nranks, sizeof(*c->peers));
+    for (int r = 0; r < net->nranks; r++) {
+        c->peers[r].rank = r;
+        strcpy(c->peers[r].hostname, "sim");
+    }
+    c->cfg.nchannels = nchannels;
+    c->cfg.chunk_bytes = net->slot_bytes;
+    c->cfg.timeout_ns = 1000000000;
+    pthread_mutex_init(&c->err.lock, NULL);
+    c->net.conns = calloc((size_t)net->nranks * TUTTI_MAX_CHANNELS, sizeof(*c->net.conns));
+    c->net.peer_transport = calloc((size_t)net->nranks, 1); /* all 0 = SHM slot: sim_ops */
+    c->net.ops[TUTTI_TRANSPORT_SHM] = &sim_ops;
+    net->ctxs[rank].net = net;
+    net->ctxs[rank].rank = rank;
+    c->net.tctx[TUTTI_TRANSPORT_SHM] = &net->ctxs[rank];
+    c->state.wakefd = -1;
+    net->comms[rank] = c;
+    return c;
+}
+
+void sim_net_free(struct sim_net *net)
+{
+    for (int r = 0; r < net->nranks; r++) {
+        struct tutti_comm *c = net->comms[r];
+        if (c == NULL) {
+            continue;
+        }
+        for (size_t i = 0; i < (size_t)net->nranks * TUTTI_MAX_CHANNELS; i++) {
+            if (c->net.conns[i] != NULL) {
+                free(c->net.conns[i]);
+            }
+        }
+        free(c->net.conns);
+        free(c->net.peer_transport);
+        free(c->peers);
+        pthread_mutex_destroy(&c->err.lock);
+        free(c);
+    }
+    for (size_t i = 0; i < (size_t)net->nranks * net->nranks * TUTTI_MAX_CHANNELS; i++) {
+        free(net->fifos[i].data);
+        free(net->fifos[i].len);
+    }
+    free(net->fifos);
+    free(net->ctxs);
+    free(net->comms);
+    free(net);
+}
+
+int sim_run(struct tutti_exec *exs, int n)
+{
+    int *done = calloc((size_t)n, sizeof(*done));
+    int left = n, rc = 0;
+    while (left > 0 && rc == 0) {
+        int moved = 0;
+        for (int r = 0; r < n; r++) {
+            if (done[r]) {
+                continue;
+            }
+            int p = 0;
+            tutti_status_t st = tutti__exec_advance(&exs[r], &p);
+            moved |= p;
+            if (st == TUTTI_OK) {
+                done[r] = 1;
+                left--;
+                moved = 1;
+            } else if (st != TUTTI_IN_PROGRESS) {
+                rc = st;
+            }
+        }
+        if (!moved && rc == 0) {
+            rc = -1;
+        }
+    }
+    free(done);
+    return rc;
+}

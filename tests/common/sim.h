@@ -1,0 +1,31 @@
+/*
+ * sim.h - a simulated network for unit tests: every rank of a communicator lives in this
+ * process, connections are bounded in-memory slot FIFOs behind a real transport ops table, and
+ * the real executor (src/exec.c) runs each rank's real plan. A round in which no rank can move
+ * is a deadlock, reported instead of hanging.
+ */
+#ifndef TUTTI_TEST_SIM_H
+#define TUTTI_TEST_SIM_H
+
+#include "exec.h"
+#include "plan.h"
+
+#include <stddef.h>
+
+struct sim_net;
+struct tutti_comm;
+
+/** A network of nranks ranks whose FIFOs have nslots slots of slot_bytes bytes. */
+struct sim_net *sim_net_new(int nranks, int nslots, size_t slot_bytes);
+void sim_net_free(struct sim_net *net);
+
+/** The simulated communicator of one rank (chunk size = slot_bytes, nchannels as given). */
+struct tutti_comm *sim_comm(struct sim_net *net, int rank, int nchannels);
+
+/**
+ * Run one plan per rank until all complete. Returns 0 when all completed, -1 on deadlock
+ * (a whole round without progress), or the first error status (< 0, not -1).
+ */
+int sim_run(struct tutti_exec *exs, int n);
+
+#endif /* TUTTI_TEST_SIM_H */

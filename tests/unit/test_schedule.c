@@ -1,0 +1,391 @@
+/*
+ * test_schedule.c - every collective's schedule, for nranks 1..17, counts
+ * {0,1,2,3,7,1023,65537}, every root, in place and out of place, 1 or 3 channels and tiny
+ * slots: all ranks run their real plans on the real executor over the simulated network
+ * (tests/common/sim.c), then every rank's result is compared with a reference.
+ */
+#include "coll/coll.h"
+#include "comm.h"
+#include "sim.h"
+
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const size_t counts[] = {0, 1, 2, 3, 7, 1023, 65537};
+#define NCOUNTS (sizeof(counts) / sizeof(counts[0]))
+#define MAXN 17
+#define SENTINEL 0x5a5a5a5au
+
+static uint32_t input(int rank, size_t i)
+{
+    return (uint32_t)rank * 7919u + (uint32_t)i * 31u + 1u;
+}
+
+struct world {
+    int n;
+    size_t count;
+    int root;
+    int inplace;
+    uint32_t *send[MAXN], *recv[MAXN];
+    size_t send_elems, recv_elems;
+};
+
+/* Elements of sendbuf and recvbuf for a collective. */
+static void extents(tutti_coll_t c, int n, size_t count, size_t *s, size_t *r)
+{
+    size_t many = count * (size_t)n;
+    *s = (c == TUTTI_COLL_REDUCE_SCATTER || c == TUTTI_COLL_ALLTOALL) ? many : count;
+    *r = (c == TUTTI_COLL_ALLGATHER || c == TUTTI_COLL_ALLTOALL) ? many : count;
+}
+
+static void world_fill(struct world *w, tutti_coll_t c)
+{
+    extents(c, w->n, w->count, &w->send_elems, &w->recv_elems);
+    if (w->inplace && w->send_elems > w->recv_elems) {
+        w->recv_elems = w->send_elems; /* in-place reduce-scatter: recvbuf lies in sendbuf */
+    }
+    for (int r = 0; r < w->n; r++) {
+        w->recv[r] = malloc((w->recv_elems + 1) * 4);
+        w->send[r] = malloc((w->send_elems + 1) * 4);
+        for (size_t i = 0; i < w->recv_elems; i++) {
+            w->recv[r][i] = SENTINEL;
+        }
+        for (size_t i = 0; i < w->send_elems; i++) {
+            w->send[r][i] = input(r, i);
+        }
+        if (w->inplace && c == TUTTI_COLL_ALLGATHER) {
+            for (size_t i = 0; i < w->count; i++) {
+                w->recv[r][(size_t)r * w->count + i] = input(r, i);
+            }
+        } else if (w->inplace) {
+            memcpy(w->recv[r], w->send[r], w->send_elems * 4);
+        }
+    }
+}
+
+static void world_free(struct world *w)
+{
+    for (int r = 0; r < w->n; r++) {
+        free(w->send[r]);
+        free(w->recv[r]);
+    }
+}
+
+static struct tutti_op_desc desc(const struct world *w, tutti_coll_t c, int r, tutti_op_t op)
+{
+    struct tutti_op_desc d = {.coll = c, .count = w->count, .dt = TUTTI_UINT32, .op = op,
+                              .root = w->root, .peer = -1};
+    d.sendbuf = w->send[r];
+    d.recvbuf = w->recv[r];
+    if (w->inplace) {
+        d.sendbuf = w->recv[r];
+        if (c == TUTTI_COLL_REDUCE_SCATTER) {
+            d.recvbuf = w->recv[r] + (size_t)r * w->count;
+        } else if (c == TUTTI_COLL_ALLGATHER) {
+            d.sendbuf = w->recv[r] + (size_t)r * w->count;
+        }
+    }
+    return d;
+}
+
+/* Build and run every rank's plan; returns sim_run's result. */
+static int run(struct world *w, tutti_coll_t c, tutti_op_t op, int nch, size_t slot_elems)
+{
+    struct sim_net *net = sim_net_new(w->n, 2, slot_elems * 4);
+    struct tutti_plan plans[MAXN];
+    struct tutti_exec exs[MAXN];
+    memset(plans, 0, sizeof(plans));
+    for (int r = 0; r < w->n; r++) {
+        struct tutti_comm *comm = sim_comm(net, r, nch);
+        struct tutti_plan_params pp = {r, w->n, nch, slot_elems};
+        struct tutti_op_desc d = desc(w, c, r, op);
+        cr_assert_eq(tutti__plan_build(&d, &pp, &plans[r]), 0, "plan build failed");
+        cr_assert_eq(tutti__exec_init(&exs[r], comm, &plans[r], 1), TUTTI_OK);
+    }
+    int rc = sim_run(exs, w->n);
+    for (int r = 0; r < w->n; r++) {
+        tutti__exec_fini(&exs[r]);
+        tutti__plan_free(&plans[r]);
+    }
+    sim_net_free(net);
+    return rc;
+}
+
+static uint32_t sum_at(int n, size_t idx)
+{
+    uint32_t s = 0;
+    for (int q = 0; q < n; q++) {
+        s += input(q, idx);
+    }
+    return s;
+}
+
+/* Expected recvbuf element i of rank r (for the reducing collectives: SUM). */
+static uint32_t expect(const struct world *w, tutti_coll_t c, int r, size_t i)
+{
+    size_t k = w->count;
+    switch (c) {
+    case TUTTI_COLL_ALLREDUCE:
+        return sum_at(w->n, i);
+    case TUTTI_COLL_BROADCAST:
+        return input(w->root, i);
+    case TUTTI_COLL_REDUCE:
+        return r == w->root ? sum_at(w->n, i) : (w->inplace ? input(r, i) : SENTINEL);
+    case TUTTI_COLL_REDUCE_SCATTER:
+        if (w->inplace) {
+            return i / k == (size_t)r ? sum_at(w->n, i) : input(r, i);
+        }
+        return sum_at(w->n, (size_t)r * k + i);
+    case TUTTI_COLL_ALLGATHER:
+        return input((int)(i / k), i % k);
+    case TUTTI_COLL_ALLTOALL:
+        return input((int)(i / k), (size_t)r * k + i % k);
+    default:
+        return 0;
+    }
+}
+
+static void check(const struct world *w, tutti_coll_t c, const char *what)
+{
+    for (int r = 0; r < w->n; r++) {
+        for (size_t i = 0; i < w->recv_elems; i++) {
+            uint32_t e = expect(w, c, r, i);
+            if (w->recv[r][i] != e) {
+                cr_assert_fail("%s n=%d count=%zu root=%d inplace=%d: rank %d elem %zu is %u, expected "
+                         "%u",
+                         what, w->n, w->count, w->root, w->inplace, r, i, w->recv[r][i], e);
+            }
+        }
+    }
+}
+
+/* Sweep nranks x counts (x roots) x in-place for one collective. */
+static void sweep(tutti_coll_t c, int rooted, int can_inplace)
+{
+    for (int n = 1; n <= MAXN; n++) {
+        for (size_t ci = 0; ci < NCOUNTS; ci++) {
+            for (int root = 0; root < (rooted ? n : 1); root++) {
+                for (int inplace = 0; inplace <= can_inplace; inplace++) {
+                    struct world w = {.n = n, .count = counts[ci], .root = rooted ? root : -1,
+                                      .inplace = inplace};
+                    int nch = 1 + 2 * ((n + (int)ci + root) % 2); /* 1 or 3 channels */
+                    size_t slot = counts[ci] > 1023 ? 1024 : 1 + (size_t)(ci + root) % 5;
+                    world_fill(&w, c);
+                    int rc = run(&w, c, TUTTI_SUM, nch, slot);
+                    cr_assert_eq(rc, 0, "%s n=%d count=%zu root=%d: %s (%d)", tutti__coll_name(c),
+                                 n, counts[ci], root, rc == -1 ? "deadlock" : "error", rc);
+                    check(&w, c, tutti__coll_name(c));
+                    world_free(&w);
+                }
+            }
+        }
+    }
+}
+
+Test(schedule, allreduce_every_size_and_nranks, .timeout = 120)
+{
+    sweep(TUTTI_COLL_ALLREDUCE, 0, 1);
+}
+
+Test(schedule, broadcast_every_root, .timeout = 120)
+{
+    sweep(TUTTI_COLL_BROADCAST, 1, 1);
+}
+
+Test(schedule, reduce_every_root, .timeout = 120)
+{
+    sweep(TUTTI_COLL_REDUCE, 1, 1);
+}
+
+Test(schedule, reduce_scatter_every_size_and_nranks, .timeout = 120)
+{
+    sweep(TUTTI_COLL_REDUCE_SCATTER, 0, 1);
+}
+
+Test(schedule, allgather_every_size_and_nranks, .timeout = 120)
+{
+    sweep(TUTTI_COLL_ALLGATHER, 0, 1);
+}
+
+Test(schedule, alltoall_every_size_and_nranks, .timeout = 120)
+{
+    sweep(TUTTI_COLL_ALLTOALL, 0, 0);
+}
+
+Test(schedule, barrier_completes_for_every_nranks)
+{
+    for (int n = 1; n <= MAXN; n++) {
+        struct world w = {.n = n, .count = 0, .root = -1};
+        world_fill(&w, TUTTI_COLL_BARRIER);
+        uint8_t bytes[MAXN] = {0};
+        struct sim_net *net = sim_net_new(n, 2, 4);
+        struct tutti_plan plans[MAXN];
+        struct tutti_exec exs[MAXN];
+        memset(plans, 0, sizeof(plans));
+        for (int r = 0; r < n; r++) {
+            struct tutti_plan_params pp = {r, n, 2, 4};
+            struct tutti_op_desc d = {.coll = TUTTI_COLL_BARRIER, .sendbuf = &bytes[r],
+                                      .recvbuf = &bytes[r], .dt = TUTTI_UINT8, .root = -1,
+                                      .peer = -1};
+            cr_assert_eq(tutti__plan_build(&d, &pp, &plans[r]), 0);
+            cr_assert_eq(tutti__exec_init(&exs[r], sim_comm(net, r, 2), &plans[r], 1), TUTTI_OK);
+        }
+        cr_assert_eq(sim_run(exs, n), 0, "barrier n=%d did not complete", n);
+        for (int r = 0; r < n; r++) {
+            tutti__exec_fini(&exs[r]);
+            tutti__plan_free(&plans[r]);
+        }
+        sim_net_free(net);
+        world_free(&w);
+    }
+}
+
+Test(schedule, barrier_waits_for_the_last_rank)
+{
+    for (int n = 2; n <= 9; n++) {
+        uint8_t bytes[MAXN] = {0};
+        struct sim_net *net = sim_net_new(n, 2, 4);
+        struct tutti_plan plans[MAXN];
+        struct tutti_exec exs[MAXN];
+        memset(plans, 0, sizeof(plans));
+        for (int r = 0; r < n; r++) {
+            struct tutti_plan_params pp = {r, n, 1, 4};
+            struct tutti_op_desc d = {.coll = TUTTI_COLL_BARRIER, .sendbuf = &bytes[r],
+                                      .recvbuf = &bytes[r], .dt = TUTTI_UINT8, .root = -1,
+                                      .peer = -1};
+            cr_assert_eq(tutti__plan_build(&d, &pp, &plans[r]), 0);
+            cr_assert_eq(tutti__exec_init(&exs[r], sim_comm(net, r, 1), &plans[r], 1), TUTTI_OK);
+        }
+        /* Everyone but the last rank keeps trying: nobody may get through. */
+        for (int round = 0; round < 100; round++) {
+            for (int r = 0; r < n - 1; r++) {
+                int p = 0;
+                cr_assert_eq(tutti__exec_advance(&exs[r], &p), TUTTI_IN_PROGRESS,
+                             "n=%d: rank %d left the barrier before rank %d entered", n, r, n - 1);
+            }
+        }
+        cr_assert_eq(sim_run(exs, n), 0);
+        for (int r = 0; r < n; r++) {
+            tutti__exec_fini(&exs[r]);
+            tutti__plan_free(&plans[r]);
+        }
+        sim_net_free(net);
+    }
+}
+
+Test(schedule, allreduce_avg_divides_once_and_truncates)
+{
+    for (int n = 1; n <= 7; n++) {
+        struct world w = {.n = n, .count = 37, .root = -1};
+        world_fill(&w, TUTTI_COLL_ALLREDUCE);
+        for (int r = 0; r < n; r++) {
+            for (size_t i = 0; i < w.count; i++) {
+                w.send[r][i] = (uint32_t)(r + 1) * 3u + (uint32_t)i; /* small: no wrap */
+            }
+        }
+        cr_assert_eq(run(&w, TUTTI_COLL_ALLREDUCE, TUTTI_AVG, 2, 4), 0);
+        for (int r = 0; r < n; r++) {
+            for (size_t i = 0; i < w.count; i++) {
+                uint32_t s = 0;
+                for (int q = 0; q < n; q++) {
+                    s += (uint32_t)(q + 1) * 3u + (uint32_t)i;
+                }
+                cr_assert_eq(w.recv[r][i], s / (uint32_t)n, "n=%d rank %d elem %zu", n, r, i);
+            }
+        }
+        world_free(&w);
+    }
+}
+
+/* Ranks disagree on the count: the receiver must notice the size, never overrun a buffer. */
+Test(schedule, mismatched_counts_are_an_error_not_a_corruption)
+{
+    int n = 2;
+    uint32_t a[64] = {0}, b[64] = {0}, ra[64], rb[64];
+    struct sim_net *net = sim_net_new(n, 2, 4 * 64);
+    struct tutti_plan plans[2];
+    struct tutti_exec exs[2];
+    memset(plans, 0, sizeof(plans));
+    size_t cnt[2] = {40, 30};
+    uint32_t *s[2] = {a, b}, *rv[2] = {ra, rb};
+    for (int r = 0; r < n; r++) {
+        struct tutti_plan_params pp = {r, n, 1, 64};
+        struct tutti_op_desc d = {.coll = TUTTI_COLL_ALLREDUCE, .sendbuf = s[r],
+                                  .recvbuf = rv[r], .count = cnt[r], .dt = TUTTI_UINT32,
+                                  .op = TUTTI_SUM, .root = -1, .peer = -1};
+        cr_assert_eq(tutti__plan_build(&d, &pp, &plans[r]), 0);
+        cr_assert_eq(tutti__exec_init(&exs[r], sim_comm(net, r, 1), &plans[r], 1), TUTTI_OK);
+    }
+    cr_assert_eq(sim_run(exs, n), TUTTI_ERR_INVALID_USAGE);
+    for (int r = 0; r < n; r++) {
+        tutti__exec_fini(&exs[r]);
+        tutti__plan_free(&plans[r]);
+    }
+    sim_net_free(net);
+}
+
+/* A group's sends and receives: a ring shift plus a self copy, in one plan per rank. */
+Test(schedule, grouped_sendrecv_ring_shift_and_self_copy)
+{
+    for (int n = 1; n <= 9; n++) {
+        size_t cnt = 1000 + (size_t)n;
+        uint32_t *out[MAXN], *in[MAXN], *self_in[MAXN];
+        struct sim_net *net = sim_net_new(n, 2, 64);
+        struct tutti_plan plans[MAXN];
+        struct tutti_exec exs[MAXN];
+        struct tutti_op_desc ops[MAXN][3];
+        memset(plans, 0, sizeof(plans));
+        for (int r = 0; r < n; r++) {
+            out[r] = malloc(cnt * 4);
+            in[r] = calloc(cnt, 4);
+            self_in[r] = calloc(cnt, 4);
+            for (size_t i = 0; i < cnt; i++) {
+                out[r][i] = input(r, i);
+            }
+            ops[r][0] = (struct tutti_op_desc){.coll = TUTTI_COLL_RECV, .recvbuf = in[r],
+                                               .count = cnt, .dt = TUTTI_UINT32, .root = -1,
+                                               .peer = (r + n - 1) % n};
+            ops[r][1] = (struct tutti_op_desc){.coll = TUTTI_COLL_SEND, .sendbuf = out[r],
+                                               .count = cnt, .dt = TUTTI_UINT32, .root = -1,
+                                               .peer = (r + 1) % n};
+            ops[r][2] = (struct tutti_op_desc){.coll = TUTTI_COLL_RECV, .recvbuf = self_in[r],
+                                               .count = cnt, .dt = TUTTI_UINT32, .root = -1,
+                                               .peer = r};
+            const struct tutti_op_desc *list[4] = {&ops[r][0], &ops[r][1], &ops[r][2]};
+            struct tutti_op_desc self_send = ops[r][1];
+            self_send.peer = r;
+            list[3] = &self_send;
+            struct tutti_plan_params pp = {r, n, 2, 64};
+            cr_assert_eq(tutti__p2p_group_build(list, 4, &pp, &plans[r]), 0);
+            cr_assert_eq(tutti__exec_init(&exs[r], sim_comm(net, r, 2), &plans[r], 1), TUTTI_OK);
+        }
+        cr_assert_eq(sim_run(exs, n), 0, "n=%d", n);
+        for (int r = 0; r < n; r++) {
+            for (size_t i = 0; i < cnt; i++) {
+                cr_assert_eq(in[r][i], input((r + n - 1) % n, i), "n=%d rank %d elem %zu", n, r, i);
+                cr_assert_eq(self_in[r][i], input(r, i));
+            }
+            tutti__exec_fini(&exs[r]);
+            tutti__plan_free(&plans[r]);
+            free(out[r]);
+            free(in[r]);
+            free(self_in[r]);
+        }
+        sim_net_free(net);
+    }
+}
+
+Test(schedule, unpaired_self_send_is_refused)
+{
+    uint32_t x[4] = {0};
+    struct tutti_op_desc send = {.coll = TUTTI_COLL_SEND, .sendbuf = x, .count = 4,
+                                 .dt = TUTTI_UINT32, .root = -1, .peer = 0};
+    const struct tutti_op_desc *list[1] = {&send};
+    struct tutti_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    struct tutti_plan_params pp = {0, 1, 1, 16};
+    cr_assert_eq(tutti__p2p_group_build(list, 1, &pp, &plan), -2);
+    tutti__plan_free(&plan);
+}

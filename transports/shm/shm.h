@@ -1,0 +1,126 @@
+/*
+ * shm.h - shared-memory transport (private): layouts of the segments and the structs shared by
+ * shm_ctx.c (per-communicator control segments, liveness, abort notices), shm_conn.c (FIFO
+ * segments, connection set-up) and shm_data.c (the FIFO operations).
+ *
+ * Segments (POSIX shm, names derived from the communicator id so no exchange is needed):
+ *   /tutti-<id>-c<rank>              control: doorbell, abort board, closed flag. Made by its owner
+ *                                    at init, opened by every local peer, unlinked after init.
+ *   /tutti-<id>-f<src>-<dst>-<ch>    one FIFO src -> dst on channel ch. Made by the receiver dst
+ *                                    when the connection is first needed, opened by the sender,
+ *                                    unlinked as soon as the sender has attached.
+ * Pages are reserved with posix_fallocate, so a full /dev/shm is an error at set-up, never a
+ * SIGBUS in the middle of a collective.
+ */
+#ifndef TUTTI_SHM_H
+#define TUTTI_SHM_H
+
+#include "transports/transport.h"
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TUTTI_SHM_CTL_MAGIC  0x4c544353u /* "SCTL" */
+#define TUTTI_SHM_FIFO_MAGIC 0x4f464953u /* "SFIO" */
+#define TUTTI_SHM_SLOT_HDR   64          /* slot header: length, padded to a cache line */
+
+extern const struct tutti_transport_ops tutti__shm_ops;
+
+/* Control segment of one rank. */
+struct shm_ctl {
+    _Atomic uint32_t magic; /* written last by the owner: the segment is ready */
+    uint32_t pid;
+    int32_t rank;
+    _Atomic uint32_t closed; /* the owner destroyed its communicator cleanly */
+    struct tutti_doorbell doorbell;
+    _Alignas(64) _Atomic uint32_t abort_flag; /* 0, then 1 while writing, then 2 */
+    struct tutti_abort_info abort_info;
+};
+
+/* Head of one FIFO segment; slots follow at fifo_slot(). */
+struct shm_fifo_hdr {
+    _Atomic uint32_t magic; /* written last by the receiver that made it */
+    uint32_t nslots;
+    uint64_t slot_size;
+    _Alignas(64) _Atomic uint64_t head; /* slots posted, written by the sender */
+    _Alignas(64) _Atomic uint64_t tail; /* slots released, written by the receiver */
+    _Alignas(64) _Atomic uint32_t sender_attached;
+    _Atomic uint32_t sender_closed;
+};
+
+/* One local peer as seen from this rank. */
+struct shm_peer {
+    int rank;
+    int pidfd;           /* -1 if pidfd_open is unavailable: kill(pid, 0) then */
+    uint32_t pid;
+    struct shm_ctl *ctl; /* its control segment, mapped */
+};
+
+struct shm_ctx {
+    struct tutti_tctx_args args;
+    char prefix[40];       /* "/tutti-<comm id in hex>" */
+    struct shm_ctl *ctl;   /* mine */
+    int ctl_linked;        /* my control segment's name still exists */
+    struct shm_peer *peers; /* [nranks]; ctl == NULL for ranks on other hosts */
+    int nlocal;
+    size_t slot_size;
+    uint32_t nslots;
+    struct shm_conn **conns; /* every open connection, to unlink names and wake on close */
+    int nconns, conns_cap;
+};
+
+/* One direction of a connection: the FIFO mapping and the cached counters. */
+struct shm_fifo {
+    struct shm_fifo_hdr *hdr;
+    size_t map_len;
+    uint8_t *slots;     /* first slot; geometry copied locally, never re-read from the segment */
+    uint32_t nslots;
+    size_t stride;      /* TUTTI_SHM_SLOT_HDR + slot size */
+    uint64_t mine;   /* sender: head it posted; receiver: tail it released */
+    uint64_t theirs; /* last value read of the other side's counter */
+};
+
+struct shm_conn {
+    struct tutti_tconn base;
+    struct shm_ctx *ctx;
+    struct shm_fifo send; /* in the peer's segment */
+    struct shm_fifo recv; /* in mine */
+    char recv_name[64];   /* name of my FIFO segment, unlinked once the peer attached */
+    int recv_linked;
+    struct shm_ctl *peer_ctl;
+};
+
+/* shm_conn.c */
+tutti_status_t tutti__shm_connect(void *tctx, int peer, int channel, struct tutti_tconn **conn_p);
+tutti_status_t tutti__shm_close(struct tutti_tconn *c);
+void tutti__shm_unlink_attached(struct shm_ctx *ctx);
+
+/* shm_data.c */
+tutti_status_t tutti__shm_send_acquire(struct tutti_tconn *c, void **buf_p, size_t *cap_p);
+tutti_status_t tutti__shm_send_post(struct tutti_tconn *c, size_t bytes);
+tutti_status_t tutti__shm_recv_peek(struct tutti_tconn *c, const void **buf_p, size_t *len_p);
+tutti_status_t tutti__shm_recv_release(struct tutti_tconn *c);
+void tutti__shm_ring(struct shm_ctl *ctl);
+
+/* shm_ctx.c: shared by the other two */
+void *tutti__shm_map(const char *name, size_t len, int create, tutti_status_t *st_p,
+                     struct tutti_comm *comm);
+tutti_status_t tutti__shm_peer_gone(struct shm_ctx *ctx, int rank);
+
+/** Offset of the first slot in a FIFO segment. */
+#define TUTTI_SHM_FIFO_HDR_BYTES ((sizeof(struct shm_fifo_hdr) + 63) & ~(size_t)63)
+
+/** Header (length word) of slot number i (a counter value, taken modulo nslots). */
+static inline uint8_t *tutti__shm_slot(const struct shm_fifo *f, uint64_t i)
+{
+    return f->slots + (size_t)(i % f->nslots) * f->stride;
+}
+
+/** Bytes of a FIFO segment with nslots slots of slot_size bytes. */
+static inline size_t tutti__shm_fifo_bytes(uint32_t nslots, size_t slot_size)
+{
+    return TUTTI_SHM_FIFO_HDR_BYTES + (size_t)nslots * (TUTTI_SHM_SLOT_HDR + slot_size);
+}
+
+#endif /* TUTTI_SHM_H */

@@ -1,0 +1,192 @@
+/*
+ * shm_conn.c - setting up and tearing down shared-memory connections.
+ *
+ * Both ends of a pair call connect() when a plan first needs the pair. Each end makes the FIFO
+ * it receives on (its pages are reserved, so first touched, by the receiver, which places them
+ * on the receiver's NUMA node; the name is derived, so the sender needs no exchange), then opens
+ * the peer's FIFO once it exists. A FIFO's name is unlinked as soon as its sender has attached,
+ * so a crash leaves little behind in /dev/shm.
+ */
+#include "shm.h"
+#include "check.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+static void fifo_name(const struct shm_ctx *ctx, int src, int dst, int ch, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s-f%d-%d-%d", ctx->prefix, src, dst, ch);
+}
+
+static void fifo_geometry(struct shm_fifo *f, struct shm_fifo_hdr *h, size_t map_len,
+                          uint32_t nslots, size_t slot_size)
+{
+    f->hdr = h;
+    f->map_len = map_len;
+    f->slots = (uint8_t *)h + TUTTI_SHM_FIFO_HDR_BYTES;
+    f->nslots = nslots;
+    f->stride = TUTTI_SHM_SLOT_HDR + slot_size;
+    f->mine = 0;
+    f->theirs = 0;
+}
+
+static tutti_status_t track_conn(struct shm_ctx *ctx, struct shm_conn *c)
+{
+    if (ctx->nconns == ctx->conns_cap) {
+        int cap = ctx->conns_cap == 0 ? 16 : ctx->conns_cap * 2;
+        struct shm_conn **n = realloc(ctx->conns, (size_t)cap * sizeof(*n));
+        if (n == NULL) {
+            return tutti__set_error(ctx->args.comm, TUTTI_ERR_NO_MEMORY, "no memory for shm conns");
+        }
+        ctx->conns = n;
+        ctx->conns_cap = cap;
+    }
+    ctx->conns[ctx->nconns++] = c;
+    return TUTTI_OK;
+}
+
+/* Make the FIFO this rank receives on from `peer`. */
+static tutti_status_t make_recv_fifo(struct shm_ctx *ctx, struct shm_conn *c)
+{
+    fifo_name(ctx, c->base.peer, ctx->args.rank, c->base.channel, c->recv_name,
+              sizeof(c->recv_name));
+    size_t len = tutti__shm_fifo_bytes(ctx->nslots, ctx->slot_size);
+    tutti_status_t st;
+    struct shm_fifo_hdr *h = tutti__shm_map(c->recv_name, len, 1, &st, ctx->args.comm);
+    if (h == NULL) {
+        return st;
+    }
+    c->recv_linked = 1;
+    h->nslots = ctx->nslots;
+    h->slot_size = ctx->slot_size;
+    fifo_geometry(&c->recv, h, len, ctx->nslots, ctx->slot_size);
+    atomic_store_explicit(&h->magic, TUTTI_SHM_FIFO_MAGIC, memory_order_release);
+    return TUTTI_OK;
+}
+
+/* Open the FIFO the peer made for us; TUTTI_IN_PROGRESS while it does not exist yet. */
+static tutti_status_t open_send_fifo(struct shm_ctx *ctx, struct shm_conn *c)
+{
+    char name[64];
+    fifo_name(ctx, ctx->args.rank, c->base.peer, c->base.channel, name, sizeof(name));
+    size_t len = tutti__shm_fifo_bytes(ctx->nslots, ctx->slot_size);
+    tutti_status_t st;
+    struct shm_fifo_hdr *h = tutti__shm_map(name, len, 0, &st, ctx->args.comm);
+    if (h == NULL) {
+        return st;
+    }
+    if (atomic_load_explicit(&h->magic, memory_order_acquire) != TUTTI_SHM_FIFO_MAGIC) {
+        munmap(h, len);
+        return TUTTI_IN_PROGRESS;
+    }
+    if (h->nslots != ctx->nslots || h->slot_size != ctx->slot_size) {
+        munmap(h, len);
+        return tutti__set_error(ctx->args.comm, TUTTI_ERR_INVALID_USAGE,
+                                "rank %d uses %u shm slots of %zu bytes, this rank %u of %zu: set "
+                                "TUTTI_SHM_NSLOTS and TUTTI_SHM_SLOT_SIZE alike on every rank",
+                                c->base.peer, h->nslots, (size_t)h->slot_size, ctx->nslots,
+                                ctx->slot_size);
+    }
+    fifo_geometry(&c->send, h, len, ctx->nslots, ctx->slot_size);
+    atomic_store_explicit(&h->sender_attached, 1, memory_order_release);
+    return TUTTI_OK;
+}
+
+/*
+ * Connections being set up are kept in the table with send.hdr == NULL until the peer's FIFO
+ * appears; connect() finds them again by (peer, channel).
+ */
+static struct shm_conn *find_pending(struct shm_ctx *ctx, int peer, int channel)
+{
+    for (int i = 0; i < ctx->nconns; i++) {
+        struct shm_conn *c = ctx->conns[i];
+        if (c->base.peer == peer && c->base.channel == channel && c->send.hdr == NULL) {
+            return c;
+        }
+    }
+    return NULL;
+}
+
+tutti_status_t tutti__shm_connect(void *tctx, int peer, int channel, struct tutti_tconn **conn_p)
+{
+    struct shm_ctx *ctx = tctx;
+    *conn_p = NULL;
+    struct shm_conn *c = find_pending(ctx, peer, channel);
+    if (c == NULL) {
+        c = calloc(1, sizeof(*c));
+        if (c == NULL) {
+            return tutti__set_error(ctx->args.comm, TUTTI_ERR_NO_MEMORY, "no memory for a conn");
+        }
+        c->base.ops = &tutti__shm_ops;
+        c->base.peer = peer;
+        c->base.channel = channel;
+        c->base.slot_size = ctx->slot_size;
+        c->ctx = ctx;
+        c->peer_ctl = ctx->peers[peer].ctl;
+        tutti_status_t st = make_recv_fifo(ctx, c);
+        if (st == TUTTI_OK) {
+            st = track_conn(ctx, c);
+        }
+        if (st != TUTTI_OK) {
+            tutti__shm_close(&c->base);
+            return st;
+        }
+    }
+    tutti_status_t st = open_send_fifo(ctx, c);
+    if (st == TUTTI_IN_PROGRESS) {
+        const struct shm_peer *p = &ctx->peers[peer];
+        if (atomic_load(&p->ctl->closed)) {
+            return tutti__shm_peer_gone(ctx, peer);
+        }
+        return TUTTI_OK; /* not yet: called again */
+    }
+    if (st != TUTTI_OK) {
+        return st;
+    }
+    tutti_debug(TUTTI_SUBSYS_SHM, "connected to rank %d channel %d", peer, channel);
+    *conn_p = &c->base;
+    return TUTTI_OK;
+}
+
+/* Unlink the names of FIFOs whose sender has attached: nobody needs to open them again. */
+void tutti__shm_unlink_attached(struct shm_ctx *ctx)
+{
+    for (int i = 0; i < ctx->nconns; i++) {
+        struct shm_conn *c = ctx->conns[i];
+        if (c->recv_linked && atomic_load(&c->recv.hdr->sender_attached)) {
+            shm_unlink(c->recv_name);
+            c->recv_linked = 0;
+        }
+    }
+}
+
+tutti_status_t tutti__shm_close(struct tutti_tconn *conn)
+{
+    struct shm_conn *c = (struct shm_conn *)conn;
+    struct shm_ctx *ctx = c->ctx;
+    for (int i = 0; i < ctx->nconns; i++) {
+        if (ctx->conns[i] == c) {
+            ctx->conns[i] = ctx->conns[--ctx->nconns];
+            break;
+        }
+    }
+    if (c->send.hdr != NULL) {
+        /* Tell a receiver still waiting on us that nothing more will come. */
+        atomic_store_explicit(&c->send.hdr->sender_closed, 1, memory_order_release);
+        if (c->peer_ctl != NULL) {
+            tutti__shm_ring(c->peer_ctl);
+        }
+        munmap(c->send.hdr, c->send.map_len);
+    }
+    if (c->recv_linked) {
+        shm_unlink(c->recv_name);
+    }
+    if (c->recv.hdr != NULL) {
+        munmap(c->recv.hdr, c->recv.map_len);
+    }
+    free(c);
+    return TUTTI_OK;
+}

@@ -1,0 +1,313 @@
+/*
+ * shm_ctx.c - the shared-memory transport's per-communicator context: this rank's control
+ * segment (doorbell, abort board), the mapping of every local peer's control segment, liveness
+ * of local peers through pidfds, and the transport's ops table.
+ */
+#include "shm.h"
+#include "check.h"
+#include "env.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define SHM_CTL_BYTES 4096
+_Static_assert(sizeof(struct shm_ctl) <= SHM_CTL_BYTES, "control segment fits one page");
+
+void *tutti__shm_map(const char *name, size_t len, int create, tutti_status_t *st_p,
+                     struct tutti_comm *comm)
+{
+    int fd = shm_open(name, create ? (O_RDWR | O_CREAT | O_EXCL) : O_RDWR, 0600);
+    if (fd < 0) {
+        int err = errno;
+        *st_p = (!create && err == ENOENT) ? TUTTI_IN_PROGRESS : TUTTI_ERR_SYSTEM;
+        if (*st_p != TUTTI_IN_PROGRESS) {
+            tutti__set_error(comm, TUTTI_ERR_SYSTEM, "shm_open %s: %s", name, strerror(err));
+        }
+        return NULL;
+    }
+    if (create) {
+        int err = posix_fallocate(fd, 0, (off_t)len);
+        if (err != 0) {
+            close(fd);
+            shm_unlink(name);
+            *st_p = tutti__set_error(comm, TUTTI_ERR_SYSTEM,
+                                     "reserving %zu bytes of shared memory for %s: %s (is /dev/shm "
+                                     "full? see df /dev/shm)",
+                                     len, name, strerror(err));
+            return NULL;
+        }
+    } else {
+        struct stat sb;
+        if (fstat(fd, &sb) != 0 || (size_t)sb.st_size < len) {
+            close(fd);
+            *st_p = TUTTI_IN_PROGRESS; /* the owner has not sized it yet */
+            return NULL;
+        }
+    }
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int err = errno;
+    close(fd);
+    if (p == MAP_FAILED) {
+        if (create) {
+            shm_unlink(name);
+        }
+        *st_p = tutti__set_error(comm, TUTTI_ERR_SYSTEM, "mmap %s (%zu bytes): %s", name, len,
+                                 strerror(err));
+        return NULL;
+    }
+    *st_p = TUTTI_OK;
+    return p;
+}
+
+static void ctl_name(const struct shm_ctx *ctx, int rank, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s-c%d", ctx->prefix, rank);
+}
+
+static tutti_status_t shm_init(const struct tutti_tctx_args *args, void **tctx_p, void *blob)
+{
+    (void)blob;
+    struct shm_ctx *ctx = calloc(1, sizeof(*ctx));
+    if (ctx == NULL) {
+        return tutti__set_error(args->comm, TUTTI_ERR_NO_MEMORY, "no memory for the shm context");
+    }
+    ctx->args = *args;
+    snprintf(ctx->prefix, sizeof(ctx->prefix), "/tutti-%016" PRIx64, args->comm_id);
+    ctx->slot_size = tutti__align_up(TUTTI_MAX(args->env->SHM_SLOT_SIZE, (size_t)64), 64);
+    long nslots = args->env->SHM_NSLOTS;
+    ctx->nslots = (uint32_t)(nslots < 2 ? 2 : (nslots > 1024 ? 1024 : nslots));
+    char name[64];
+    ctl_name(ctx, args->rank, name, sizeof(name));
+    tutti_status_t st;
+    ctx->ctl = tutti__shm_map(name, SHM_CTL_BYTES, 1, &st, args->comm);
+    if (ctx->ctl == NULL) {
+        free(ctx);
+        /* Shared memory is an optimisation: the caller falls back to TCP on every rank. */
+        return TUTTI_ERR_UNSUPPORTED;
+    }
+    ctx->ctl_linked = 1;
+    ctx->ctl->pid = (uint32_t)getpid();
+    ctx->ctl->rank = args->rank;
+    atomic_store_explicit(&ctx->ctl->magic, TUTTI_SHM_CTL_MAGIC, memory_order_release);
+    *tctx_p = ctx;
+    return TUTTI_OK;
+}
+
+static int same_host(const struct tutti_tctx_args *a, int peer)
+{
+    return memcmp(a->peers[peer].hostid, a->peers[a->rank].hostid, TUTTI_HOSTID_BYTES) == 0;
+}
+
+/* Phase 0: map every local peer's control segment and open a pidfd on its process. */
+static tutti_status_t attach_peers(struct shm_ctx *ctx)
+{
+    const struct tutti_tctx_args *a = &ctx->args;
+    ctx->peers = calloc((size_t)a->nranks, sizeof(*ctx->peers));
+    if (ctx->peers == NULL) {
+        return tutti__set_error(a->comm, TUTTI_ERR_NO_MEMORY, "no memory for shm peers");
+    }
+    for (int r = 0; r < a->nranks; r++) {
+        struct shm_peer *p = &ctx->peers[r];
+        p->rank = r;
+        p->pidfd = -1;
+        if (!same_host(a, r)) {
+            continue;
+        }
+        ctx->nlocal++;
+        if (r == a->rank) {
+            p->ctl = ctx->ctl;
+            continue;
+        }
+        char name[64];
+        ctl_name(ctx, r, name, sizeof(name));
+        tutti_status_t st;
+        p->ctl = tutti__shm_map(name, SHM_CTL_BYTES, 0, &st, a->comm);
+        if (p->ctl == NULL || atomic_load(&p->ctl->magic) != TUTTI_SHM_CTL_MAGIC) {
+            /* Published peers made theirs before the all-gather: absent means another /dev/shm. */
+            tutti_info(TUTTI_SUBSYS_SHM, "cannot map %s of rank %d: shared memory not shared",
+                       name, r);
+            return TUTTI_ERR_UNSUPPORTED;
+        }
+        p->pid = p->ctl->pid;
+        p->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)p->pid, 0);
+    }
+    return TUTTI_OK;
+}
+
+static tutti_status_t shm_attach(void *tctx, int phase)
+{
+    struct shm_ctx *ctx = tctx;
+    if (phase == 0) {
+        return attach_peers(ctx);
+    }
+    /* Phase 1: every local peer has mapped my control segment; its name can go. */
+    char name[64];
+    ctl_name(ctx, ctx->args.rank, name, sizeof(name));
+    shm_unlink(name);
+    ctx->ctl_linked = 0;
+    return TUTTI_OK;
+}
+
+static tutti_status_t shm_fini(void *tctx)
+{
+    struct shm_ctx *ctx = tctx;
+    if (ctx == NULL) {
+        return TUTTI_OK;
+    }
+    atomic_store(&ctx->ctl->closed, 1);
+    while (ctx->nconns > 0) {
+        tutti__shm_close(&ctx->conns[0]->base); /* connections never completed */
+    }
+    if (ctx->ctl_linked) {
+        char name[64];
+        ctl_name(ctx, ctx->args.rank, name, sizeof(name));
+        shm_unlink(name);
+    }
+    for (int r = 0; ctx->peers != NULL && r < ctx->args.nranks; r++) {
+        struct shm_peer *p = &ctx->peers[r];
+        if (p->pidfd >= 0) {
+            close(p->pidfd);
+        }
+        if (p->ctl != NULL && p->ctl != ctx->ctl) {
+            munmap(p->ctl, SHM_CTL_BYTES);
+        }
+    }
+    munmap(ctx->ctl, SHM_CTL_BYTES);
+    free(ctx->peers);
+    free(ctx->conns);
+    free(ctx);
+    return TUTTI_OK;
+}
+
+static tutti_status_t shm_can_connect(void *tctx, int peer, int *score_p)
+{
+    struct shm_ctx *ctx = tctx;
+    *score_p = (ctx->peers != NULL && ctx->peers[peer].ctl != NULL) ? 10 : 0;
+    return TUTTI_OK;
+}
+
+/* Has this local peer's process ended? pidfds turn readable at exit, zombies included. */
+static int process_ended(const struct shm_peer *p)
+{
+    if (p->pidfd >= 0) {
+        struct pollfd pfd = {.fd = p->pidfd, .events = POLLIN};
+        return poll(&pfd, 1, 0) > 0;
+    }
+    return kill((pid_t)p->pid, 0) != 0 && errno == ESRCH;
+}
+
+tutti_status_t tutti__shm_peer_gone(struct shm_ctx *ctx, int rank)
+{
+    const struct shm_peer *p = &ctx->peers[rank];
+    char who[128];
+    tutti__peer_str(&ctx->args.peers[rank], who, sizeof(who));
+    if (atomic_load(&p->ctl->closed)) {
+        return tutti__set_error(ctx->args.comm, TUTTI_ERR_REMOTE,
+                                "%s destroyed its communicator while this rank still needed it",
+                                who);
+    }
+    return tutti__set_error(ctx->args.comm, TUTTI_ERR_REMOTE, "%s died (its process ended)", who);
+}
+
+static tutti_status_t shm_check(void *tctx)
+{
+    struct shm_ctx *ctx = tctx;
+    if (atomic_load_explicit(&ctx->ctl->abort_flag, memory_order_acquire) == 2) {
+        const struct tutti_abort_info *ai = &ctx->ctl->abort_info;
+        char reason[sizeof(ai->reason) + 1];
+        memcpy(reason, ai->reason, sizeof(ai->reason));
+        reason[sizeof(ai->reason)] = '\0';
+        return tutti__set_error(ctx->args.comm, ai->status < 0 ? ai->status : TUTTI_ERR_REMOTE,
+                                "rank %d reports: %s", ai->origin, reason);
+    }
+    tutti__shm_unlink_attached(ctx);
+    for (int r = 0; r < ctx->args.nranks; r++) {
+        const struct shm_peer *p = &ctx->peers[r];
+        if (r == ctx->args.rank || p->ctl == NULL || atomic_load(&p->ctl->closed)) {
+            continue;
+        }
+        if (process_ended(p)) {
+            return tutti__shm_peer_gone(ctx, r);
+        }
+    }
+    return TUTTI_OK;
+}
+
+/* Post the notice on every local peer's board (the first notice wins) and wake it. */
+static tutti_status_t shm_abort(void *tctx, const struct tutti_abort_info *info)
+{
+    struct shm_ctx *ctx = tctx;
+    for (int r = 0; ctx->peers != NULL && r < ctx->args.nranks; r++) {
+        struct shm_ctl *ctl = ctx->peers[r].ctl;
+        if (r == ctx->args.rank || ctl == NULL) {
+            continue;
+        }
+        uint32_t expect = 0;
+        if (atomic_compare_exchange_strong(&ctl->abort_flag, &expect, 1)) {
+            ctl->abort_info = *info;
+            atomic_store_explicit(&ctl->abort_flag, 2, memory_order_release);
+        }
+        tutti__shm_ring(ctl);
+    }
+    return TUTTI_OK;
+}
+
+static struct tutti_doorbell *shm_doorbell(void *tctx)
+{
+    return &((struct shm_ctx *)tctx)->ctl->doorbell;
+}
+
+static tutti_status_t shm_progress(struct tutti_tconn *c, int *moved_p)
+{
+    (void)c;
+    *moved_p = 0;
+    return TUTTI_OK;
+}
+
+static tutti_status_t shm_flushed(struct tutti_tconn *c, int *done_p)
+{
+    (void)c;
+    *done_p = 1; /* a post is visible to the peer at once */
+    return TUTTI_OK;
+}
+
+static int shm_pollfds(struct tutti_tconn *c, struct pollfd *fds, int max)
+{
+    (void)c;
+    (void)fds;
+    (void)max;
+    return 0;
+}
+
+const struct tutti_transport_ops tutti__shm_ops = {
+    .size = sizeof(struct tutti_transport_ops),
+    .id = TUTTI_TRANSPORT_SHM,
+    .name = "shm",
+    .flags = 0,
+    .init = shm_init,
+    .attach = shm_attach,
+    .fini = shm_fini,
+    .can_connect = shm_can_connect,
+    .connect = tutti__shm_connect,
+    .check = shm_check,
+    .abort = shm_abort,
+    .doorbell = shm_doorbell,
+    .send_acquire = tutti__shm_send_acquire,
+    .send_post = tutti__shm_send_post,
+    .recv_peek = tutti__shm_recv_peek,
+    .recv_release = tutti__shm_recv_release,
+    .progress = shm_progress,
+    .flushed = shm_flushed,
+    .pollfds = shm_pollfds,
+    .close = tutti__shm_close,
+};

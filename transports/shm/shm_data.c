@@ -1,0 +1,93 @@
+/*
+ * shm_data.c - the shared-memory FIFO operations: single producer, single consumer rings of
+ * fixed-size slots with a length word per slot. Each side caches the other side's counter and
+ * reads the shared one only when its cached view says "full" or "empty", so a steady stream
+ * costs one cache-line transfer per slot and counter. After publishing, a side rings the
+ * peer's doorbell only if the peer announced that it is going to sleep.
+ */
+#include "shm.h"
+#include "check.h"
+
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+void tutti__shm_ring(struct shm_ctl *ctl)
+{
+    atomic_fetch_add_explicit((_Atomic uint32_t *)&ctl->doorbell.seq, 1, memory_order_seq_cst);
+    syscall(SYS_futex, &ctl->doorbell.seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Wake the peer if it sleeps. The fence orders our counter store before the flag load; the
+ * sleeper stores its flag, fences, then re-checks the counters (engine.c), so one side sees
+ * the other. */
+static inline void wake_if_sleeping(struct shm_ctl *ctl)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    if (__atomic_load_n(&ctl->doorbell.sleeping, __ATOMIC_RELAXED) != 0) {
+        tutti__shm_ring(ctl);
+    }
+}
+
+tutti_status_t tutti__shm_send_acquire(struct tutti_tconn *conn, void **buf_p, size_t *cap_p)
+{
+    struct shm_conn *c = (struct shm_conn *)conn;
+    struct shm_fifo *f = &c->send;
+    if (f->mine - f->theirs >= f->nslots) {
+        f->theirs = atomic_load_explicit(&f->hdr->tail, memory_order_acquire);
+        if (f->mine - f->theirs >= f->nslots) {
+            return TUTTI_IN_PROGRESS;
+        }
+    }
+    *buf_p = tutti__shm_slot(f, f->mine) + TUTTI_SHM_SLOT_HDR;
+    *cap_p = f->stride - TUTTI_SHM_SLOT_HDR;
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__shm_send_post(struct tutti_tconn *conn, size_t bytes)
+{
+    struct shm_conn *c = (struct shm_conn *)conn;
+    struct shm_fifo *f = &c->send;
+    *(uint64_t *)tutti__shm_slot(f, f->mine) = bytes;
+    f->mine++;
+    atomic_store_explicit(&f->hdr->head, f->mine, memory_order_release);
+    wake_if_sleeping(c->peer_ctl);
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__shm_recv_peek(struct tutti_tconn *conn, const void **buf_p, size_t *len_p)
+{
+    struct shm_conn *c = (struct shm_conn *)conn;
+    struct shm_fifo *f = &c->recv;
+    if (f->mine == f->theirs) {
+        f->theirs = atomic_load_explicit(&f->hdr->head, memory_order_acquire);
+        if (f->mine == f->theirs) {
+            if (atomic_load_explicit(&f->hdr->sender_closed, memory_order_acquire) != 0) {
+                return tutti__shm_peer_gone(c->ctx, conn->peer);
+            }
+            return TUTTI_IN_PROGRESS;
+        }
+    }
+    const uint8_t *slot = tutti__shm_slot(f, f->mine);
+    uint64_t len = *(const volatile uint64_t *)slot;
+    if (len > f->stride - TUTTI_SHM_SLOT_HDR) {
+        return tutti__set_error(c->ctx->args.comm, TUTTI_ERR_REMOTE,
+                                "rank %d wrote a shm slot of %llu bytes, larger than the slot",
+                                conn->peer, (unsigned long long)len);
+    }
+    *buf_p = slot + TUTTI_SHM_SLOT_HDR;
+    *len_p = (size_t)len;
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__shm_recv_release(struct tutti_tconn *conn)
+{
+    struct shm_conn *c = (struct shm_conn *)conn;
+    struct shm_fifo *f = &c->recv;
+    f->mine++;
+    atomic_store_explicit(&f->hdr->tail, f->mine, memory_order_release);
+    wake_if_sleeping(c->peer_ctl);
+    return TUTTI_OK;
+}
