@@ -7,6 +7,6 @@ bash scripts/install-deps.sh || exit 1
 bash scripts/build.sh || exit 1
 meson test -C build --print-errorlogs --num-processes 1 "$@"
 rc=$?
-bash scripts/test-summary.sh build/meson-logs/testlog.txt
+python3 scripts/test-summary.py build/meson-logs/testlog.json
 summary_rc=$?
 [ $rc -eq 0 ] && [ $summary_rc -eq 0 ]

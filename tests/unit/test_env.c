@@ -1,0 +1,170 @@
+/*
+ * test_env.c - the environment table: value parsers with units, defaults, malformed values,
+ * unknown TUTTI_* names, and the launcher helpers (hex secrets, Slurm node lists).
+ */
+#include "env.h"
+#include "launch.h"
+#include "log.h"
+#include "tutti.h"
+
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <stdlib.h>
+#include <string.h>
+
+Test(env, size_suffixes_parse_as_binary_units)
+{
+    size_t v = 0;
+    cr_assert_eq(tutti__parse_size("4k", &v), 0);
+    cr_assert_eq(v, 4096);
+    cr_assert_eq(tutti__parse_size("2M", &v), 0);
+    cr_assert_eq(v, 2u << 20);
+    cr_assert_eq(tutti__parse_size("1GiB", &v), 0);
+    cr_assert_eq(v, 1ull << 30);
+    cr_assert_eq(tutti__parse_size("17", &v), 0);
+    cr_assert_eq(v, 17);
+    cr_assert_eq(tutti__parse_size("-1", &v), -1);
+    cr_assert_eq(tutti__parse_size("12q", &v), -1);
+    cr_assert_eq(tutti__parse_size("", &v), -1);
+    cr_assert_eq(tutti__parse_size("99999999999999999999T", &v), -1);
+}
+
+Test(env, durations_take_units_and_bare_seconds)
+{
+    int64_t ns = 0;
+    cr_assert_eq(tutti__parse_duration_ns("250us", &ns), 0);
+    cr_assert_eq(ns, 250000);
+    cr_assert_eq(tutti__parse_duration_ns("10ms", &ns), 0);
+    cr_assert_eq(ns, 10000000);
+    cr_assert_eq(tutti__parse_duration_ns("3", &ns), 0);
+    cr_assert_eq(ns, 3000000000ll);
+    cr_assert_eq(tutti__parse_duration_ns("1.5s", &ns), 0);
+    cr_assert_eq(ns, 1500000000ll);
+    cr_assert_eq(tutti__parse_duration_ns("2m", &ns), 0);
+    cr_assert_eq(ns, 120000000000ll);
+    cr_assert_eq(tutti__parse_duration_ns("5 parsecs", &ns), -1);
+    cr_assert_eq(tutti__parse_duration_ns("-1s", &ns), -1);
+}
+
+Test(env, defaults_apply_when_unset)
+{
+    unsetenv("TUTTI_TIMEOUT");
+    const struct tutti_env *e = tutti__env();
+    cr_assert_eq(e->TIMEOUT, 300000000000ll);
+    cr_assert_eq(e->SHM_SLOT_SIZE, 128 * 1024);
+    cr_assert_str_eq(e->TRANSPORT, "auto");
+    cr_assert_eq(tutti__env_is_set("TIMEOUT"), 0);
+}
+
+Test(env, set_values_are_typed, .init = cr_redirect_stderr)
+{
+    setenv("TUTTI_TIMEOUT", "7s", 1);
+    setenv("TUTTI_TCP_SLOT_SIZE", "64k", 1);
+    setenv("TUTTI_NSOCKS", "3", 1);
+    const struct tutti_env *e = tutti__env();
+    cr_assert_eq(e->TIMEOUT, 7000000000ll);
+    cr_assert_eq(e->TCP_SLOT_SIZE, 65536);
+    cr_assert_eq(e->NSOCKS, 3);
+    cr_assert(tutti__env_is_set("NSOCKS"));
+}
+
+Test(env, malformed_value_warns_and_keeps_default, .init = cr_redirect_stderr)
+{
+    setenv("TUTTI_SHM_SLOT_SIZE", "lots", 1);
+    const struct tutti_env *e = tutti__env();
+    cr_assert_eq(e->SHM_SLOT_SIZE, 128 * 1024);
+    fflush(stderr);
+    cr_assert_stderr_neq_str("", "a warning names the variable");
+}
+
+Test(env, unknown_tutti_variable_is_reported, .init = cr_redirect_stderr)
+{
+    setenv("TUTTI_TIMEOUTT", "5s", 1);
+    (void)tutti__env();
+    fflush(stderr);
+    FILE *f = cr_get_redirected_stderr();
+    char buf[4096] = {0};
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    cr_assert(strstr(buf, "TUTTI_TIMEOUTT") != NULL, "warning names the unknown variable: %s", buf);
+}
+
+Test(env, every_table_entry_has_help_and_a_parsable_default)
+{
+    int n = 0;
+    const struct tutti_env_desc *t = tutti__env_table(&n);
+    cr_assert_gt(n, 10);
+    for (int i = 0; i < n; i++) {
+        cr_assert_gt(strlen(t[i].help), 5, "%s needs help text", t[i].name);
+        cr_assert_eq(tutti__env_index(t[i].name), i);
+    }
+}
+
+Test(launch, hex_secret_needs_exactly_32_digits)
+{
+    uint8_t s[16];
+    cr_assert_eq(tutti__hex_decode("00112233445566778899aabbccddeeff", s, 16), 0);
+    cr_assert_eq(s[0], 0x00);
+    cr_assert_eq(s[15], 0xff);
+    cr_assert_eq(tutti__hex_decode("00112233445566778899aabbccddeeff\n", s, 16), 0);
+    cr_assert_eq(tutti__hex_decode("0011", s, 16), -1);
+    cr_assert_eq(tutti__hex_decode("zz112233445566778899aabbccddeeff", s, 16), -1);
+}
+
+Test(launch, slurm_first_host_of_a_node_list)
+{
+    char h[64];
+    cr_assert_eq(tutti__slurm_first_host("gpu[03-05,9],cpu1", h, sizeof(h)), 0);
+    cr_assert_str_eq(h, "gpu03");
+    cr_assert_eq(tutti__slurm_first_host("node7", h, sizeof(h)), 0);
+    cr_assert_str_eq(h, "node7");
+    cr_assert_eq(tutti__slurm_first_host("a1,b2", h, sizeof(h)), 0);
+    cr_assert_str_eq(h, "a1");
+    cr_assert_eq(tutti__slurm_first_host("rack[1-2]-n[3]", h, sizeof(h)), 0);
+    cr_assert_str_eq(h, "rack1-n[3]");
+    cr_assert_eq(tutti__slurm_first_host("", h, sizeof(h)), -1);
+}
+
+Test(status, names_and_messages_are_distinct)
+{
+    tutti_status_t all[] = {TUTTI_OK,           TUTTI_IN_PROGRESS,  TUTTI_ERR_INVALID_ARG,
+                            TUTTI_ERR_INVALID_USAGE, TUTTI_ERR_NO_MEMORY, TUTTI_ERR_SYSTEM,
+                            TUTTI_ERR_CUDA,     TUTTI_ERR_REMOTE,   TUTTI_ERR_TIMEOUT,
+                            TUTTI_ERR_AUTH,     TUTTI_ERR_UNSUPPORTED, TUTTI_ERR_ABORTED,
+                            TUTTI_ERR_INTERNAL};
+    int n = (int)(sizeof(all) / sizeof(all[0]));
+    for (int i = 0; i < n; i++) {
+        cr_assert(i < 2 ? all[i] >= 0 : all[i] < 0, "errors are negative");
+        for (int j = i + 1; j < n; j++) {
+            cr_assert_str_neq(tutti_status_name(all[i]), tutti_status_name(all[j]));
+            cr_assert_str_neq(tutti_status_string(all[i]), tutti_status_string(all[j]));
+        }
+    }
+    cr_assert_str_eq(tutti_status_string((tutti_status_t)-99), "unknown status");
+    cr_assert_eq(TUTTI_OK, 0);
+    cr_assert_eq(TUTTI_IN_PROGRESS, 1);
+}
+
+Test(log, level_names_parse)
+{
+    cr_assert_eq(tutti__log_level_parse("none"), TUTTI_LOG_NONE);
+    cr_assert_eq(tutti__log_level_parse("WARN"), TUTTI_LOG_WARN);
+    cr_assert_eq(tutti__log_level_parse("trace"), TUTTI_LOG_TRACE);
+    cr_assert_eq(tutti__log_level_parse("loud"), -1);
+}
+
+Test(log, lines_carry_host_pid_rank_and_subsystem, .init = cr_redirect_stderr)
+{
+    setenv("TUTTI_LOG_LEVEL", "info", 1);
+    setenv("TUTTI_LOG_SUBSYS", "coll", 1);
+    tutti_info(TUTTI_SUBSYS_COLL, "hello %d", 42);
+    tutti_info(TUTTI_SUBSYS_NET, "filtered out");
+    fflush(stderr);
+    FILE *f = cr_get_redirected_stderr();
+    char buf[4096] = {0};
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    cr_assert(strstr(buf, "INFO/COLL hello 42") != NULL, "%s", buf);
+    cr_assert(strstr(buf, "filtered out") == NULL, "the subsystem mask filters: %s", buf);
+    cr_assert(strstr(buf, "[-]") != NULL, "rank placeholder outside a communicator: %s", buf);
+}
