@@ -313,6 +313,16 @@ static tutti_status_t launch_detect(struct tutti_launch *l, char *key, size_t ke
             return tutti__set_error(NULL, st, "rank 0 cannot serve the root at %s: %s", l->root,
                                     tutti_last_error(NULL));
         }
+        /* Port 0 picks a free port: fine for rank 0 itself (a one-rank job), no one else. */
+        if (l->boot.root.sa.sa_family == AF_INET6) {
+            l->boot.root.in6.sin6_port = any.in6.sin6_port;
+        } else {
+            l->boot.root.in.sin_port = any.in.sin_port;
+        }
+    } else if ((l->boot.root.sa.sa_family == AF_INET6 ? l->boot.root.in6.sin6_port
+                                                      : l->boot.root.in.sin_port) == 0) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                                "root %s has port 0: name the port rank 0 listens on", l->root);
     }
     return TUTTI_OK;
 }

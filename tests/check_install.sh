@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# `meson install` into a scratch prefix works, and a program builds against the installed
+# headers and tutti.pc, then runs on one rank.
+set -euo pipefail
+build="$1"
+src="$2"
+dest=$(mktemp -d)
+trap 'rm -rf "$dest"' EXIT
+meson install -C "$build" --destdir "$dest" --no-rebuild --quiet
+prefix=$(meson introspect "$build" --buildoptions | python3 -c \
+  'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]=="prefix"][0])')
+libdir=$(meson introspect "$build" --buildoptions | python3 -c \
+  'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]=="libdir"][0])')
+root="$dest$prefix"
+pcdir="$root/$libdir/pkgconfig"
+test -f "$root/include/tutti.h"
+test -f "$root/include/tutti/version.h"
+test -f "$pcdir/tutti.pc"
+cflags=$(PKG_CONFIG_SYSROOT_DIR="$dest" PKG_CONFIG_PATH="$pcdir" pkg-config --cflags tutti)
+libs=$(PKG_CONFIG_SYSROOT_DIR="$dest" PKG_CONFIG_PATH="$pcdir" pkg-config --libs tutti)
+cc $cflags "$src/docs/example.c" -o "$dest/example" $libs
+LD_LIBRARY_PATH="$root/$libdir" TUTTI_RANK=0 TUTTI_NRANKS=1 TUTTI_ROOT=127.0.0.1:0 \
+  TUTTI_SECRET=000102030405060708090a0b0c0d0e0f "$dest/example"
+echo "installed headers, library and tutti.pc work"
