@@ -5,7 +5,7 @@
  *   KERN_ATTR   the attribute that gives every loop its target (empty for the generic build),
  *   KERN_TABLE  the name of the exported tutti_kern_table_t,
  *   KERN_NAME   the table's name string,
- *   KERN_VEC16  1 where float16 and bfloat16 SUM/PROD/AVG/div use the AVX2/F16C loops of
+ *   KERN_VEC16  1 where the narrow float types' SUM/PROD/AVG/div use the AVX2/F16C loops of
  *               reduce_x86.h, else 0.
  * The loops call the scalar ops of kern_ops.h and leave the vectorisation to the compiler.
  */
@@ -116,16 +116,18 @@ KERN_ALL_FNS(i64, int64_t, int)
 KERN_ALL_FNS(u64, uint64_t, int)
 KERN_ALL_FNS(f32, float, float)
 KERN_ALL_FNS(f64, double, double)
-KERN_SELECT_FNS(bf16, uint16_t, float)
-KERN_ALL_FNS(e4m3, uint8_t, float)
-KERN_ALL_FNS(e5m2, uint8_t, float)
 KERN_SELECT_FNS(half, uint16_t, float)
+KERN_SELECT_FNS(bf16, uint16_t, float)
+KERN_SELECT_FNS(e4m3, uint8_t, float)
+KERN_SELECT_FNS(e5m2, uint8_t, float)
 
 #if KERN_VEC16
 #include "kernels/reduce_x86.h"
 #else
 KERN_ARITH_FNS(half, uint16_t, float)
 KERN_ARITH_FNS(bf16, uint16_t, float)
+KERN_ARITH_FNS(e4m3, uint8_t, float)
+KERN_ARITH_FNS(e5m2, uint8_t, float)
 #endif
 
 #define KERN_ROW(sfx)                                                                             \

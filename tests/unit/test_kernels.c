@@ -682,6 +682,36 @@ Test(kernels, fp8_saturates_and_makes_nan_canonical)
     cr_assert_eq(reduce1(TUTTI_FP8_E4M3, TUTTI_AVG, 0x81, 0x80, 2), 0x80); /* -> signed zero */
 }
 
+/* Every pair of fp8 encodings through every op (AVG with divisor 3 too) of the picked table. */
+Test(kernels, fp8_every_pair_of_encodings_matches_reference)
+{
+    static const tutti_datatype_t dts[] = {TUTTI_FP8_E4M3, TUTTI_FP8_E5M2};
+    uint8_t a[0x10000];
+    uint8_t b[0x10000];
+    uint8_t out[0x10000];
+    size_t k;
+    uint32_t i;
+    int op;
+
+    for (i = 0; i < 0x10000u; i++) {
+        a[i] = (uint8_t)i;
+        b[i] = (uint8_t)(i >> 8);
+    }
+    for (k = 0; k < 2; k++) {
+        for (op = 0; op <= TUTTI_NUM_OPS; op++) {
+            /* op == TUTTI_NUM_OPS stands for AVG with divisor 3 */
+            tutti_op_t o = (op == TUTTI_NUM_OPS) ? TUTTI_AVG : (tutti_op_t)op;
+            int div = (op == TUTTI_NUM_OPS) ? 3 : 1;
+
+            tutti__reduce(out, NULL, a, b, sizeof(out), dts[k], o, div);
+            for (i = 0; i < 0x10000u; i++) {
+                cr_assert_eq(out[i], ref_elem(dts[k], o, a[i], b[i], div), "%s %s/%d (%#x, %#x)",
+                             tutti_datatype_name(dts[k]), tutti_op_name(o), div, a[i], b[i]);
+            }
+        }
+    }
+}
+
 /* ---- conversions ---- */
 
 /* The decoded value of every encoding equals the reference (NaN for NaN, with the sign). */
