@@ -1,24 +1,22 @@
 /*
  * reduce_x86.h - hand-written AVX2/F16C loops for SUM, PROD, AVG and div of float16, bfloat16,
- * fp8 e4m3 and fp8 e5m2, sixteen elements at a time. Part of reduce_loops.h (included by it where
- * KERN_VEC16 is 1, with KERN_ATTR naming a target that has AVX2 and F16C); not a header of its
- * own. The compiler vectorises the scalar conversions of kern_ops.h only poorly, so these spell
- * the vector forms out. Each gives the same bits as the scalar ops, NaNs included (the tests
- * compare the tables bit for bit):
- * - float16: vcvtph2ps is exact, and vcvtps2ph with an immediate round-to-nearest-even
- *   (independent of MXCSR) rounds correctly and quiets NaNs keeping sign and top payload bits;
- * - bfloat16: a shift up decodes; encoding adds 0x7FFF plus the kept lowest bit and shifts down
- *   (round to nearest even), or, for a NaN, keeps the top half and sets the quiet bit;
- * - fp8: decoding goes through binary16 and vcvtph2ps (below); encoding is kern_float_to_fp8
- *   with vector shifts and blends.
- * The remainder (n % 16 elements) runs through the scalar ops themselves.
+ * fp8 e4m3 and fp8 e5m2, sixteen elements at a time, where GCC vectorises the scalar conversions
+ * of kern_ops.h poorly. Part of reduce_loops.h, included by it where KERN_VEC16 is 1 with a
+ * KERN_ATTR target that has AVX2 and F16C; not a header of its own. Every loop gives the bits of
+ * the scalar ops, NaNs included (the tests compare the tables bit for bit), and runs the
+ * remainder (n % 16 elements) through the scalar ops themselves.
  */
 #include <immintrin.h>
 
 /*
- * Sixteen elements as two vectors of eight float32 each (lo, hi) and back. The lane order may
- * differ from memory order (bfloat16 unpacks within 128-bit halves) as long as the store undoes
- * what the load did; the ops work lane by lane.
+ * For each format fmt: fmt16_load gives sixteen elements as two vectors of eight float32 (lo,
+ * hi), fmt16_round turns two such vectors back into sixteen elements, fmt16_store stores them.
+ * The lane order may differ from memory order (bfloat16 unpacks within 128-bit halves) as long
+ * as round undoes what load did; the ops work lane by lane.
+ *
+ * float16: vcvtph2ps is exact, and vcvtps2ph with an immediate round-to-nearest-even (whatever
+ * MXCSR says) rounds correctly and quiets a NaN keeping its sign and top payload bits, exactly
+ * like kern_half_to_float and kern_float_to_half.
  */
 KERN_ATTR static inline void half16_load(const uint16_t *p, __m256 *lo, __m256 *hi)
 {
@@ -42,7 +40,10 @@ KERN_ATTR static inline void bf1616_load(const uint16_t *p, __m256 *lo, __m256 *
     *hi = _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, v));
 }
 
-/* Eight float32 rounded to bfloat16, each in the low half of its 32-bit lane. */
+/*
+ * Eight float32 rounded to bfloat16, each in the low half of its 32-bit lane: kern_float_to_bf16
+ * (add 0x7FFF plus the kept lowest bit, shift down; a NaN keeps its top half, made quiet).
+ */
 KERN_ATTR static inline __m256i bf16_round_lanes(__m256 f)
 {
     __m256i u = _mm256_castps_si256(f);

@@ -390,8 +390,7 @@ static uint64_t ref_elem(tutti_datatype_t dt, tutti_op_t op, uint64_t a, uint64_
     return ref_int(dt, op, a, b, div);
 }
 
-/* dst = src / div for tutti__reduce_div: AVG of src and a zero of the same sign... simpler to
- * spell out per type. */
+/* One element of tutti__reduce_div: x / div (div > 1), rounded like AVG. */
 static uint64_t ref_div_elem(tutti_datatype_t dt, uint64_t x, int div)
 {
     const fmt_t *f = fmt_of(dt);
