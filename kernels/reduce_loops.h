@@ -7,7 +7,8 @@
  *   KERN_NAME   the table's name string,
  *   KERN_VEC16  1 where the narrow float types' SUM/PROD/AVG/div use the AVX2/F16C loops of
  *               reduce_x86.h, else 0.
- * The loops call the scalar ops of kern_ops.h and leave the vectorisation to the compiler.
+ * The loops call the scalar ops of kern_ops.h and leave the vectorisation to the compiler, but
+ * for the narrow float arithmetic where KERN_VEC16 is 1.
  */
 #include "kernels/kern_ops.h"
 #include "kernels/reduce_isa.h"
