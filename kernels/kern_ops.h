@@ -4,9 +4,9 @@
  *
  * Everything here is a static inline function marked TUTTI_HOST_DEVICE, valid C11 and CUDA C++,
  * so the CPU loops (reduce_loops.h) and a later CUDA kernel compute bit-identical results from the
- * very same definitions. The conversions use integer arithmetic only: they do not depend on the
- * floating-point environment (rounding mode, flush-to-zero) and they are written without branches
- * where it matters, so that the compiler can vectorise the loops that call them.
+ * very same definitions. The conversions are integer work plus, when decoding, one exact
+ * multiply: they do not depend on the floating-point environment (rounding mode, flush-to-zero),
+ * and they are written without branches so that the compiler can vectorise the calling loops.
  */
 #ifndef TUTTI_KERNELS_KERN_OPS_H
 #define TUTTI_KERNELS_KERN_OPS_H
@@ -66,8 +66,6 @@ TUTTI_HOST_DEVICE static inline uint32_t kern_blend(int c, uint32_t a, uint32_t 
     return (a & mask) | (b & ~mask);
 }
 
-/* ---- float16 (IEEE binary16) ---- */
-
 /*
  * The magnitude of a finite narrow value with exponent field e and mantissa field m (mbits wide):
  * the significand (m plus the hidden bit, none where e == 0) converted to binary32 and scaled by
@@ -83,6 +81,8 @@ TUTTI_HOST_DEVICE static inline uint32_t kern_narrow_mag(uint32_t e, uint32_t m,
 
     return kern_f32_bits((float)(int32_t)sig * scale);
 }
+
+/* ---- float16 (IEEE binary16) ---- */
 
 /*
  * Exact. A NaN keeps its sign and payload and comes out quiet, as the x86 F16C instruction

@@ -11,7 +11,8 @@
  *   to the largest finite value (CUDA's __NV_SATFINITE: +-448 for e4m3, +-57344 for e5m2; an
  *   infinity also becomes the largest finite value), and NaN stays NaN.
  * - MIN/MAX: if either operand is NaN the result is NaN; -0.0 < +0.0 is not distinguished
- *   (the first operand wins on equality).
+ *   (the first operand wins on equality). The result is one of the operands bit for bit (a NaN
+ *   operand, the first if both are); the narrow types are compared by value, not re-encoded.
  * - AVG: identical to SUM except where `divisor` > 1, where the summed value is divided by
  *   divisor (float types: one IEEE division, in float32 for the narrow types, then rounded).
  *
@@ -48,7 +49,7 @@ uint16_t tutti__float_to_half(float f);   /* round to nearest even, overflow -> 
 float tutti__bf16_to_float(uint16_t h);
 uint16_t tutti__float_to_bf16(float f);   /* round to nearest even, NaN stays NaN */
 float tutti__e4m3_to_float(uint8_t v);
-uint8_t tutti__float_to_e4m3(float f);    /* RNE, saturate to +-448, NaN -> 0x7f|sign */
+uint8_t tutti__float_to_e4m3(float f);    /* RNE, saturate to +-448, NaN -> 0x7f (CUDA) */
 float tutti__e5m2_to_float(uint8_t v);
 uint8_t tutti__float_to_e5m2(float f);    /* RNE, saturate to +-57344, NaN -> quiet NaN */
 

@@ -390,8 +390,7 @@ static uint64_t ref_elem(tutti_datatype_t dt, tutti_op_t op, uint64_t a, uint64_
     return ref_int(dt, op, a, b, div);
 }
 
-/* dst = src / div for tutti__reduce_div: AVG of src and a zero of the same sign... simpler to
- * spell out per type. */
+/* One element of tutti__reduce_div: x / div (div > 1), rounded like AVG. */
 static uint64_t ref_div_elem(tutti_datatype_t dt, uint64_t x, int div)
 {
     const fmt_t *f = fmt_of(dt);
@@ -680,6 +679,36 @@ Test(kernels, fp8_saturates_and_makes_nan_canonical)
     cr_assert_eq(reduce1(TUTTI_FP8_E4M3, TUTTI_SUM, 0x01, 0x01, 1), 0x02); /* subnormals */
     cr_assert_eq(reduce1(TUTTI_FP8_E4M3, TUTTI_AVG, 0x01, 0x00, 2), 0x00); /* 2^-10: tie */
     cr_assert_eq(reduce1(TUTTI_FP8_E4M3, TUTTI_AVG, 0x81, 0x80, 2), 0x80); /* -> signed zero */
+}
+
+/* Every pair of fp8 encodings through every op (AVG with divisor 3 too) of the picked table. */
+Test(kernels, fp8_every_pair_of_encodings_matches_reference)
+{
+    static const tutti_datatype_t dts[] = {TUTTI_FP8_E4M3, TUTTI_FP8_E5M2};
+    uint8_t a[0x10000];
+    uint8_t b[0x10000];
+    uint8_t out[0x10000];
+    size_t k;
+    uint32_t i;
+    int op;
+
+    for (i = 0; i < 0x10000u; i++) {
+        a[i] = (uint8_t)i;
+        b[i] = (uint8_t)(i >> 8);
+    }
+    for (k = 0; k < 2; k++) {
+        for (op = 0; op <= TUTTI_NUM_OPS; op++) {
+            /* op == TUTTI_NUM_OPS stands for AVG with divisor 3 */
+            tutti_op_t o = (op == TUTTI_NUM_OPS) ? TUTTI_AVG : (tutti_op_t)op;
+            int div = (op == TUTTI_NUM_OPS) ? 3 : 1;
+
+            tutti__reduce(out, NULL, a, b, sizeof(out), dts[k], o, div);
+            for (i = 0; i < 0x10000u; i++) {
+                cr_assert_eq(out[i], ref_elem(dts[k], o, a[i], b[i], div), "%s %s/%d (%#x, %#x)",
+                             tutti_datatype_name(dts[k]), tutti_op_name(o), div, a[i], b[i]);
+            }
+        }
+    }
 }
 
 /* ---- conversions ---- */
