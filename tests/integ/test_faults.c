@@ -1,0 +1,139 @@
+/*
+ * test_faults.c - what the other ranks see when one goes wrong, on real processes: a rank
+ * stopped with SIGSTOP (before and after its connections exist). Every wait is bounded:
+ * TUTTI_TIMEOUT is a few seconds and each check allows that plus slack for slow, shared CI
+ * machines.
+ */
+#include "comm.h"
+#include "harness.h"
+#include "init.h"
+#include "util.h"
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SEC 1000000000LL
+#define TIMEOUT_S 3 /* TUTTI_TIMEOUT of these tests */
+#define SLACK_S 7   /* what a loaded 2-core CI machine may add */
+
+static void env_for_faults(int tcp, const char *timeout)
+{
+    integ_setenv("TUTTI_TRANSPORT", tcp ? "tcp" : "shm");
+    integ_setenv("TUTTI_TIMEOUT", timeout);
+}
+
+/* "rank 3 (host h, pid 7)" is how the library names a peer in messages. */
+static int names_rank(const char *msg, int rank)
+{
+    char needle[32];
+    snprintf(needle, sizeof(needle), "rank %d (", rank);
+    return integ_contains(msg, needle);
+}
+
+struct config {
+    int tcp;
+    int nranks;
+};
+
+/* ---------------------------------------------------------------- a rank is stuck */
+
+struct stop_shared {
+    _Atomic int pid[INTEG_MAX_RANKS];
+};
+
+struct stop_cfg {
+    int tcp;
+    int nranks;
+    int connected; /* the stuck rank stops after a first all-reduce (connections exist) */
+};
+
+/*
+ * Rank 1 stops itself (SIGSTOP), either right after init or after a first all-reduce. The
+ * others' next all-reduce must fail with TIMEOUT (or REMOTE, relayed from a rank that timed
+ * out first) within TUTTI_TIMEOUT + slack, the message naming whom they waited for: rank 1 with
+ * two ranks. Rank 0 kills rank 1 at the end.
+ */
+static int stuck_body(const struct integ_ctx *ctx, const struct stop_cfg *cfg, tutti_comm_t *c)
+{
+    int64_t x = 1;
+    if (cfg->connected) {
+        ICHECK_OK(tutti_allreduce(&x, &x, 1, TUTTI_INT64, TUTTI_SUM, c, NULL));
+    }
+    if (ctx->rank == 1) {
+        raise(SIGSTOP);
+        return integ_fail("rank 1 was continued instead of killed");
+    }
+    int64_t t0 = integ_now_ns();
+    tutti_status_t st = tutti_allreduce(&x, &x, 1, TUTTI_INT64, TUTTI_SUM, c, NULL);
+    double secs = (double)(integ_now_ns() - t0) / 1e9;
+    const char *msg = tutti_last_error(c);
+    ICHECK(st == TUTTI_ERR_TIMEOUT || (ctx->nranks > 2 && st == TUTTI_ERR_REMOTE),
+           "allreduce with a stopped peer returned %s: %s", tutti_status_name(st), msg);
+    ICHECK(secs >= TIMEOUT_S - 0.5 || st == TUTTI_ERR_REMOTE, "timed out after %.1f s, before "
+           "TUTTI_TIMEOUT (%d s)", secs, TIMEOUT_S);
+    ICHECK(secs < TIMEOUT_S + SLACK_S, "failed only after %.1f s", secs);
+    if (ctx->nranks == 2) {
+        ICHECK(names_rank(msg, 1), "the timeout does not name rank 1: %s", msg);
+    } else {
+        /* A timeout names the peer waited for; a relayed error names the rank that reports it
+         * (which may have timed out waiting for this rank: timeouts cascade along the ring). */
+        int named = 0;
+        for (int r = 0; r < ctx->nranks; r++) {
+            char reports[32];
+            snprintf(reports, sizeof(reports), "rank %d reports", r);
+            named |= r != ctx->rank &&
+                     (st == TUTTI_ERR_TIMEOUT ? names_rank(msg, r) : integ_contains(msg, reports));
+        }
+        ICHECK(named, "the error names no peer: %s", msg);
+    }
+    tutti_comm_destroy(c);
+    return 0;
+}
+
+static int stuck_rank(const struct integ_ctx *ctx)
+{
+    const struct stop_cfg *cfg = ctx->arg;
+    struct stop_shared *sh = ctx->shared;
+    atomic_store(&sh->pid[ctx->rank], (int)getpid());
+    tutti_comm_t *c = NULL;
+    int rc = integ_comm_init(ctx, NULL, &c);
+    rc = rc != 0 ? rc : stuck_body(ctx, cfg, c);
+    if (ctx->rank == 0 && atomic_load(&sh->pid[1]) > 0) {
+        kill(atomic_load(&sh->pid[1]), SIGKILL); /* whatever happened, free the stuck rank */
+    }
+    return rc;
+}
+
+static struct stop_cfg stop_configs[] = {
+    {0, 2, 0}, {0, 2, 1}, {1, 2, 0}, {1, 2, 1},
+};
+
+ParameterizedTestParameters(faults, stuck_rank_times_out_naming_whom_they_waited_for)
+{
+    return cr_make_param_array(struct stop_cfg, stop_configs,
+                               sizeof(stop_configs) / sizeof(stop_configs[0]));
+}
+
+ParameterizedTest(struct stop_cfg *cfg, faults, stuck_rank_times_out_naming_whom_they_waited_for,
+                  .timeout = 60)
+{
+    env_for_faults(cfg->tcp, "3s");
+    struct integ_opts o = {.nranks = cfg->nranks,
+                           .deadline_s = 50,
+                           .make_id = 1,
+                           .arg = cfg,
+                           .shared_bytes = sizeof(struct stop_shared)};
+    integ_finish(integ_start(&o, stuck_rank), NULL, 1u << 1);
+}
+
