@@ -1,8 +1,8 @@
 /*
  * test_faults.c - what the other ranks see when one goes wrong, on real processes: a rank
- * stopped with SIGSTOP (before and after its connections exist). Every wait is bounded:
- * TUTTI_TIMEOUT is a few seconds and each check allows that plus slack for slow, shared CI
- * machines.
+ * SIGKILLed in the middle of collectives, a rank stopped with SIGSTOP (before and after its
+ * connections exist). Every wait is bounded: TUTTI_TIMEOUT is a few seconds and each check
+ * allows that plus slack for slow, shared CI machines.
  */
 #include "comm.h"
 #include "harness.h"
@@ -33,6 +33,12 @@ static void env_for_faults(int tcp, const char *timeout)
     integ_setenv("TUTTI_TIMEOUT", timeout);
 }
 
+static void pause_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
 /* "rank 3 (host h, pid 7)" is how the library names a peer in messages. */
 static int names_rank(const char *msg, int rank)
 {
@@ -45,6 +51,86 @@ struct config {
     int tcp;
     int nranks;
 };
+
+/* ---------------------------------------------------------------- a rank is killed */
+
+struct kill_shared {
+    _Atomic int iters[INTEG_MAX_RANKS];
+    _Atomic int64_t kill_ns; /* CLOCK_MONOTONIC of the SIGKILL, system-wide */
+};
+
+#define VICTIM 1
+#define KILL_COUNT (1 << 20)
+
+/*
+ * Every rank runs all-reduces of 4 MiB back to back until one fails. The victim is SIGKILLed by
+ * the test process in the middle of that; every survivor must fail with REMOTE or TIMEOUT within
+ * TUTTI_TIMEOUT (+ slack) of the kill, with a message that names the dead rank, and then
+ * destroy its communicator without hanging.
+ */
+static int killed_rank(const struct integ_ctx *ctx)
+{
+    struct kill_shared *sh = ctx->shared;
+    tutti_comm_t *comm = NULL;
+    if (integ_comm_init(ctx, NULL, &comm) != 0) {
+        return 1;
+    }
+    int32_t *buf = calloc(KILL_COUNT, 4);
+    ICHECK(buf != NULL, "out of memory");
+    tutti_status_t st = TUTTI_OK;
+    int64_t end = integ_now_ns() + 40 * SEC;
+    while (st == TUTTI_OK && integ_now_ns() < end) {
+        st = tutti_allreduce(buf, buf, KILL_COUNT, TUTTI_INT32, TUTTI_SUM, comm, NULL);
+        atomic_fetch_add(&sh->iters[ctx->rank], 1);
+    }
+    int64_t now = integ_now_ns(), killed = atomic_load(&sh->kill_ns);
+    const char *msg = tutti_last_error(comm);
+    ICHECK(ctx->rank != VICTIM, "the victim was not killed");
+    ICHECK(st != TUTTI_OK, "no error within 40 s of collectives with a dead peer");
+    ICHECK(killed != 0, "allreduce failed before the kill: %s: %s", tutti_status_name(st), msg);
+    double secs = (double)(now - killed) / 1e9;
+    ICHECK(st == TUTTI_ERR_REMOTE || st == TUTTI_ERR_TIMEOUT, "allreduce returned %s: %s",
+           tutti_status_name(st), msg);
+    ICHECK(secs < TIMEOUT_S + SLACK_S, "the error came %.1f s after the kill (TUTTI_TIMEOUT %d)",
+           secs, TIMEOUT_S);
+    ICHECK(names_rank(msg, VICTIM), "the message does not name rank %d: %s", VICTIM, msg);
+    int64_t t0 = integ_now_ns();
+    tutti_status_t dst = tutti_comm_destroy(comm);
+    ICHECK(dst == st, "destroy returned %s, the comm failed with %s", tutti_status_name(dst),
+           tutti_status_name(st));
+    ICHECK(integ_now_ns() - t0 < (TIMEOUT_S + SLACK_S) * SEC, "destroy took too long");
+    free(buf);
+    return 0;
+}
+
+static struct config kill_configs[] = {{0, 2}, {0, 4}, {1, 2}, {1, 4}};
+
+ParameterizedTestParameters(faults, killed_rank_fails_every_peer_in_time)
+{
+    return cr_make_param_array(struct config, kill_configs, 4);
+}
+
+ParameterizedTest(struct config *cfg, faults, killed_rank_fails_every_peer_in_time,
+                  .timeout = 60)
+{
+    env_for_faults(cfg->tcp, "3s");
+    struct integ_opts o = {.nranks = cfg->nranks,
+                           .deadline_s = 50,
+                           .make_id = 1,
+                           .shared_bytes = sizeof(struct kill_shared)};
+    struct integ_job *job = integ_start(&o, killed_rank);
+    struct kill_shared *sh = integ_shared(job);
+    /* Kill once every rank is in the loop (two all-reduces done: connections are up). */
+    int64_t end = integ_now_ns() + 30 * SEC;
+    for (int r = 0; r < cfg->nranks; r++) {
+        while (atomic_load(&sh->iters[r]) < 2 && integ_now_ns() < end) {
+            pause_ms(1);
+        }
+    }
+    atomic_store(&sh->kill_ns, integ_now_ns());
+    integ_signal(job, VICTIM, SIGKILL);
+    integ_finish(job, NULL, 1u << VICTIM);
+}
 
 /* ---------------------------------------------------------------- a rank is stuck */
 
