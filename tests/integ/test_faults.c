@@ -1,8 +1,11 @@
 /*
  * test_faults.c - what the other ranks see when one goes wrong, on real processes: a rank
  * SIGKILLed in the middle of collectives, a rank stopped with SIGSTOP (before and after its
- * connections exist). Every wait is bounded: TUTTI_TIMEOUT is a few seconds and each check
- * allows that plus slack for slow, shared CI machines.
+ * connections exist), tutti_comm_abort from another thread. Every wait is bounded: TUTTI_TIMEOUT
+ * is a few seconds and each check allows that plus slack for slow, shared CI machines.
+ *
+ * The abort test looks inside the library (tests link it statically): whether a thread is inside
+ * a collective.
  */
 #include "comm.h"
 #include "harness.h"
@@ -37,6 +40,19 @@ static void pause_ms(int ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
+}
+
+/* Poll *flag until it is set or `secs` passed; returns whether it was set. */
+static int await_flag(_Atomic int *flag, int secs)
+{
+    int64_t end = integ_now_ns() + secs * SEC;
+    while (!atomic_load(flag)) {
+        if (integ_now_ns() > end) {
+            return 0;
+        }
+        pause_ms(1);
+    }
+    return 1;
 }
 
 /* "rank 3 (host h, pid 7)" is how the library names a peer in messages. */
@@ -202,7 +218,7 @@ static int stuck_rank(const struct integ_ctx *ctx)
 }
 
 static struct stop_cfg stop_configs[] = {
-    {0, 2, 0}, {0, 2, 1}, {1, 2, 0}, {1, 2, 1},
+    {0, 2, 0}, {0, 2, 1}, {1, 2, 0}, {1, 2, 1}, {0, 3, 1}, {1, 3, 1},
 };
 
 ParameterizedTestParameters(faults, stuck_rank_times_out_naming_whom_they_waited_for)
@@ -221,5 +237,97 @@ ParameterizedTest(struct stop_cfg *cfg, faults, stuck_rank_times_out_naming_whom
                            .arg = cfg,
                            .shared_bytes = sizeof(struct stop_shared)};
     integ_finish(integ_start(&o, stuck_rank), NULL, 1u << 1);
+}
+
+/* ---------------------------------------------------------------- abort */
+
+struct abort_shared {
+    _Atomic int aborted;
+};
+
+struct abort_job {
+    tutti_comm_t *comm;
+    int64_t t_abort;
+    tutti_status_t st;
+};
+
+/* Wait until the main thread is inside its all-reduce, then abort the comm under it. */
+static void *aborter(void *arg)
+{
+    struct abort_job *j = arg;
+    int64_t end = integ_now_ns() + 20 * SEC;
+    while (atomic_load(&j->comm->state.inflight) == 0 && integ_now_ns() < end) {
+        pause_ms(1);
+    }
+    pause_ms(20); /* let it settle into waiting for rank 1 */
+    j->t_abort = integ_now_ns();
+    j->st = tutti_comm_abort(j->comm);
+    return NULL;
+}
+
+/*
+ * Rank 0 blocks in an all-reduce that rank 1 does not join; another thread of rank 0 aborts the
+ * comm: the all-reduce returns ABORTED at once. Rank 1 then calls the all-reduce (which may
+ * still complete with the data rank 0 sent before the abort) and another one, and gets an error
+ * naming rank 0 long before its TUTTI_TIMEOUT (20 s here): the abort notice reached it.
+ */
+static int abort_rank(const struct integ_ctx *ctx)
+{
+    struct abort_shared *sh = ctx->shared;
+    tutti_comm_t *comm = NULL;
+    if (integ_comm_init(ctx, NULL, &comm) != 0) {
+        return 1;
+    }
+    int64_t x = 1;
+    ICHECK_OK(tutti_allreduce(&x, &x, 1, TUTTI_INT64, TUTTI_SUM, comm, NULL));
+    if (ctx->rank == 0) {
+        struct abort_job j = {comm, 0, TUTTI_ERR_INTERNAL};
+        pthread_t th;
+        ICHECK(pthread_create(&th, NULL, aborter, &j) == 0, "pthread_create");
+        tutti_status_t st = tutti_allreduce(&x, &x, 1, TUTTI_INT64, TUTTI_SUM, comm, NULL);
+        int64_t t_ret = integ_now_ns();
+        pthread_join(th, NULL);
+        atomic_store(&sh->aborted, 1);
+        ICHECK(j.st == TUTTI_OK, "tutti_comm_abort returned %s", tutti_status_name(j.st));
+        ICHECK(st == TUTTI_ERR_ABORTED, "the aborted allreduce returned %s: %s",
+               tutti_status_name(st), tutti_last_error(NULL));
+        double secs = (double)(t_ret - j.t_abort) / 1e9;
+        ICHECK(secs < 2.0, "the allreduce returned %.2f s after the abort", secs);
+        return 0; /* the comm is gone */
+    }
+    ICHECK(await_flag(&sh->aborted, 30), "rank 0 did not abort");
+    int64_t t0 = integ_now_ns();
+    tutti_status_t st = tutti_allreduce(&x, &x, 1, TUTTI_INT64, TUTTI_SUM, comm, NULL);
+    if (st == TUTTI_OK) {
+        /* Rank 0 had sent all that this rank needed before it aborted, which completes this
+         * rank's part of that all-reduce; the next one cannot complete. */
+        st = tutti_allreduce(&x, &x, 1, TUTTI_INT64, TUTTI_SUM, comm, NULL);
+    }
+    double secs = (double)(integ_now_ns() - t0) / 1e9;
+    const char *msg = tutti_last_error(comm);
+    ICHECK(st == TUTTI_ERR_REMOTE, "allreduce after the peer aborted returned %s (tutti/comm.h: "
+           "TUTTI_ERR_REMOTE): %s", tutti_status_name(st), msg);
+    ICHECK(secs < 5.0, "the peer learned of the abort only after %.1f s", secs);
+    ICHECK(integ_contains(msg, "rank 0"), "the message does not name rank 0: %s", msg);
+    tutti_comm_destroy(comm);
+    return 0;
+}
+
+static struct config abort_configs[] = {{0, 2}, {1, 2}};
+
+ParameterizedTestParameters(faults, abort_from_another_thread_unblocks_and_tells_peers)
+{
+    return cr_make_param_array(struct config, abort_configs, 2);
+}
+
+ParameterizedTest(struct config *cfg, faults, abort_from_another_thread_unblocks_and_tells_peers,
+                  .timeout = 60)
+{
+    env_for_faults(cfg->tcp, "20s");
+    struct integ_opts o = {.nranks = 2,
+                           .deadline_s = 50,
+                           .make_id = 1,
+                           .shared_bytes = sizeof(struct abort_shared)};
+    integ_run(&o, abort_rank);
 }
 

@@ -206,7 +206,11 @@ static int process_ended(const struct shm_peer *p)
     return kill((pid_t)p->pid, 0) != 0 && errno == ESRCH;
 }
 
-/* An abort notice a peer posted on this rank's board: its error, or TUTTI_OK when none. */
+/*
+ * An abort notice a peer posted on this rank's board: TUTTI_ERR_REMOTE naming the peer, or
+ * TUTTI_OK when there is none. The peer's own status (TIMEOUT, ABORTED...) is its business: here
+ * it is a peer that reported a failure, which tutti/coll.h calls REMOTE (as TCP's notices are).
+ */
 static tutti_status_t board_notice(struct shm_ctx *ctx)
 {
     if (atomic_load_explicit(&ctx->ctl->abort_flag, memory_order_acquire) != 2) {
@@ -216,8 +220,8 @@ static tutti_status_t board_notice(struct shm_ctx *ctx)
     char reason[sizeof(ai->reason) + 1];
     memcpy(reason, ai->reason, sizeof(ai->reason));
     reason[sizeof(ai->reason)] = '\0';
-    return tutti__set_error(ctx->args.comm, ai->status < 0 ? ai->status : TUTTI_ERR_REMOTE,
-                            "rank %d reports: %s", ai->origin, reason);
+    return tutti__set_error(ctx->args.comm, TUTTI_ERR_REMOTE, "rank %d reports: %s", ai->origin,
+                            reason);
 }
 
 tutti_status_t tutti__shm_peer_gone(struct shm_ctx *ctx, int rank)
