@@ -18,6 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#define BOOT_ROOT_GRACE_NS (1000ll * 1000000ll) /* see transact() */
+
 struct boot_client {
     struct tutti_boot base;
     int fd;
@@ -100,7 +102,10 @@ static tutti_status_t refused(struct boot_client *c, tutti_status_t st)
 static tutti_status_t transact(struct boot_client *c, uint32_t type, const void *payload,
                                uint32_t len, uint32_t rep_type, void *rep, size_t rep_len)
 {
-    int64_t deadline = tutti__now_ns() + c->timeout_ns;
+    /* The root times out after the same TUTTI_TIMEOUT, counted from the first rank's arrival,
+     * and then tells every rank who is missing; wait a little longer, so that its word arrives
+     * before our own, less informative, timeout. */
+    int64_t deadline = tutti__now_ns() + c->timeout_ns + BOOT_ROOT_GRACE_NS;
     struct boot_hdr h = {htonl(type), htonl(len)};
     tutti_status_t st = io_all(c, &h, sizeof(h), 1, deadline);
     if (st == TUTTI_OK && len > 0) {
