@@ -97,7 +97,7 @@ static void child_main(struct integ_job *job, const struct integ_opts *o, integ_
     struct integ_ctx ctx = {
         .rank = rank,
         .nranks = o->nranks,
-        .id = o->make_id ? &job->id : NULL,
+        .id = (o->make_id || o->id != NULL) ? &job->id : NULL,
         .shared = job->shared,
         .arg = o->arg,
     };
@@ -121,7 +121,9 @@ struct integ_job *integ_start(const struct integ_opts *o, integ_rank_fn fn)
                   strerror(errno));
         job->shared_bytes = o->shared_bytes;
     }
-    if (o->make_id) {
+    if (o->id != NULL) {
+        job->id = *o->id;
+    } else if (o->make_id) {
         tutti_status_t st = tutti_get_unique_id(&job->id);
         cr_assert_eq(st, TUTTI_OK, "tutti_get_unique_id: %s: %s", tutti_status_name(st),
                      tutti_last_error(NULL));

@@ -28,7 +28,7 @@
 struct integ_ctx {
     int rank;
     int nranks;
-    const tutti_unique_id_t *id; /* the job's id, or NULL when the job made none */
+    const tutti_unique_id_t *id; /* the job's id, or NULL when it has none */
     void *shared;                /* opts.shared_bytes of MAP_SHARED memory, zeroed; or NULL */
     void *arg;                   /* opts.arg */
 };
@@ -40,6 +40,7 @@ struct integ_opts {
     int nranks;          /* 1..INTEG_MAX_RANKS */
     int deadline_s;      /* the whole job; 0: 60 s. Keep it below the Criterion .timeout */
     int make_id;         /* the parent calls tutti_get_unique_id() before forking */
+    const tutti_unique_id_t *id; /* or: the job uses this id, made by the test beforehand */
     size_t shared_bytes; /* size of ctx->shared; 0: none */
     void *arg;
     /** Optional, in each child before fn: per-rank environment (setenv) and the like. */
@@ -99,6 +100,16 @@ int integ_fail_at(const char *file, int line, const char *fmt, ...)
         if (icheck_st_ != TUTTI_OK) {                                                              \
             return integ_fail("%s returned %s: %s", #expr, tutti_status_name(icheck_st_),          \
                               tutti_last_error(NULL));                                             \
+        }                                                                                          \
+    } while (0)
+
+/** As ICHECK_OK, for calls whose error is stored on comm (asynchronous operations). */
+#define ICHECK_OKC(expr, comm)                                                                     \
+    do {                                                                                           \
+        tutti_status_t icheck_st_ = (expr);                                                        \
+        if (icheck_st_ != TUTTI_OK) {                                                              \
+            return integ_fail("%s returned %s: %s", #expr, tutti_status_name(icheck_st_),          \
+                              tutti_last_error(comm));                                             \
         }                                                                                          \
     } while (0)
 

@@ -1,11 +1,13 @@
 /*
  * test_faults.c - what the other ranks see when one goes wrong, on real processes: a rank
  * SIGKILLed in the middle of collectives, a rank stopped with SIGSTOP (before and after its
- * connections exist), tutti_comm_abort from another thread. Every wait is bounded: TUTTI_TIMEOUT
- * is a few seconds and each check allows that plus slack for slow, shared CI machines.
+ * connections exist), tutti_comm_abort from another thread, and strangers on the bootstrap
+ * root's port and on a rank's TCP port (wrong secret, garbage, half-open connections) while the
+ * job goes on. Every wait is bounded: TUTTI_TIMEOUT is a few seconds and each check allows that
+ * plus slack for slow, shared CI machines.
  *
- * The abort test looks inside the library (tests link it statically): whether a thread is inside
- * a collective.
+ * Some checks look inside the library (tests link it statically): the root's address in the
+ * unique id, a rank's TCP listening address, and whether a thread is inside a collective.
  */
 #include "comm.h"
 #include "harness.h"
@@ -331,3 +333,197 @@ ParameterizedTest(struct config *cfg, faults, abort_from_another_thread_unblocks
     integ_run(&o, abort_rank);
 }
 
+/* ---------------------------------------------------------------- strangers */
+
+/* A blocking TCP connection to `to`, or -1. */
+static int dial(const union tutti_sockaddr *to)
+{
+    int fd = -1, err = 0;
+    if (tutti__sock_connect_start(to, &fd) != TUTTI_OK) {
+        return -1;
+    }
+    tutti_status_t st;
+    int64_t end = integ_now_ns() + 5 * SEC;
+    while ((st = tutti__sock_connect_check(fd, &err)) == TUTTI_IN_PROGRESS &&
+           integ_now_ns() < end) {
+        struct pollfd p = {fd, POLLOUT, 0};
+        poll(&p, 1, 10);
+    }
+    if (st != TUTTI_OK) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Has the other end closed fd (EOF or reset) within `secs`? Data it sent first is skipped. */
+static int closed_by_peer(int fd, int secs)
+{
+    int64_t end = integ_now_ns() + secs * SEC;
+    while (integ_now_ns() < end) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 50) > 0) {
+            char b[256];
+            ssize_t n = recv(fd, b, sizeof(b), MSG_DONTWAIT);
+            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* The three strangers: one with another job's secret, one sending garbage, one that is silent. */
+struct strangers {
+    int wrong, garbage, silent;
+    struct tutti_hs hs; /* the wrong-secret handshake */
+};
+
+static void strangers_open(struct strangers *s, const union tutti_sockaddr *to, uint64_t id)
+{
+    static const uint8_t other_secret[TUTTI_SECRET_BYTES] = "not-the-secret!";
+    uint8_t payload[TUTTI_HS_PAYLOAD] = {1, 2, 3};
+    char junk[600];
+    memset(junk, 'G', sizeof(junk));
+    s->wrong = dial(to);
+    s->garbage = dial(to);
+    s->silent = dial(to);
+    cr_assert(s->wrong >= 0 && s->garbage >= 0 && s->silent >= 0, "cannot connect to the port");
+    cr_assert_eq(send(s->garbage, junk, sizeof(junk), MSG_NOSIGNAL), (ssize_t)sizeof(junk));
+    tutti__hs_init_connect(&s->hs, s->wrong, other_secret, id, payload, sizeof(payload),
+                           tutti__now_ns() + 30 * SEC);
+}
+
+/* Drive the wrong-secret handshake to its end; it must not succeed. */
+static tutti_status_t strangers_run_hs(struct strangers *s)
+{
+    tutti_status_t st;
+    while ((st = tutti__hs_progress(&s->hs)) == TUTTI_IN_PROGRESS) {
+        struct pollfd p = {s->wrong, POLLIN | POLLOUT, 0};
+        poll(&p, 1, 10);
+    }
+    return st;
+}
+
+static void strangers_close(struct strangers *s)
+{
+    close(s->wrong);
+    close(s->garbage);
+    close(s->silent);
+}
+
+static int small_job_rank(const struct integ_ctx *ctx)
+{
+    tutti_comm_t *comm = NULL;
+    if (integ_comm_init(ctx, NULL, &comm) != 0) {
+        return 1;
+    }
+    int64_t x = ctx->rank + 1, y = 0;
+    ICHECK_OK(tutti_allreduce(&x, &y, 1, TUTTI_INT64, TUTTI_SUM, comm, NULL));
+    ICHECK(y == (int64_t)ctx->nranks * (ctx->nranks + 1) / 2, "allreduce gave %lld",
+           (long long)y);
+    ICHECK_OK(tutti_comm_destroy(comm));
+    return 0;
+}
+
+/*
+ * Strangers reach the bootstrap root before any rank: the root refuses the wrong secret and
+ * the garbage, and serves the job while the silent connection stays open.
+ */
+Test(faults, strangers_at_the_root_are_refused_while_the_job_goes_on, .timeout = 60)
+{
+    env_for_faults(0, "10s");
+    tutti_unique_id_t id;
+    cr_assert_eq(tutti_get_unique_id(&id), TUTTI_OK);
+    struct tutti_uid u;
+    cr_assert_eq(tutti__uid_decode(&id, &u), TUTTI_OK);
+    struct strangers s;
+    strangers_open(&s, &u.boot.root, u.boot.job_id);
+    tutti_status_t hs = strangers_run_hs(&s);
+    cr_assert(hs == TUTTI_ERR_REMOTE || hs == TUTTI_ERR_AUTH,
+              "the root did not refuse another job's secret: %s", tutti_status_name(hs));
+    cr_assert(closed_by_peer(s.garbage, 15), "the root kept a connection that sent garbage");
+
+    /* The job runs with the silent stranger still connected. */
+    struct integ_opts o = {.nranks = 3, .deadline_s = 40, .id = &id};
+    integ_run(&o, small_job_rank);
+    strangers_close(&s);
+}
+
+struct port_shared {
+    struct tutti_wire_addr addr[INTEG_MAX_RANKS]; /* each rank's TCP listening address */
+    _Atomic uint64_t comm_id;
+    _Atomic int published, attacked, verified;
+};
+
+/*
+ * Each rank publishes its TCP listening address, waits until the test process has connected
+ * strangers to every rank's port, then runs collectives (they must succeed and be right) until
+ * the test process has seen every stranger refused. One rank is late in every round, so the
+ * others wait, which is when a rank looks at its port.
+ */
+static int port_rank(const struct integ_ctx *ctx)
+{
+    struct port_shared *sh = ctx->shared;
+    tutti_comm_t *comm = NULL;
+    if (integ_comm_init(ctx, NULL, &comm) != 0) {
+        return 1;
+    }
+    memcpy(&sh->addr[ctx->rank], comm->peers[ctx->rank].blob[TUTTI_TRANSPORT_TCP],
+           sizeof(struct tutti_wire_addr));
+    atomic_store(&sh->comm_id, comm->comm_id);
+    atomic_fetch_add(&sh->published, 1);
+    ICHECK(await_flag(&sh->attacked, 30), "the test process did not attack");
+    int32_t any = 0;
+    int64_t end = integ_now_ns() + 30 * SEC;
+    for (int k = 0; !any && integ_now_ns() < end; k++) {
+        if (k % ctx->nranks == ctx->rank) {
+            pause_ms(5);
+        }
+        static int32_t v[10000];
+        for (int i = 0; i < 10000; i++) {
+            v[i] = k + i;
+        }
+        ICHECK_OK(tutti_allreduce(v, v, 10000, TUTTI_INT32, TUTTI_SUM, comm, NULL));
+        ICHECK(v[9999] == (k + 9999) * ctx->nranks, "round %d: allreduce gave %d", k, v[9999]);
+        int32_t seen = atomic_load(&sh->verified);
+        ICHECK_OK(tutti_allreduce(&seen, &any, 1, TUTTI_INT32, TUTTI_MAX, comm, NULL));
+    }
+    ICHECK(any, "the test process did not see the strangers refused within 30 s");
+    ICHECK_OK(tutti_comm_destroy(comm));
+    return 0;
+}
+
+Test(faults, strangers_at_a_rank_port_are_refused_while_the_job_goes_on, .timeout = 90)
+{
+    enum { N = 3 };
+    env_for_faults(1, "10s");
+    struct integ_opts o = {
+        .nranks = N, .deadline_s = 80, .make_id = 1, .shared_bytes = sizeof(struct port_shared)};
+    struct integ_job *job = integ_start(&o, port_rank);
+    struct port_shared *sh = integ_shared(job);
+    int64_t end = integ_now_ns() + 30 * SEC;
+    while (atomic_load(&sh->published) < N && integ_now_ns() < end) {
+        pause_ms(1);
+    }
+    cr_assert_eq(atomic_load(&sh->published), N, "the ranks did not publish their ports");
+    struct strangers s[N];
+    for (int r = 0; r < N; r++) {
+        union tutti_sockaddr a;
+        cr_assert_eq(tutti__wire_addr_decode(&sh->addr[r], &a), TUTTI_OK);
+        strangers_open(&s[r], &a, atomic_load(&sh->comm_id));
+    }
+    atomic_store(&sh->attacked, 1);
+    for (int r = 0; r < N; r++) {
+        tutti_status_t hs = strangers_run_hs(&s[r]);
+        cr_assert(hs == TUTTI_ERR_REMOTE || hs == TUTTI_ERR_AUTH,
+                  "rank %d did not refuse another job's secret: %s", r, tutti_status_name(hs));
+        cr_assert(closed_by_peer(s[r].garbage, 20), "rank %d kept a connection that sent garbage",
+                  r);
+    }
+    atomic_store(&sh->verified, 1);
+    integ_finish(job, NULL, 0);
+    for (int r = 0; r < N; r++) {
+        strangers_close(&s[r]);
+    }
+}
