@@ -95,7 +95,9 @@ static void fail_all(struct root *rt, tutti_status_t st, int culprit, const char
     struct boot_error e = {(int32_t)htonl((uint32_t)st), (int32_t)htonl((uint32_t)culprit), {0}};
     snprintf(e.reason, sizeof(e.reason), "%s", reason);
     tutti_warn("bootstrap root: %s", reason);
-    for (int r = 0; r < rt->nranks; r++) {
+    /* Highest rank first, rank 0 last: under a launcher the root is a thread of rank 0, whose
+     * process may exit as soon as it has its answer, taking the root with it. */
+    for (int r = rt->nranks - 1; r >= 0; r--) {
         if (rt->by_rank[r] != NULL && rt->by_rank[r]->fd >= 0) {
             send_msg(rt, rt->by_rank[r], BOOT_REP_ERROR, &e, sizeof(e));
         }

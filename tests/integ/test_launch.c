@@ -3,7 +3,7 @@
  * (running launch_prog, skipped when mpirun is absent), torchrun's variables, tutti's own
  * (TUTTI_RANK/TUTTI_NRANKS/TUTTI_ROOT with TUTTI_SECRET or TUTTI_SECRET_FILE) and Slurm's on a
  * single node, set per forked child. No launcher variables at all is INVALID_ARG with a message
- * that lists what to set.
+ * that lists what to set; a rank with a different TUTTI_SECRET is refused.
  *
  * The test process never calls tutti here: each child sets its launcher's variables and is the
  * first in its process to call tutti, which reads the environment once. Every test first clears
@@ -298,6 +298,37 @@ Test(launch, jobs_sharing_a_secret_get_distinct_comm_ids, .timeout = 60)
     cr_assert_neq(comm_ids[0], comm_ids[1],
                   "two jobs with the same secret and size (roots %s and %s) share the comm id "
                   "%016llx", id_vars[0].root, id_vars[1].root, (unsigned long long)comm_ids[0]);
+}
+
+/* Rank 3 holds another secret: it is refused, and the others are told it never joined. */
+static int odd_secret_rank(const struct integ_ctx *ctx)
+{
+    tutti_comm_t *comm = NULL;
+    tutti_status_t st = tutti_comm_init_env(&comm);
+    const char *msg = tutti_last_error(NULL);
+    ICHECK(st != TUTTI_OK, "init_env succeeded with %s", ctx->rank == 3 ? "a wrong secret" :
+           "a rank with a wrong secret in the job");
+    if (ctx->rank == 3) {
+        ICHECK(st == TUTTI_ERR_AUTH || st == TUTTI_ERR_REMOTE, "wrong secret: %s: %s",
+               tutti_status_name(st), msg);
+        ICHECK(integ_contains(msg, "secret"), "the message does not mention the secret: %s", msg);
+    } else {
+        ICHECK(integ_contains(msg, "3 never joined"), "%s: the message does not name rank 3: %s",
+               tutti_status_name(st), msg);
+    }
+    return 0;
+}
+
+Test(launch, rank_with_another_tutti_secret_is_refused, .timeout = 60)
+{
+    clear_launcher_env();
+    integ_setenv("TUTTI_TIMEOUT", "3s");
+    static struct tutti_vars v;
+    tutti_vars_init(&v);
+    v.secret = SECRET_A;
+    v.odd_rank = 3;
+    v.odd_secret = SECRET_B;
+    run_env_job(tutti_env, &v, odd_secret_rank);
 }
 
 /* ---------------------------------------------------------------- Slurm */
