@@ -16,6 +16,7 @@
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -148,6 +149,64 @@ ParameterizedTest(struct config *cfg, faults, killed_rank_fails_every_peer_in_ti
     atomic_store(&sh->kill_ns, integ_now_ns());
     integ_signal(job, VICTIM, SIGKILL);
     integ_finish(job, NULL, 1u << VICTIM);
+}
+
+/*
+ * A rank killed right after its first collective leaves no shared-memory names behind: a FIFO's
+ * name must go as soon as both ends have it mapped, so that a crash cannot leak its pages.
+ */
+struct leak_shared {
+    _Atomic uint64_t comm_id;
+};
+
+static int leak_rank(const struct integ_ctx *ctx)
+{
+    struct leak_shared *sh = ctx->shared;
+    tutti_comm_t *comm = NULL;
+    if (integ_comm_init(ctx, NULL, &comm) != 0) {
+        return 1;
+    }
+    atomic_store(&sh->comm_id, comm->comm_id);
+    int64_t x = 1;
+    ICHECK_OK(tutti_allreduce(&x, &x, 1, TUTTI_INT64, TUTTI_SUM, comm, NULL));
+    ICHECK_OK(tutti_allreduce(&x, &x, 1, TUTTI_INT64, TUTTI_SUM, comm, NULL));
+    if (ctx->rank == 1) {
+        raise(SIGKILL);
+    }
+    tutti_status_t st = tutti_allreduce(&x, &x, 1, TUTTI_INT64, TUTTI_SUM, comm, NULL);
+    ICHECK(st == TUTTI_ERR_REMOTE, "allreduce with a killed peer returned %s",
+           tutti_status_name(st));
+    tutti_comm_destroy(comm);
+    return 0;
+}
+
+Test(faults, killed_rank_leaves_no_shared_memory_names, .timeout = 60)
+{
+    env_for_faults(0, "10s");
+    struct integ_opts o = {
+        .nranks = 2, .deadline_s = 50, .make_id = 1, .shared_bytes = sizeof(struct leak_shared)};
+    struct integ_job *job = integ_start(&o, leak_rank);
+    struct leak_shared *sh = integ_shared(job);
+    int status[2];
+    (void)integ_wait(job, status); /* then read the shared page, which integ_finish frees */
+    unsigned long long id = atomic_load(&sh->comm_id);
+    integ_finish(job, NULL, 1u << 1);
+    char prefix[64], left[512] = "";
+    snprintf(prefix, sizeof(prefix), "tutti-%016llx-", id);
+    DIR *d = opendir("/dev/shm");
+    cr_assert_not_null(d, "/dev/shm: %s", strerror(errno));
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
+            size_t o = strlen(left);
+            snprintf(left + o, sizeof(left) - o, " %s", e->d_name);
+            char path[300];
+            snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
+            unlink(path); /* do not leave it to the next run */
+        }
+    }
+    closedir(d);
+    cr_assert_eq(left[0], '\0', "left in /dev/shm:%s", left);
 }
 
 /* ---------------------------------------------------------------- a rank is stuck */
