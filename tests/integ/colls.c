@@ -539,27 +539,64 @@ static int check_input_kept(const struct call *k, const void *buf, size_t n)
     return compare(k->c, "sendbuf (must stay unchanged)", buf, bufs[BUF_SNAP].mem + GUARD, n);
 }
 
+/*
+ * Buffers of a collective whose input has nin, output nout and expected output nexp elements.
+ * In place, the smaller of input and output lies in the larger at this rank's block (NCCL's
+ * in-place forms; the same buffer when the sizes are equal). This rank's input is filled in
+ * (and kept for check_input_kept); the output of an out-of-place call is junk.
+ * -1 when out of memory (reported).
+ */
+struct bufs {
+    uint8_t *in, *out, *exp;
+};
+
+static int get_bufs(const struct call *k, size_t nin, size_t nout, size_t nexp, struct bufs *b)
+{
+    const struct coll_case *c = k->c;
+    size_t at = (size_t)k->rank * c->count * k->es;
+    b->exp = buf_get(BUF_EXP, nexp * k->es);
+    if (c->inplace && nout > nin) {
+        b->out = buf_get(BUF_OUT, nout * k->es);
+        b->in = b->out != NULL ? b->out + at : NULL;
+    } else {
+        b->in = buf_get(BUF_IN, nin * k->es);
+        b->out = !c->inplace ? buf_get(BUF_OUT, nout * k->es)
+                             : (b->in != NULL ? b->in + (nin > nout ? at : 0) : NULL);
+    }
+    if (b->in == NULL || b->out == NULL || b->exp == NULL) {
+        return -1;
+    }
+    if (!c->inplace) {
+        junk_fill(b->out, nout * k->es);
+    }
+    return make_input(k, b->in, nin);
+}
+
+/* After the call: the guards of every buffer, and an out-of-place input unchanged. */
+static int check_bufs(const struct call *k, const struct bufs *b, size_t nin)
+{
+    const struct coll_case *c = k->c;
+    int gather_in_place = c->inplace && c->coll == COLL_ALLGATHER; /* sendbuf is in recvbuf */
+    int bad = gather_in_place ? 0 : check_guards(c, BUF_IN, "sendbuf");
+    bad |= c->inplace && !gather_in_place ? 0 : check_guards(c, BUF_OUT, "recvbuf");
+    return bad | (c->inplace ? 0 : check_input_kept(k, b->in, nin));
+}
+
 static int run_allreduce(const struct call *k)
 {
     const struct coll_case *c = k->c;
     size_t n = c->count;
-    uint8_t *in = buf_get(BUF_IN, n * k->es);
-    uint8_t *out = c->inplace ? in : buf_get(BUF_OUT, n * k->es);
-    uint8_t *exp = buf_get(BUF_EXP, n * k->es);
-    if (in == NULL || out == NULL || exp == NULL || make_input(k, in, n) != 0) {
+    struct bufs b;
+    if (get_bufs(k, n, n, n, &b) != 0) {
         return -1;
     }
-    if (!c->inplace) {
-        junk_fill(out, n * k->es);
-    }
-    tutti_status_t st = tutti_allreduce(in, out, n, c->dt, c->op, k->comm, NULL);
+    tutti_status_t st = tutti_allreduce(b.in, b.out, n, c->dt, c->op, k->comm, NULL);
     if (st != TUTTI_OK) {
         return call_failed(c, "tutti_allreduce", st);
     }
-    int bad = check_guards(c, BUF_IN, "sendbuf");
-    bad |= c->inplace ? 0 : check_guards(c, BUF_OUT, "recvbuf") | check_input_kept(k, in, n);
-    fill_reduced(c, k->nranks, exp, n, 0);
-    return bad | compare(c, "recvbuf", out, exp, n);
+    int bad = check_bufs(k, &b, n);
+    fill_reduced(c, k->nranks, b.exp, n, 0);
+    return bad | compare(c, "recvbuf", b.out, b.exp, n);
 }
 
 static int run_broadcast(const struct call *k)
@@ -569,26 +606,21 @@ static int run_broadcast(const struct call *k)
     int root = k->rank == c->root;
     /* Out of place, a non-root passes NULL as sendbuf on odd seeds, its own data otherwise. */
     int null_send = !c->inplace && !root && (c->seed & 1);
-    uint8_t *in = buf_get(BUF_IN, n * k->es);
-    uint8_t *out = c->inplace ? in : buf_get(BUF_OUT, n * k->es);
-    uint8_t *exp = buf_get(BUF_EXP, n * k->es);
-    if (in == NULL || out == NULL || exp == NULL || make_input(k, in, n) != 0) {
+    struct bufs b;
+    if (get_bufs(k, n, n, n, &b) != 0) {
         return -1;
     }
-    if (!c->inplace) {
-        junk_fill(out, n * k->es);
-    } else if (!root) {
-        junk_fill(in, n * k->es);
+    if (c->inplace && !root) {
+        junk_fill(b.in, n * k->es); /* what is there is overwritten */
     }
-    tutti_status_t st = tutti_broadcast(null_send ? NULL : in, out, n, c->dt, c->root, k->comm,
-                                        NULL);
+    tutti_status_t st = tutti_broadcast(null_send ? NULL : b.in, b.out, n, c->dt, c->root,
+                                        k->comm, NULL);
     if (st != TUTTI_OK) {
         return call_failed(c, "tutti_broadcast", st);
     }
-    int bad = check_guards(c, BUF_IN, "sendbuf");
-    bad |= c->inplace ? 0 : check_guards(c, BUF_OUT, "recvbuf") | check_input_kept(k, in, n);
-    fill_input(k, c->root, exp, n, 0);
-    return bad | compare(c, "recvbuf", out, exp, n);
+    int bad = check_bufs(k, &b, n);
+    fill_input(k, c->root, b.exp, n, 0);
+    return bad | compare(c, "recvbuf", b.out, b.exp, n);
 }
 
 static int run_reduce(const struct call *k)
@@ -598,105 +630,80 @@ static int run_reduce(const struct call *k)
     int root = k->rank == c->root;
     /* Out of place, a non-root passes NULL as recvbuf on odd seeds, a junk buffer otherwise. */
     int null_recv = !c->inplace && !root && (c->seed & 1);
-    uint8_t *in = buf_get(BUF_IN, n * k->es);
-    uint8_t *out = c->inplace ? in : buf_get(BUF_OUT, n * k->es);
-    uint8_t *exp = buf_get(BUF_EXP, n * k->es);
-    if (in == NULL || out == NULL || exp == NULL || make_input(k, in, n) != 0) {
+    struct bufs b;
+    if (get_bufs(k, n, n, n, &b) != 0) {
         return -1;
     }
-    if (!c->inplace) {
-        junk_fill(out, n * k->es);
-    }
-    tutti_status_t st = tutti_reduce(in, null_recv ? NULL : out, n, c->dt, c->op, c->root,
+    tutti_status_t st = tutti_reduce(b.in, null_recv ? NULL : b.out, n, c->dt, c->op, c->root,
                                      k->comm, NULL);
     if (st != TUTTI_OK) {
         return call_failed(c, "tutti_reduce", st);
     }
-    int bad = check_guards(c, BUF_IN, "sendbuf");
-    bad |= c->inplace ? 0 : check_guards(c, BUF_OUT, "recvbuf");
+    int bad = check_bufs(k, &b, n);
     if (!root) {
         /* Nothing of a non-root may change: its input (in place too) and its recvbuf. */
-        bad |= check_input_kept(k, in, n);
-        return bad | (c->inplace ? 0 : check_untouched(c, out, n * k->es, "a non-root's recvbuf"));
+        bad |= c->inplace ? check_input_kept(k, b.in, n)
+                          : check_untouched(c, b.out, n * k->es, "a non-root's recvbuf");
+        return bad;
     }
-    bad |= c->inplace ? 0 : check_input_kept(k, in, n);
-    fill_reduced(c, k->nranks, exp, n, 0);
-    return bad | compare(c, "recvbuf", out, exp, n);
+    fill_reduced(c, k->nranks, b.exp, n, 0);
+    return bad | compare(c, "recvbuf", b.out, b.exp, n);
 }
 
 static int run_reduce_scatter(const struct call *k)
 {
     const struct coll_case *c = k->c;
     size_t n = c->count, total = n * (size_t)k->nranks;
-    uint8_t *in = buf_get(BUF_IN, total * k->es);
-    uint8_t *out = c->inplace ? in + (size_t)k->rank * n * k->es : buf_get(BUF_OUT, n * k->es);
-    uint8_t *exp = buf_get(BUF_EXP, n * k->es);
-    if (in == NULL || out == NULL || exp == NULL || make_input(k, in, total) != 0) {
+    struct bufs b;
+    if (get_bufs(k, total, n, n, &b) != 0) {
         return -1;
     }
-    if (!c->inplace) {
-        junk_fill(out, n * k->es);
-    }
-    tutti_status_t st = tutti_reduce_scatter(in, out, n, c->dt, c->op, k->comm, NULL);
+    tutti_status_t st = tutti_reduce_scatter(b.in, b.out, n, c->dt, c->op, k->comm, NULL);
     if (st != TUTTI_OK) {
         return call_failed(c, "tutti_reduce_scatter", st);
     }
-    int bad = check_guards(c, BUF_IN, "sendbuf");
-    bad |= c->inplace ? 0 : check_guards(c, BUF_OUT, "recvbuf") | check_input_kept(k, in, total);
-    fill_reduced(c, k->nranks, exp, n, (size_t)k->rank * n);
-    return bad | compare(c, "recvbuf (this rank's block)", out, exp, n);
+    int bad = check_bufs(k, &b, total);
+    fill_reduced(c, k->nranks, b.exp, n, (size_t)k->rank * n);
+    return bad | compare(c, "recvbuf (this rank's block)", b.out, b.exp, n);
 }
 
 static int run_allgather(const struct call *k)
 {
     const struct coll_case *c = k->c;
     size_t n = c->count, total = n * (size_t)k->nranks;
-    uint8_t *out = buf_get(BUF_OUT, total * k->es);
-    uint8_t *in = c->inplace ? out + (size_t)k->rank * n * k->es : buf_get(BUF_IN, n * k->es);
-    uint8_t *exp = buf_get(BUF_EXP, total * k->es);
-    if (in == NULL || out == NULL || exp == NULL) {
+    struct bufs b;
+    if (get_bufs(k, n, total, total, &b) != 0) {
         return -1;
     }
-    if (!c->inplace) {
-        junk_fill(out, total * k->es);
-    }
-    if (make_input(k, in, n) != 0) {
-        return -1;
-    }
-    tutti_status_t st = tutti_allgather(in, out, n, c->dt, k->comm, NULL);
+    tutti_status_t st = tutti_allgather(b.in, b.out, n, c->dt, k->comm, NULL);
     if (st != TUTTI_OK) {
         return call_failed(c, "tutti_allgather", st);
     }
-    int bad = check_guards(c, BUF_OUT, "recvbuf");
-    bad |= c->inplace ? 0 : check_guards(c, BUF_IN, "sendbuf") | check_input_kept(k, in, n);
+    int bad = check_bufs(k, &b, n);
     for (int q = 0; q < k->nranks; q++) {
-        fill_input(k, q, exp + (size_t)q * n * k->es, n, 0);
+        fill_input(k, q, b.exp + (size_t)q * n * k->es, n, 0);
     }
-    return bad | compare(c, "recvbuf", out, exp, total);
+    return bad | compare(c, "recvbuf", b.out, b.exp, total);
 }
 
 static int run_alltoall(const struct call *k)
 {
     const struct coll_case *c = k->c;
     size_t n = c->count, total = n * (size_t)k->nranks;
-    uint8_t *in = buf_get(BUF_IN, total * k->es);
-    uint8_t *out = buf_get(BUF_OUT, total * k->es);
-    uint8_t *exp = buf_get(BUF_EXP, total * k->es);
+    struct bufs b;
     /* Block j of the input, for rank j, holds generator indices j * n .. (j + 1) * n - 1. */
-    if (in == NULL || out == NULL || exp == NULL || make_input(k, in, total) != 0) {
+    if (get_bufs(k, total, total, total, &b) != 0) {
         return -1;
     }
-    junk_fill(out, total * k->es);
-    tutti_status_t st = tutti_alltoall(in, out, n, c->dt, k->comm, NULL);
+    tutti_status_t st = tutti_alltoall(b.in, b.out, n, c->dt, k->comm, NULL);
     if (st != TUTTI_OK) {
         return call_failed(c, "tutti_alltoall", st);
     }
-    int bad = check_guards(c, BUF_IN, "sendbuf") | check_guards(c, BUF_OUT, "recvbuf");
-    bad |= check_input_kept(k, in, total);
+    int bad = check_bufs(k, &b, total);
     for (int q = 0; q < k->nranks; q++) {
-        fill_input(k, q, exp + (size_t)q * n * k->es, n, (size_t)k->rank * n);
+        fill_input(k, q, b.exp + (size_t)q * n * k->es, n, (size_t)k->rank * n);
     }
-    return bad | compare(c, "recvbuf", out, exp, total);
+    return bad | compare(c, "recvbuf", b.out, b.exp, total);
 }
 
 /* A blocking exchange with rank ^ 1 (even ranks send first), then a ring shift in a group. */
@@ -705,45 +712,40 @@ static int run_sendrecv(const struct call *k)
     const struct coll_case *c = k->c;
     size_t n = c->count;
     int r = k->rank, partner = r ^ 1;
-    uint8_t *in = buf_get(BUF_IN, n * k->es);
-    uint8_t *out = buf_get(BUF_OUT, n * k->es);
-    uint8_t *exp = buf_get(BUF_EXP, n * k->es);
-    if (in == NULL || out == NULL || exp == NULL || make_input(k, in, n) != 0) {
+    struct bufs b;
+    if (get_bufs(k, n, n, n, &b) != 0) {
         return -1;
     }
     int bad = 0;
     if (partner < k->nranks) {
-        junk_fill(out, n * k->es);
         tutti_status_t st;
         if ((r & 1) == 0) {
-            st = tutti_send(in, n, c->dt, partner, k->comm, NULL);
-            st = st == TUTTI_OK ? tutti_recv(out, n, c->dt, partner, k->comm, NULL) : st;
+            st = tutti_send(b.in, n, c->dt, partner, k->comm, NULL);
+            st = st == TUTTI_OK ? tutti_recv(b.out, n, c->dt, partner, k->comm, NULL) : st;
         } else {
-            st = tutti_recv(out, n, c->dt, partner, k->comm, NULL);
-            st = st == TUTTI_OK ? tutti_send(in, n, c->dt, partner, k->comm, NULL) : st;
+            st = tutti_recv(b.out, n, c->dt, partner, k->comm, NULL);
+            st = st == TUTTI_OK ? tutti_send(b.in, n, c->dt, partner, k->comm, NULL) : st;
         }
         if (st != TUTTI_OK) {
             return call_failed(c, "blocking tutti_send/tutti_recv with rank ^ 1", st);
         }
-        fill_input(k, partner, exp, n, 0);
-        bad |= compare(c, "recv buf of the pair exchange", out, exp, n);
-        bad |= check_guards(c, BUF_OUT, "recv buf");
+        fill_input(k, partner, b.exp, n, 0);
+        bad |= compare(c, "recv buf of the pair exchange", b.out, b.exp, n);
     }
     /* Ring shift: every rank sends to the next and receives from the previous; with one rank
      * that is a send to itself, which only a group allows. */
     int next = (r + 1) % k->nranks, prev = (r + k->nranks - 1) % k->nranks;
-    junk_fill(out, n * k->es);
+    junk_fill(b.out, n * k->es);
     tutti_status_t st = tutti_group_start();
-    st = st == TUTTI_OK ? tutti_send(in, n, c->dt, next, k->comm, NULL) : st;
-    st = st == TUTTI_OK ? tutti_recv(out, n, c->dt, prev, k->comm, NULL) : st;
+    st = st == TUTTI_OK ? tutti_send(b.in, n, c->dt, next, k->comm, NULL) : st;
+    st = st == TUTTI_OK ? tutti_recv(b.out, n, c->dt, prev, k->comm, NULL) : st;
     tutti_status_t end = tutti_group_end();
     if (st != TUTTI_OK || end != TUTTI_OK) {
         return call_failed(c, "grouped tutti_send/tutti_recv ring shift", st != TUTTI_OK ? st : end);
     }
-    fill_input(k, prev, exp, n, 0);
-    bad |= compare(c, "recv buf of the ring shift", out, exp, n);
-    bad |= check_guards(c, BUF_OUT, "recv buf") | check_guards(c, BUF_IN, "send buf");
-    return bad | check_input_kept(k, in, n);
+    fill_input(k, prev, b.exp, n, 0);
+    bad |= compare(c, "recv buf of the ring shift", b.out, b.exp, n);
+    return bad | check_bufs(k, &b, n);
 }
 
 int coll_check(tutti_comm_t *comm, const struct coll_case *c)

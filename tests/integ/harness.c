@@ -274,3 +274,10 @@ void integ_run(const struct integ_opts *opts, integ_rank_fn fn)
 {
     integ_finish(integ_start(opts, fn), NULL, 0);
 }
+
+void integ_run_ranks(int nranks, integ_rank_fn fn, void *arg, size_t shared_bytes)
+{
+    struct integ_opts o = {
+        .nranks = nranks, .deadline_s = 50, .make_id = 1, .arg = arg, .shared_bytes = shared_bytes};
+    integ_run(&o, fn);
+}

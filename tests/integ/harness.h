@@ -78,6 +78,12 @@ void integ_finish(struct integ_job *job, const int *expect, unsigned skip_mask);
 /** integ_start + integ_finish, every rank expected to exit with 0. */
 void integ_run(const struct integ_opts *opts, integ_rank_fn fn);
 
+/**
+ * The common case of integ_run: nranks ranks of fn with a fresh id made by the test process,
+ * a 50 s deadline (keep the Criterion .timeout above it), arg and shared_bytes as in opts.
+ */
+void integ_run_ranks(int nranks, integ_rank_fn fn, void *arg, size_t shared_bytes);
+
 /* ---- for the children ---- */
 
 /** Report a failed check on stderr: "rank R/N (pid P) file:line: message". Returns 1. */
@@ -93,17 +99,11 @@ int integ_fail_at(const char *file, int line, const char *fmt, ...)
         }                                                                                          \
     } while (0)
 
-/** In a rank function: the tutti call must return TUTTI_OK, else report it with its message. */
-#define ICHECK_OK(expr)                                                                            \
-    do {                                                                                           \
-        tutti_status_t icheck_st_ = (expr);                                                        \
-        if (icheck_st_ != TUTTI_OK) {                                                              \
-            return integ_fail("%s returned %s: %s", #expr, tutti_status_name(icheck_st_),          \
-                              tutti_last_error(NULL));                                             \
-        }                                                                                          \
-    } while (0)
-
-/** As ICHECK_OK, for calls whose error is stored on comm (asynchronous operations). */
+/**
+ * In a rank function: the tutti call must return TUTTI_OK, else report it with the message
+ * tutti_last_error(comm) gives (comm NULL: the thread's; pass the comm for asynchronous
+ * operations, whose errors are recorded by the progress thread on the comm).
+ */
 #define ICHECK_OKC(expr, comm)                                                                     \
     do {                                                                                           \
         tutti_status_t icheck_st_ = (expr);                                                        \
@@ -112,6 +112,8 @@ int integ_fail_at(const char *file, int line, const char *fmt, ...)
                               tutti_last_error(comm));                                             \
         }                                                                                          \
     } while (0)
+
+#define ICHECK_OK(expr) ICHECK_OKC(expr, NULL)
 
 /** Monotonic clock in nanoseconds. */
 int64_t integ_now_ns(void);

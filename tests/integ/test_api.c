@@ -28,6 +28,21 @@ struct transport {
 
 static struct transport transports[] = {{0}, {1}};
 
+/* The parameters of a test that runs over shared memory and over TCP. */
+#define OVER_BOTH_TRANSPORTS(suite, name)                                                          \
+    ParameterizedTestParameters(suite, name)                                                       \
+    {                                                                                              \
+        return cr_make_param_array(struct transport, transports, 2);                               \
+    }
+
+/* A test of nranks ranks running fn, once over shared memory and once over TCP. */
+#define RANKS_OVER_BOTH_TRANSPORTS(suite, name, nranks, fn)                                        \
+    OVER_BOTH_TRANSPORTS(suite, name)                                                              \
+    ParameterizedTest(struct transport *t, suite, name, .timeout = 60)                             \
+    {                                                                                              \
+        run_ranks(t->tcp, nranks, fn, NULL, 0);                                                    \
+    }
+
 static void use_transport(int tcp, const char *timeout)
 {
     integ_setenv("TUTTI_TRANSPORT", tcp ? "tcp" : "shm");
@@ -38,9 +53,7 @@ static void use_transport(int tcp, const char *timeout)
 static void run_ranks(int tcp, int nranks, integ_rank_fn fn, void *arg, size_t shared)
 {
     use_transport(tcp, "30s");
-    struct integ_opts o = {
-        .nranks = nranks, .deadline_s = 50, .make_id = 1, .arg = arg, .shared_bytes = shared};
-    integ_run(&o, fn);
+    integ_run_ranks(nranks, fn, arg, shared);
 }
 
 /* Poll a request until it completes or `ns` passed; returns its status, or 1 on expiry. */
@@ -136,15 +149,7 @@ static int split_rank(const struct integ_ctx *ctx)
     return 0;
 }
 
-ParameterizedTestParameters(split, colors_keys_nocolor_and_collectives)
-{
-    return cr_make_param_array(struct transport, transports, 2);
-}
-
-ParameterizedTest(struct transport *t, split, colors_keys_nocolor_and_collectives, .timeout = 60)
-{
-    run_ranks(t->tcp, 6, split_rank, NULL, 0);
-}
+RANKS_OVER_BOTH_TRANSPORTS(split, colors_keys_nocolor_and_collectives, 6, split_rank)
 
 /* ---------------------------------------------------------------- groups */
 
@@ -217,10 +222,7 @@ static int group_rank(const struct integ_ctx *ctx)
     return 0;
 }
 
-ParameterizedTestParameters(group, sendrecv_pairs_self_and_collectives)
-{
-    return cr_make_param_array(struct transport, transports, 2);
-}
+OVER_BOTH_TRANSPORTS(group, sendrecv_pairs_self_and_collectives)
 
 ParameterizedTest(struct transport *t, group, sendrecv_pairs_self_and_collectives, .timeout = 60)
 {
@@ -237,8 +239,17 @@ ParameterizedTest(struct transport *t, group, sendrecv_pairs_self_and_collective
 #define BIG_MSG (8u << 20)
 
 struct two_ids {
-    tutti_unique_id_t b;
+    tutti_unique_id_t b; /* a second id, for a second comm of the same job */
 };
+
+/* Run nranks ranks of fn with two fresh ids: the harness's, and ids.b (fn's arg). */
+static void run_two_ids(int tcp, int nranks, integ_rank_fn fn)
+{
+    static struct two_ids ids;
+    use_transport(tcp, "30s"); /* before the first tutti call of this process */
+    cr_assert_eq(tutti_get_unique_id(&ids.b), TUTTI_OK, "%s", tutti_last_error(NULL));
+    integ_run_ranks(nranks, fn, &ids, 0);
+}
 
 static int two_comms_rank(const struct integ_ctx *ctx)
 {
@@ -277,19 +288,12 @@ static int two_comms_rank(const struct integ_ctx *ctx)
     return 0;
 }
 
-ParameterizedTestParameters(group, one_thread_drives_two_comms_of_one_job)
-{
-    return cr_make_param_array(struct transport, transports, 2);
-}
+OVER_BOTH_TRANSPORTS(group, one_thread_drives_two_comms_of_one_job)
 
 ParameterizedTest(struct transport *t, group, one_thread_drives_two_comms_of_one_job,
                   .timeout = 60)
 {
-    static struct two_ids ids;
-    use_transport(t->tcp, "30s");
-    cr_assert_eq(tutti_get_unique_id(&ids.b), TUTTI_OK, "%s", tutti_last_error(NULL));
-    struct integ_opts o = {.nranks = 2, .deadline_s = 50, .make_id = 1, .arg = &ids};
-    integ_run(&o, two_comms_rank);
+    run_two_ids(t->tcp, 2, two_comms_rank);
 }
 
 /* ---------------------------------------------------------------- asynchronous forms */
@@ -404,15 +408,7 @@ static int async_each_rank(const struct integ_ctx *ctx)
     return 0;
 }
 
-ParameterizedTestParameters(async, every_collective_test_wait_free)
-{
-    return cr_make_param_array(struct transport, transports, 2);
-}
-
-ParameterizedTest(struct transport *t, async, every_collective_test_wait_free, .timeout = 60)
-{
-    run_ranks(t->tcp, 3, async_each_rank, NULL, 0);
-}
+RANKS_OVER_BOTH_TRANSPORTS(async, every_collective_test_wait_free, 3, async_each_rank)
 
 /*
  * Many requests in flight, completed in reverse order; a chain of in-place all-reduces on one
@@ -478,15 +474,7 @@ static int async_order_rank(const struct integ_ctx *ctx)
     return 0;
 }
 
-ParameterizedTestParameters(async, many_in_flight_in_issue_order)
-{
-    return cr_make_param_array(struct transport, transports, 2);
-}
-
-ParameterizedTest(struct transport *t, async, many_in_flight_in_issue_order, .timeout = 60)
-{
-    run_ranks(t->tcp, 4, async_order_rank, NULL, 0);
-}
+RANKS_OVER_BOTH_TRANSPORTS(async, many_in_flight_in_issue_order, 4, async_order_rank)
 
 /* Several threads may wait on one request. */
 static void *waiter(void *arg)
@@ -566,15 +554,7 @@ static int queries_rank(const struct integ_ctx *ctx)
     return 0;
 }
 
-ParameterizedTestParameters(comm, params_rank_size_and_channels)
-{
-    return cr_make_param_array(struct transport, transports, 2);
-}
-
-ParameterizedTest(struct transport *t, comm, params_rank_size_and_channels, .timeout = 60)
-{
-    run_ranks(t->tcp, 3, queries_rank, NULL, 0);
-}
+RANKS_OVER_BOTH_TRANSPORTS(comm, params_rank_size_and_channels, 3, queries_rank)
 
 /*
  * params->timeout_ms overrides TUTTI_TIMEOUT (30 s here): rank 1 never joins the all-reduce, so
@@ -618,9 +598,7 @@ static int params_timeout_rank(const struct integ_ctx *ctx)
 Test(comm, params_timeout_overrides_env, .timeout = 60)
 {
     use_transport(0, "30s");
-    struct integ_opts o = {
-        .nranks = 2, .deadline_s = 50, .make_id = 1, .shared_bytes = sizeof(_Atomic int)};
-    integ_run(&o, params_timeout_rank);
+    integ_run_ranks(2, params_timeout_rank, NULL, sizeof(_Atomic int));
 }
 
 /*
@@ -659,15 +637,7 @@ static int async_error_rank(const struct integ_ctx *ctx)
     return 0;
 }
 
-ParameterizedTestParameters(comm, async_error_of_an_unwaited_request)
-{
-    return cr_make_param_array(struct transport, transports, 2);
-}
-
-ParameterizedTest(struct transport *t, comm, async_error_of_an_unwaited_request, .timeout = 60)
-{
-    run_ranks(t->tcp, 2, async_error_rank, NULL, 0);
-}
+RANKS_OVER_BOTH_TRANSPORTS(comm, async_error_of_an_unwaited_request, 2, async_error_rank)
 
 /* ---------------------------------------------------------------- last error */
 
@@ -716,11 +686,7 @@ static int last_error_rank(const struct integ_ctx *ctx)
 
 Test(last_error, per_comm_and_per_thread, .timeout = 60)
 {
-    static struct two_ids ids;
-    use_transport(0, "30s");
-    cr_assert_eq(tutti_get_unique_id(&ids.b), TUTTI_OK, "%s", tutti_last_error(NULL));
-    struct integ_opts o = {.nranks = 2, .deadline_s = 50, .make_id = 1, .arg = &ids};
-    integ_run(&o, last_error_rank);
+    run_two_ids(0, 2, last_error_rank);
 }
 
 /* Distinct communicators may be driven from distinct threads at the same time. */
@@ -767,16 +733,9 @@ static int two_threads_rank(const struct integ_ctx *ctx)
     return 0;
 }
 
-ParameterizedTestParameters(comm, two_threads_two_comms)
-{
-    return cr_make_param_array(struct transport, transports, 2);
-}
+OVER_BOTH_TRANSPORTS(comm, two_threads_two_comms)
 
 ParameterizedTest(struct transport *t, comm, two_threads_two_comms, .timeout = 60)
 {
-    static struct two_ids ids;
-    use_transport(t->tcp, "30s");
-    cr_assert_eq(tutti_get_unique_id(&ids.b), TUTTI_OK, "%s", tutti_last_error(NULL));
-    struct integ_opts o = {.nranks = 3, .deadline_s = 50, .make_id = 1, .arg = &ids};
-    integ_run(&o, two_threads_rank);
+    run_two_ids(t->tcp, 3, two_threads_rank);
 }

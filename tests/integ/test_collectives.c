@@ -11,13 +11,16 @@
  * non-root's reduce buffer is untouched. A NULL buffer where the API allows one (non-root) is
  * exercised on every other call.
  *
- * Budget (principled reduction): the small counts run the full product. At 1M+3 elements the
- * full product would move ~100 GB per configuration, beyond what 2 CI cores can do in the suite's
- * ten minutes, so at 1M+3 each datatype runs once per collective: with SUM, and, for the
- * reductions, once more with an op that rotates with the datatype (PROD, MIN, MAX, AVG in turn,
- * so every op meets several datatypes at 1M+3), in-place and out-of-place alternating. The
- * large counts are the ones that cross slot, chunk and channel boundaries and wrap the FIFOs;
- * 4099 already covers every per-element code path of every datatype x op.
+ * Budget (principled reduction): the small counts run the full product. At 1M+3 elements each
+ * datatype runs once per collective, and twice for the reductions: with SUM and with an op that
+ * rotates with the datatype (PROD, MIN, MAX, AVG in turn: every op meets several datatypes at
+ * 1M+3); in-place and out-of-place alternate with the datatype: 140 calls at 1M+3 per
+ * configuration instead of the full product's 504. Those calls dominate the run time (the
+ * reference costs O(nranks) per element on every rank, so O(nranks^2) per configuration): the
+ * whole file took 2.5 to 4 minutes on 2 shared cores, where the full product would take about
+ * 3.5 times as long, beyond the suite's 10 minutes. The large count is the one that crosses
+ * slot, chunk and channel boundaries and wraps the FIFOs; 4099 already takes every datatype x op
+ * through every per-element code path.
  *
  * Also: all-reduce results are bitwise identical on every rank for random float32/bfloat16
  * inputs whose sums depend on the order (each rank all-gathers a hash of its output); and the
@@ -190,11 +193,7 @@ ParameterizedTestParameters(barrier, matrix)
 ParameterizedTest(struct config *cfg, barrier, matrix, .timeout = 60)
 {
     set_transport(cfg);
-    struct integ_opts o = {.nranks = cfg->nranks,
-                           .deadline_s = 50,
-                           .make_id = 1,
-                           .shared_bytes = BARRIER_ROUNDS * sizeof(_Atomic int)};
-    integ_run(&o, barrier_rank);
+    integ_run_ranks(cfg->nranks, barrier_rank, NULL, BARRIER_ROUNDS * sizeof(_Atomic int));
 }
 
 /* ---------------------------------------------------------------- bitwise identity */

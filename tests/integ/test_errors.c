@@ -221,8 +221,7 @@ static int bad_args_rank(const struct integ_ctx *ctx)
 Test(errors, bad_arguments_of_every_function, .timeout = 60)
 {
     env_for_errors(0);
-    struct integ_opts o = {.nranks = 1, .deadline_s = 50, .make_id = 1};
-    integ_run(&o, bad_args_rank);
+    integ_run_ranks(1, bad_args_rank, NULL, 0);
 }
 
 /* Overlaps that depend on the rank: at rank 1 of 2 the in-place offsets are not 0. */
@@ -262,8 +261,7 @@ static int overlap_rank(const struct integ_ctx *ctx)
 Test(errors, overlaps_that_depend_on_the_rank, .timeout = 60)
 {
     env_for_errors(0);
-    struct integ_opts o = {.nranks = 2, .deadline_s = 50, .make_id = 1};
-    integ_run(&o, overlap_rank);
+    integ_run_ranks(2, overlap_rank, NULL, 0);
 }
 
 /* ---------------------------------------------------------------- broken unique ids */
@@ -307,8 +305,7 @@ static int bad_init_args_rank(const struct integ_ctx *ctx)
 Test(errors, bad_init_arguments_and_corrupted_ids, .timeout = 60)
 {
     env_for_errors(0);
-    struct integ_opts o = {.nranks = 1, .deadline_s = 50, .make_id = 1};
-    integ_run(&o, bad_init_args_rank);
+    integ_run_ranks(1, bad_init_args_rank, NULL, 0);
 }
 
 /*
@@ -345,8 +342,7 @@ static int wrong_secret_rank(const struct integ_ctx *ctx)
 Test(errors, wrong_secret_in_the_id_is_refused, .timeout = 60)
 {
     env_for_errors(0);
-    struct integ_opts o = {.nranks = 3, .deadline_s = 50, .make_id = 1};
-    integ_run(&o, wrong_secret_rank);
+    integ_run_ranks(3, wrong_secret_rank, NULL, 0);
 }
 
 static int auth_status_rank(const struct integ_ctx *ctx)
@@ -367,8 +363,7 @@ Test(errors, wrong_secret_status_is_auth, .timeout = 60)
                  "handshake acceptor hangs up without a word, see tests/unit/test_handshake.c "
                  "wrong_key_fails_auth_at_acceptor); reported, not fixed here");
     env_for_errors(0);
-    struct integ_opts o = {.nranks = 1, .deadline_s = 50, .make_id = 1};
-    integ_run(&o, auth_status_rank);
+    integ_run_ranks(1, auth_status_rank, NULL, 0);
 }
 
 /* Ranks that disagree on nranks: every rank fails, in time, with a message that says so. */
@@ -393,8 +388,7 @@ static int nranks_mismatch_rank(const struct integ_ctx *ctx)
 Test(errors, ranks_disagreeing_on_nranks_all_fail, .timeout = 60)
 {
     env_for_errors(0);
-    struct integ_opts o = {.nranks = 2, .deadline_s = 50, .make_id = 1};
-    integ_run(&o, nranks_mismatch_rank);
+    integ_run_ranks(2, nranks_mismatch_rank, NULL, 0);
 }
 
 /* ---------------------------------------------------------------- mismatched counts */
@@ -491,6 +485,5 @@ ParameterizedTest(struct mismatch_cfg *m, errors, mismatched_counts_fail_without
                   .timeout = 60)
 {
     env_for_errors(m->tcp);
-    struct integ_opts o = {.nranks = 2, .deadline_s = 50, .make_id = 1, .arg = m};
-    integ_run(&o, mismatch_rank);
+    integ_run_ranks(2, mismatch_rank, m, 0);
 }
