@@ -44,8 +44,8 @@ static tutti_status_t io_all(struct boot_client *c, void *buf, size_t len, int o
         if (n < 0) {
             /* Sending: transact() looks for the root's reason first, and logs (refused()). */
             return (out ? tutti__set_error_quiet : tutti__set_error)(
-                NULL, TUTTI_ERR_REMOTE, "bootstrap root %s closed the connection%s%s",
-                c->root_str, err != 0 ? ": " : "", err != 0 ? strerror(err) : "");
+                NULL, TUTTI_ERR_REMOTE, "bootstrap root %s closed the connection%s%s", c->root_str,
+                err != 0 ? ": " : "", err != 0 ? strerror(err) : "");
         }
         int64_t left = deadline - tutti__now_ns();
         if (left <= 0) {
@@ -85,8 +85,8 @@ static tutti_status_t refused(struct boot_client *c, tutti_status_t st)
     size_t got = 0;
     int err = 0;
     ssize_t n;
-    while (got < sizeof(h) && (n = tutti__sock_recv(c->fd, (char *)&h + got, sizeof(h) - got,
-                                                    &err)) > 0) {
+    while (got < sizeof(h) &&
+           (n = tutti__sock_recv(c->fd, (char *)&h + got, sizeof(h) - got, &err)) > 0) {
         got += (size_t)n;
     }
     if (got == sizeof(h) && ntohl(h.type) == BOOT_REP_ERROR &&

@@ -121,8 +121,8 @@ static int place_client(struct root *rt, struct root_client *c)
     } else if (h.nranks < 1 || h.rank < 0 || h.rank >= h.nranks) {
         snprintf(why, sizeof(why), "rank %d of %d is out of range", h.rank, h.nranks);
     } else if (rt->nranks != 0 && h.nranks != rt->nranks) {
-        snprintf(why, sizeof(why), "rank %d (pid %u) says nranks %d, earlier ranks said %d",
-                 h.rank, h.pid, h.nranks, rt->nranks);
+        snprintf(why, sizeof(why), "rank %d (pid %u) says nranks %d, earlier ranks said %d", h.rank,
+                 h.pid, h.nranks, rt->nranks);
         fatal = 1;
     } else if (rt->nranks != 0 && rt->by_rank[h.rank] != NULL) {
         snprintf(why, sizeof(why), "rank %d joined twice (again from %s)", h.rank, c->addr);

@@ -292,8 +292,8 @@ static void describe_connect(const struct tutti_exec *ex, char *buf, size_t len)
         }
         char who[128];
         tutti__peer_str(&ex->comm->peers[peer], who, sizeof(who));
-        int n = snprintf(buf + o, len - o, "%s %s on channel %d", listed++ ? ";" : "", who,
-                         channel);
+        int n =
+            snprintf(buf + o, len - o, "%s %s on channel %d", listed++ ? ";" : "", who, channel);
         if (n < 0) {
             break;
         }

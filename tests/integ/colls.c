@@ -12,15 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GUARD 64           /* bytes before and after every buffer that must stay untouched */
-#define NAN_PERIOD 257     /* MIN/MAX inputs: element i with i % NAN_PERIOD == 3 is NaN ... */
-#define MAX_REPORTS 3      /* data mismatches reported per call */
+#define GUARD       64  /* bytes before and after every buffer that must stay untouched */
+#define NAN_PERIOD  257 /* MIN/MAX inputs: element i with i % NAN_PERIOD == 3 is NaN ... */
+#define MAX_REPORTS 3   /* data mismatches reported per call */
 
 static const char *const kind_names[COLL_NKINDS] = {
-    [COLL_ALLREDUCE] = "allreduce",   [COLL_BROADCAST] = "broadcast",
-    [COLL_REDUCE] = "reduce",         [COLL_REDUCE_SCATTER] = "reduce_scatter",
-    [COLL_ALLGATHER] = "allgather",   [COLL_ALLTOALL] = "alltoall",
-    [COLL_SENDRECV] = "send/recv",    [COLL_BARRIER] = "barrier",
+    [COLL_ALLREDUCE] = "allreduce", [COLL_BROADCAST] = "broadcast",
+    [COLL_REDUCE] = "reduce",       [COLL_REDUCE_SCATTER] = "reduce_scatter",
+    [COLL_ALLGATHER] = "allgather", [COLL_ALLTOALL] = "alltoall",
+    [COLL_SENDRECV] = "send/recv",  [COLL_BARRIER] = "barrier",
 };
 
 const char *coll_name(enum coll_kind k)
@@ -501,8 +501,7 @@ static int call_failed(const struct coll_case *c, const char *call, tutti_status
 {
     char desc[160];
     describe(c, desc, sizeof(desc));
-    integ_fail("%s: %s returned %s: %s", desc, call, tutti_status_name(st),
-               tutti_last_error(NULL));
+    integ_fail("%s: %s returned %s: %s", desc, call, tutti_status_name(st), tutti_last_error(NULL));
     return -1;
 }
 
@@ -613,8 +612,8 @@ static int run_broadcast(const struct call *k)
     if (c->inplace && !root) {
         junk_fill(b.in, n * k->es); /* what is there is overwritten */
     }
-    tutti_status_t st = tutti_broadcast(null_send ? NULL : b.in, b.out, n, c->dt, c->root,
-                                        k->comm, NULL);
+    tutti_status_t st =
+        tutti_broadcast(null_send ? NULL : b.in, b.out, n, c->dt, c->root, k->comm, NULL);
     if (st != TUTTI_OK) {
         return call_failed(c, "tutti_broadcast", st);
     }
@@ -634,8 +633,8 @@ static int run_reduce(const struct call *k)
     if (get_bufs(k, n, n, n, &b) != 0) {
         return -1;
     }
-    tutti_status_t st = tutti_reduce(b.in, null_recv ? NULL : b.out, n, c->dt, c->op, c->root,
-                                     k->comm, NULL);
+    tutti_status_t st =
+        tutti_reduce(b.in, null_recv ? NULL : b.out, n, c->dt, c->op, c->root, k->comm, NULL);
     if (st != TUTTI_OK) {
         return call_failed(c, "tutti_reduce", st);
     }
@@ -741,7 +740,8 @@ static int run_sendrecv(const struct call *k)
     st = st == TUTTI_OK ? tutti_recv(b.out, n, c->dt, prev, k->comm, NULL) : st;
     tutti_status_t end = tutti_group_end();
     if (st != TUTTI_OK || end != TUTTI_OK) {
-        return call_failed(c, "grouped tutti_send/tutti_recv ring shift", st != TUTTI_OK ? st : end);
+        return call_failed(c, "grouped tutti_send/tutti_recv ring shift",
+                           st != TUTTI_OK ? st : end);
     }
     fill_input(k, prev, b.exp, n, 0);
     bad |= compare(c, "recv buf of the ring shift", b.out, b.exp, n);
@@ -751,7 +751,8 @@ static int run_sendrecv(const struct call *k)
 int coll_check(tutti_comm_t *comm, const struct coll_case *c)
 {
     struct call k = {.c = c, .comm = comm, .es = tutti_datatype_size(c->dt)};
-    if (tutti_comm_rank(comm, &k.rank) != TUTTI_OK || tutti_comm_size(comm, &k.nranks) != TUTTI_OK) {
+    if (tutti_comm_rank(comm, &k.rank) != TUTTI_OK ||
+        tutti_comm_size(comm, &k.nranks) != TUTTI_OK) {
         return call_failed(c, "tutti_comm_rank/size", TUTTI_ERR_INVALID_ARG);
     }
     switch (c->coll) {
@@ -790,8 +791,8 @@ void coll_fill_random_float(tutti_datatype_t dt, void *buf, size_t count, uint64
     for (size_t i = 0; i < count; i++) {
         /* A uniform value in (-1, 1) scaled by 2^(-8..7): sums round differently by order. */
         uint64_t x = raw_bits(seed, rank, i);
-        double v = ((double)(x >> 11) / 9007199254740992.0 * 2.0 - 1.0) *
-                   ldexp(1.0, (int)(x & 15) - 8);
+        double v =
+            ((double)(x >> 11) / 9007199254740992.0 * 2.0 - 1.0) * ldexp(1.0, (int)(x & 15) - 8);
         put_float(dt, buf, i, v);
     }
 }

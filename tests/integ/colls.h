@@ -67,7 +67,6 @@ void coll_free_buffers(void);
 uint64_t coll_hash(const void *buf, size_t len);
 
 /** Random float32/bfloat16 data whose sums are not exact (for the bitwise-identity check). */
-void coll_fill_random_float(tutti_datatype_t dt, void *buf, size_t count, uint64_t seed,
-                            int rank);
+void coll_fill_random_float(tutti_datatype_t dt, void *buf, size_t count, uint64_t seed, int rank);
 
 #endif /* TUTTI_INTEG_COLLS_H */

@@ -75,8 +75,8 @@ int integ_comm_init(const struct integ_ctx *ctx, const tutti_comm_params_t *para
     tutti_status_t st =
         tutti_comm_init_rank_params(comm_p, ctx->nranks, ctx->id, ctx->rank, params);
     if (st != TUTTI_OK) {
-        return integ_fail("tutti_comm_init_rank(%d of %d) returned %s: %s", ctx->rank,
-                          ctx->nranks, tutti_status_name(st), tutti_last_error(NULL));
+        return integ_fail("tutti_comm_init_rank(%d of %d) returned %s: %s", ctx->rank, ctx->nranks,
+                          tutti_status_name(st), tutti_last_error(NULL));
     }
     return 0;
 }
@@ -115,8 +115,8 @@ struct integ_job *integ_start(const struct integ_opts *o, integ_rank_fn fn)
     job->nranks = o->nranks;
     job->deadline_s = o->deadline_s > 0 ? o->deadline_s : 60;
     if (o->shared_bytes > 0) {
-        job->shared = mmap(NULL, o->shared_bytes, PROT_READ | PROT_WRITE,
-                           MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        job->shared =
+            mmap(NULL, o->shared_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         cr_assert(job->shared != MAP_FAILED, "mmap of %zu shared bytes: %s", o->shared_bytes,
                   strerror(errno));
         job->shared_bytes = o->shared_bytes;
@@ -214,8 +214,8 @@ int integ_wait(struct integ_job *job, int *status_p)
         size_t o = 0;
         for (int r = 0; r < job->nranks; r++) {
             if (!job->ended[r] && o + 16 < sizeof(who)) {
-                o += (size_t)snprintf(who + o, sizeof(who) - o, "%s%d (pid %d)", o ? ", " : "",
-                                      r, (int)job->pids[r]);
+                o += (size_t)snprintf(who + o, sizeof(who) - o, "%s%d (pid %d)", o ? ", " : "", r,
+                                      (int)job->pids[r]);
             }
         }
         fprintf(stderr, "hang: rank(s) %s still running after %d s; killing the job\n", who,

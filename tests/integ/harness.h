@@ -37,11 +37,11 @@ struct integ_ctx {
 typedef int (*integ_rank_fn)(const struct integ_ctx *ctx);
 
 struct integ_opts {
-    int nranks;          /* 1..INTEG_MAX_RANKS */
-    int deadline_s;      /* the whole job; 0: 60 s. Keep it below the Criterion .timeout */
-    int make_id;         /* the parent calls tutti_get_unique_id() before forking */
+    int nranks;                  /* 1..INTEG_MAX_RANKS */
+    int deadline_s;              /* the whole job; 0: 60 s. Keep it below the Criterion .timeout */
+    int make_id;                 /* the parent calls tutti_get_unique_id() before forking */
     const tutti_unique_id_t *id; /* or: the job uses this id, made by the test beforehand */
-    size_t shared_bytes; /* size of ctx->shared; 0: none */
+    size_t shared_bytes;         /* size of ctx->shared; 0: none */
     void *arg;
     /** Optional, in each child before fn: per-rank environment (setenv) and the like. */
     void (*env)(int rank, int nranks, void *arg);

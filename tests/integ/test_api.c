@@ -111,14 +111,18 @@ static int split_rank(const struct integ_ctx *ctx)
         ICHECK_OK(tutti_comm_size(child, &csize));
         ICHECK(csize == sizes[color], "color %d: child size %d, expected %d", color, csize,
                sizes[color]);
-        ICHECK(members[color][crank] == ctx->rank, "color %d: child rank %d, expected parent rank "
-               "%d there", color, crank, members[color][crank]);
+        ICHECK(members[color][crank] == ctx->rank,
+               "color %d: child rank %d, expected parent rank "
+               "%d there",
+               color, crank, members[color][crank]);
         /* The child's members, in child-rank order, as the child's all-gather sees them. */
         int32_t me = ctx->rank, all[2] = {-1, -1};
         ICHECK_OK(tutti_allgather(&me, all, 1, TUTTI_INT32, child, NULL));
         for (int i = 0; i < csize; i++) {
-            ICHECK(all[i] == members[color][i], "color %d: child rank %d is parent rank %d, "
-                   "expected %d", color, i, all[i], members[color][i]);
+            ICHECK(all[i] == members[color][i],
+                   "color %d: child rank %d is parent rank %d, "
+                   "expected %d",
+                   color, i, all[i], members[color][i]);
         }
         int64_t sum = 0, mine = 1000 + ctx->rank;
         ICHECK_OK(tutti_allreduce(&mine, &sum, 1, TUTTI_INT64, TUTTI_SUM, child, NULL));
@@ -290,8 +294,7 @@ static int two_comms_rank(const struct integ_ctx *ctx)
 
 OVER_BOTH_TRANSPORTS(group, one_thread_drives_two_comms_of_one_job)
 
-ParameterizedTest(struct transport *t, group, one_thread_drives_two_comms_of_one_job,
-                  .timeout = 60)
+ParameterizedTest(struct transport *t, group, one_thread_drives_two_comms_of_one_job, .timeout = 60)
 {
     run_two_ids(t->tcp, 2, two_comms_rank);
 }
@@ -348,8 +351,7 @@ static int async_each_rank(const struct integ_ctx *ctx)
     ICHECK_OK(tutti_test(req, &done));
     ICHECK(done == 1, "tutti_test after tutti_wait says not done");
     ICHECK_OK(tutti_request_free(req));
-    ICHECK(r != 0 || (b[0] == n - 1 && b[CNT - 1] == n - 1), "ireduce gave %lld",
-           (long long)b[0]);
+    ICHECK(r != 0 || (b[0] == n - 1 && b[CNT - 1] == n - 1), "ireduce gave %lld", (long long)b[0]);
 
     for (size_t i = 0; i < CNT * (size_t)n; i++) {
         a[i] = (int64_t)i;
@@ -460,8 +462,7 @@ static int async_order_rank(const struct integ_ctx *ctx)
     ICHECK_OK(tutti_iallreduce(&x, &x, 1, TUTTI_INT64, TUTTI_SUM, comm, &q3));
     ICHECK_OK(tutti_request_free(q3));
     ICHECK_OK(tutti_barrier(comm, NULL)); /* runs after q3, so q3 is done when it returns */
-    ICHECK(x == p * n, "freed request: x is %lld, expected %lld", (long long)x,
-           (long long)(p * n));
+    ICHECK(x == p * n, "freed request: x is %lld, expected %lld", (long long)x, (long long)(p * n));
     tutti_status_t ast = TUTTI_ERR_INTERNAL;
     ICHECK_OK(tutti_comm_get_async_error(comm, &ast));
     ICHECK(ast == TUTTI_OK, "healthy comm reports async error %s", tutti_status_name(ast));
@@ -591,7 +592,7 @@ static int params_timeout_rank(const struct integ_ctx *ctx)
     ICHECK(ast == TUTTI_ERR_TIMEOUT, "get_async_error after the timeout: %s",
            tutti_status_name(ast));
     ICHECK(tutti_comm_destroy(comm) == TUTTI_ERR_TIMEOUT, "destroy of a failed comm must "
-           "return its error");
+                                                          "return its error");
     return 0;
 }
 
@@ -631,8 +632,7 @@ static int async_error_rank(const struct integ_ctx *ctx)
     /* The failed comm refuses new work with its stored error. */
     int64_t x = 0;
     tutti_status_t st = tutti_allreduce(&x, &x, 1, TUTTI_INT64, TUTTI_SUM, comm, NULL);
-    ICHECK(st == TUTTI_ERR_REMOTE, "allreduce on a failed comm returned %s",
-           tutti_status_name(st));
+    ICHECK(st == TUTTI_ERR_REMOTE, "allreduce on a failed comm returned %s", tutti_status_name(st));
     ICHECK(tutti_comm_destroy(comm) == TUTTI_ERR_REMOTE, "destroy must return the error");
     return 0;
 }
@@ -667,8 +667,7 @@ static int last_error_rank(const struct integ_ctx *ctx)
     ICHECK(integ_contains(tutti_last_error(a), "root 99"), "comm a: '%s'", tutti_last_error(a));
     ICHECK(integ_contains(tutti_last_error(NULL), "root 99"), "thread: '%s'",
            tutti_last_error(NULL));
-    ICHECK(tutti_last_error(b)[0] == '\0', "comm b got comm a's error: '%s'",
-           tutti_last_error(b));
+    ICHECK(tutti_last_error(b)[0] == '\0', "comm b got comm a's error: '%s'", tutti_last_error(b));
     pthread_t th;
     void *ok = NULL;
     ICHECK(pthread_create(&th, NULL, fail_in_thread, NULL) == 0, "pthread_create");

@@ -37,9 +37,9 @@
 #include <string.h>
 #include <time.h>
 
-#define BIG_COUNT ((size_t)(1u << 20) + 3)
-#define TEST_TIMEOUT 290  /* Criterion's limit per test, s */
-#define JOB_DEADLINE 270  /* the harness kills the ranks before that, and says "hang" */
+#define BIG_COUNT    ((size_t)(1u << 20) + 3)
+#define TEST_TIMEOUT 290 /* Criterion's limit per test, s */
+#define JOB_DEADLINE 270 /* the harness kills the ranks before that, and says "hang" */
 
 static const size_t counts[] = {0, 1, 7, 4099, BIG_COUNT};
 #define NCOUNTS (sizeof(counts) / sizeof(counts[0]))
@@ -50,8 +50,7 @@ struct config {
 };
 
 static struct config configs[] = {
-    {0, 1}, {0, 2}, {0, 3}, {0, 4}, {0, 5}, {0, 8},
-    {1, 1}, {1, 2}, {1, 3}, {1, 4}, {1, 5}, {1, 8},
+    {0, 1}, {0, 2}, {0, 3}, {0, 4}, {0, 5}, {0, 8}, {1, 1}, {1, 2}, {1, 3}, {1, 4}, {1, 5}, {1, 8},
 };
 #define NCONFIGS (sizeof(configs) / sizeof(configs[0]))
 
@@ -145,7 +144,7 @@ static void run_sweep(const struct config *cfg, enum coll_kind coll)
     }                                                                                              \
     ParameterizedTest(struct config *cfg, suite, matrix, .timeout = TEST_TIMEOUT)                  \
     {                                                                                              \
-        cr_log_info("%s over %s, %d rank(s)", #suite, cfg->tcp ? "tcp" : "shm", cfg->nranks);     \
+        cr_log_info("%s over %s, %d rank(s)", #suite, cfg->tcp ? "tcp" : "shm", cfg->nranks);      \
         run_sweep(cfg, kind);                                                                      \
     }
 
@@ -178,8 +177,8 @@ static int barrier_rank(const struct integ_ctx *ctx)
         atomic_fetch_add(&arrived[k], 1);
         ICHECK_OK(tutti_barrier(comm, NULL));
         int seen = atomic_load(&arrived[k]);
-        ICHECK(seen == ctx->nranks, "barrier round %d: left it when %d of %d ranks had arrived",
-               k, seen, ctx->nranks);
+        ICHECK(seen == ctx->nranks, "barrier round %d: left it when %d of %d ranks had arrived", k,
+               seen, ctx->nranks);
     }
     ICHECK_OK(tutti_comm_destroy(comm));
     return 0;
@@ -228,8 +227,8 @@ static int identical_rank(const struct integ_ctx *ctx)
                     if (hashes[r] != hashes[0]) {
                         bad = integ_fail("allreduce %s %s count %zu: output of rank %d (hash "
                                          "%016llx) differs from rank 0's (%016llx)",
-                                         tutti_datatype_name(dts[d]), tutti_op_name(ops[o]),
-                                         ns[k], r, (unsigned long long)hashes[r],
+                                         tutti_datatype_name(dts[d]), tutti_op_name(ops[o]), ns[k],
+                                         r, (unsigned long long)hashes[r],
                                          (unsigned long long)hashes[0]);
                         break;
                     }
@@ -251,7 +250,6 @@ ParameterizedTestParameters(allreduce_identical, matrix)
 ParameterizedTest(struct config *cfg, allreduce_identical, matrix, .timeout = 120)
 {
     set_transport(cfg);
-    struct integ_opts o = {
-        .nranks = cfg->nranks, .deadline_s = 100, .make_id = 1};
+    struct integ_opts o = {.nranks = cfg->nranks, .deadline_s = 100, .make_id = 1};
     integ_run(&o, identical_rank);
 }

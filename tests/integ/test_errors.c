@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SEC 1000000000LL
+#define SEC             1000000000LL
 #define TUTTI_TIMEOUT_S 3
-#define SLACK_S 10 /* CI machines are slow and shared: failures may take this much longer */
+#define SLACK_S         10 /* CI machines are slow and shared: failures may take this much longer */
 
 /* A call must fail with `want`, and the thread's last error must contain `text`. */
 #define EXPECT_ERR(call, want, text)                                                               \
@@ -24,7 +24,7 @@
         tutti_status_t st_ = (call);                                                               \
         const char *m_ = tutti_last_error(NULL);                                                   \
         if (st_ != (want) || !integ_contains(m_, text)) {                                          \
-            bad |= integ_fail("%s returned %s (\"%s\"), expected %s naming \"%s\"", #call,        \
+            bad |= integ_fail("%s returned %s (\"%s\"), expected %s naming \"%s\"", #call,         \
                               tutti_status_name(st_), m_, tutti_status_name(want), text);          \
         }                                                                                          \
     } while (0)
@@ -115,8 +115,8 @@ static int bad_coll_args(tutti_comm_t *c)
     EXPECT_ERR(tutti_reduce_scatter(s, rv, 4, i64, badop, c, NULL), INVAL, "op -1");
     EXPECT_ERR(tutti_reduce_scatter(s, s + 1, 4, i64, TUTTI_SUM, c, NULL), INVAL, "overlap");
     EXPECT_ERR(tutti_reduce_scatter(s, rv, huge, i64, TUTTI_SUM, c, NULL), INVAL, "overflows");
-    EXPECT_ERR(tutti_reduce_scatter(s, rv, 4, i64, TUTTI_SUM, c, &stream),
-               TUTTI_ERR_UNSUPPORTED, "stream");
+    EXPECT_ERR(tutti_reduce_scatter(s, rv, 4, i64, TUTTI_SUM, c, &stream), TUTTI_ERR_UNSUPPORTED,
+               "stream");
 
     EXPECT_ERR(tutti_allgather(s, rv, 4, i64, NULL, NULL), INVAL, "comm is NULL");
     EXPECT_ERR(tutti_allgather(NULL, rv, 4, i64, c, NULL), INVAL, "sendbuf is NULL");
@@ -351,8 +351,10 @@ static int auth_status_rank(const struct integ_ctx *ctx)
     id.internal[20] ^= 0x01;
     tutti_comm_t *c = NULL;
     tutti_status_t st = tutti_comm_init_rank(&c, 1, &id, 0);
-    ICHECK(st == TUTTI_ERR_AUTH, "init with a wrong secret returned %s, tutti/comm.h promises "
-           "TUTTI_ERR_AUTH: %s", tutti_status_name(st), tutti_last_error(NULL));
+    ICHECK(st == TUTTI_ERR_AUTH,
+           "init with a wrong secret returned %s, tutti/comm.h promises "
+           "TUTTI_ERR_AUTH: %s",
+           tutti_status_name(st), tutti_last_error(NULL));
     return 0;
 }
 
@@ -380,8 +382,10 @@ static int nranks_mismatch_rank(const struct integ_ctx *ctx)
     /* Whichever came second is refused (INVALID_USAGE); the other learns of it (REMOTE). */
     ICHECK(st == TUTTI_ERR_REMOTE || st == TUTTI_ERR_INVALID_USAGE, "init returned %s: %s",
            tutti_status_name(st), msg);
-    ICHECK(integ_contains(msg, "nranks"), "rank %d (nranks %d): %s: the message does not say "
-           "that nranks differ: %s", ctx->rank, nranks, tutti_status_name(st), msg);
+    ICHECK(integ_contains(msg, "nranks"),
+           "rank %d (nranks %d): %s: the message does not say "
+           "that nranks differ: %s",
+           ctx->rank, nranks, tutti_status_name(st), msg);
     return 0;
 }
 
@@ -467,8 +471,7 @@ static int mismatch_rank(const struct integ_ctx *ctx)
         int guard = i < GUARD_WORDS || i >= GUARD_WORDS + 2 * n;
         int outside_recv = i < GUARD_WORDS + n || guard; /* only rb may be written */
         ICHECK(!outside_recv || mem[i] == 0xC0DE0000u + (uint32_t)(i & 0xFFFF),
-               "word %ld relative to sendbuf was overwritten",
-               (long)i - (long)GUARD_WORDS);
+               "word %ld relative to sendbuf was overwritten", (long)i - (long)GUARD_WORDS);
     }
     free(mem);
     tutti_comm_destroy(c);

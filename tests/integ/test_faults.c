@@ -29,9 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SEC 1000000000LL
+#define SEC       1000000000LL
 #define TIMEOUT_S 3 /* TUTTI_TIMEOUT of these tests */
-#define SLACK_S 7   /* what a loaded 2-core CI machine may add */
+#define SLACK_S   7 /* what a loaded 2-core CI machine may add */
 
 static void env_for_faults(int tcp, const char *timeout)
 {
@@ -78,7 +78,7 @@ struct kill_shared {
     _Atomic int64_t kill_ns; /* CLOCK_MONOTONIC of the SIGKILL, system-wide */
 };
 
-#define VICTIM 1
+#define VICTIM     1
 #define KILL_COUNT (1 << 20)
 
 /*
@@ -129,8 +129,7 @@ ParameterizedTestParameters(faults, killed_rank_fails_every_peer_in_time)
     return cr_make_param_array(struct config, kill_configs, 4);
 }
 
-ParameterizedTest(struct config *cfg, faults, killed_rank_fails_every_peer_in_time,
-                  .timeout = 60)
+ParameterizedTest(struct config *cfg, faults, killed_rank_fails_every_peer_in_time, .timeout = 60)
 {
     env_for_faults(cfg->tcp, "3s");
     struct integ_opts o = {.nranks = cfg->nranks,
@@ -243,8 +242,10 @@ static int stuck_body(const struct integ_ctx *ctx, const struct stop_cfg *cfg, t
     const char *msg = tutti_last_error(c);
     ICHECK(st == TUTTI_ERR_TIMEOUT || (ctx->nranks > 2 && st == TUTTI_ERR_REMOTE),
            "allreduce with a stopped peer returned %s: %s", tutti_status_name(st), msg);
-    ICHECK(secs >= TIMEOUT_S - 0.5 || st == TUTTI_ERR_REMOTE, "timed out after %.1f s, before "
-           "TUTTI_TIMEOUT (%d s)", secs, TIMEOUT_S);
+    ICHECK(secs >= TIMEOUT_S - 0.5 || st == TUTTI_ERR_REMOTE,
+           "timed out after %.1f s, before "
+           "TUTTI_TIMEOUT (%d s)",
+           secs, TIMEOUT_S);
     ICHECK(secs < TIMEOUT_S + SLACK_S, "failed only after %.1f s", secs);
     if (ctx->nranks == 2) {
         ICHECK(names_rank(msg, 1), "the timeout does not name rank 1: %s", msg);
@@ -366,8 +367,10 @@ static int abort_rank(const struct integ_ctx *ctx)
     }
     double secs = (double)(integ_now_ns() - t0) / 1e9;
     const char *msg = tutti_last_error(comm);
-    ICHECK(st == TUTTI_ERR_REMOTE, "allreduce after the peer aborted returned %s (tutti/comm.h: "
-           "TUTTI_ERR_REMOTE): %s", tutti_status_name(st), msg);
+    ICHECK(st == TUTTI_ERR_REMOTE,
+           "allreduce after the peer aborted returned %s (tutti/comm.h: "
+           "TUTTI_ERR_REMOTE): %s",
+           tutti_status_name(st), msg);
     ICHECK(secs < 5.0, "the peer learned of the abort only after %.1f s", secs);
     ICHECK(integ_contains(msg, "rank 0"), "the message does not name rank 0: %s", msg);
     tutti_comm_destroy(comm);
@@ -385,10 +388,8 @@ ParameterizedTest(struct config *cfg, faults, abort_from_another_thread_unblocks
                   .timeout = 60)
 {
     env_for_faults(cfg->tcp, "20s");
-    struct integ_opts o = {.nranks = 2,
-                           .deadline_s = 50,
-                           .make_id = 1,
-                           .shared_bytes = sizeof(struct abort_shared)};
+    struct integ_opts o = {
+        .nranks = 2, .deadline_s = 50, .make_id = 1, .shared_bytes = sizeof(struct abort_shared)};
     integ_run(&o, abort_rank);
 }
 
@@ -479,8 +480,7 @@ static int small_job_rank(const struct integ_ctx *ctx)
     }
     int64_t x = ctx->rank + 1, y = 0;
     ICHECK_OK(tutti_allreduce(&x, &y, 1, TUTTI_INT64, TUTTI_SUM, comm, NULL));
-    ICHECK(y == (int64_t)ctx->nranks * (ctx->nranks + 1) / 2, "allreduce gave %lld",
-           (long long)y);
+    ICHECK(y == (int64_t)ctx->nranks * (ctx->nranks + 1) / 2, "allreduce gave %lld", (long long)y);
     ICHECK_OK(tutti_comm_destroy(comm));
     return 0;
 }

@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define NRANKS 4
+#define NRANKS   4
 #define SECRET_A "00112233445566778899aabbccddeeff"
 #define SECRET_B "00112233445566778899aabbccddeefe"
 
@@ -35,9 +35,9 @@ extern char **environ;
 static void clear_launcher_env(void)
 {
     static const char *const prefixes[] = {"TUTTI_", "SLURM_", "OMPI_", "PMIX_"};
-    static const char *const names[] = {"RANK",        "WORLD_SIZE",  "LOCAL_WORLD_SIZE",
-                                        "LOCAL_RANK",  "MASTER_ADDR", "MASTER_PORT",
-                                        "TORCHELASTIC_RUN_ID"};
+    static const char *const names[] = {
+        "RANK",        "WORLD_SIZE",  "LOCAL_WORLD_SIZE",   "LOCAL_RANK",
+        "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID"};
     for (int again = 1; again;) {
         again = 0;
         for (char **e = environ; e != NULL && *e != NULL && !again; e++) {
@@ -90,8 +90,7 @@ static int env_rank(const struct integ_ctx *ctx)
     int rank = -1, n = -1;
     ICHECK_OK(tutti_comm_rank(comm, &rank));
     ICHECK_OK(tutti_comm_size(comm, &n));
-    ICHECK(rank == ctx->rank && n == ctx->nranks, "rank/size %d/%d from the environment", rank,
-           n);
+    ICHECK(rank == ctx->rank && n == ctx->nranks, "rank/size %d/%d from the environment", rank, n);
     int64_t x[3] = {rank, 1, rank == 0 ? 7 : 0}, y[3];
     ICHECK_OK(tutti_allreduce(x, y, 3, TUTTI_INT64, TUTTI_SUM, comm, NULL));
     ICHECK(y[0] == n * (n - 1) / 2 && y[1] == n && y[2] == 7, "allreduce gave %lld %lld %lld",
@@ -152,8 +151,16 @@ static int exec_mpirun(const struct integ_ctx *ctx)
     (void)ctx;
     /* As root Open MPI needs --allow-run-as-root; --oversubscribe lets 4 ranks share fewer
      * cores; plm isolated starts them locally without ssh/rsh (or Slurm's srun). */
-    char *argv[] = {"mpirun", "--allow-run-as-root", "--oversubscribe", "--mca", "plm",
-                    "isolated", "-np", "4", prog_path, NULL};
+    char *argv[] = {"mpirun",
+                    "--allow-run-as-root",
+                    "--oversubscribe",
+                    "--mca",
+                    "plm",
+                    "isolated",
+                    "-np",
+                    "4",
+                    prog_path,
+                    NULL};
     execvp("mpirun", argv);
     return integ_fail("exec mpirun: %s", strerror(errno));
 }
@@ -197,9 +204,9 @@ Test(launch, torchrun_variables, .timeout = 60)
 
 struct tutti_vars {
     char root[64];
-    const char *secret;      /* TUTTI_SECRET, or NULL */
-    char secret_file[256];   /* TUTTI_SECRET_FILE, or "" */
-    int odd_rank;            /* this rank gets odd_secret instead (-1: none) */
+    const char *secret;    /* TUTTI_SECRET, or NULL */
+    char secret_file[256]; /* TUTTI_SECRET_FILE, or "" */
+    int odd_rank;          /* this rank gets odd_secret instead (-1: none) */
     const char *odd_secret;
 };
 
@@ -285,8 +292,8 @@ static void id_job_env(int rank, int nranks, void *arg)
 Test(launch, jobs_sharing_a_secret_get_distinct_comm_ids, .timeout = 60)
 {
     clear_launcher_env();
-    comm_ids = mmap(NULL, 2 * sizeof(uint64_t), PROT_READ | PROT_WRITE,
-                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    comm_ids =
+        mmap(NULL, 2 * sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     cr_assert(comm_ids != MAP_FAILED);
     static int job[2] = {0, 1};
     for (int j = 0; j < 2; j++) {
@@ -297,7 +304,8 @@ Test(launch, jobs_sharing_a_secret_get_distinct_comm_ids, .timeout = 60)
     }
     cr_assert_neq(comm_ids[0], comm_ids[1],
                   "two jobs with the same secret and size (roots %s and %s) share the comm id "
-                  "%016llx", id_vars[0].root, id_vars[1].root, (unsigned long long)comm_ids[0]);
+                  "%016llx",
+                  id_vars[0].root, id_vars[1].root, (unsigned long long)comm_ids[0]);
 }
 
 /* Rank 3 holds another secret: it is refused, and the others are told it never joined. */
@@ -306,8 +314,8 @@ static int odd_secret_rank(const struct integ_ctx *ctx)
     tutti_comm_t *comm = NULL;
     tutti_status_t st = tutti_comm_init_env(&comm);
     const char *msg = tutti_last_error(NULL);
-    ICHECK(st != TUTTI_OK, "init_env succeeded with %s", ctx->rank == 3 ? "a wrong secret" :
-           "a rank with a wrong secret in the job");
+    ICHECK(st != TUTTI_OK, "init_env succeeded with %s",
+           ctx->rank == 3 ? "a wrong secret" : "a rank with a wrong secret in the job");
     if (ctx->rank == 3) {
         ICHECK(st == TUTTI_ERR_AUTH || st == TUTTI_ERR_REMOTE, "wrong secret: %s: %s",
                tutti_status_name(st), msg);
@@ -362,7 +370,7 @@ static int no_launcher_rank(const struct integ_ctx *ctx)
     const char *msg = tutti_last_error(NULL);
     ICHECK(st == TUTTI_ERR_INVALID_ARG && comm == NULL, "init_env without a launcher: %s: %s",
            tutti_status_name(st), msg);
-    static const char *const must[] = {"TUTTI_RANK", "TUTTI_NRANKS", "TUTTI_ROOT", "RANK",
+    static const char *const must[] = {"TUTTI_RANK", "TUTTI_NRANKS",         "TUTTI_ROOT",  "RANK",
                                        "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"};
     for (size_t i = 0; i < sizeof(must) / sizeof(must[0]); i++) {
         ICHECK(integ_contains(msg, must[i]), "the message does not list %s: %s", must[i], msg);

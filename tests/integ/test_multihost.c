@@ -146,8 +146,8 @@ static void setup(void)
         }
         ns_made[i] = why == NULL;
     }
-    if (why == NULL && IP(err, "link", "add", veth_name[0], "type", "veth", "peer", "name",
-                          veth_name[1]) != 0) {
+    if (why == NULL &&
+        IP(err, "link", "add", veth_name[0], "type", "veth", "peer", "name", veth_name[1]) != 0) {
         why = "ip link add ... type veth";
     }
     veth_made = why == NULL;
@@ -163,7 +163,8 @@ static void setup(void)
     if (why != NULL) {
         teardown();
         cr_skip_test("cannot make network namespaces (%s failed: %s): needs CAP_SYS_ADMIN and "
-                     "CAP_NET_ADMIN", why, err);
+                     "CAP_NET_ADMIN",
+                     why, err);
     }
 }
 
