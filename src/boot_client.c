@@ -6,14 +6,19 @@
 #include "bootstrap.h"
 #include "boot_wire.h"
 #include "check.h"
+#include "global.h"
+#include "tutti/comm.h"
 #include "util.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#define BOOT_ROOT_GRACE_NS (1000ll * 1000000ll) /* see transact() */
 
 struct boot_client {
     struct tutti_boot base;
@@ -37,9 +42,10 @@ static tutti_status_t io_all(struct boot_client *c, void *buf, size_t len, int o
             continue;
         }
         if (n < 0) {
-            return tutti__set_error(NULL, TUTTI_ERR_REMOTE,
-                                    "bootstrap root %s closed the connection%s%s", c->root_str,
-                                    err != 0 ? ": " : "", err != 0 ? strerror(err) : "");
+            /* Sending: transact() looks for the root's reason first, and logs (refused()). */
+            return (out ? tutti__set_error_quiet : tutti__set_error)(
+                NULL, TUTTI_ERR_REMOTE, "bootstrap root %s closed the connection%s%s", c->root_str,
+                err != 0 ? ": " : "", err != 0 ? strerror(err) : "");
         }
         int64_t left = deadline - tutti__now_ns();
         if (left <= 0) {
@@ -57,28 +63,65 @@ static tutti_status_t io_all(struct boot_client *c, void *buf, size_t len, int o
     return TUTTI_OK;
 }
 
+/* The root's BOOT_REP_ERROR, whose header was read: its reason becomes our error. */
+static tutti_status_t root_error(struct boot_client *c, int64_t deadline)
+{
+    struct boot_error e;
+    TUTTI_CHECK(io_all(c, &e, sizeof(e), 0, deadline));
+    e.reason[sizeof(e.reason) - 1] = '\0';
+    int st = (int32_t)ntohl((uint32_t)e.status);
+    return tutti__set_error(NULL, st < 0 ? (tutti_status_t)st : TUTTI_ERR_REMOTE, "bootstrap: %s",
+                            e.reason);
+}
+
+/*
+ * Sending failed because the root closed the connection: it may have refused this rank (it
+ * answers with its reason, then closes, while our request is on its way). The reason is then in
+ * our receive buffer; report it rather than the broken pipe.
+ */
+static tutti_status_t refused(struct boot_client *c, tutti_status_t st)
+{
+    struct boot_hdr h;
+    size_t got = 0;
+    int err = 0;
+    ssize_t n;
+    while (got < sizeof(h) &&
+           (n = tutti__sock_recv(c->fd, (char *)&h + got, sizeof(h) - got, &err)) > 0) {
+        got += (size_t)n;
+    }
+    if (got == sizeof(h) && ntohl(h.type) == BOOT_REP_ERROR &&
+        ntohl(h.len) == sizeof(struct boot_error)) {
+        return root_error(c, tutti__now_ns());
+    }
+    char msg[sizeof(tutti__tls.last_error)];
+    snprintf(msg, sizeof(msg), "%s", tutti_last_error(NULL));
+    return tutti__set_error(NULL, st, "%s", msg);
+}
+
 /* Send one request, receive its reply into rep (rep_len bytes exactly). */
 static tutti_status_t transact(struct boot_client *c, uint32_t type, const void *payload,
                                uint32_t len, uint32_t rep_type, void *rep, size_t rep_len)
 {
-    int64_t deadline = tutti__now_ns() + c->timeout_ns;
+    /* The root times out after the same TUTTI_TIMEOUT, counted from the first rank's arrival,
+     * and then tells every rank who is missing; wait a little longer, so that its word arrives
+     * before our own, less informative, timeout. */
+    int64_t deadline = tutti__now_ns() + c->timeout_ns + BOOT_ROOT_GRACE_NS;
     struct boot_hdr h = {htonl(type), htonl(len)};
-    TUTTI_CHECK(io_all(c, &h, sizeof(h), 1, deadline));
-    if (len > 0) {
-        TUTTI_CHECK(io_all(c, (void *)payload, len, 1, deadline));
+    tutti_status_t st = io_all(c, &h, sizeof(h), 1, deadline);
+    if (st == TUTTI_OK && len > 0) {
+        st = io_all(c, (void *)payload, len, 1, deadline);
     }
+    if (st == TUTTI_ERR_REMOTE) {
+        return refused(c, st);
+    }
+    TUTTI_CHECK(st);
     if (rep_type == 0) {
         return TUTTI_OK;
     }
     TUTTI_CHECK(io_all(c, &h, sizeof(h), 0, deadline));
     uint32_t got_type = ntohl(h.type), got_len = ntohl(h.len);
     if (got_type == BOOT_REP_ERROR && got_len == sizeof(struct boot_error)) {
-        struct boot_error e;
-        TUTTI_CHECK(io_all(c, &e, sizeof(e), 0, deadline));
-        e.reason[sizeof(e.reason) - 1] = '\0';
-        int st = (int32_t)ntohl((uint32_t)e.status);
-        return tutti__set_error(NULL, st < 0 ? (tutti_status_t)st : TUTTI_ERR_REMOTE,
-                                "bootstrap: %s", e.reason);
+        return root_error(c, deadline);
     }
     if (got_type != rep_type || got_len != rep_len) {
         return tutti__set_error(NULL, TUTTI_ERR_REMOTE,

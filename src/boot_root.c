@@ -95,26 +95,35 @@ static void fail_all(struct root *rt, tutti_status_t st, int culprit, const char
     struct boot_error e = {(int32_t)htonl((uint32_t)st), (int32_t)htonl((uint32_t)culprit), {0}};
     snprintf(e.reason, sizeof(e.reason), "%s", reason);
     tutti_warn("bootstrap root: %s", reason);
-    for (int r = 0; r < rt->nranks; r++) {
+    /* Highest rank first, rank 0 last: under a launcher the root is a thread of rank 0, whose
+     * process may exit as soon as it has its answer, taking the root with it. */
+    for (int r = rt->nranks - 1; r >= 0; r--) {
         if (rt->by_rank[r] != NULL && rt->by_rank[r]->fd >= 0) {
             send_msg(rt, rt->by_rank[r], BOOT_REP_ERROR, &e, sizeof(e));
         }
     }
 }
 
-/* Authenticated: place the client by the rank its hello claims, or refuse it. */
+/*
+ * Authenticated: place the client by the rank its hello claims, or refuse it. Returns 0 when
+ * placed, -1 when refused, -2 when refused and the whole set-up fails: a rank that holds the
+ * secret but disagrees on nranks is a misconfigured job, which no rank can complete, so every
+ * rank is told at once instead of waiting for the timeout.
+ */
 static int place_client(struct root *rt, struct root_client *c)
 {
     struct boot_hello h;
     memcpy(&h, c->hs.payload, sizeof(h));
     char why[200] = "";
+    int fatal = 0;
     if (h.kind != BOOT_KIND) {
         snprintf(why, sizeof(why), "not a bootstrap connection");
     } else if (h.nranks < 1 || h.rank < 0 || h.rank >= h.nranks) {
         snprintf(why, sizeof(why), "rank %d of %d is out of range", h.rank, h.nranks);
     } else if (rt->nranks != 0 && h.nranks != rt->nranks) {
-        snprintf(why, sizeof(why), "rank %d says nranks %d, earlier ranks said %d", h.rank,
-                 h.nranks, rt->nranks);
+        snprintf(why, sizeof(why), "rank %d (pid %u) says nranks %d, earlier ranks said %d", h.rank,
+                 h.pid, h.nranks, rt->nranks);
+        fatal = 1;
     } else if (rt->nranks != 0 && rt->by_rank[h.rank] != NULL) {
         snprintf(why, sizeof(why), "rank %d joined twice (again from %s)", h.rank, c->addr);
     }
@@ -123,6 +132,10 @@ static int place_client(struct root *rt, struct root_client *c)
         snprintf(e.reason, sizeof(e.reason), "refused by the root: %s", why);
         tutti_warn("bootstrap root refused %s: %s", c->addr, why);
         send_msg(rt, c, BOOT_REP_ERROR, &e, sizeof(e));
+        if (fatal) {
+            fail_all(rt, TUTTI_ERR_REMOTE, h.rank, why);
+            return -2;
+        }
         return -1;
     }
     if (rt->nranks == 0) {
@@ -172,7 +185,8 @@ static void accept_new(struct root *rt)
     }
 }
 
-static void progress_handshakes(struct root *rt)
+/* Move handshakes forward and place who passed; -1 when the set-up has failed. */
+static int progress_handshakes(struct root *rt)
 {
     for (int i = 0; i < rt->npending;) {
         struct root_client *c = rt->pending[i];
@@ -182,15 +196,22 @@ static void progress_handshakes(struct root *rt)
             continue;
         }
         rt->pending[i] = rt->pending[--rt->npending];
+        int placed = 0;
         if (st != TUTTI_OK) {
             tutti_warn("bootstrap root refused connection from %s: %s", c->addr,
                        st == TUTTI_ERR_AUTH ? "authentication failed (wrong secret or another job)"
                                             : tutti_status_string(st));
-            client_free(c);
-        } else if (place_client(rt, c) != 0) {
+        } else {
+            placed = place_client(rt, c);
+        }
+        if (placed != 0 || st != TUTTI_OK) {
             client_free(c);
         }
+        if (placed == -2) {
+            return -1;
+        }
     }
+    return 0;
 }
 
 /* Read what is available of the client's next request; -1 if it left. */
@@ -370,7 +391,9 @@ static void root_serve(struct root *rt)
     for (;;) {
         root_wait(rt);
         accept_new(rt);
-        progress_handshakes(rt);
+        if (progress_handshakes(rt) != 0) {
+            return;
+        }
         for (int r = 0; r < rt->nranks; r++) {
             if (serve_client(rt, r) != 0) {
                 return;

@@ -240,11 +240,35 @@ tutti_status_t tutti__exec_advance(struct tutti_exec *ex, int *progress_p)
     return TUTTI_OK;
 }
 
+/* Peer of the i-th connection the plan still lacks (lanes in order, send before receive). */
+static int missing_peer(const struct tutti_exec *ex, int i, int *channel_p)
+{
+    for (int k = 0; k < ex->plan->nlanes; k++) {
+        const struct tutti_lane *l = &ex->plan->lanes[k];
+        int peers[2] = {ex->lanes[k].send == NULL ? l->send_peer : -1,
+                        ex->lanes[k].recv == NULL ? l->recv_peer : -1};
+        for (int d = 0; d < 2; d++) {
+            if (peers[d] >= 0 && i-- == 0) {
+                *channel_p = l->channel;
+                return peers[d];
+            }
+        }
+    }
+    return -1;
+}
+
 int tutti__exec_waited_rank(const struct tutti_exec *ex)
 {
+    int channel;
+    if (ex->lanes == NULL) {
+        return -1;
+    }
+    if (ex->phase == TUTTI_EXEC_CONNECT) {
+        return missing_peer(ex, 0, &channel);
+    }
     for (int i = 0; i < ex->plan->nlanes; i++) {
         const struct tutti_lane *l = &ex->plan->lanes[i];
-        if (ex->lanes == NULL || ex->lanes[i].next == l->nsteps) {
+        if (ex->lanes[i].next == l->nsteps) {
             continue;
         }
         const struct tutti_step *s = &l->steps[ex->lanes[i].next];
@@ -253,14 +277,43 @@ int tutti__exec_waited_rank(const struct tutti_exec *ex)
     return -1;
 }
 
+/* "connecting to rank 3 (host a, pid 7) on channel 0; ..." for the connections still missing. */
+static void describe_connect(const struct tutti_exec *ex, char *buf, size_t len)
+{
+    size_t o = (size_t)snprintf(buf, len, "connecting to");
+    int channel, peer, listed = 0;
+    for (int i = 0; (peer = missing_peer(ex, i, &channel)) >= 0 && o + 1 < len; i++) {
+        int seen = 0, ch;
+        for (int k = 0; k < i && !seen; k++) {
+            seen = missing_peer(ex, k, &ch) == peer && ch == channel;
+        }
+        if (seen) {
+            continue; /* the same (peer, channel) in both directions */
+        }
+        char who[128];
+        tutti__peer_str(&ex->comm->peers[peer], who, sizeof(who));
+        int n =
+            snprintf(buf + o, len - o, "%s %s on channel %d", listed++ ? ";" : "", who, channel);
+        if (n < 0) {
+            break;
+        }
+        o += (size_t)n;
+    }
+    if (listed == 0) {
+        snprintf(buf, len, "connecting to its peers");
+    }
+}
+
 void tutti__exec_describe_wait(const struct tutti_exec *ex, char *buf, size_t len)
 {
     size_t o = 0;
     buf[0] = '\0';
-    if (ex->phase == TUTTI_EXEC_CONNECT || ex->phase == TUTTI_EXEC_FLUSH) {
-        snprintf(buf, len, "%s", ex->phase == TUTTI_EXEC_CONNECT
-                                     ? "connecting to its peers"
-                                     : "handing its last sends to the transport");
+    if (ex->phase == TUTTI_EXEC_CONNECT) {
+        describe_connect(ex, buf, len);
+        return;
+    }
+    if (ex->phase == TUTTI_EXEC_FLUSH) {
+        snprintf(buf, len, "handing its last sends to the transport");
         return;
     }
     for (int i = 0; i < ex->plan->nlanes && o + 1 < len; i++) {

@@ -150,7 +150,12 @@ static void detect_root(struct tutti_launch *l)
     }
 }
 
-/* A name for this job that every rank computes alike (for files and derived keys). */
+/*
+ * A name for this job that every rank computes alike (for files and derived keys). It ends with
+ * the root address: without a launcher's job identifier, two jobs with the same secret and size
+ * would otherwise get the same comm id, and on one host the same shared-memory segment names;
+ * two jobs that run at once cannot share a root address.
+ */
 static void job_key(const struct tutti_launch *l, char *out, size_t len)
 {
     const char *keys[] = {"PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID",
@@ -160,8 +165,8 @@ static void job_key(const struct tutti_launch *l, char *out, size_t len)
         k = tutti__env_foreign(keys[i]);
     }
     const char *step = tutti__env_foreign("SLURM_STEP_ID");
-    snprintf(out, len, "%s-%s-%s-%d", l->source, k != NULL ? k : "nojob", step ? step : "",
-             l->nranks);
+    snprintf(out, len, "%s-%s-%s-%d-%s", l->source, k != NULL ? k : "nojob", step ? step : "",
+             l->nranks, l->root);
 }
 
 static tutti_status_t read_secret(struct tutti_launch *l)
@@ -333,7 +338,7 @@ tutti_status_t tutti_comm_init_env(tutti_comm_t **comm_p)
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "comm_p is NULL");
     }
     struct tutti_launch l;
-    char key[256];
+    char key[640]; /* job_key(): identifiers, size and the root address */
     TUTTI_CHECK(launch_detect(&l, key, sizeof(key)));
     tutti__tls.rank = l.rank;
     tutti_info(TUTTI_SUBSYS_INIT, "launcher %s: rank %d of %d, root %s", l.source, l.rank,

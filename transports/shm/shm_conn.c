@@ -92,6 +92,10 @@ static tutti_status_t open_send_fifo(struct shm_ctx *ctx, struct shm_conn *c)
     }
     fifo_geometry(&c->send, h, len, ctx->nslots, ctx->slot_size);
     atomic_store_explicit(&h->sender_attached, 1, memory_order_release);
+    /* Both ends have it mapped: nobody opens it by name again. Unlink the name now rather than
+     * when the receiver next looks (tutti__shm_unlink_attached, which then finds it gone), so
+     * that a receiver killed before it looks leaves nothing in /dev/shm. */
+    shm_unlink(name);
     return TUTTI_OK;
 }
 

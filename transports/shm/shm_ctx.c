@@ -206,8 +206,31 @@ static int process_ended(const struct shm_peer *p)
     return kill((pid_t)p->pid, 0) != 0 && errno == ESRCH;
 }
 
+/*
+ * An abort notice a peer posted on this rank's board: TUTTI_ERR_REMOTE naming the peer, or
+ * TUTTI_OK when there is none. The peer's own status (TIMEOUT, ABORTED...) is its business: here
+ * it is a peer that reported a failure, which tutti/coll.h calls REMOTE (as TCP's notices are).
+ */
+static tutti_status_t board_notice(struct shm_ctx *ctx)
+{
+    if (atomic_load_explicit(&ctx->ctl->abort_flag, memory_order_acquire) != 2) {
+        return TUTTI_OK;
+    }
+    const struct tutti_abort_info *ai = &ctx->ctl->abort_info;
+    char reason[sizeof(ai->reason) + 1];
+    memcpy(reason, ai->reason, sizeof(ai->reason));
+    reason[sizeof(ai->reason)] = '\0';
+    return tutti__set_error(ctx->args.comm, TUTTI_ERR_REMOTE, "rank %d reports: %s", ai->origin,
+                            reason);
+}
+
 tutti_status_t tutti__shm_peer_gone(struct shm_ctx *ctx, int rank)
 {
+    /* A peer that failed posts its notice before it closes or exits: the notice says why. */
+    tutti_status_t st = board_notice(ctx);
+    if (st != TUTTI_OK) {
+        return st;
+    }
     const struct shm_peer *p = &ctx->peers[rank];
     char who[128];
     tutti__peer_str(&ctx->args.peers[rank], who, sizeof(who));
@@ -222,14 +245,7 @@ tutti_status_t tutti__shm_peer_gone(struct shm_ctx *ctx, int rank)
 static tutti_status_t shm_check(void *tctx)
 {
     struct shm_ctx *ctx = tctx;
-    if (atomic_load_explicit(&ctx->ctl->abort_flag, memory_order_acquire) == 2) {
-        const struct tutti_abort_info *ai = &ctx->ctl->abort_info;
-        char reason[sizeof(ai->reason) + 1];
-        memcpy(reason, ai->reason, sizeof(ai->reason));
-        reason[sizeof(ai->reason)] = '\0';
-        return tutti__set_error(ctx->args.comm, ai->status < 0 ? ai->status : TUTTI_ERR_REMOTE,
-                                "rank %d reports: %s", ai->origin, reason);
-    }
+    TUTTI_CHECK(board_notice(ctx));
     tutti__shm_unlink_attached(ctx);
     for (int r = 0; r < ctx->args.nranks; r++) {
         const struct shm_peer *p = &ctx->peers[r];

@@ -106,6 +106,8 @@ static void consume_sent(struct tcp_conn *c, struct tcp_sock *s, size_t r)
     }
 }
 
+static tutti_status_t sock_read(struct tcp_conn *c, struct tcp_sock *s, int *moved);
+
 /* Write the frames queued on socket s until the kernel takes no more. */
 static tutti_status_t sock_write(struct tcp_conn *c, struct tcp_sock *s, int *moved)
 {
@@ -126,7 +128,11 @@ static tutti_status_t sock_write(struct tcp_conn *c, struct tcp_sock *s, int *mo
             }
             s->cerr = errno;
             if (tutti__sys_status(s->cerr) == TUTTI_ERR_REMOTE) {
-                return peer_closed(c, s); /* EPIPE, ECONNRESET */
+                /* EPIPE, ECONNRESET. A peer that failed sent an ABORT frame before it closed;
+                 * if it is waiting on this socket, it says why, so read it first. */
+                int ignored = 0;
+                TUTTI_CHECK(sock_read(c, s, &ignored));
+                return peer_closed(c, s);
             }
             return conn_fail(c, TUTTI_ERR_SYSTEM, "cannot send to %s: %s", c->peer_name,
                              strerror(s->cerr));
