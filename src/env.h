@@ -21,7 +21,8 @@
       "subsystems to log: init,coll,p2p,net,shm,topo,tune,boot,proxy,alloc,env or all; ^ negates")  \
     X(LOG_FILE, STRING, "", "write logs to this file instead of stderr; %h = host, %p = pid")      \
     X(TIMEOUT, DURATION, "300s", "longest wait without progress before TUTTI_ERR_TIMEOUT")         \
-    X(TRANSPORT, STRING, "auto", "auto, or tcp to force TCP between every pair of ranks")         \
+    X(TRANSPORT, STRING, "auto",                                                                   \
+      "auto (shared memory on one host, else TCP), shm (the same) or tcp (TCP for every pair)")    \
     X(NCHANNELS, INT, "0", "parallel rings per collective; 0 picks per transport")                \
     X(NSOCKS, INT, "2", "TCP sockets per connection (1..16)")                                      \
     X(SOCKET_IFNAME, STRING, "",                                                                   \

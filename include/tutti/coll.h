@@ -96,8 +96,11 @@ TUTTI_API tutti_status_t tutti_group_end(void);
 /*
  * Asynchronous host form. Each call validates its arguments, queues the operation on the
  * communicator's progress thread and returns a request at once; the buffers must stay untouched
- * until the request completes. Operations of one communicator run in the order they were issued,
- * blocking and asynchronous calls mixed. Requests are not allowed inside a group.
+ * until the request completes. Operations of one communicator run one after the other in the
+ * order they were issued, blocking and asynchronous calls mixed. So point-to-point exchanges
+ * that need a send and a receive in flight at once (a ring shift: irecv from the left, isend to
+ * the right on every rank) must not be split into separate requests: issue them inside a group,
+ * which runs them together. Requests are not allowed inside a group.
  */
 
 /** Asynchronous tutti_allreduce(). @param req_p out: the request (set only on success). */

@@ -157,6 +157,19 @@ void tutti__hs_init_connect(struct tutti_hs *hs, int fd, const uint8_t key[TUTTI
     expect(hs, HS_C_RECV_HELLO, HELLO_LEN);
 }
 
+/*
+ * Refuse a PROVE: answer with an ACCEPT-sized message that is no MAC (zeros), best effort, so
+ * a connector with the wrong secret learns "authentication failed" (TUTTI_ERR_AUTH) rather
+ * than a bare hang-up. It reveals nothing: anyone can see that the connection was refused.
+ */
+static tutti_status_t refuse(struct tutti_hs *hs)
+{
+    uint8_t no[ACCEPT_LEN] = {0};
+    int err = 0;
+    (void)tutti__sock_send(hs->fd, no, sizeof(no), &err);
+    return TUTTI_ERR_AUTH;
+}
+
 /* The acceptor has the whole PROVE: verify the MAC first, then the plain fields. */
 static tutti_status_t on_prove(struct tutti_hs *hs)
 {
@@ -164,12 +177,12 @@ static tutti_status_t on_prove(struct tutti_hs *hs)
     const uint8_t *b = hs->buf;
     direction_mac(hs, "tutti-c", hs->nonce_a, b + PROVE_NONCE, b + PROVE_PAYLOAD, mac);
     if (sodium_memcmp(mac, b + PROVE_MAC, MAC_LEN) != 0) {
-        return TUTTI_ERR_AUTH; /* wrong secret, wrong comm id, a replay or garbage */
+        return refuse(hs); /* wrong secret, wrong comm id, a replay or garbage */
     }
     uint8_t comm[8];
     put_le64(comm, hs->comm_id);
     if (!head_ok(b) || memcmp(b + PROVE_COMM, comm, sizeof(comm)) != 0) {
-        return TUTTI_ERR_AUTH;
+        return refuse(hs);
     }
     memcpy(hs->nonce_c, b + PROVE_NONCE, NONCE_LEN);
     memcpy(hs->payload, b + PROVE_PAYLOAD, TUTTI_HS_PAYLOAD);

@@ -327,8 +327,7 @@ static int wrong_secret_rank(const struct integ_ctx *ctx)
            ctx->rank == 2 ? "a wrong" : "a missing rank and the right");
     ICHECK(secs < TUTTI_TIMEOUT_S + SLACK_S, "init failed only after %.1f s", secs);
     if (ctx->rank == 2) {
-        /* tutti/comm.h promises TUTTI_ERR_AUTH: see errors::wrong_secret_status_is_auth. */
-        ICHECK(st == TUTTI_ERR_AUTH || st == TUTTI_ERR_REMOTE, "wrong secret: %s (%s)",
+        ICHECK(st == TUTTI_ERR_AUTH, "wrong secret: %s (%s)",
                tutti_status_name(st), msg);
         ICHECK(integ_contains(msg, "secret"), "the message does not mention the secret: %s", msg);
     } else {
@@ -360,10 +359,6 @@ static int auth_status_rank(const struct integ_ctx *ctx)
 
 Test(errors, wrong_secret_status_is_auth, .timeout = 60)
 {
-    cr_skip_test("library bug: tutti_comm_init_rank with a wrong secret returns "
-                 "TUTTI_ERR_REMOTE, not the TUTTI_ERR_AUTH that tutti/comm.h documents (the "
-                 "handshake acceptor hangs up without a word, see tests/unit/test_handshake.c "
-                 "wrong_key_fails_auth_at_acceptor); reported, not fixed here");
     env_for_errors(0);
     integ_run_ranks(1, auth_status_rank, NULL, 0);
 }

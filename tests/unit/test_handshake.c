@@ -147,7 +147,7 @@ Test(handshake, wrong_key_fails_auth_at_acceptor, .timeout = 10)
     tutti_status_t sa, sc;
     exchange(key1, 77, key2, 77, &ha, &hc, &sa, &sc);
     cr_assert_eq(sa, TUTTI_ERR_AUTH);
-    cr_assert_eq(sc, TUTTI_ERR_REMOTE, "the refused connector sees the connection end");
+    cr_assert_eq(sc, TUTTI_ERR_AUTH, "the refused connector is told that it failed to prove");
     cr_assert_eq(tutti__hs_progress(&ha), TUTTI_ERR_AUTH, "failure is sticky");
 }
 

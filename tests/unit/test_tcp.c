@@ -424,7 +424,7 @@ Test(tcp, refuses_strangers_while_the_real_connection_works, .timeout = 60)
     tutti__hs_init_connect(&liar, stranger_connect(&p.r), secret, comm_id, claim, sizeof(claim),
                            tutti__now_ns() + 5 * SEC);
 
-    cr_assert_eq(run_hs(&wrong), TUTTI_ERR_REMOTE, "the acceptor hangs up on a wrong secret");
+    cr_assert_eq(run_hs(&wrong), TUTTI_ERR_AUTH, "the acceptor refuses a wrong secret");
     close(wrong.fd);
     cr_assert_eq(run_hs(&liar), TUTTI_OK, "the secret is right");
     expect_closed(liar.fd);
