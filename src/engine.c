@@ -52,11 +52,12 @@ static tutti_status_t timeout_exec(struct tutti_exec *ex, int64_t idle_ns)
     char what[400];
     tutti__exec_describe_wait(ex, what, sizeof(what));
     struct tutti_comm *c = ex->comm;
+    /* The waited-for peer comes first: notices to other ranks carry only the start of this. */
     tutti__set_error(c, TUTTI_ERR_TIMEOUT,
-                     "%s #%llu: no progress for %.1f s (TUTTI_TIMEOUT); rank %d was %s; posted "
-                     "%llu, completed %llu",
-                     tutti__coll_name(ex->plan->op.coll), (unsigned long long)ex->seq,
-                     (double)idle_ns / 1e9, c->rank, what,
+                     "%s #%llu: rank %d was %s, without progress for %.1f s (TUTTI_TIMEOUT); "
+                     "operations posted %llu, completed %llu",
+                     tutti__coll_name(ex->plan->op.coll), (unsigned long long)ex->seq, c->rank,
+                     what, (double)idle_ns / 1e9,
                      (unsigned long long)atomic_load(&c->state.posted),
                      (unsigned long long)atomic_load(&c->state.completed));
     return fail_exec(ex, TUTTI_ERR_TIMEOUT);

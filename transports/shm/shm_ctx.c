@@ -220,6 +220,11 @@ static tutti_status_t board_notice(struct shm_ctx *ctx)
     char reason[sizeof(ai->reason) + 1];
     memcpy(reason, ai->reason, sizeof(ai->reason));
     reason[sizeof(ai->reason)] = '\0';
+    if (ai->culprit >= 0 && ai->culprit != ai->origin) {
+        return tutti__set_error(ctx->args.comm, TUTTI_ERR_REMOTE,
+                                "rank %d reports that rank %d failed: %s", ai->origin, ai->culprit,
+                                reason);
+    }
     return tutti__set_error(ctx->args.comm, TUTTI_ERR_REMOTE, "rank %d reports: %s", ai->origin,
                             reason);
 }

@@ -200,9 +200,9 @@ static tutti_status_t on_abort(struct tcp_conn *c, const uint8_t *p)
     memcpy(reason, p + sizeof(v), sizeof(reason));
     reason[sizeof(reason) - 1] = '\0';
     int origin = (int)le32toh(v[0]), culprit = (int)le32toh(v[1]);
-    if (culprit >= 0) {
-        return conn_fail(c, TUTTI_ERR_REMOTE, "rank %d reports: %s (culprit rank %d)", origin,
-                         reason, culprit);
+    if (culprit >= 0 && culprit != origin) {
+        return conn_fail(c, TUTTI_ERR_REMOTE, "rank %d reports that rank %d failed: %s", origin,
+                         culprit, reason);
     }
     return conn_fail(c, TUTTI_ERR_REMOTE, "rank %d reports: %s", origin, reason);
 }
