@@ -1,0 +1,58 @@
+/*
+ * perf_alltoall.c - alltoall_perf: block j of rank r's buffer goes to block r of rank j's.
+ * As nccl-tests: size is the whole buffer, count is one block, algbw counts the whole buffer and
+ * busbw = algbw * (n-1)/n. tutti refuses in-place all-to-all (tutti/coll.h), so the in-place
+ * half of each row reads N/A.
+ */
+#include "perf_data.h"
+#include "tutti_perf.h"
+
+static double bus_factor(int nranks)
+{
+    return (double)(nranks - 1) / nranks;
+}
+
+static void layout(size_t count, int nranks, struct perf_layout *lay)
+{
+    size_t base = count / (size_t)nranks;
+    *lay = (struct perf_layout){.send_count = base * (size_t)nranks,
+                                .recv_count = base * (size_t)nranks,
+                                .param_count = base};
+}
+
+static void fill(const struct perf_call *c)
+{
+    struct perf_gen g;
+    perf_gen_init(&g, c->dt, TUTTI_MAX, c->nranks, c->seed);
+    perf_poison(c->recv, c->lay.recv_count, c->dt);
+    perf_fill_input(&g, c->send, c->rank, 0, c->lay.send_count);
+}
+
+/* Block j came from rank j, which sent its block `rank`. */
+static size_t check(const struct perf_call *c)
+{
+    struct perf_gen g;
+    perf_gen_init(&g, c->dt, TUTTI_MAX, c->nranks, c->seed);
+    size_t base = c->lay.param_count, esz = tutti_datatype_size(c->dt), wrong = 0;
+    for (int j = 0; j < c->nranks; j++) {
+        wrong += perf_check_input(&g, (const char *)c->recv + j * base * esz, j,
+                                  (size_t)c->rank * base, base);
+    }
+    return wrong;
+}
+
+static tutti_status_t run(const struct perf_call *c, tutti_comm_t *comm)
+{
+    return tutti_alltoall(c->send, c->recv, c->lay.param_count, c->dt, comm, NULL);
+}
+
+const struct perf_coll perf_alltoall = {
+    .name = "alltoall",
+    .id = PERF_ALLTOALL,
+    .flags = PERF_COLL_NO_INPLACE,
+    .bus_factor = bus_factor,
+    .layout = layout,
+    .fill = fill,
+    .check = check,
+    .run = run,
+};

@@ -1,0 +1,52 @@
+/*
+ * perf_reduce_scatter.c - reduce_scatter_perf: rank r gets block r of the reduction of every
+ * rank's buffer. As nccl-tests: size is the whole send buffer, count is one block, algbw counts
+ * the whole buffer and busbw = algbw * (n-1)/n. In place, the output is block r of the input.
+ */
+#include "perf_data.h"
+#include "tutti_perf.h"
+
+static double bus_factor(int nranks)
+{
+    return (double)(nranks - 1) / nranks;
+}
+
+static void layout(size_t count, int nranks, struct perf_layout *lay)
+{
+    size_t base = count / (size_t)nranks;
+    *lay = (struct perf_layout){.send_count = base * (size_t)nranks,
+                                .recv_count = base,
+                                .param_count = base,
+                                .recv_off = base};
+}
+
+static void fill(const struct perf_call *c)
+{
+    struct perf_gen g;
+    perf_gen_init(&g, c->dt, c->op, c->nranks, c->seed);
+    perf_poison(c->recv, c->lay.recv_count, c->dt);
+    perf_fill_input(&g, c->send, c->rank, 0, c->lay.send_count);
+}
+
+static size_t check(const struct perf_call *c)
+{
+    struct perf_gen g;
+    perf_gen_init(&g, c->dt, c->op, c->nranks, c->seed);
+    return perf_check_reduced(&g, c->recv, (size_t)c->rank * c->lay.recv_count, c->lay.recv_count);
+}
+
+static tutti_status_t run(const struct perf_call *c, tutti_comm_t *comm)
+{
+    return tutti_reduce_scatter(c->send, c->recv, c->lay.param_count, c->dt, c->op, comm, NULL);
+}
+
+const struct perf_coll perf_reduce_scatter = {
+    .name = "reduce_scatter",
+    .id = PERF_REDUCE_SCATTER,
+    .flags = PERF_COLL_REDUCES,
+    .bus_factor = bus_factor,
+    .layout = layout,
+    .fill = fill,
+    .check = check,
+    .run = run,
+};
