@@ -247,7 +247,7 @@ static int run_all(struct bench *b)
         for (int k = 0; k < nops; k++) {
             tutti_op_t op =
                 nops > 1 ? perf_op_order[k] : (tutti_op_t)(o->op == PERF_ALL ? TUTTI_SUM : o->op);
-            if (!b->be->supports(b->be, t, op)) {
+            if (!b->be->supports(b->be, b->coll, t, op)) {
                 char msg[128];
                 snprintf(msg, sizeof(msg), "%s %s: skipped, %s has no such datatype or op",
                          perf_dtype_name(t), perf_op_name(op), b->be->lib);
@@ -310,6 +310,7 @@ int perf_bench_run(const struct perf_coll *coll, const struct perf_opts *o, stru
     }
     int rc = alloc_buffers(&b) == 0 && header(&b) == 0 ? run_all(&b) : -1;
     struct perf_summary s = {.tool = tool,
+                             .coll = coll->name,
                              .opts = o,
                              .be = be,
                              .rows = b.rows,

@@ -65,6 +65,8 @@ static void put_head(FILE *f, const struct perf_summary *s)
     strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
     fprintf(f, "{\n  \"tool\": ");
     put_str(f, s->tool);
+    fprintf(f, ",\n  \"collective\": ");
+    put_str(f, s->coll);
     fprintf(f, ",\n  \"library\": ");
     put_str(f, s->be->lib);
     fprintf(f, ",\n  \"version\": ");

@@ -25,6 +25,7 @@ struct perf_row {
 /** The run as a whole, for the header, footer and JSON. */
 struct perf_summary {
     const char *tool;
+    const char *coll; /* the collective's name */
     const struct perf_opts *opts;
     const struct perf_backend *be;
     const struct perf_row *rows;

@@ -48,9 +48,10 @@ static int failed(struct perf_backend *be, const char *what, tutti_status_t st)
         }                                                                                          \
     } while (0)
 
-static int supports(struct perf_backend *be, tutti_datatype_t dt, tutti_op_t op)
+static int supports(struct perf_backend *be, const struct perf_coll *coll, tutti_datatype_t dt,
+                    tutti_op_t op)
 {
-    (void)be, (void)dt, (void)op;
+    (void)be, (void)coll, (void)dt, (void)op;
     return 1;
 }
 

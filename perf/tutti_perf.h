@@ -113,8 +113,9 @@ struct perf_backend {
     const char *transport; /* what the JSON reports as transport */
     int rank, nranks;
     void *ctx;
-    /** Can this datatype and op run at all? 0 no (the row is skipped), 1 yes. */
-    int (*supports)(struct perf_backend *be, tutti_datatype_t dt, tutti_op_t op);
+    /** Can this collective run on this datatype and op? 0 no (the rows are skipped), 1 yes. */
+    int (*supports)(struct perf_backend *be, const struct perf_coll *coll, tutti_datatype_t dt,
+                    tutti_op_t op);
     int (*run)(struct perf_backend *be, const struct perf_coll *coll, const struct perf_call *c);
     int (*group_start)(struct perf_backend *be); /* -m: aggregate calls */
     int (*group_end)(struct perf_backend *be);
