@@ -7,11 +7,6 @@
 #include "perf_data.h"
 #include "tutti_perf.h"
 
-static double bus_factor(int nranks)
-{
-    return (double)(nranks - 1) / nranks;
-}
-
 static void layout(size_t count, int nranks, struct perf_layout *lay)
 {
     size_t base = count / (size_t)nranks;
@@ -21,20 +16,12 @@ static void layout(size_t count, int nranks, struct perf_layout *lay)
                                 .send_off = base};
 }
 
-/* Data movement only: the widest pattern (see perf_gen_init). */
-static void fill(const struct perf_call *c)
-{
-    struct perf_gen g;
-    perf_gen_init(&g, c->dt, TUTTI_MAX, c->nranks, c->seed);
-    perf_poison(c->recv, c->lay.recv_count, c->dt);
-    perf_fill_input(&g, c->send, c->rank, 0, c->lay.send_count);
-}
-
+/* Block r is rank r's input. */
 static size_t check(const struct perf_call *c)
 {
     struct perf_gen g;
-    perf_gen_init(&g, c->dt, TUTTI_MAX, c->nranks, c->seed);
     size_t base = c->lay.param_count, esz = tutti_datatype_size(c->dt), wrong = 0;
+    perf_call_gen(c, &g);
     for (int r = 0; r < c->nranks; r++) {
         wrong += perf_check_input(&g, (const char *)c->recv + r * base * esz, r, 0, base);
     }
@@ -50,9 +37,9 @@ const struct perf_coll perf_all_gather = {
     .name = "all_gather",
     .id = PERF_ALL_GATHER,
     .flags = 0,
-    .bus_factor = bus_factor,
+    .bus_factor = perf_bus_ring,
     .layout = layout,
-    .fill = fill,
+    .fill = perf_fill_own,
     .check = check,
     .run = run,
 };

@@ -11,24 +11,10 @@ static double bus_factor(int nranks)
     return 2.0 * (nranks - 1) / nranks;
 }
 
-static void layout(size_t count, int nranks, struct perf_layout *lay)
-{
-    (void)nranks;
-    *lay = (struct perf_layout){.send_count = count, .recv_count = count, .param_count = count};
-}
-
-static void fill(const struct perf_call *c)
-{
-    struct perf_gen g;
-    perf_gen_init(&g, c->dt, c->op, c->nranks, c->seed);
-    perf_poison(c->recv, c->lay.recv_count, c->dt);
-    perf_fill_input(&g, c->send, c->rank, 0, c->lay.send_count);
-}
-
 static size_t check(const struct perf_call *c)
 {
     struct perf_gen g;
-    perf_gen_init(&g, c->dt, c->op, c->nranks, c->seed);
+    perf_call_gen(c, &g);
     return perf_check_reduced(&g, c->recv, 0, c->lay.recv_count);
 }
 
@@ -42,8 +28,8 @@ const struct perf_coll perf_all_reduce = {
     .id = PERF_ALL_REDUCE,
     .flags = PERF_COLL_REDUCES,
     .bus_factor = bus_factor,
-    .layout = layout,
-    .fill = fill,
+    .layout = perf_layout_flat,
+    .fill = perf_fill_own,
     .check = check,
     .run = run,
 };

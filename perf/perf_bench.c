@@ -44,7 +44,7 @@ static void setup_call(const struct bench *b, size_t bytes, tutti_datatype_t dt,
     memset(c, 0, sizeof(*c));
     b->coll->layout(bytes / esz, b->be->nranks, &c->lay);
     c->dt = dt;
-    c->op = op;
+    c->op = (b->coll->flags & PERF_COLL_REDUCES) ? op : TUTTI_MAX;
     c->root = root;
     c->rank = b->be->rank;
     c->nranks = b->be->nranks;

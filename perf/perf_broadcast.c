@@ -6,22 +6,11 @@
 #include "perf_data.h"
 #include "tutti_perf.h"
 
-static double bus_factor(int nranks)
-{
-    (void)nranks;
-    return 1.0;
-}
-
-static void layout(size_t count, int nranks, struct perf_layout *lay)
-{
-    (void)nranks;
-    *lay = (struct perf_layout){.send_count = count, .recv_count = count, .param_count = count};
-}
-
+/* Only the root has an input; every rank's output starts poisoned. */
 static void fill(const struct perf_call *c)
 {
     struct perf_gen g;
-    perf_gen_init(&g, c->dt, TUTTI_MAX, c->nranks, c->seed);
+    perf_call_gen(c, &g);
     perf_poison(c->recv, c->lay.recv_count, c->dt);
     if (c->rank == c->root) {
         perf_fill_input(&g, c->send, c->rank, 0, c->lay.send_count);
@@ -31,7 +20,7 @@ static void fill(const struct perf_call *c)
 static size_t check(const struct perf_call *c)
 {
     struct perf_gen g;
-    perf_gen_init(&g, c->dt, TUTTI_MAX, c->nranks, c->seed);
+    perf_call_gen(c, &g);
     return perf_check_input(&g, c->recv, c->root, 0, c->lay.recv_count);
 }
 
@@ -44,8 +33,8 @@ const struct perf_coll perf_broadcast = {
     .name = "broadcast",
     .id = PERF_BROADCAST,
     .flags = PERF_COLL_ROOTED,
-    .bus_factor = bus_factor,
-    .layout = layout,
+    .bus_factor = perf_bus_one,
+    .layout = perf_layout_flat,
     .fill = fill,
     .check = check,
     .run = run,

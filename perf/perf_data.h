@@ -69,6 +69,11 @@ perf_val_t perf_gen_reduced(const struct perf_gen *g, size_t idx);
 void perf_store(void *buf, size_t idx, tutti_datatype_t dt, perf_val_t v);
 perf_val_t perf_load(const void *buf, size_t idx, tutti_datatype_t dt);
 
+struct perf_call;
+
+/** The pattern of one call (its datatype, op, ranks and seed). */
+void perf_call_gen(const struct perf_call *c, struct perf_gen *g);
+
 /** buf[i] = input(rank, first + i) for i < n. */
 void perf_fill_input(const struct perf_gen *g, void *buf, int rank, size_t first, size_t n);
 

@@ -6,33 +6,13 @@
 #include "perf_data.h"
 #include "tutti_perf.h"
 
-static double bus_factor(int nranks)
-{
-    (void)nranks;
-    return 1.0;
-}
-
-static void layout(size_t count, int nranks, struct perf_layout *lay)
-{
-    (void)nranks;
-    *lay = (struct perf_layout){.send_count = count, .recv_count = count, .param_count = count};
-}
-
-static void fill(const struct perf_call *c)
-{
-    struct perf_gen g;
-    perf_gen_init(&g, c->dt, c->op, c->nranks, c->seed);
-    perf_poison(c->recv, c->lay.recv_count, c->dt);
-    perf_fill_input(&g, c->send, c->rank, 0, c->lay.send_count);
-}
-
 static size_t check(const struct perf_call *c)
 {
+    struct perf_gen g;
     if (c->rank != c->root) {
         return 0;
     }
-    struct perf_gen g;
-    perf_gen_init(&g, c->dt, c->op, c->nranks, c->seed);
+    perf_call_gen(c, &g);
     return perf_check_reduced(&g, c->recv, 0, c->lay.recv_count);
 }
 
@@ -45,9 +25,9 @@ const struct perf_coll perf_reduce = {
     .name = "reduce",
     .id = PERF_REDUCE,
     .flags = PERF_COLL_REDUCES | PERF_COLL_ROOTED | PERF_COLL_ROOT_ONLY,
-    .bus_factor = bus_factor,
-    .layout = layout,
-    .fill = fill,
+    .bus_factor = perf_bus_one,
+    .layout = perf_layout_flat,
+    .fill = perf_fill_own,
     .check = check,
     .run = run,
 };

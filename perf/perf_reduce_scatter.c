@@ -6,11 +6,6 @@
 #include "perf_data.h"
 #include "tutti_perf.h"
 
-static double bus_factor(int nranks)
-{
-    return (double)(nranks - 1) / nranks;
-}
-
 static void layout(size_t count, int nranks, struct perf_layout *lay)
 {
     size_t base = count / (size_t)nranks;
@@ -20,19 +15,12 @@ static void layout(size_t count, int nranks, struct perf_layout *lay)
                                 .recv_off = base};
 }
 
-static void fill(const struct perf_call *c)
-{
-    struct perf_gen g;
-    perf_gen_init(&g, c->dt, c->op, c->nranks, c->seed);
-    perf_poison(c->recv, c->lay.recv_count, c->dt);
-    perf_fill_input(&g, c->send, c->rank, 0, c->lay.send_count);
-}
-
 static size_t check(const struct perf_call *c)
 {
     struct perf_gen g;
-    perf_gen_init(&g, c->dt, c->op, c->nranks, c->seed);
-    return perf_check_reduced(&g, c->recv, (size_t)c->rank * c->lay.recv_count, c->lay.recv_count);
+    size_t base = c->lay.recv_count;
+    perf_call_gen(c, &g);
+    return perf_check_reduced(&g, c->recv, (size_t)c->rank * base, base);
 }
 
 static tutti_status_t run(const struct perf_call *c, tutti_comm_t *comm)
@@ -44,9 +32,9 @@ const struct perf_coll perf_reduce_scatter = {
     .name = "reduce_scatter",
     .id = PERF_REDUCE_SCATTER,
     .flags = PERF_COLL_REDUCES,
-    .bus_factor = bus_factor,
+    .bus_factor = perf_bus_ring,
     .layout = layout,
-    .fill = fill,
+    .fill = perf_fill_own,
     .check = check,
     .run = run,
 };

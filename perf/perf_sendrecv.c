@@ -10,32 +10,12 @@
 #include "perf_data.h"
 #include "tutti_perf.h"
 
-static double bus_factor(int nranks)
-{
-    (void)nranks;
-    return 1.0;
-}
-
-static void layout(size_t count, int nranks, struct perf_layout *lay)
-{
-    (void)nranks;
-    *lay = (struct perf_layout){.send_count = count, .recv_count = count, .param_count = count};
-}
-
-static void fill(const struct perf_call *c)
-{
-    struct perf_gen g;
-    perf_gen_init(&g, c->dt, TUTTI_MAX, c->nranks, c->seed);
-    perf_poison(c->recv, c->lay.recv_count, c->dt);
-    perf_fill_input(&g, c->send, c->rank, 0, c->lay.send_count);
-}
-
 static size_t check(const struct perf_call *c)
 {
     struct perf_gen g;
-    perf_gen_init(&g, c->dt, TUTTI_MAX, c->nranks, c->seed);
-    int from = (c->rank + c->nranks - 1) % c->nranks;
-    return perf_check_input(&g, c->recv, from, 0, c->lay.recv_count);
+    perf_call_gen(c, &g);
+    return perf_check_input(&g, c->recv, (c->rank + c->nranks - 1) % c->nranks, 0,
+                            c->lay.recv_count);
 }
 
 static tutti_status_t run(const struct perf_call *c, tutti_comm_t *comm)
@@ -56,9 +36,9 @@ const struct perf_coll perf_sendrecv = {
     .name = "sendrecv",
     .id = PERF_SENDRECV,
     .flags = PERF_COLL_NO_INPLACE,
-    .bus_factor = bus_factor,
-    .layout = layout,
-    .fill = fill,
+    .bus_factor = perf_bus_one,
+    .layout = perf_layout_flat,
+    .fill = perf_fill_own,
     .check = check,
     .run = run,
 };

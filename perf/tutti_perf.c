@@ -61,9 +61,10 @@ static int run(struct perf_backend *be, const struct perf_coll *coll, const stru
     tutti_status_t st = coll->run(c, ((struct tutti_ctx *)be->ctx)->comm);
     if (st != TUTTI_OK) {
         char what[160];
-        snprintf(what, sizeof(what), "%s (%s %s, count %zu, root %d, %s)", coll->name,
-                 tutti_datatype_name(c->dt), tutti_op_name(c->op), c->lay.param_count, c->root,
-                 c->in_place ? "in place" : "out of place");
+        snprintf(what, sizeof(what), "%s (%s%s%s, count %zu, root %d, %s)", coll->name,
+                 tutti_datatype_name(c->dt), (coll->flags & PERF_COLL_REDUCES) ? " " : "",
+                 (coll->flags & PERF_COLL_REDUCES) ? tutti_op_name(c->op) : "", c->lay.param_count,
+                 c->root, c->in_place ? "in place" : "out of place");
         return failed(be, what, st);
     }
     return 0;

@@ -52,8 +52,8 @@ struct perf_layout {
 struct perf_call {
     struct perf_layout lay;
     tutti_datatype_t dt;
-    tutti_op_t op;
-    int root; /* -1 for collectives without a root */
+    tutti_op_t op; /* collectives that only move data get TUTTI_MAX: the widest data pattern */
+    int root;      /* -1 for collectives without a root */
     int rank, nranks, in_place;
     uint64_t seed; /* changes between fills, so stale data never passes */
     void *send;    /* this call's send buffer (in place: inside recvbuf) */
@@ -90,6 +90,14 @@ struct perf_coll {
     size_t (*check)(const struct perf_call *c); /* wrong elements in this rank's output */
     tutti_status_t (*run)(const struct perf_call *c, tutti_comm_t *comm); /* tutti backend */
 };
+
+/* Shared by the perf_<coll>.c files (perf_coll_common.c). */
+double perf_bus_one(int nranks);  /* busbw = algbw: broadcast, reduce, sendrecv */
+double perf_bus_ring(int nranks); /* (n-1)/n: all-gather, reduce-scatter, all-to-all */
+/** Layout of collectives whose send and receive buffers both hold `count` elements. */
+void perf_layout_flat(size_t count, int nranks, struct perf_layout *lay);
+/** Poison the receive buffer, then write this rank's input into the send buffer. */
+void perf_fill_own(const struct perf_call *c);
 
 extern const struct perf_coll perf_all_reduce, perf_all_gather, perf_broadcast, perf_reduce,
     perf_reduce_scatter, perf_alltoall, perf_sendrecv;
