@@ -3,7 +3,8 @@
 # ranks, over shared memory (tutti's default; Open MPI --mca btl self,vader) and over TCP
 # (TUTTI_TRANSPORT=tcp; --mca btl self,tcp), launches tutti and Open MPI alternately (tutti, mpi,
 # tutti, mpi, ...) several times each, collects every --json output and writes
-# perf/results/<UTC date>-<host>-<coll>.md (medians per size) and the raw JSON beside it.
+# perf/results/<UTC date>-<host>-<coll>.md (medians per size), the raw JSON of every run
+# beside it (.json) and every run's table as printed (.log).
 #
 # Usage: perf/compare_mpi.sh [--quick] [--launches N] [--ranks "2 4"] [--transports "shm tcp"]
 #                            [--coll all_reduce] [--build DIR] [--out DIR] [-- perf options]
@@ -57,13 +58,18 @@ name="$stamp-$host-${coll//_/}"
 raw="$(mktemp -d)"
 trap 'rm -rf "$raw"' EXIT
 mkdir -p "$out"
+log="$out/$name.log"
+: >"$log"
 
-# One launch: label, then the command. Output kept next to its JSON.
+# One launch: label, then the command. Its table goes to the log, its JSON to the raw folder.
 run_one() {
-  local label="$1"; shift
+  local label="$1" rc=0; shift
   echo "== $label: $*"
-  if ! "$@" --json "$raw/$label.json" >"$raw/$label.txt" 2>&1; then
-    echo "compare_mpi: $label failed:" >&2
+  printf '\n=== %s (load %s): %s\n' "$label" "$(cut -d' ' -f1-3 /proc/loadavg)" "$*" >>"$log"
+  "$@" --json "$raw/$label.json" >"$raw/$label.txt" 2>&1 || rc=$?
+  cat "$raw/$label.txt" >>"$log"
+  if [ "$rc" -ne 0 ]; then
+    echo "compare_mpi: $label failed (exit $rc):" >&2
     tail -20 "$raw/$label.txt" >&2
     return 1
   fi
@@ -101,5 +107,5 @@ python3 perf/compare_table.py --coll "$coll" --out-md "$out/$name.md" --out-json
   --meta "tutti_cmd=[TUTTI_TRANSPORT=tcp] $tool -N <ranks> ${perf_args[*]}" \
   --meta "mpi_cmd=${mpirun[*]} -np <ranks> --mca btl self,vader|self,tcp $mpitool --coll $coll ${perf_args[*]}" \
   "$raw"/*.json
-echo "compare_mpi: wrote $out/$name.md and $out/$name.json (${elapsed}s)"
+echo "compare_mpi: wrote $out/$name.md, .json and .log (${elapsed}s)"
 exit "$failed"
