@@ -7,10 +7,12 @@
 # beside it (.json) and every run's table as printed (.log).
 #
 # Usage: perf/compare_mpi.sh [--quick] [--launches N] [--ranks "2 4"] [--transports "shm tcp"]
-#                            [--coll all_reduce] [--build DIR] [--out DIR] [-- perf options]
+#                            [--coll all_reduce] [--build DIR] [--out DIR] [--merge OLD.json]
+#                            [-- perf options]
 # Perf options default to "-b 8 -e 256M -f 4" (nccl-tests' defaults otherwise: -n 20 -w 5, float
 # sum, checked). --quick: 2 launches of "-b 8 -e 1M -f 8 -n 5 -w 2", written under the build
-# directory instead of perf/results. Needs a build with mpi_coll_perf (meson finds MPI).
+# directory instead of perf/results. --merge reruns part of an earlier comparison: its runs are
+# kept except those launched again, and the log is appended to. Needs mpi_coll_perf (MPI found).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +23,7 @@ coll=all_reduce
 build=build
 out=""
 quick=0
+merge=""
 perf_args=(-b 8 -e 256M -f 4)
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -31,8 +34,9 @@ while [ $# -gt 0 ]; do
     --coll) coll="$2"; shift ;;
     --build) build="$2"; shift ;;
     --out) out="$2"; shift ;;
+    --merge) merge="$2"; shift ;;
     --) shift; perf_args=("$@"); break ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "compare_mpi: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -59,7 +63,14 @@ raw="$(mktemp -d)"
 trap 'rm -rf "$raw"' EXIT
 mkdir -p "$out"
 log="$out/$name.log"
-: >"$log"
+if [ -n "$merge" ]; then
+  name="$(basename "$merge" .json)"
+  log="$out/$name.log"
+  note="Merged: the $ranks-rank $transports launches were run again on $(date -u +%FT%TZ) and \
+replace the earlier ones in $(basename "$merge") (the header below describes that rerun)."
+else
+  : >"$log"
+fi
 
 # One launch: label, then the command. Its table goes to the log, its JSON to the raw folder.
 run_one() {
@@ -97,6 +108,7 @@ done
 elapsed=$(( $(date +%s) - start ))
 
 python3 perf/compare_table.py --coll "$coll" --out-md "$out/$name.md" --out-json "$out/$name.json" \
+  ${merge:+--meta "note=$note"} \
   --meta "host=$host" --meta "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
   --meta "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')" \
   --meta "cores=$(nproc)" --meta "kernel=$(uname -r)" \
@@ -106,6 +118,6 @@ python3 perf/compare_table.py --coll "$coll" --out-md "$out/$name.md" --out-json
   --meta "load_before=$load_before" --meta "load_after=$(cut -d' ' -f1-3 /proc/loadavg)" \
   --meta "tutti_cmd=[TUTTI_TRANSPORT=tcp] $tool -N <ranks> ${perf_args[*]}" \
   --meta "mpi_cmd=${mpirun[*]} -np <ranks> --mca btl self,vader|self,tcp $mpitool --coll $coll ${perf_args[*]}" \
-  "$raw"/*.json
+  ${merge:+"$merge"} "$raw"/*.json
 echo "compare_mpi: wrote $out/$name.md, .json and .log (${elapsed}s)"
 exit "$failed"

@@ -5,6 +5,9 @@ Reads the perf tools' --json files named <lib>-<ranks>-<transport>-<launch>.json
 mpi), takes per size the median over launches of the out-of-place time and busbw of each
 library, and writes a markdown table per rank count and transport (tutti and MPI time and busbw,
 and the ratio of the busbw medians, tutti / MPI), plus one JSON file holding every raw run.
+An input may also be such a JSON file of an earlier comparison: its runs are read too, and a
+later input replaces a run with the same library, ranks, transport and launch number (this is
+how compare_mpi.sh --merge reruns part of a comparison).
 """
 import argparse
 import json
@@ -18,16 +21,24 @@ TRANSPORTS = {"shm": "shared memory", "tcp": "TCP"}
 
 
 def load_runs(paths):
-    runs = []
+    """Runs by (library, nranks, transport, launch), later inputs winning; earlier metadata."""
+    runs, metas = {}, []
     for path in paths:
-        m = NAME.match(os.path.basename(path))
-        if m is None:
-            sys.exit("compare_table: %s is not named <lib>-<ranks>-<transport>-<launch>.json" % path)
         with open(path) as f:
             doc = json.load(f)
-        runs.append({"library": m.group(1), "nranks": int(m.group(2)), "transport": m.group(3),
-                     "launch": int(m.group(4)), "file": os.path.basename(path), "data": doc})
-    return runs
+        m = NAME.match(os.path.basename(path))
+        if m is not None:
+            found = [{"library": m.group(1), "nranks": int(m.group(2)), "transport": m.group(3),
+                      "launch": int(m.group(4)), "file": os.path.basename(path), "data": doc}]
+        elif isinstance(doc, dict) and "runs" in doc:
+            found = doc["runs"]
+            metas.append(doc.get("meta", {}))
+        else:
+            sys.exit("compare_table: %s is neither <lib>-<ranks>-<transport>-<launch>.json nor "
+                     "a comparison's JSON" % path)
+        for run in found:
+            runs[(run["library"], run["nranks"], run["transport"], run["launch"])] = run
+    return list(runs.values()), metas
 
 
 def per_size(runs):
@@ -99,6 +110,7 @@ def markdown(runs, meta, coll):
            "%s after)." % (meta.get("launches", "?"), meta.get("elapsed_s", "?"),
                            meta.get("load_before", "?"), meta.get("load_after", "?")),
            "",
+           meta["note"] + "\n" if meta.get("note") else "",
            "- tutti: `%s`" % meta.get("tutti_cmd", "?"),
            "- Open MPI: `%s`" % meta.get("mpi_cmd", "?"),
            "",
@@ -122,7 +134,9 @@ def main():
     ap.add_argument("files", nargs="+")
     args = ap.parse_args()
     meta = dict(kv.split("=", 1) for kv in args.meta)
-    runs = load_runs(args.files)
+    runs, earlier = load_runs(args.files)
+    if earlier:
+        meta["earlier"] = earlier
     with open(args.out_md, "w") as f:
         f.write(markdown(runs, meta, args.coll))
     runs.sort(key=lambda r: (r["nranks"], r["transport"], r["launch"], r["library"]))
