@@ -67,7 +67,7 @@ if [ -n "$merge" ]; then
   name="$(basename "$merge" .json)"
   log="$out/$name.log"
   note="Merged: the $ranks-rank $transports launches were run again on $(date -u +%FT%TZ) and \
-replace the earlier ones in $(basename "$merge") (the header below describes that rerun)."
+replace the earlier ones in $(basename "$merge"); the paragraph above describes that rerun."
 else
   : >"$log"
 fi

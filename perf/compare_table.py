@@ -111,6 +111,10 @@ def markdown(runs, meta, coll):
                            meta.get("load_before", "?"), meta.get("load_after", "?")),
            "",
            meta["note"] + "\n" if meta.get("note") else "",
+           "".join("The other launches come from the comparison of %s (%s s in all; load average "
+                   "%s before, %s after).\n" % (e.get("date", "?"), e.get("elapsed_s", "?"),
+                                                e.get("load_before", "?"), e.get("load_after", "?"))
+                   for e in meta.get("earlier", [])),
            "- tutti: `%s`" % meta.get("tutti_cmd", "?"),
            "- Open MPI: `%s`" % meta.get("mpi_cmd", "?"),
            "",
