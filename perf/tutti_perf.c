@@ -1,0 +1,302 @@
+/*
+ * tutti_perf.c - the tutti side of the perf tools: how ranks start and the backend that runs
+ * the benchmark loop over a tutti communicator.
+ *
+ * Ranks: with -N the tool forks that many local ranks, which join through a unique id made
+ * before the fork (the parent serves the bootstrap root and waits). Without -N, under a launcher
+ * (TUTTI_RANK, torchrun, mpirun, srun) every process is one rank of tutti_comm_init_env();
+ * otherwise the tool forks one rank, like nccl-tests' single-GPU default.
+ * A failing call aborts the communicator, so the other ranks fail at once instead of waiting.
+ */
+#include "tutti_perf.h"
+#include "env.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct tutti_ctx {
+    tutti_comm_t *comm; /* NULL once aborted */
+    const char *tool;
+};
+
+/* Report a failed call with tutti's message, then abort so the peers fail too. */
+static int failed(struct perf_backend *be, const char *what, tutti_status_t st)
+{
+    struct tutti_ctx *t = be->ctx;
+    const char *msg = t->comm != NULL ? tutti_last_error(t->comm) : "";
+    if (msg[0] == '\0') {
+        msg = tutti_last_error(NULL);
+    }
+    fprintf(stderr, "%s: rank %d: %s failed: %s: %s\n", t->tool, be->rank, what,
+            tutti_status_name(st), msg[0] != '\0' ? msg : tutti_status_string(st));
+    if (t->comm != NULL) {
+        tutti_comm_abort(t->comm);
+        t->comm = NULL;
+    }
+    return -1;
+}
+
+/* Calls after an abort fail without touching the freed communicator. */
+#define COMM_OR_FAIL(be, what)                                                                     \
+    do {                                                                                           \
+        if (((struct tutti_ctx *)(be)->ctx)->comm == NULL) {                                       \
+            return failed((be), (what), TUTTI_ERR_ABORTED);                                        \
+        }                                                                                          \
+    } while (0)
+
+static int supports(struct perf_backend *be, const struct perf_coll *coll, tutti_datatype_t dt,
+                    tutti_op_t op)
+{
+    (void)be, (void)coll, (void)dt, (void)op;
+    return 1;
+}
+
+static int run(struct perf_backend *be, const struct perf_coll *coll, const struct perf_call *c)
+{
+    COMM_OR_FAIL(be, coll->name);
+    tutti_status_t st = coll->run(c, ((struct tutti_ctx *)be->ctx)->comm);
+    if (st != TUTTI_OK) {
+        char what[160];
+        snprintf(what, sizeof(what), "%s (%s%s%s, count %zu, root %d, %s)", coll->name,
+                 tutti_datatype_name(c->dt), (coll->flags & PERF_COLL_REDUCES) ? " " : "",
+                 (coll->flags & PERF_COLL_REDUCES) ? tutti_op_name(c->op) : "", c->lay.param_count,
+                 c->root, c->in_place ? "in place" : "out of place");
+        return failed(be, what, st);
+    }
+    return 0;
+}
+
+static int group_start(struct perf_backend *be)
+{
+    tutti_status_t st = tutti_group_start();
+    return st == TUTTI_OK ? 0 : failed(be, "tutti_group_start", st);
+}
+
+static int group_end(struct perf_backend *be)
+{
+    tutti_status_t st = tutti_group_end();
+    return st == TUTTI_OK ? 0 : failed(be, "tutti_group_end", st);
+}
+
+static int barrier(struct perf_backend *be)
+{
+    COMM_OR_FAIL(be, "tutti_barrier");
+    tutti_status_t st = tutti_barrier(((struct tutti_ctx *)be->ctx)->comm, NULL);
+    return st == TUTTI_OK ? 0 : failed(be, "tutti_barrier", st);
+}
+
+static int reduce_f64(struct perf_backend *be, double *v, int mode)
+{
+    COMM_OR_FAIL(be, "time reduction");
+    tutti_comm_t *comm = ((struct tutti_ctx *)be->ctx)->comm;
+    tutti_op_t op = mode == PERF_RED_MIN ? TUTTI_MIN : mode == PERF_RED_MAX ? TUTTI_MAX : TUTTI_SUM;
+    tutti_status_t st = mode == PERF_RED_BCAST0
+                            ? tutti_broadcast(v, v, 1, TUTTI_FLOAT64, 0, comm, NULL)
+                            : tutti_allreduce(v, v, 1, TUTTI_FLOAT64, op, comm, NULL);
+    return st == TUTTI_OK ? 0 : failed(be, "time reduction", st);
+}
+
+static int sum_i64(struct perf_backend *be, int64_t *v)
+{
+    COMM_OR_FAIL(be, "#wrong sum");
+    tutti_comm_t *comm = ((struct tutti_ctx *)be->ctx)->comm;
+    tutti_status_t st = tutti_allreduce(v, v, 1, TUTTI_INT64, TUTTI_SUM, comm, NULL);
+    return st == TUTTI_OK ? 0 : failed(be, "#wrong sum", st);
+}
+
+static int gather_info(struct perf_backend *be, const struct perf_rank_info *mine,
+                       struct perf_rank_info *all)
+{
+    COMM_OR_FAIL(be, "rank info all-gather");
+    struct perf_rank_info *tmp = calloc((size_t)be->nranks, sizeof(*tmp));
+    if (tmp == NULL) {
+        return failed(be, "rank info all-gather", TUTTI_ERR_NO_MEMORY);
+    }
+    tutti_status_t st = tutti_allgather(mine, tmp, sizeof(*mine), TUTTI_UINT8,
+                                        ((struct tutti_ctx *)be->ctx)->comm, NULL);
+    if (st == TUTTI_OK && all != NULL) {
+        memcpy(all, tmp, (size_t)be->nranks * sizeof(*tmp));
+    }
+    free(tmp);
+    return st == TUTTI_OK ? 0 : failed(be, "rank info all-gather", st);
+}
+
+/* Run the benchmark on a communicator, then free it. */
+static int bench_comm(const struct perf_coll *coll, const struct perf_opts *o, const char *tool,
+                      tutti_comm_t *comm)
+{
+    struct tutti_ctx t = {.comm = comm, .tool = tool};
+    struct perf_backend be = {.lib = "tutti",
+                              .version = TUTTI_VERSION_STRING,
+                              .transport = tutti__env()->TRANSPORT,
+                              .ctx = &t,
+                              .supports = supports,
+                              .run = run,
+                              .group_start = group_start,
+                              .group_end = group_end,
+                              .barrier = barrier,
+                              .reduce_f64 = reduce_f64,
+                              .sum_i64 = sum_i64,
+                              .gather_info = gather_info};
+    tutti_comm_rank(comm, &be.rank);
+    tutti_comm_size(comm, &be.nranks);
+    int rc = perf_bench_run(coll, o, &be, tool);
+    if (t.comm != NULL) {
+        tutti_status_t st = tutti_comm_destroy(t.comm);
+        if (st != TUTTI_OK) {
+            fprintf(stderr, "%s: rank %d: tutti_comm_destroy failed: %s\n", tool, be.rank,
+                    tutti_status_name(st));
+            rc = rc != 0 ? rc : PERF_EXIT_FAIL;
+        }
+    }
+    return rc;
+}
+
+/* One forked rank. */
+static int forked_rank(const struct perf_coll *coll, const struct perf_opts *o, const char *tool,
+                       const tutti_unique_id_t *id, int rank)
+{
+    tutti_comm_t *comm = NULL;
+    tutti_status_t st = tutti_comm_init_rank(&comm, o->nranks, id, rank);
+    if (st != TUTTI_OK) {
+        fprintf(stderr, "%s: rank %d: tutti_comm_init_rank failed: %s: %s\n", tool, rank,
+                tutti_status_name(st), tutti_last_error(NULL));
+        return PERF_EXIT_FAIL;
+    }
+    return bench_comm(coll, o, tool, comm);
+}
+
+/* Wait for every rank; a rank killed by a signal takes the others down with it. */
+static int wait_ranks(const char *tool, pid_t *pids, int n)
+{
+    int worst = PERF_EXIT_OK, left = n;
+    while (left > 0) {
+        int status;
+        pid_t pid = wait(&status);
+        if (pid < 0) {
+            perror("wait");
+            return PERF_EXIT_FAIL;
+        }
+        int r = 0;
+        while (r < n && pids[r] != pid) {
+            r++;
+        }
+        if (r == n) {
+            continue;
+        }
+        pids[r] = 0;
+        left--;
+        if (WIFSIGNALED(status)) {
+            fprintf(stderr, "%s: rank %d (pid %d) killed by signal %d\n", tool, r, (int)pid,
+                    WTERMSIG(status));
+            for (int k = 0; k < n; k++) {
+                if (pids[k] > 0) {
+                    kill(pids[k], SIGTERM);
+                }
+            }
+            worst = PERF_EXIT_FAIL > worst ? PERF_EXIT_FAIL : worst;
+        } else if (WEXITSTATUS(status) > worst) {
+            worst = WEXITSTATUS(status);
+        }
+    }
+    return worst;
+}
+
+/* -N ranks forked on this host. The parent only serves the bootstrap root and waits. */
+static int run_forked(const struct perf_coll *coll, const struct perf_opts *o, const char *tool)
+{
+    tutti_unique_id_t id;
+    tutti_status_t st = tutti_get_unique_id(&id);
+    if (st != TUTTI_OK) {
+        fprintf(stderr, "%s: tutti_get_unique_id failed: %s: %s\n", tool, tutti_status_name(st),
+                tutti_last_error(NULL));
+        return PERF_EXIT_FAIL;
+    }
+    pid_t *pids = calloc((size_t)o->nranks, sizeof(*pids));
+    if (pids == NULL) {
+        return PERF_EXIT_FAIL;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    int started = 0;
+    for (; started < o->nranks; started++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            exit(forked_rank(coll, o, tool, &id, started));
+        }
+        if (pid < 0) {
+            perror("fork");
+            break;
+        }
+        pids[started] = pid;
+    }
+    int rc = wait_ranks(tool, pids, started);
+    free(pids);
+    return started == o->nranks ? rc : PERF_EXIT_FAIL;
+}
+
+/* Is this process one rank of a launcher's job? */
+static int under_launcher(void)
+{
+    static const char *const vars[] = {"TUTTI_RANK", "TUTTI_NRANKS", "RANK", "OMPI_COMM_WORLD_RANK",
+                                       "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        if (tutti__env_foreign(vars[i]) != NULL) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int run_launched(const struct perf_coll *coll, const struct perf_opts *o, const char *tool)
+{
+    tutti_comm_t *comm = NULL;
+    tutti_status_t st = tutti_comm_init_env(&comm);
+    if (st != TUTTI_OK) {
+        fprintf(stderr, "%s: tutti_comm_init_env failed: %s: %s\n", tool, tutti_status_name(st),
+                tutti_last_error(NULL));
+        return PERF_EXIT_FAIL;
+    }
+    return bench_comm(coll, o, tool, comm);
+}
+
+/* --print-env: tutti's variables (the one table in src/env.h) with defaults and help. */
+static void print_env(void)
+{
+    static const char *const types[] = {"string", "int", "size", "duration"};
+    int n = 0;
+    const struct tutti_env_desc *t = tutti__env_table(&n);
+    for (int i = 0; i < n; i++) {
+        char name[64];
+        snprintf(name, sizeof(name), "TUTTI_%s", t[i].name);
+        const char *now = tutti__env_foreign(name);
+        printf("%-22s %-8s default \"%s\"%s%s%s\n    %s\n", name, types[t[i].type], t[i].def,
+               now != NULL ? ", set to \"" : "", now != NULL ? now : "", now != NULL ? "\"" : "",
+               t[i].help);
+    }
+}
+
+int tutti_perf_main(const struct perf_coll *coll, int argc, char **argv)
+{
+    char tool[64];
+    struct perf_opts o;
+    snprintf(tool, sizeof(tool), "%s_perf", coll->name);
+    int rc = perf_args_parse(argc, argv, tool, 0, &o);
+    if (rc != 0) {
+        return rc > 0 ? PERF_EXIT_OK : PERF_EXIT_USAGE;
+    }
+    if (o.print_env) {
+        print_env();
+        return PERF_EXIT_OK;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (o.nranks == 0 && under_launcher()) {
+        return run_launched(coll, &o, tool);
+    }
+    o.nranks = o.nranks > 0 ? o.nranks : 1;
+    return run_forked(coll, &o, tool);
+}
