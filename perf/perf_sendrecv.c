@@ -1,11 +1,8 @@
 /*
  * perf_sendrecv.c - sendrecv_perf: each rank sends its buffer to rank + 1 and receives from
  * rank - 1 (modulo n), both in one group so the ring cannot deadlock. Size = count elements,
- * busbw = algbw (nccl-tests).
- *
- * The in-place half (nccl-tests sends and receives on one buffer) reads N/A: tutti runs the
- * send and the receive of a group as independent lanes, so the receive may overwrite the buffer
- * before the send has read it, and it does not refuse the overlap either (wrong data, no error).
+ * busbw = algbw (nccl-tests). The in-place half sends and receives on one buffer, as
+ * nccl-tests does; tutti stages such a receive until the send has read the buffer.
  */
 #include "perf_data.h"
 #include "tutti_perf.h"
@@ -35,7 +32,6 @@ static tutti_status_t run(const struct perf_call *c, tutti_comm_t *comm)
 const struct perf_coll perf_sendrecv = {
     .name = "sendrecv",
     .id = PERF_SENDRECV,
-    .flags = PERF_COLL_NO_INPLACE,
     .bus_factor = perf_bus_one,
     .layout = perf_layout_flat,
     .fill = perf_fill_own,

@@ -26,6 +26,7 @@ tutti_status_t tutti__exec_init(struct tutti_exec *ex, struct tutti_comm *comm,
     ex->phase = TUTTI_EXEC_CONNECT;
     for (int i = 0; i < plan->nlanes; i++) {
         ex->lanes_left += plan->lanes[i].nsteps > 0;
+        ex->main_left += plan->lanes[i].nsteps > 0 && !plan->lanes[i].after_all;
     }
     ex->status = TUTTI_IN_PROGRESS;
     if (plan->nlanes > 0) {
@@ -175,7 +176,7 @@ static tutti_status_t run_lanes(struct tutti_exec *ex, int *progress_p)
     for (int i = 0; i < ex->plan->nlanes; i++) {
         const struct tutti_lane *l = &ex->plan->lanes[i];
         struct tutti_exec_lane *el = &ex->lanes[i];
-        if (el->next == l->nsteps) {
+        if (el->next == l->nsteps || (l->after_all && ex->main_left > 0)) {
             continue;
         }
         while (el->next < l->nsteps) {
@@ -191,6 +192,7 @@ static tutti_status_t run_lanes(struct tutti_exec *ex, int *progress_p)
         }
         if (el->next == l->nsteps) {
             ex->lanes_left--;
+            ex->main_left -= !l->after_all;
         }
     }
     return TUTTI_OK;

@@ -31,6 +31,7 @@ struct tutti_exec {
     uint64_t seq;
     int phase;
     int lanes_left;
+    int main_left; /* lanes with steps that are not after_all lanes */
     int needs_progress; /* a connection needs ops->progress() (TCP) */
     int uses_doorbell;  /* a connection is woken through the doorbell (shm) */
     tutti_status_t status; /* IN_PROGRESS until done */

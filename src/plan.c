@@ -57,6 +57,19 @@ long tutti__plan_add_buf(struct tutti_plan *plan, void *buf)
     return (long)plan->nbufs++;
 }
 
+int tutti__plan_scratch(struct tutti_plan *plan, size_t bytes)
+{
+    if (bytes > plan->scratch_cap) {
+        char *n = realloc(plan->scratch, bytes);
+        if (n == NULL) {
+            return -1;
+        }
+        plan->scratch = n;
+        plan->scratch_cap = bytes;
+    }
+    return 0;
+}
+
 int tutti__plan_reset(struct tutti_plan *plan, const struct tutti_op_desc *op)
 {
     plan->op = *op;
@@ -77,6 +90,7 @@ void tutti__plan_free(struct tutti_plan *plan)
     free(plan->pool);
     free(plan->lanes);
     free(plan->bufs);
+    free(plan->scratch);
     memset(plan, 0, sizeof(*plan));
 }
 
@@ -95,6 +109,7 @@ int tutti__plan_add_lane(struct tutti_plan *plan, int send_peer, int recv_peer, 
     l->send_peer = send_peer;
     l->recv_peer = recv_peer;
     l->channel = channel;
+    l->after_all = 0;
     l->nsteps = 0;
     l->steps = NULL; /* lanes index the pool by offset until the plan is complete */
     return plan->nlanes++;

@@ -72,6 +72,7 @@ struct tutti_lane {
     int send_peer; /* rank, or -1 */
     int recv_peer; /* rank, or -1 */
     int channel;
+    int after_all; /* starts only once every other lane has finished */
     size_t nsteps;
     struct tutti_step *steps; /* points into the plan's step pool */
 };
@@ -106,6 +107,8 @@ struct tutti_plan {
     const char *algo; /* name of the algorithm that built it */
     char **bufs;      /* [TUTTI_BUF_NONE] NULL, [TUTTI_BUF_SEND], [TUTTI_BUF_RECV], ... */
     uint32_t nbufs;
+    char *scratch;    /* memory the plan owns (staging of overlapping group receives) */
+    size_t scratch_cap;
     /* storage, reused between calls when the plan lives in a communicator */
     uint32_t bufs_cap;
     struct tutti_step *pool;
@@ -120,6 +123,9 @@ struct tutti_plan {
  * Returns 0, or -1 when out of memory.
  */
 int tutti__plan_reset(struct tutti_plan *plan, const struct tutti_op_desc *op);
+
+/** Make plan->scratch at least `bytes` long (contents undefined). Returns 0, or -1. */
+int tutti__plan_scratch(struct tutti_plan *plan, size_t bytes);
 
 /** Add a buffer to plan->bufs; returns its index, or -1 when out of memory or past 2^31. */
 long tutti__plan_add_buf(struct tutti_plan *plan, void *buf);

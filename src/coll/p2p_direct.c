@@ -5,6 +5,9 @@
  */
 #include "coll/coll.h"
 
+#include <stdint.h>
+#include <stdlib.h>
+
 int tutti__p2p_direct(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
                       struct tutti_plan *plan)
 {
@@ -114,15 +117,88 @@ static int peer_lanes(const struct tutti_op_desc *const *ops, int n, tutti_coll_
     return 0;
 }
 
-int tutti__p2p_group_build(const struct tutti_op_desc *const *ops, int n,
-                           const struct tutti_plan_params *pp, struct tutti_plan *plan)
+/* Does the receive `r` write bytes that a send of the group reads? */
+static int overlaps_a_send(const struct tutti_op_desc *const *ops, int n,
+                           const struct tutti_op_desc *r)
 {
-    struct tutti_op_desc whole = {
-        .coll = TUTTI_COLL_SEND, .dt = TUTTI_UINT8, .root = -1, .peer = -1};
-    if (tutti__plan_reset(plan, &whole) != 0) {
+    uintptr_t rb = (uintptr_t)r->recvbuf, re = rb + op_bytes(r);
+    for (int j = 0; j < n; j++) {
+        uintptr_t sb = (uintptr_t)ops[j]->sendbuf, se = sb + op_bytes(ops[j]);
+        if (ops[j]->coll == TUTTI_COLL_SEND && sb < re && rb < se) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * Receives whose destination overlaps a buffer some send of the group reads (the in-place
+ * exchange sendbuf == recvbuf, a ring shift in place) land in the plan's scratch memory
+ * instead; an after-all lane copies them into place once every send has read its data. So a
+ * group behaves as if all sends read before any receive writes. view[i] is the op to build.
+ */
+static int stage_overlapping(const struct tutti_op_desc *const *ops, int n,
+                             struct tutti_op_desc *copies, const struct tutti_op_desc **view,
+                             struct tutti_plan *plan, int *nstaged_p)
+{
+    size_t total = 0;
+    int nstaged = 0;
+    for (int i = 0; i < n; i++) {
+        view[i] = ops[i];
+        if (ops[i]->coll == TUTTI_COLL_RECV && op_bytes(ops[i]) > 0 &&
+            overlaps_a_send(ops, n, ops[i])) {
+            copies[i] = *ops[i];
+            copies[i].sendbuf = (const void *)(uintptr_t)total; /* offset, fixed below */
+            total += (op_bytes(ops[i]) + 63) & ~(size_t)63;
+            nstaged++;
+        }
+    }
+    if (nstaged == 0) {
+        *nstaged_p = 0;
+        return 0;
+    }
+    if (tutti__plan_scratch(plan, total) != 0) {
         return -1;
     }
-    plan->algo = "direct";
+    for (int i = 0; i < n; i++) {
+        if (ops[i]->coll == TUTTI_COLL_RECV && op_bytes(ops[i]) > 0 &&
+            overlaps_a_send(ops, n, ops[i])) {
+            copies[i].recvbuf = plan->scratch + (uintptr_t)copies[i].sendbuf;
+            copies[i].sendbuf = NULL;
+            view[i] = &copies[i];
+        }
+    }
+    *nstaged_p = nstaged;
+    return 0;
+}
+
+/* The after-all lane: staged receives into their destinations. */
+static int unstage(const struct tutti_op_desc *const *ops, const struct tutti_op_desc **view,
+                   int n, struct tutti_plan *plan)
+{
+    int lane = tutti__plan_add_lane(plan, -1, -1, 0);
+    if (lane < 0) {
+        return -1;
+    }
+    plan->lanes[lane].after_all = 1;
+    for (int i = 0; i < n; i++) {
+        if (view[i] == ops[i]) {
+            continue;
+        }
+        long s = tutti__plan_add_buf(plan, view[i]->recvbuf);
+        long d = tutti__plan_add_buf(plan, ops[i]->recvbuf);
+        if (s < 0 || d < 0 ||
+            tutti__plan_add_step(plan, TUTTI_STEP_COPY, (uint32_t)s, 0, (uint32_t)d, 0,
+                                 op_bytes(ops[i]), 0) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int build_lanes(const struct tutti_op_desc *const *ops, int n,
+                       const struct tutti_plan_params *pp, struct tutti_plan *plan)
+{
     int rc = self_copies(ops, n, pp->rank, plan);
     if (rc != 0) {
         return rc;
@@ -136,6 +212,35 @@ int tutti__p2p_group_build(const struct tutti_op_desc *const *ops, int n,
             return -1;
         }
     }
-    tutti__plan_finish(plan);
     return 0;
+}
+
+int tutti__p2p_group_build(const struct tutti_op_desc *const *ops, int n,
+                           const struct tutti_plan_params *pp, struct tutti_plan *plan)
+{
+    struct tutti_op_desc whole = {
+        .coll = TUTTI_COLL_SEND, .dt = TUTTI_UINT8, .root = -1, .peer = -1};
+    if (tutti__plan_reset(plan, &whole) != 0) {
+        return -1;
+    }
+    plan->algo = "direct";
+    struct tutti_op_desc *copies = malloc((size_t)n * sizeof(*copies));
+    const struct tutti_op_desc **view = malloc((size_t)n * sizeof(*view));
+    int nstaged = 0;
+    int rc = (copies == NULL || view == NULL) ? -1 : 0;
+    if (rc == 0) {
+        rc = stage_overlapping(ops, n, copies, view, plan, &nstaged);
+    }
+    if (rc == 0) {
+        rc = build_lanes((const struct tutti_op_desc *const *)view, n, pp, plan);
+    }
+    if (rc == 0 && nstaged > 0) {
+        rc = unstage(ops, view, n, plan);
+    }
+    free(copies);
+    free(view);
+    if (rc == 0) {
+        tutti__plan_finish(plan);
+    }
+    return rc;
 }

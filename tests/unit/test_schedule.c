@@ -389,3 +389,42 @@ Test(schedule, unpaired_self_send_is_refused)
     cr_assert_eq(tutti__p2p_group_build(list, 1, &pp, &plan), -2);
     tutti__plan_free(&plan);
 }
+
+/* Bug: a group sending and receiving on the same buffer (in-place ring shift) read data already
+ * overwritten by its own receive. Receives that overlap a send are now staged. */
+Test(schedule, grouped_inplace_ring_shift_reads_before_it_writes)
+{
+    for (int n = 2; n <= 6; n++) {
+        size_t cnt = 5000 + (size_t)n;
+        uint32_t *buf[MAXN];
+        struct sim_net *net = sim_net_new(n, 2, 256);
+        struct tutti_plan plans[MAXN];
+        struct tutti_exec exs[MAXN];
+        memset(plans, 0, sizeof(plans));
+        for (int r = 0; r < n; r++) {
+            buf[r] = malloc(cnt * 4);
+            for (size_t i = 0; i < cnt; i++) {
+                buf[r][i] = input(r, i);
+            }
+            struct tutti_op_desc send = {.coll = TUTTI_COLL_SEND, .sendbuf = buf[r], .count = cnt,
+                                         .dt = TUTTI_UINT32, .root = -1, .peer = (r + 1) % n};
+            struct tutti_op_desc recv = {.coll = TUTTI_COLL_RECV, .recvbuf = buf[r], .count = cnt,
+                                         .dt = TUTTI_UINT32, .root = -1, .peer = (r + n - 1) % n};
+            const struct tutti_op_desc *list[2] = {&recv, &send};
+            struct tutti_plan_params pp = {r, n, 1, 64};
+            cr_assert_eq(tutti__p2p_group_build(list, 2, &pp, &plans[r]), 0);
+            cr_assert_eq(tutti__exec_init(&exs[r], sim_comm(net, r, 1), &plans[r], 1), TUTTI_OK);
+        }
+        cr_assert_eq(sim_run(exs, n), 0, "n=%d", n);
+        for (int r = 0; r < n; r++) {
+            for (size_t i = 0; i < cnt; i++) {
+                cr_assert_eq(buf[r][i], input((r + n - 1) % n, i), "n=%d rank %d elem %zu", n, r,
+                             i);
+            }
+            tutti__exec_fini(&exs[r]);
+            tutti__plan_free(&plans[r]);
+            free(buf[r]);
+        }
+        sim_net_free(net);
+    }
+}

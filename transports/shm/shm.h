@@ -94,6 +94,7 @@ struct shm_conn {
 /* shm_conn.c */
 tutti_status_t tutti__shm_connect(void *tctx, int peer, int channel, struct tutti_tconn **conn_p);
 tutti_status_t tutti__shm_close(struct tutti_tconn *c);
+tutti_status_t tutti__shm_open_send(struct shm_conn *c);
 void tutti__shm_unlink_attached(struct shm_ctx *ctx);
 
 /* shm_data.c */

@@ -74,21 +74,30 @@ static tutti_status_t open_send_fifo(struct shm_ctx *ctx, struct shm_conn *c)
     fifo_name(ctx, ctx->args.rank, c->base.peer, c->base.channel, name, sizeof(name));
     size_t len = tutti__shm_fifo_bytes(ctx->nslots, ctx->slot_size);
     tutti_status_t st;
-    struct shm_fifo_hdr *h = tutti__shm_map(name, len, 0, &st, ctx->args.comm);
+    /* The header first: its geometry must match ours before we map (and touch) our length. */
+    struct shm_fifo_hdr *h = tutti__shm_map(name, TUTTI_SHM_FIFO_HDR_BYTES, 0, &st, ctx->args.comm);
     if (h == NULL) {
         return st;
     }
-    if (atomic_load_explicit(&h->magic, memory_order_acquire) != TUTTI_SHM_FIFO_MAGIC) {
-        munmap(h, len);
+    int ready = atomic_load_explicit(&h->magic, memory_order_acquire) == TUTTI_SHM_FIFO_MAGIC;
+    uint32_t nslots = h->nslots;
+    size_t slot_size = (size_t)h->slot_size;
+    munmap(h, TUTTI_SHM_FIFO_HDR_BYTES);
+    if (!ready) {
         return TUTTI_IN_PROGRESS;
     }
-    if (h->nslots != ctx->nslots || h->slot_size != ctx->slot_size) {
-        munmap(h, len);
+    if (nslots != ctx->nslots || slot_size != ctx->slot_size) {
         return tutti__set_error(ctx->args.comm, TUTTI_ERR_INVALID_USAGE,
                                 "rank %d uses %u shm slots of %zu bytes, this rank %u of %zu: set "
                                 "TUTTI_SHM_NSLOTS and TUTTI_SHM_SLOT_SIZE alike on every rank",
-                                c->base.peer, h->nslots, (size_t)h->slot_size, ctx->nslots,
-                                ctx->slot_size);
+                                c->base.peer, nslots, slot_size, ctx->nslots, ctx->slot_size);
+    }
+    h = tutti__shm_map(name, len, 0, &st, ctx->args.comm);
+    if (h == NULL) {
+        return st != TUTTI_IN_PROGRESS
+                   ? st
+                   : tutti__set_error(ctx->args.comm, TUTTI_ERR_INTERNAL,
+                                      "%s is smaller than its header says", name);
     }
     fifo_geometry(&c->send, h, len, ctx->nslots, ctx->slot_size);
     atomic_store_explicit(&h->sender_attached, 1, memory_order_release);
@@ -100,57 +109,48 @@ static tutti_status_t open_send_fifo(struct shm_ctx *ctx, struct shm_conn *c)
 }
 
 /*
- * Connections being set up are kept in the table with send.hdr == NULL until the peer's FIFO
- * appears; connect() finds them again by (peer, channel).
+ * The send direction: open the FIFO the peer made for us. Called at connect time and again by
+ * send_acquire until it succeeds, because a connection is usable as soon as its receive FIFO
+ * exists: a peer that only sends to us may finish and close before we ever send to it, and then
+ * we must not fail for lack of a direction we never use.
  */
-static struct shm_conn *find_pending(struct shm_ctx *ctx, int peer, int channel)
+tutti_status_t tutti__shm_open_send(struct shm_conn *c)
 {
-    for (int i = 0; i < ctx->nconns; i++) {
-        struct shm_conn *c = ctx->conns[i];
-        if (c->base.peer == peer && c->base.channel == channel && c->send.hdr == NULL) {
-            return c;
-        }
+    tutti_status_t st = open_send_fifo(c->ctx, c);
+    if (st == TUTTI_IN_PROGRESS && atomic_load(&c->peer_ctl->closed)) {
+        return tutti__shm_peer_gone(c->ctx, c->base.peer);
     }
-    return NULL;
+    return st;
 }
 
 tutti_status_t tutti__shm_connect(void *tctx, int peer, int channel, struct tutti_tconn **conn_p)
 {
     struct shm_ctx *ctx = tctx;
-    *conn_p = NULL;
-    struct shm_conn *c = find_pending(ctx, peer, channel);
+    struct shm_conn *c = calloc(1, sizeof(*c));
     if (c == NULL) {
-        c = calloc(1, sizeof(*c));
-        if (c == NULL) {
-            return tutti__set_error(ctx->args.comm, TUTTI_ERR_NO_MEMORY, "no memory for a conn");
-        }
-        c->base.ops = &tutti__shm_ops;
-        c->base.peer = peer;
-        c->base.channel = channel;
-        c->base.slot_size = ctx->slot_size;
-        c->ctx = ctx;
-        c->peer_ctl = ctx->peers[peer].ctl;
-        tutti_status_t st = make_recv_fifo(ctx, c);
-        if (st == TUTTI_OK) {
-            st = track_conn(ctx, c);
-        }
-        if (st != TUTTI_OK) {
-            tutti__shm_close(&c->base);
-            return st;
-        }
+        return tutti__set_error(ctx->args.comm, TUTTI_ERR_NO_MEMORY, "no memory for a conn");
     }
-    tutti_status_t st = open_send_fifo(ctx, c);
-    if (st == TUTTI_IN_PROGRESS) {
-        const struct shm_peer *p = &ctx->peers[peer];
-        if (atomic_load(&p->ctl->closed)) {
-            return tutti__shm_peer_gone(ctx, peer);
-        }
-        return TUTTI_OK; /* not yet: called again */
+    c->base.ops = &tutti__shm_ops;
+    c->base.peer = peer;
+    c->base.channel = channel;
+    c->base.slot_size = ctx->slot_size;
+    c->ctx = ctx;
+    c->peer_ctl = ctx->peers[peer].ctl;
+    tutti_status_t st = make_recv_fifo(ctx, c);
+    if (st == TUTTI_OK) {
+        st = track_conn(ctx, c);
     }
-    if (st != TUTTI_OK) {
+    if (st == TUTTI_OK) {
+        st = tutti__shm_open_send(c);
+    }
+    if (st != TUTTI_OK && st != TUTTI_IN_PROGRESS) {
+        tutti__shm_close(&c->base);
         return st;
     }
-    tutti_debug(TUTTI_SUBSYS_SHM, "connected to rank %d channel %d", peer, channel);
+    /* A peer waiting to send to us may sleep: its FIFO exists now. */
+    tutti__shm_ring(c->peer_ctl);
+    tutti_debug(TUTTI_SUBSYS_SHM, "connected to rank %d channel %d%s", peer, channel,
+                c->send.hdr == NULL ? " (its FIFO to be opened on first send)" : "");
     *conn_p = &c->base;
     return TUTTI_OK;
 }

@@ -35,6 +35,12 @@ tutti_status_t tutti__shm_send_acquire(struct tutti_tconn *conn, void **buf_p, s
 {
     struct shm_conn *c = (struct shm_conn *)conn;
     struct shm_fifo *f = &c->send;
+    if (f->hdr == NULL) {
+        tutti_status_t st = tutti__shm_open_send(c);
+        if (st != TUTTI_OK) {
+            return st;
+        }
+    }
     if (f->mine - f->theirs >= f->nslots) {
         f->theirs = atomic_load_explicit(&f->hdr->tail, memory_order_acquire);
         if (f->mine - f->theirs >= f->nslots) {
@@ -64,10 +70,16 @@ tutti_status_t tutti__shm_recv_peek(struct tutti_tconn *conn, const void **buf_p
     if (f->mine == f->theirs) {
         f->theirs = atomic_load_explicit(&f->hdr->head, memory_order_acquire);
         if (f->mine == f->theirs) {
-            if (atomic_load_explicit(&f->hdr->sender_closed, memory_order_acquire) != 0) {
-                return tutti__shm_peer_gone(c->ctx, conn->peer);
+            /* Closed (this FIFO, or the peer's whole communicator if it never attached here)
+             * and still empty once the close is seen: nothing more will come. */
+            if (atomic_load(&f->hdr->sender_closed) != 0 || atomic_load(&c->peer_ctl->closed)) {
+                f->theirs = atomic_load_explicit(&f->hdr->head, memory_order_acquire);
+                if (f->mine == f->theirs) {
+                    return tutti__shm_peer_gone(c->ctx, conn->peer);
+                }
+            } else {
+                return TUTTI_IN_PROGRESS;
             }
-            return TUTTI_IN_PROGRESS;
         }
     }
     const uint8_t *slot = tutti__shm_slot(f, f->mine);

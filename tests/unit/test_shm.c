@@ -1,0 +1,290 @@
+/*
+ * test_shm.c - the shared-memory transport between two real processes: streams in both
+ * directions through small FIFOs, a receiver that reads what a sender posted before it closed
+ * (even when the receiver never opened its own sending direction), a dead peer found by
+ * check(), and settings that differ between the two ends.
+ *
+ * The test process is rank 0 and forks rank 1; pipes serve as barriers. The forked rank reports
+ * a failed check through its exit status (the line number).
+ */
+#include "env.h"
+#include "transports/shm/shm.h"
+#include "tutti.h"
+
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define OPS (&tutti__shm_ops)
+
+#define EXPECT(cond, ...)                                                                          \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: rank check failed: ", __FILE__, __LINE__);                    \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+            return __LINE__;                                                                       \
+        }                                                                                          \
+    } while (0)
+
+struct side {
+    int rank;
+    struct tutti_tctx_args args;
+    struct tutti_peer_info peers[2];
+    void *tctx;
+    int to_peer, from_peer;
+};
+
+static int barrier(struct side *s)
+{
+    char b = 1;
+    return (write(s->to_peer, &b, 1) == 1 && read(s->from_peer, &b, 1) == 1) ? 0 : -1;
+}
+
+/* Both processes: context, then the two attach phases with barriers between them. */
+static int side_init(struct side *s, int rank, uint64_t comm_id)
+{
+    s->rank = rank;
+    for (int r = 0; r < 2; r++) {
+        s->peers[r].magic = TUTTI_PEER_MAGIC;
+        s->peers[r].rank = r;
+        s->peers[r].nranks = 2;
+        snprintf(s->peers[r].hostname, sizeof(s->peers[r].hostname), "test");
+    }
+    s->args = (struct tutti_tctx_args){.rank = rank, .nranks = 2, .comm_id = comm_id,
+                                       .env = tutti__env(), .nchannels = 1,
+                                       .timeout_ns = 10000000000ll, .peers = s->peers};
+    uint8_t blob[TUTTI_TRANSPORT_BLOB];
+    EXPECT(OPS->init(&s->args, &s->tctx, blob) == TUTTI_OK, "init: %s", tutti_last_error(NULL));
+    EXPECT(barrier(s) == 0 && OPS->attach(s->tctx, 0) == TUTTI_OK, "attach 0");
+    EXPECT(barrier(s) == 0 && OPS->attach(s->tctx, 1) == TUTTI_OK, "attach 1");
+    return barrier(s);
+}
+
+static uint64_t comm_id_for_test(void)
+{
+    return ((uint64_t)getpid() << 20) ^ (uint64_t)time(NULL);
+}
+
+/* Fork rank 1 running fn; the caller runs rank 0. Returns rank 1's pid. */
+static pid_t fork_pair(struct side *s0, struct side *s1, int (*fn)(struct side *, uint64_t),
+                       uint64_t id)
+{
+    int a[2], b[2];
+    cr_assert(pipe(a) == 0 && pipe(b) == 0);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        s1->to_peer = b[1];
+        s1->from_peer = a[0];
+        _exit(fn(s1, id));
+    }
+    s0->to_peer = a[1];
+    s0->from_peer = b[0];
+    return pid;
+}
+
+static int child_status(pid_t pid)
+{
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static tutti_status_t wait_peek(struct tutti_tconn *c, const void **buf, size_t *len)
+{
+    tutti_status_t st;
+    for (long i = 0; (st = OPS->recv_peek(c, buf, len)) == TUTTI_IN_PROGRESS && i < 200000000; i++) {
+    }
+    return st;
+}
+
+static tutti_status_t wait_acquire(struct tutti_tconn *c, void **buf, size_t *cap)
+{
+    tutti_status_t st;
+    for (long i = 0; (st = OPS->send_acquire(c, buf, cap)) == TUTTI_IN_PROGRESS && i < 200000000;
+         i++) {
+    }
+    return st;
+}
+
+/* ---- streams in both directions ---- */
+
+static size_t msg_len(int i, size_t slot)
+{
+    return (size_t)(i * 7919) % (slot + 1);
+}
+
+static int stream(struct side *s, int n)
+{
+    struct tutti_tconn *c = NULL;
+    EXPECT(OPS->connect(s->tctx, 1 - s->rank, 0, &c) == TUTTI_OK && c != NULL, "connect");
+    int sent = 0, got = 0;
+    while (sent < n || got < n) {
+        void *sb;
+        const void *rb;
+        size_t cap, len;
+        if (sent < n && OPS->send_acquire(c, &sb, &cap) == TUTTI_OK) {
+            size_t l = msg_len(sent, c->slot_size);
+            memset(sb, (sent + s->rank) & 0xff, l);
+            EXPECT(OPS->send_post(c, l) == TUTTI_OK, "post");
+            sent++;
+        }
+        if (got < n && OPS->recv_peek(c, &rb, &len) == TUTTI_OK) {
+            EXPECT(len == msg_len(got, c->slot_size), "message %d has %zu bytes", got, len);
+            for (size_t k = 0; k < len; k++) {
+                EXPECT(((const uint8_t *)rb)[k] == ((got + 1 - s->rank) & 0xff), "byte %zu", k);
+            }
+            EXPECT(OPS->recv_release(c) == TUTTI_OK, "release");
+            got++;
+        }
+    }
+    EXPECT(barrier(s) == 0, "barrier");
+    OPS->close(c);
+    OPS->fini(s->tctx);
+    return 0;
+}
+
+static int stream_rank1(struct side *s, uint64_t id)
+{
+    int rc = side_init(s, 1, id);
+    return rc != 0 ? rc : stream(s, 3000);
+}
+
+Test(shm, streams_both_ways_through_small_fifos, .timeout = 60)
+{
+    setenv("TUTTI_SHM_NSLOTS", "2", 1);
+    setenv("TUTTI_SHM_SLOT_SIZE", "4k", 1);
+    struct side s0 = {0}, s1 = {0};
+    uint64_t id = comm_id_for_test();
+    pid_t pid = fork_pair(&s0, &s1, stream_rank1, id);
+    cr_assert_eq(side_init(&s0, 0, id), 0);
+    cr_assert_eq(stream(&s0, 3000), 0);
+    cr_assert_eq(child_status(pid), 0);
+}
+
+/* ---- a sender that closes before the receiver ever sends ---- */
+
+static int early_sender(struct side *s, uint64_t id)
+{
+    EXPECT(side_init(s, 1, id) == 0, "init");
+    EXPECT(barrier(s) == 0, "rank 0 connected first");
+    struct tutti_tconn *c = NULL;
+    EXPECT(OPS->connect(s->tctx, 0, 0, &c) == TUTTI_OK && c != NULL, "connect");
+    for (int i = 0; i < 3; i++) {
+        void *b;
+        size_t cap;
+        EXPECT(wait_acquire(c, &b, &cap) == TUTTI_OK, "acquire %d", i);
+        memset(b, 0x40 + i, 16);
+        EXPECT(OPS->send_post(c, 16) == TUTTI_OK, "post");
+    }
+    OPS->close(c);
+    OPS->fini(s->tctx); /* destroyed: its FIFO names are gone */
+    EXPECT(barrier(s) == 0, "closed");
+    return 0;
+}
+
+Test(shm, receiver_reads_what_a_closed_sender_posted, .timeout = 60)
+{
+    struct side s0 = {0}, s1 = {0};
+    uint64_t id = comm_id_for_test();
+    pid_t pid = fork_pair(&s0, &s1, early_sender, id);
+    cr_assert_eq(side_init(&s0, 0, id), 0);
+    struct tutti_tconn *c = NULL;
+    cr_assert_eq(OPS->connect(s0.tctx, 1, 0, &c), TUTTI_OK, "%s", tutti_last_error(NULL));
+    cr_assert_not_null(c, "usable before the peer's FIFO exists");
+    cr_assert_eq(barrier(&s0), 0);
+    cr_assert_eq(barrier(&s0), 0); /* the sender has posted, closed and finished */
+    for (int i = 0; i < 3; i++) {
+        const void *b;
+        size_t len;
+        cr_assert_eq(wait_peek(c, &b, &len), TUTTI_OK, "message %d", i);
+        cr_assert_eq(len, 16);
+        cr_assert_eq(((const uint8_t *)b)[15], 0x40 + i);
+        OPS->recv_release(c);
+    }
+    const void *b;
+    size_t len;
+    cr_assert_eq(OPS->recv_peek(c, &b, &len), TUTTI_ERR_REMOTE, "nothing more will come");
+    void *sb;
+    size_t cap;
+    cr_assert_eq(OPS->send_acquire(c, &sb, &cap), TUTTI_ERR_REMOTE, "the peer is gone");
+    cr_assert(strstr(tutti_last_error(NULL), "rank 1") != NULL, "%s", tutti_last_error(NULL));
+    OPS->close(c);
+    OPS->fini(s0.tctx);
+    cr_assert_eq(child_status(pid), 0);
+}
+
+/* ---- a peer that dies ---- */
+
+static int sleeper(struct side *s, uint64_t id)
+{
+    EXPECT(side_init(s, 1, id) == 0, "init");
+    pause();
+    return 0;
+}
+
+Test(shm, check_names_a_peer_that_died, .timeout = 60)
+{
+    struct side s0 = {0}, s1 = {0};
+    uint64_t id = comm_id_for_test();
+    pid_t pid = fork_pair(&s0, &s1, sleeper, id);
+    cr_assert_eq(side_init(&s0, 0, id), 0);
+    cr_assert_eq(OPS->check(s0.tctx), TUTTI_OK, "alive");
+    kill(pid, SIGKILL);
+    int64_t t0 = time(NULL);
+    tutti_status_t st;
+    while ((st = OPS->check(s0.tctx)) == TUTTI_OK && time(NULL) - t0 < 10) {
+        usleep(1000);
+    }
+    cr_assert_eq(st, TUTTI_ERR_REMOTE);
+    cr_assert(strstr(tutti_last_error(NULL), "rank 1") != NULL &&
+                  strstr(tutti_last_error(NULL), "died") != NULL,
+              "%s", tutti_last_error(NULL));
+    OPS->fini(s0.tctx);
+    child_status(pid);
+}
+
+/* ---- geometry that differs between the ends ---- */
+
+static int other_geometry(struct side *s, uint64_t id)
+{
+    setenv("TUTTI_SHM_NSLOTS", "3", 1);
+    EXPECT(side_init(s, 1, id) == 0, "init");
+    struct tutti_tconn *c = NULL;
+    EXPECT(OPS->connect(s->tctx, 0, 0, &c) == TUTTI_OK, "connect");
+    EXPECT(barrier(s) == 0, "connected");
+    EXPECT(barrier(s) == 0, "checked");
+    OPS->close(c);
+    OPS->fini(s->tctx);
+    return 0;
+}
+
+Test(shm, different_fifo_settings_are_refused_by_name, .timeout = 60)
+{
+    struct side s0 = {0}, s1 = {0};
+    uint64_t id = comm_id_for_test();
+    pid_t pid = fork_pair(&s0, &s1, other_geometry, id);
+    cr_assert_eq(side_init(&s0, 0, id), 0);
+    struct tutti_tconn *c = NULL;
+    cr_assert_eq(barrier(&s0), 0);
+    tutti_status_t st = OPS->connect(s0.tctx, 1, 0, &c);
+    if (st == TUTTI_OK) {
+        void *b;
+        size_t cap;
+        st = OPS->send_acquire(c, &b, &cap);
+    }
+    cr_assert_eq(st, TUTTI_ERR_INVALID_USAGE);
+    cr_assert(strstr(tutti_last_error(NULL), "TUTTI_SHM_NSLOTS") != NULL, "%s",
+              tutti_last_error(NULL));
+    cr_assert_eq(barrier(&s0), 0);
+    OPS->fini(s0.tctx);
+    cr_assert_eq(child_status(pid), 0);
+}
