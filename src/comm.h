@@ -32,6 +32,8 @@ struct tutti_comm_cfg {
     int force_tcp;       /* TUTTI_TRANSPORT=tcp */
     size_t chunk_bytes;  /* largest step: the smallest slot of the transports in use */
     int oversubscribed;  /* more local ranks than CPUs: sleep sooner when waiting */
+    size_t direct_max;   /* TUTTI_DIRECT_MAX: largest message for the direct algorithms */
+    int forced[TUTTI_COLL_COUNT]; /* TUTTI_ALGO: catalog index per collective, or -1 */
 };
 
 /* fail.c: health of the communicator. status is sticky once an error is stored. */

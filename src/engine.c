@@ -98,7 +98,7 @@ static void sleep_once(struct tutti_exec **exs, int n, struct waiter *w, int64_t
         if (ex->comm->state.wakefd >= 0 && nfds < MAX_POLLFDS) {
             fds[nfds++] = (struct pollfd){.fd = ex->comm->state.wakefd, .events = POLLIN};
         }
-        for (int k = 0; ex->needs_progress && k < ex->nconns; k++) {
+        for (int k = 0; ex->needs_progress && k < ex->nneeds; k++) {
             struct tutti_tconn *c = ex->conns[k];
             nfds += c->ops->pollfds(c, fds + nfds, MAX_POLLFDS - nfds);
         }

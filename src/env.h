@@ -37,6 +37,10 @@
     X(TCP_SLOT_SIZE, SIZE, "512k", "bytes per TCP FIFO slot")                                     \
     X(TCP_NSLOTS, INT, "4", "slots per TCP FIFO")                                                  \
     X(SPIN, DURATION, "50us", "busy-poll this long before yielding the CPU")                      \
+    X(ALGO, STRING, "",                                                                            \
+      "force algorithms, e.g. allreduce:oneshot,broadcast:ring (tutti-info --algos lists them)")   \
+    X(DIRECT_MAX, SIZE, "8k",                                                                      \
+      "largest message for which the one-hop algorithms (oneshot, direct) are chosen")             \
     X(YIELD, DURATION, "2ms", "then sched_yield() this long before sleeping")                     \
     X(RANK, INT, "-1", "this process's rank (tutti_comm_init_env)")                               \
     X(NRANKS, INT, "-1", "number of ranks (tutti_comm_init_env)")                                 \

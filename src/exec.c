@@ -15,6 +15,43 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Record every distinct (peer, channel) the steps use; a bitmap keeps it linear. */
+static tutti_status_t find_needs(struct tutti_exec *ex)
+{
+    const struct tutti_plan *p = ex->plan;
+    size_t bits = (size_t)ex->comm->nranks * TUTTI_MAX_CHANNELS;
+    uint8_t *seen = calloc((bits + 7) / 8, 1);
+    int cap = 0;
+    if (seen == NULL) {
+        return TUTTI_ERR_NO_MEMORY;
+    }
+    for (int i = 0; i < p->nlanes; i++) {
+        const struct tutti_lane *l = &p->lanes[i];
+        for (size_t k = 0; k < l->nsteps; k++) {
+            int peers[2] = {l->steps[k].send_peer, l->steps[k].recv_peer};
+            for (int d = 0; d < 2; d++) {
+                size_t bit = (size_t)peers[d] * TUTTI_MAX_CHANNELS + (size_t)l->channel;
+                if (peers[d] < 0 || (seen[bit / 8] & (1u << (bit % 8))) != 0) {
+                    continue;
+                }
+                seen[bit / 8] |= (uint8_t)(1u << (bit % 8));
+                if (ex->nneeds == cap) {
+                    cap = cap == 0 ? 4 : cap * 2;
+                    struct tutti_exec_need *n = realloc(ex->needs, (size_t)cap * sizeof(*n));
+                    if (n == NULL) {
+                        free(seen);
+                        return TUTTI_ERR_NO_MEMORY;
+                    }
+                    ex->needs = n;
+                }
+                ex->needs[ex->nneeds++] = (struct tutti_exec_need){peers[d], l->channel};
+            }
+        }
+    }
+    free(seen);
+    return TUTTI_OK;
+}
+
 tutti_status_t tutti__exec_init(struct tutti_exec *ex, struct tutti_comm *comm,
                                 const struct tutti_plan *plan, uint64_t seq)
 {
@@ -24,74 +61,66 @@ tutti_status_t tutti__exec_init(struct tutti_exec *ex, struct tutti_comm *comm,
     ex->esize = tutti_datatype_size(plan->op.dt);
     ex->seq = seq;
     ex->phase = TUTTI_EXEC_CONNECT;
+    ex->status = TUTTI_IN_PROGRESS;
     for (int i = 0; i < plan->nlanes; i++) {
         ex->lanes_left += plan->lanes[i].nsteps > 0;
         ex->main_left += plan->lanes[i].nsteps > 0 && !plan->lanes[i].after_all;
     }
-    ex->status = TUTTI_IN_PROGRESS;
+    tutti_status_t st = TUTTI_OK;
     if (plan->nlanes > 0) {
-        ex->lanes = calloc((size_t)plan->nlanes, sizeof(*ex->lanes));
-        ex->conns = calloc((size_t)plan->nlanes * 2, sizeof(*ex->conns));
-        if (ex->lanes == NULL || ex->conns == NULL) {
-            tutti__exec_fini(ex);
-            return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory to run a %s",
-                                    tutti__coll_name(plan->op.coll));
-        }
+        ex->next = calloc((size_t)plan->nlanes, sizeof(*ex->next));
+        st = ex->next == NULL ? TUTTI_ERR_NO_MEMORY : find_needs(ex);
+    }
+    if (st == TUTTI_OK && ex->nneeds > 0) {
+        ex->conns = calloc((size_t)ex->nneeds, sizeof(*ex->conns));
+        st = ex->conns == NULL ? TUTTI_ERR_NO_MEMORY : TUTTI_OK;
+    }
+    if (st != TUTTI_OK) {
+        tutti__exec_fini(ex);
+        return tutti__set_error(comm, st, "no memory to run a %s",
+                                tutti__coll_name(plan->op.coll));
     }
     return TUTTI_OK;
 }
 
 void tutti__exec_fini(struct tutti_exec *ex)
 {
-    free(ex->lanes);
+    free(ex->next);
+    free(ex->needs);
     free(ex->conns);
-    ex->lanes = NULL;
+    ex->next = NULL;
+    ex->needs = NULL;
     ex->conns = NULL;
 }
 
-static void add_conn(struct tutti_exec *ex, struct tutti_tconn *c)
-{
-    for (int i = 0; i < ex->nconns; i++) {
-        if (ex->conns[i] == c) {
-            return;
-        }
-    }
-    ex->conns[ex->nconns++] = c;
-    if (c->ops->flags & TUTTI_TRANSPORT_NEEDS_PROGRESS) {
-        ex->needs_progress = 1;
-    } else {
-        ex->uses_doorbell = 1;
-    }
-}
-
-/* Connect every (peer, channel) the lanes need. OK once all are there. */
-static tutti_status_t connect_lanes(struct tutti_exec *ex)
+/* Connect every (peer, channel) the steps need. OK once all are there. */
+static tutti_status_t connect_needs(struct tutti_exec *ex)
 {
     int missing = 0;
-    for (int i = 0; i < ex->plan->nlanes; i++) {
-        const struct tutti_lane *l = &ex->plan->lanes[i];
-        struct tutti_exec_lane *el = &ex->lanes[i];
-        if (l->send_peer >= 0 && el->send == NULL) {
-            TUTTI_CHECK(tutti__comm_conn(ex->comm, l->send_peer, l->channel, &el->send));
-            missing += (el->send == NULL);
-        }
-        if (l->recv_peer >= 0 && el->recv == NULL) {
-            TUTTI_CHECK(tutti__comm_conn(ex->comm, l->recv_peer, l->channel, &el->recv));
-            missing += (el->recv == NULL);
+    for (int i = 0; i < ex->nneeds; i++) {
+        if (ex->conns[i] == NULL) {
+            TUTTI_CHECK(tutti__comm_conn(ex->comm, ex->needs[i].peer, ex->needs[i].channel,
+                                         &ex->conns[i]));
+            missing += (ex->conns[i] == NULL);
         }
     }
     if (missing > 0) {
         return TUTTI_IN_PROGRESS;
     }
-    for (int i = 0; i < ex->plan->nlanes; i++) {
-        if (ex->lanes[i].send != NULL) {
-            add_conn(ex, ex->lanes[i].send);
-        }
-        if (ex->lanes[i].recv != NULL) {
-            add_conn(ex, ex->lanes[i].recv);
+    for (int i = 0; i < ex->nneeds; i++) {
+        if (ex->conns[i]->ops->flags & TUTTI_TRANSPORT_NEEDS_PROGRESS) {
+            ex->needs_progress = 1;
+        } else {
+            ex->uses_doorbell = 1;
         }
     }
     return TUTTI_OK;
+}
+
+/* The connection of a step's peer on the lane's channel (connected before steps run). */
+static inline struct tutti_tconn *conn_of(const struct tutti_exec *ex, int peer, int channel)
+{
+    return ex->comm->net.conns[(size_t)peer * TUTTI_MAX_CHANNELS + (size_t)channel];
 }
 
 static tutti_status_t size_mismatch(struct tutti_exec *ex, int peer, size_t got, size_t want)
@@ -106,8 +135,7 @@ static tutti_status_t size_mismatch(struct tutti_exec *ex, int peer, size_t got,
 }
 
 /* Run one step if its slots are available: OK (done), IN_PROGRESS (not yet) or an error. */
-static tutti_status_t run_step(struct tutti_exec *ex, struct tutti_exec_lane *el,
-                               const struct tutti_step *s)
+static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct tutti_step *s)
 {
     const struct tutti_plan *p = ex->plan;
     size_t bytes = s->count * ex->esize;
@@ -115,31 +143,40 @@ static tutti_status_t run_step(struct tutti_exec *ex, struct tutti_exec_lane *el
                                                     : NULL;
     char *dst = s->dst_buf != TUTTI_BUF_NONE ? p->bufs[s->dst_buf] + s->dst_off * ex->esize : NULL;
     int divisor = s->final ? p->divisor : 1;
+    struct tutti_tconn *rc = s->recv_peer >= 0 ? conn_of(ex, s->recv_peer, channel) : NULL;
+    struct tutti_tconn *sc = s->send_peer >= 0 ? conn_of(ex, s->send_peer, channel) : NULL;
     const void *rslot = NULL;
     void *sslot = NULL;
     size_t rlen = 0, scap = 0;
     tutti_status_t st;
 
-    if (s->kind == TUTTI_STEP_COPY) {
+    switch ((tutti_step_kind_t)s->kind) {
+    case TUTTI_STEP_COPY:
         tutti__copy2(dst, NULL, src, bytes);
         return TUTTI_OK;
+    case TUTTI_STEP_REDUCE:
+        tutti__reduce(dst, NULL, s->swap ? src : dst, s->swap ? dst : src, s->count, p->op.dt,
+                      p->op.op, divisor);
+        return TUTTI_OK;
+    default:
+        break;
     }
     if (s->kind != TUTTI_STEP_SEND) {
-        st = el->recv->ops->recv_peek(el->recv, &rslot, &rlen);
+        st = rc->ops->recv_peek(rc, &rslot, &rlen);
         if (st != TUTTI_OK) {
             return st;
         }
         if (rlen != bytes) {
-            return size_mismatch(ex, el->recv->peer, rlen, bytes);
+            return size_mismatch(ex, s->recv_peer, rlen, bytes);
         }
     }
-    if (s->kind == TUTTI_STEP_SEND || s->kind == TUTTI_STEP_RECV_REDUCE_SEND ||
-        s->kind == TUTTI_STEP_RECV_REDUCE_COPY_SEND || s->kind == TUTTI_STEP_RECV_COPY_SEND) {
-        st = el->send->ops->send_acquire(el->send, &sslot, &scap);
+    if (sc != NULL) {
+        st = sc->ops->send_acquire(sc, &sslot, &scap);
         if (st != TUTTI_OK) {
             return st;
         }
     }
+    const void *a = s->swap ? (const void *)src : rslot, *b = s->swap ? rslot : (const void *)src;
     switch ((tutti_step_kind_t)s->kind) {
     case TUTTI_STEP_SEND:
         tutti__copy2(sslot, NULL, src, bytes);
@@ -148,13 +185,13 @@ static tutti_status_t run_step(struct tutti_exec *ex, struct tutti_exec_lane *el
         tutti__copy2(dst, NULL, rslot, bytes);
         break;
     case TUTTI_STEP_RECV_REDUCE_SEND:
-        tutti__reduce(sslot, NULL, rslot, src, s->count, p->op.dt, p->op.op, divisor);
+        tutti__reduce(sslot, NULL, a, b, s->count, p->op.dt, p->op.op, divisor);
         break;
     case TUTTI_STEP_RECV_REDUCE_COPY:
-        tutti__reduce(dst, NULL, rslot, src, s->count, p->op.dt, p->op.op, divisor);
+        tutti__reduce(dst, NULL, a, b, s->count, p->op.dt, p->op.op, divisor);
         break;
     case TUTTI_STEP_RECV_REDUCE_COPY_SEND:
-        tutti__reduce(dst, sslot, rslot, src, s->count, p->op.dt, p->op.op, divisor);
+        tutti__reduce(dst, sslot, a, b, s->count, p->op.dt, p->op.op, divisor);
         break;
     case TUTTI_STEP_RECV_COPY_SEND:
         tutti__copy2(dst, sslot, rslot, bytes);
@@ -163,10 +200,10 @@ static tutti_status_t run_step(struct tutti_exec *ex, struct tutti_exec_lane *el
         return tutti__set_error(ex->comm, TUTTI_ERR_INTERNAL, "bad step kind %d", s->kind);
     }
     if (sslot != NULL) {
-        TUTTI_CHECK(el->send->ops->send_post(el->send, bytes));
+        TUTTI_CHECK(sc->ops->send_post(sc, bytes));
     }
     if (rslot != NULL) {
-        TUTTI_CHECK(el->recv->ops->recv_release(el->recv));
+        TUTTI_CHECK(rc->ops->recv_release(rc));
     }
     return TUTTI_OK;
 }
@@ -175,22 +212,22 @@ static tutti_status_t run_lanes(struct tutti_exec *ex, int *progress_p)
 {
     for (int i = 0; i < ex->plan->nlanes; i++) {
         const struct tutti_lane *l = &ex->plan->lanes[i];
-        struct tutti_exec_lane *el = &ex->lanes[i];
-        if (el->next == l->nsteps || (l->after_all && ex->main_left > 0)) {
+        size_t *next = &ex->next[i];
+        if (*next == l->nsteps || (l->after_all && ex->main_left > 0)) {
             continue;
         }
-        while (el->next < l->nsteps) {
-            tutti_status_t st = run_step(ex, el, &l->steps[el->next]);
+        while (*next < l->nsteps) {
+            tutti_status_t st = run_step(ex, l->channel, &l->steps[*next]);
             if (st == TUTTI_IN_PROGRESS) {
                 break;
             }
             if (st != TUTTI_OK) {
                 return st;
             }
-            el->next++;
+            (*next)++;
             *progress_p = 1;
         }
-        if (el->next == l->nsteps) {
+        if (*next == l->nsteps) {
             ex->lanes_left--;
             ex->main_left -= !l->after_all;
         }
@@ -200,7 +237,7 @@ static tutti_status_t run_lanes(struct tutti_exec *ex, int *progress_p)
 
 static tutti_status_t progress_conns(struct tutti_exec *ex, int *progress_p)
 {
-    for (int i = 0; ex->needs_progress && i < ex->nconns; i++) {
+    for (int i = 0; ex->needs_progress && i < ex->nneeds; i++) {
         struct tutti_tconn *c = ex->conns[i];
         int moved = 0;
         TUTTI_CHECK(c->ops->progress(c, &moved));
@@ -213,7 +250,7 @@ tutti_status_t tutti__exec_advance(struct tutti_exec *ex, int *progress_p)
 {
     *progress_p = 0;
     if (ex->phase == TUTTI_EXEC_CONNECT) {
-        tutti_status_t st = connect_lanes(ex);
+        tutti_status_t st = connect_needs(ex);
         if (st != TUTTI_OK) {
             return st;
         }
@@ -229,7 +266,7 @@ tutti_status_t tutti__exec_advance(struct tutti_exec *ex, int *progress_p)
         ex->phase = TUTTI_EXEC_FLUSH;
     }
     if (ex->phase == TUTTI_EXEC_FLUSH) {
-        for (int i = 0; i < ex->nconns; i++) {
+        for (int i = 0; i < ex->nneeds; i++) {
             int done = 0;
             TUTTI_CHECK(ex->conns[i]->ops->flushed(ex->conns[i], &done));
             if (!done) {
@@ -242,39 +279,30 @@ tutti_status_t tutti__exec_advance(struct tutti_exec *ex, int *progress_p)
     return TUTTI_OK;
 }
 
-/* Peer of the i-th connection the plan still lacks (lanes in order, send before receive). */
-static int missing_peer(const struct tutti_exec *ex, int i, int *channel_p)
+/* The peer a stalled step waits on: its receive side if the slot is missing, else its send. */
+static int step_peer(const struct tutti_step *s)
 {
-    for (int k = 0; k < ex->plan->nlanes; k++) {
-        const struct tutti_lane *l = &ex->plan->lanes[k];
-        int peers[2] = {ex->lanes[k].send == NULL ? l->send_peer : -1,
-                        ex->lanes[k].recv == NULL ? l->recv_peer : -1};
-        for (int d = 0; d < 2; d++) {
-            if (peers[d] >= 0 && i-- == 0) {
-                *channel_p = l->channel;
-                return peers[d];
-            }
-        }
-    }
-    return -1;
+    return s->recv_peer >= 0 && s->kind != TUTTI_STEP_SEND ? s->recv_peer : s->send_peer;
 }
 
 int tutti__exec_waited_rank(const struct tutti_exec *ex)
 {
-    int channel;
-    if (ex->lanes == NULL) {
+    if (ex->next == NULL) {
         return -1;
     }
     if (ex->phase == TUTTI_EXEC_CONNECT) {
-        return missing_peer(ex, 0, &channel);
+        for (int i = 0; i < ex->nneeds; i++) {
+            if (ex->conns[i] == NULL) {
+                return ex->needs[i].peer;
+            }
+        }
+        return -1;
     }
     for (int i = 0; i < ex->plan->nlanes; i++) {
         const struct tutti_lane *l = &ex->plan->lanes[i];
-        if (ex->lanes[i].next == l->nsteps) {
-            continue;
+        if (ex->next[i] < l->nsteps && step_peer(&l->steps[ex->next[i]]) >= 0) {
+            return step_peer(&l->steps[ex->next[i]]);
         }
-        const struct tutti_step *s = &l->steps[ex->lanes[i].next];
-        return s->kind == TUTTI_STEP_SEND ? l->send_peer : l->recv_peer;
     }
     return -1;
 }
@@ -283,19 +311,15 @@ int tutti__exec_waited_rank(const struct tutti_exec *ex)
 static void describe_connect(const struct tutti_exec *ex, char *buf, size_t len)
 {
     size_t o = (size_t)snprintf(buf, len, "connecting to");
-    int channel, peer, listed = 0;
-    for (int i = 0; (peer = missing_peer(ex, i, &channel)) >= 0 && o + 1 < len; i++) {
-        int seen = 0, ch;
-        for (int k = 0; k < i && !seen; k++) {
-            seen = missing_peer(ex, k, &ch) == peer && ch == channel;
-        }
-        if (seen) {
-            continue; /* the same (peer, channel) in both directions */
+    int listed = 0;
+    for (int i = 0; i < ex->nneeds && o + 1 < len; i++) {
+        if (ex->conns[i] != NULL) {
+            continue;
         }
         char who[128];
-        tutti__peer_str(&ex->comm->peers[peer], who, sizeof(who));
-        int n =
-            snprintf(buf + o, len - o, "%s %s on channel %d", listed++ ? ";" : "", who, channel);
+        tutti__peer_str(&ex->comm->peers[ex->needs[i].peer], who, sizeof(who));
+        int n = snprintf(buf + o, len - o, "%s %s on channel %d", listed++ ? ";" : "", who,
+                         ex->needs[i].channel);
         if (n < 0) {
             break;
         }
@@ -320,16 +344,16 @@ void tutti__exec_describe_wait(const struct tutti_exec *ex, char *buf, size_t le
     }
     for (int i = 0; i < ex->plan->nlanes && o + 1 < len; i++) {
         const struct tutti_lane *l = &ex->plan->lanes[i];
-        size_t next = ex->lanes[i].next;
-        if (next == l->nsteps) {
+        size_t next = ex->next[i];
+        if (next == l->nsteps || step_peer(&l->steps[next]) < 0) {
             continue;
         }
         const struct tutti_step *s = &l->steps[next];
-        int peer = s->kind == TUTTI_STEP_SEND ? l->send_peer : l->recv_peer;
+        int peer = step_peer(s);
         char who[128];
         tutti__peer_str(&ex->comm->peers[peer], who, sizeof(who));
         int n = snprintf(buf + o, len - o, "%s%s %s for step %zu/%zu (%s) on channel %d",
-                         o == 0 ? "" : "; ", s->kind == TUTTI_STEP_SEND ? "sending to" : "waiting on",
+                         o == 0 ? "" : "; ", peer == s->recv_peer ? "waiting on" : "sending to",
                          who, next + 1, l->nsteps, tutti__step_name(s->kind), l->channel);
         if (n < 0) {
             break;

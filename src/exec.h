@@ -17,9 +17,10 @@
 struct tutti_comm;
 struct tutti_tconn;
 
-struct tutti_exec_lane {
-    size_t next; /* index of the next step to run */
-    struct tutti_tconn *send, *recv;
+/** A (peer, channel) the plan talks to. */
+struct tutti_exec_need {
+    int peer;
+    int channel;
 };
 
 enum tutti_exec_phase { TUTTI_EXEC_CONNECT, TUTTI_EXEC_RUN, TUTTI_EXEC_FLUSH, TUTTI_EXEC_DONE };
@@ -31,13 +32,14 @@ struct tutti_exec {
     uint64_t seq;
     int phase;
     int lanes_left;
-    int main_left; /* lanes with steps that are not after_all lanes */
+    int main_left;      /* lanes with steps that are not after_all lanes */
     int needs_progress; /* a connection needs ops->progress() (TCP) */
     int uses_doorbell;  /* a connection is woken through the doorbell (shm) */
     tutti_status_t status; /* IN_PROGRESS until done */
-    struct tutti_exec_lane *lanes;
-    struct tutti_tconn **conns; /* distinct connections of the plan */
-    int nconns;
+    size_t *next;          /* per lane: index of the next step to run */
+    struct tutti_exec_need *needs; /* distinct (peer, channel) pairs of the steps */
+    struct tutti_tconn **conns;    /* their connections, once connected */
+    int nneeds;
 };
 
 /** Prepare to run `plan` (whose op carries the buffers) as operation number `seq` of comm. */

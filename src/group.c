@@ -70,28 +70,29 @@ static int next_segment(struct member *m)
     while (is_p2p(first) && end < m->nops && is_p2p(m->ops[end])) {
         end++;
     }
-    size_t es = is_p2p(first) ? 1 : tutti_datatype_size(first->dt);
-    struct tutti_plan_params pp = {comm->rank, comm->nranks, comm->cfg.nchannels,
-                                   comm->cfg.chunk_bytes / es > 0 ? comm->cfg.chunk_bytes / es : 1};
-    int rc;
-    if (is_p2p(first)) {
+    struct tutti_plan_params pp;
+    tutti__comm_plan_params(comm, first, &pp);
+    int p2p = is_p2p(first);
+    int rc = 0;
+    if (p2p) {
+        pp.chunk_elems = comm->cfg.chunk_bytes; /* a group's merged p2p plan counts bytes */
         rc = tutti__p2p_group_build(m->ops + m->next, end - m->next, &pp, &m->plan);
     } else {
         struct tutti_op_desc d = *first;
         if (d.coll == TUTTI_COLL_BARRIER) {
             d.sendbuf = d.recvbuf = &m->barrier_byte;
         }
-        rc = tutti__plan_build(&d, &pp, &m->plan);
+        m->status = tutti__plan_build_checked(comm, &d, &pp, &m->plan);
     }
     m->next = end;
-    if (rc == -2) {
+    if (p2p && rc == -2) {
         m->status = tutti__set_error(comm, TUTTI_ERR_INVALID_USAGE,
                                      "group: sends to self and receives from self do not pair "
                                      "up (same number, same sizes, in order)");
-        return -1;
-    }
-    if (rc != 0) {
+    } else if (p2p && rc != 0) {
         m->status = tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory to plan a group");
+    }
+    if (m->status != TUTTI_OK) {
         return -1;
     }
     uint64_t seq = atomic_fetch_add(&comm->state.posted, 1) + 1;

@@ -6,6 +6,7 @@
  */
 #include "init.h"
 #include "check.h"
+#include "coll/coll.h"
 #include "comm.h"
 #include "connect.h"
 #include "env.h"
@@ -122,6 +123,11 @@ static tutti_status_t init_config(struct tutti_comm *comm, const tutti_comm_para
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
                                 "TUTTI_TRANSPORT '%s' is not one of auto, shm, tcp",
                                 env->TRANSPORT);
+    }
+    comm->cfg.direct_max = env->DIRECT_MAX;
+    char err[256];
+    if (tutti__algo_parse(env->ALGO, comm->cfg.forced, err, sizeof(err)) != 0) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "%s", err);
     }
     if (params != NULL && (params->field_mask & TUTTI_COMM_PARAM_TIMEOUT)) {
         comm->cfg.timeout_ns = (int64_t)params->timeout_ms * 1000000;

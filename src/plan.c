@@ -27,6 +27,7 @@ static const char *const step_names[TUTTI_STEP_KIND_COUNT] = {
     [TUTTI_STEP_RECV_REDUCE_COPY] = "recv-reduce-copy",
     [TUTTI_STEP_RECV_REDUCE_COPY_SEND] = "recv-reduce-copy-send",
     [TUTTI_STEP_RECV_COPY_SEND] = "recv-copy-send",
+    [TUTTI_STEP_REDUCE] = "reduce",
 };
 
 const char *tutti__coll_name(tutti_coll_t coll)
@@ -117,7 +118,7 @@ int tutti__plan_add_lane(struct tutti_plan *plan, int send_peer, int recv_peer, 
 
 int tutti__plan_add_step(struct tutti_plan *plan, tutti_step_kind_t kind, uint32_t src_buf,
                          size_t src_off, uint32_t dst_buf, size_t dst_off, size_t count,
-                         int final)
+                         int flags)
 {
     if (count == 0) {
         return 0; /* every rank skips the same empty blocks, so sends and receives still pair */
@@ -137,16 +138,29 @@ int tutti__plan_add_step(struct tutti_plan *plan, tutti_step_kind_t kind, uint32
     }
     struct tutti_step *s = &plan->pool[plan->nsteps++];
     s->kind = (uint8_t)kind;
-    s->final = (uint8_t)(final != 0);
+    s->final = (uint8_t)((flags & TUTTI_STEP_FINAL) != 0);
+    s->swap = (uint8_t)((flags & TUTTI_STEP_SWAP) != 0);
     s->pad_ = 0;
     s->src_buf = src_buf;
     s->dst_buf = dst_buf;
+    /* A step names only the peers its kind talks to. */
+    int sends = kind == TUTTI_STEP_SEND || kind == TUTTI_STEP_RECV_REDUCE_SEND ||
+                kind == TUTTI_STEP_RECV_REDUCE_COPY_SEND || kind == TUTTI_STEP_RECV_COPY_SEND;
+    int recvs = kind != TUTTI_STEP_SEND && kind != TUTTI_STEP_COPY && kind != TUTTI_STEP_REDUCE;
+    s->send_peer = sends ? l->send_peer : -1;
+    s->recv_peer = recvs ? l->recv_peer : -1;
     s->pad2_ = 0;
     s->src_off = src_off;
     s->dst_off = dst_off;
     s->count = count;
     l->nsteps++;
     return 0;
+}
+
+void tutti__plan_set_peers(struct tutti_plan *plan, int send_peer, int recv_peer)
+{
+    plan->lanes[plan->nlanes - 1].send_peer = send_peer;
+    plan->lanes[plan->nlanes - 1].recv_peer = recv_peer;
 }
 
 /* Turn the lanes' pool offsets into pointers once the pool stopped moving. */

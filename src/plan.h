@@ -2,10 +2,11 @@
  * plan.h - schedules as data.
  *
  * A plan is what one rank does for one operation: a set of lanes that run concurrently, each a
- * sequence of steps. A lane talks to at most one peer in each direction (send_peer, recv_peer)
- * on one channel, so a step never names a peer. Each step moves at most one slot: the builders
- * cut data into chunks of at most chunk_elems elements, and the engine maps every SEND to one
- * posted slot and every RECV to one received slot. Builders are pure functions of (operation,
+ * sequence of steps on one channel. A step names the peer it sends to and the peer it receives
+ * from (a lane's current peers, set when the lane is opened and changed with
+ * tutti__plan_set_peers, are copied into each step added). Each step moves at most one slot: the
+ * builders cut data into chunks of at most chunk_elems elements, and the engine maps every SEND
+ * to one posted slot and every RECV to one received slot. Builders are pure functions of (operation,
  * rank, nranks, channels, chunk size); unit tests run every rank's plan in one process.
  */
 #ifndef TUTTI_PLAN_H
@@ -50,18 +51,27 @@ typedef enum {
     TUTTI_STEP_RECV_REDUCE_COPY,      /* op(recv slot, src) -> dst */
     TUTTI_STEP_RECV_REDUCE_COPY_SEND, /* op(recv slot, src) -> dst and send slot */
     TUTTI_STEP_RECV_COPY_SEND,        /* recv slot -> dst and send slot */
+    TUTTI_STEP_REDUCE,                /* op(dst, src) -> dst, local */
     TUTTI_STEP_KIND_COUNT
 } tutti_step_kind_t;
 
 /** Name of a step kind ("recv-reduce-send"), for logs and timeout reports. */
 const char *tutti__step_name(tutti_step_kind_t kind);
 
+/*
+ * Reductions compute op(a, b) with a = the received slot (or dst for REDUCE) and b = src; `swap`
+ * makes it op(b, a). Schedules that combine partial results in a fixed order on every rank use
+ * it to keep results bitwise identical.
+ */
 struct tutti_step {
     uint8_t kind;     /* tutti_step_kind_t */
     uint8_t final;    /* the reduction that completes an element: AVG divides here */
-    uint16_t pad_;
+    uint8_t swap;     /* reduce as op(src, received) instead of op(received, src) */
+    uint8_t pad_;
     uint32_t src_buf; /* index into plan->bufs */
     uint32_t dst_buf;
+    int32_t send_peer; /* rank, or -1 */
+    int32_t recv_peer; /* rank, or -1 */
     uint32_t pad2_;
     size_t src_off;  /* in elements */
     size_t dst_off;  /* in elements */
@@ -69,8 +79,8 @@ struct tutti_step {
 };
 
 struct tutti_lane {
-    int send_peer; /* rank, or -1 */
-    int recv_peer; /* rank, or -1 */
+    int send_peer; /* peers copied into the steps added next, or -1 */
+    int recv_peer;
     int channel;
     int after_all; /* starts only once every other lane has finished */
     size_t nsteps;
@@ -96,6 +106,8 @@ struct tutti_plan_params {
     int nranks;
     int nchannels;      /* >= 1 */
     size_t chunk_elems; /* >= 1: elements per step at most */
+    size_t direct_max;  /* bytes up to which the direct (one-hop) algorithms are chosen */
+    int forced;         /* catalog index forced by TUTTI_ALGO for this collective, or -1 */
 };
 
 struct tutti_plan {
@@ -136,20 +148,30 @@ void tutti__plan_free(struct tutti_plan *plan);
 /** Add a lane; returns its index, or -1 when out of memory. Steps are appended to the last lane. */
 int tutti__plan_add_lane(struct tutti_plan *plan, int send_peer, int recv_peer, int channel);
 
+/** Flags of tutti__plan_add_step. */
+enum {
+    TUTTI_STEP_FINAL = 1, /* the reduction that completes the element (AVG divides) */
+    TUTTI_STEP_SWAP = 2,  /* reduce as op(src, received) */
+};
+
 /**
  * Append a step to the last lane (count 0 is skipped). Returns 0, or -1 when out of memory.
  * Lanes must be filled one after the other; tutti__plan_finish() fixes the step pointers.
+ * flags: TUTTI_STEP_FINAL, TUTTI_STEP_SWAP.
  */
 int tutti__plan_add_step(struct tutti_plan *plan, tutti_step_kind_t kind, uint32_t src_buf,
                          size_t src_off, uint32_t dst_buf, size_t dst_off, size_t count,
-                         int final);
+                         int flags);
+
+/** Change the peers of the steps added next to the last lane. */
+void tutti__plan_set_peers(struct tutti_plan *plan, int send_peer, int recv_peer);
 
 /** Called by tutti__plan_build once all steps are in: makes lane->steps valid. */
 void tutti__plan_finish(struct tutti_plan *plan);
 
 /**
  * Build the plan of `op` for this rank (catalog in coll/algos.c picks the algorithm).
- * @return TUTTI_OK; TUTTI_ERR_NO_MEMORY.
+ * @return 0; -1 when out of memory; -2 when the algorithm forced by pp->forced does not apply.
  */
 int tutti__plan_build(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
                       struct tutti_plan *plan);

@@ -6,6 +6,7 @@
  */
 #include "request.h"
 #include "check.h"
+#include "coll/coll.h"
 #include "comm.h"
 #include "engine.h"
 #include "exec.h"
@@ -14,6 +15,41 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+void tutti__comm_plan_params(const struct tutti_comm *comm, const struct tutti_op_desc *op,
+                             struct tutti_plan_params *pp)
+{
+    size_t es = tutti_datatype_size(op->dt);
+    pp->rank = comm->rank;
+    pp->nranks = comm->nranks;
+    pp->nchannels = comm->cfg.nchannels;
+    pp->chunk_elems = comm->cfg.chunk_bytes / es > 0 ? comm->cfg.chunk_bytes / es : 1;
+    pp->direct_max = comm->cfg.direct_max;
+    pp->forced = comm->cfg.forced[op->coll];
+}
+
+tutti_status_t tutti__plan_build_checked(struct tutti_comm *comm, const struct tutti_op_desc *op,
+                                         const struct tutti_plan_params *pp,
+                                         struct tutti_plan *plan)
+{
+    int rc = tutti__plan_build(op, pp, plan);
+    if (rc == -2) {
+        char valid[128];
+        tutti__algo_applicable(op, pp, valid, sizeof(valid));
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_USAGE,
+                                "TUTTI_ALGO forces %s:%s, which does not apply to %zu elements of "
+                                "%s on %d ranks (applicable: %s)",
+                                tutti__coll_name(op->coll), tutti__algos(op->coll, &rc)[pp->forced].name,
+                                op->count, tutti_datatype_name(op->dt), pp->nranks, valid);
+    }
+    if (rc != 0) {
+        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory to plan a %s",
+                                tutti__coll_name(op->coll));
+    }
+    tutti_debug(TUTTI_SUBSYS_TUNE, "%s of %zu %s: %s", tutti__coll_name(op->coll), op->count,
+                tutti_datatype_name(op->dt), plan->algo);
+    return TUTTI_OK;
+}
 
 tutti_status_t tutti__exec_op(struct tutti_comm *comm, const struct tutti_op_desc *op,
                               struct tutti_plan *plan)
@@ -24,17 +60,9 @@ tutti_status_t tutti__exec_op(struct tutti_comm *comm, const struct tutti_op_des
                                       tutti__coll_name(op->coll), tutti_last_error(comm));
     }
     uint64_t seq = atomic_fetch_add(&comm->state.posted, 1) + 1;
-    size_t es = tutti_datatype_size(op->dt);
-    struct tutti_plan_params pp = {
-        .rank = comm->rank,
-        .nranks = comm->nranks,
-        .nchannels = comm->cfg.nchannels,
-        .chunk_elems = comm->cfg.chunk_bytes / es > 0 ? comm->cfg.chunk_bytes / es : 1,
-    };
-    if (tutti__plan_build(op, &pp, plan) != 0) {
-        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory to plan a %s",
-                                tutti__coll_name(op->coll));
-    }
+    struct tutti_plan_params pp;
+    tutti__comm_plan_params(comm, op, &pp);
+    TUTTI_CHECK(tutti__plan_build_checked(comm, op, &pp, plan));
     struct tutti_exec ex;
     TUTTI_CHECK(tutti__exec_init(&ex, comm, plan, seq));
     struct tutti_exec *exs[1] = {&ex};

@@ -27,6 +27,15 @@ struct tutti_request {
     struct tutti_request *next;
 };
 
+/** The plan parameters of op on comm (rank, channels, chunk, tuner settings). */
+void tutti__comm_plan_params(const struct tutti_comm *comm, const struct tutti_op_desc *op,
+                             struct tutti_plan_params *pp);
+
+/** tutti__plan_build with the error recorded on comm (a forced algorithm that does not apply). */
+tutti_status_t tutti__plan_build_checked(struct tutti_comm *comm, const struct tutti_op_desc *op,
+                                         const struct tutti_plan_params *pp,
+                                         struct tutti_plan *plan);
+
 /** Run one operation now on the calling thread (the caller holds the communicator's turn). */
 tutti_status_t tutti__exec_op(struct tutti_comm *comm, const struct tutti_op_desc *op,
                               struct tutti_plan *plan);

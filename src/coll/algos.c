@@ -1,23 +1,59 @@
 /*
- * algos.c - the catalog of algorithms per collective, with the name TUTTI_ALGO will accept and
- * when each applies, and tutti__plan_build(), the single entry point that turns a validated
- * operation into this rank's plan.
+ * algos.c - the catalog of algorithms per collective, with the name TUTTI_ALGO accepts and when
+ * each applies, the automatic choice, and tutti__plan_build(), the single entry point that
+ * turns a validated operation into this rank's plan.
+ *
+ * Automatic choice (calibrated in perf/results, issue 3): the direct (one-hop) algorithms for
+ * messages of at most TUTTI_DIRECT_MAX bytes that fit one slot, with at most 16 ranks (their
+ * message count grows as n^2); the pipelined ring otherwise.
  */
 #include "coll/coll.h"
 #include "util.h"
 
+#include <stdio.h>
+#include <string.h>
+
+#define DIRECT_MAX_RANKS 16
+
+/* The message each rank sends in the direct algorithms fits one slot. */
+static int fits_slot(const struct tutti_op_desc *op, const struct tutti_plan_params *pp)
+{
+    return op->count <= pp->chunk_elems;
+}
+
+static int always(const struct tutti_op_desc *op, const struct tutti_plan_params *pp)
+{
+    (void)op;
+    (void)pp;
+    return 1;
+}
+
 static const struct tutti_algo catalog[] = {
-    {TUTTI_COLL_ALLREDUCE, "ring", "reduce-scatter + all-gather around a ring, pipelined",
+    {TUTTI_COLL_ALLREDUCE, "ring", "reduce-scatter + all-gather around a ring, pipelined", always,
      tutti__allreduce_ring},
-    {TUTTI_COLL_BROADCAST, "ring", "pipelined chain from the root", tutti__broadcast_ring},
-    {TUTTI_COLL_REDUCE, "ring", "pipelined chain into the root", tutti__reduce_ring},
-    {TUTTI_COLL_REDUCE_SCATTER, "ring", "ring reduce-scatter, pipelined",
+    {TUTTI_COLL_ALLREDUCE, "oneshot", "everyone sends to everyone, reduces in rank order",
+     fits_slot, tutti__allreduce_oneshot},
+    {TUTTI_COLL_BROADCAST, "ring", "pipelined chain from the root", always,
+     tutti__broadcast_ring},
+    {TUTTI_COLL_BROADCAST, "direct", "the root sends to every rank", fits_slot,
+     tutti__broadcast_direct},
+    {TUTTI_COLL_REDUCE, "ring", "pipelined chain into the root", always, tutti__reduce_ring},
+    {TUTTI_COLL_REDUCE, "direct", "every rank sends to the root", fits_slot,
+     tutti__reduce_direct},
+    {TUTTI_COLL_REDUCE_SCATTER, "ring", "ring reduce-scatter, pipelined", always,
      tutti__reduce_scatter_ring},
-    {TUTTI_COLL_ALLGATHER, "ring", "ring all-gather, pipelined", tutti__allgather_ring},
-    {TUTTI_COLL_ALLTOALL, "pairwise", "concurrent pairwise exchanges", tutti__alltoall_pairwise},
-    {TUTTI_COLL_SEND, "direct", "one message, split over channels", tutti__p2p_direct},
-    {TUTTI_COLL_RECV, "direct", "one message, split over channels", tutti__p2p_direct},
-    {TUTTI_COLL_BARRIER, "ring", "one-byte ring all-reduce", tutti__barrier_ring},
+    {TUTTI_COLL_REDUCE_SCATTER, "direct", "every block goes to its owner", fits_slot,
+     tutti__reduce_scatter_direct},
+    {TUTTI_COLL_ALLGATHER, "ring", "ring all-gather, pipelined", always, tutti__allgather_ring},
+    {TUTTI_COLL_ALLGATHER, "direct", "every rank sends its block to every rank", fits_slot,
+     tutti__allgather_direct},
+    {TUTTI_COLL_ALLTOALL, "pairwise", "concurrent pairwise exchanges", always,
+     tutti__alltoall_pairwise},
+    {TUTTI_COLL_SEND, "direct", "one message, split over channels", always, tutti__p2p_direct},
+    {TUTTI_COLL_RECV, "direct", "one message, split over channels", always, tutti__p2p_direct},
+    {TUTTI_COLL_BARRIER, "ring", "one-byte ring all-reduce", always, tutti__barrier_ring},
+    {TUTTI_COLL_BARRIER, "oneshot", "one-byte one-shot all-reduce", always,
+     tutti__barrier_oneshot},
 };
 
 const struct tutti_algo *tutti__algos(tutti_coll_t coll, int *n_p)
@@ -35,15 +71,6 @@ const struct tutti_algo *tutti__algos(tutti_coll_t coll, int *n_p)
     return first < 0 ? NULL : &catalog[first];
 }
 
-int tutti__coll_same_place(const struct tutti_op_desc *op, tutti_buf_t a, size_t off, tutti_buf_t b,
-                           size_t boff)
-{
-    size_t es = tutti_datatype_size(op->dt);
-    const char *pa = (a == TUTTI_BUF_SEND) ? (const char *)op->sendbuf : (const char *)op->recvbuf;
-    const char *pb = (b == TUTTI_BUF_SEND) ? (const char *)op->sendbuf : (const char *)op->recvbuf;
-    return pa != NULL && pa + off * es == pb + boff * es;
-}
-
 int tutti__coll_open_lane(struct tutti_plan *plan, size_t total, const struct tutti_plan_params *pp,
                           int ch, int send_peer, int recv_peer, size_t *off_p, size_t *len_p)
 {
@@ -54,14 +81,90 @@ int tutti__coll_open_lane(struct tutti_plan *plan, size_t total, const struct tu
     return tutti__plan_add_lane(plan, send_peer, recv_peer, ch) < 0 ? -1 : 1;
 }
 
-int tutti__coll_copy(struct tutti_plan *plan, const struct tutti_op_desc *op, tutti_buf_t src_buf,
-                     size_t src_off, tutti_buf_t dst_buf, size_t dst_off, size_t count)
+int tutti__coll_same_place(const struct tutti_plan *plan, uint32_t a, size_t off, uint32_t b,
+                           size_t boff)
 {
-    if (tutti__coll_same_place(op, src_buf, src_off, dst_buf, dst_off)) {
+    size_t es = tutti_datatype_size(plan->op.dt);
+    const char *pa = plan->bufs[a], *pb = plan->bufs[b];
+    return pa != NULL && pb != NULL && pa + off * es == pb + boff * es;
+}
+
+int tutti__coll_copy(struct tutti_plan *plan, uint32_t src_buf, size_t src_off, uint32_t dst_buf,
+                     size_t dst_off, size_t count)
+{
+    if (tutti__coll_same_place(plan, src_buf, src_off, dst_buf, dst_off)) {
         return 0;
     }
     return tutti__plan_add_step(plan, TUTTI_STEP_COPY, src_buf, src_off, dst_buf, dst_off, count,
                                 0);
+}
+
+/* "ring, oneshot" into buf: the names of a collective's algorithms. */
+static void list_names(tutti_coll_t coll, char *buf, size_t len)
+{
+    int n = 0;
+    const struct tutti_algo *a = tutti__algos(coll, &n);
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && o + 1 < len; i++) {
+        int w = snprintf(buf + o, len - o, "%s%s", i ? ", " : "", a[i].name);
+        o += w > 0 ? (size_t)w : 0;
+    }
+}
+
+int tutti__algo_parse(const char *spec, int forced[TUTTI_COLL_COUNT], char *err, size_t errlen)
+{
+    char copy[512];
+    for (int c = 0; c < TUTTI_COLL_COUNT; c++) {
+        forced[c] = -1;
+    }
+    snprintf(copy, sizeof(copy), "%s", spec);
+    for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(tok, ':');
+        int coll = -1;
+        for (int c = 0; colon != NULL && c < TUTTI_COLL_COUNT; c++) {
+            if ((size_t)(colon - tok) == strlen(tutti__coll_name((tutti_coll_t)c)) &&
+                strncmp(tok, tutti__coll_name((tutti_coll_t)c), (size_t)(colon - tok)) == 0) {
+                coll = c;
+            }
+        }
+        if (coll < 0) {
+            snprintf(err, errlen,
+                     "TUTTI_ALGO entry '%s' is not collective:algorithm with a collective among "
+                     "allreduce, broadcast, reduce, reduce_scatter, allgather, alltoall, barrier",
+                     tok);
+            return -1;
+        }
+        int n = 0;
+        const struct tutti_algo *a = tutti__algos((tutti_coll_t)coll, &n);
+        for (int i = 0; i < n; i++) {
+            if (strcmp(colon + 1, a[i].name) == 0) {
+                forced[coll] = i;
+            }
+        }
+        if (forced[coll] < 0) {
+            char names[128];
+            list_names((tutti_coll_t)coll, names, sizeof(names));
+            snprintf(err, errlen, "TUTTI_ALGO: %s has no algorithm '%s' (valid: %s)",
+                     tutti__coll_name((tutti_coll_t)coll), colon + 1, names);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * The automatic choice, an index into the collective's entries: each collective lists its
+ * general algorithm first and its direct (one-hop) variant, if any, second.
+ */
+static int choose(const struct tutti_algo *a, int n, const struct tutti_op_desc *op,
+                  const struct tutti_plan_params *pp)
+{
+    size_t bytes = op->count * tutti_datatype_size(op->dt);
+    int small = (bytes <= pp->direct_max || op->coll == TUTTI_COLL_BARRIER) &&
+                pp->nranks <= DIRECT_MAX_RANKS;
+    return (small && n > 1 && a[1].applies(op, pp)) ? 1 : 0;
 }
 
 int tutti__plan_build(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
@@ -72,11 +175,29 @@ int tutti__plan_build(const struct tutti_op_desc *op, const struct tutti_plan_pa
     if (a == NULL || tutti__plan_reset(plan, op) != 0) {
         return -1;
     }
-    /* One algorithm per collective so far; the tuner and TUTTI_ALGO choose among several. */
-    plan->algo = a->name;
-    if (a->build(op, pp, plan) != 0) {
+    int i = pp->forced >= 0 && pp->forced < n ? pp->forced : choose(a, n, op, pp);
+    if (!a[i].applies(op, pp)) {
+        return -2;
+    }
+    plan->algo = a[i].name;
+    if (a[i].build(op, pp, plan) != 0) {
         return -1;
     }
     tutti__plan_finish(plan);
     return 0;
+}
+
+void tutti__algo_applicable(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                            char *buf, size_t len)
+{
+    int n = 0;
+    const struct tutti_algo *a = tutti__algos(op->coll, &n);
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && o + 1 < len; i++) {
+        if (a[i].applies(op, pp)) {
+            int w = snprintf(buf + o, len - o, "%s%s", o ? ", " : "", a[i].name);
+            o += w > 0 ? (size_t)w : 0;
+        }
+    }
 }

@@ -37,7 +37,7 @@ int tutti__allgather_ring(const struct tutti_op_desc *op, const struct tutti_pla
                 return -1;
             }
         }
-        if (tutti__coll_copy(plan, op, TUTTI_BUF_SEND, choff, TUTTI_BUF_RECV,
+        if (tutti__coll_copy(plan, TUTTI_BUF_SEND, choff, TUTTI_BUF_RECV,
                              (size_t)r * sc + choff, chlen) != 0) {
             return -1;
         }

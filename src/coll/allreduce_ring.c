@@ -26,7 +26,7 @@ static int ring_loop(struct tutti_plan *plan, int n, int r, size_t base, size_t 
     }
     BLOCK(r + 1);
     rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_COPY_SEND, TUTTI_BUF_SEND, off,
-                               TUTTI_BUF_RECV, off, blen, 1);
+                               TUTTI_BUF_RECV, off, blen, TUTTI_STEP_FINAL);
     for (int s = 1; s <= n - 2; s++) {
         BLOCK(r + 1 - s);
         rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_COPY_SEND, TUTTI_BUF_NONE, 0,
@@ -48,7 +48,7 @@ int tutti__allreduce_ring(const struct tutti_op_desc *op, const struct tutti_pla
         if (tutti__plan_add_lane(plan, -1, -1, 0) < 0) {
             return -1;
         }
-        return tutti__coll_copy(plan, op, TUTTI_BUF_SEND, 0, TUTTI_BUF_RECV, 0, op->count);
+        return tutti__coll_copy(plan, TUTTI_BUF_SEND, 0, TUTTI_BUF_RECV, 0, op->count);
     }
     size_t loop = (size_t)n * pp->chunk_elems;
     for (int ch = 0; ch < pp->nchannels; ch++) {

@@ -41,7 +41,7 @@ int tutti__broadcast_ring(const struct tutti_op_desc *op, const struct tutti_pla
             }
         }
         if (pos == 0 &&
-            tutti__coll_copy(plan, op, TUTTI_BUF_SEND, choff, TUTTI_BUF_RECV, choff, chlen) != 0) {
+            tutti__coll_copy(plan, TUTTI_BUF_SEND, choff, TUTTI_BUF_RECV, choff, chlen) != 0) {
             return -1;
         }
     }

@@ -14,13 +14,25 @@ typedef int (*tutti_build_fn)(const struct tutti_op_desc *op, const struct tutti
 
 struct tutti_algo {
     tutti_coll_t coll;
-    const char *name; /* what TUTTI_ALGO will accept */
+    const char *name; /* what TUTTI_ALGO accepts */
     const char *desc;
+    int (*applies)(const struct tutti_op_desc *op, const struct tutti_plan_params *pp);
     tutti_build_fn build;
 };
 
 /** Catalog entries for a collective; *n_p gets the count. */
 const struct tutti_algo *tutti__algos(tutti_coll_t coll, int *n_p);
+
+/**
+ * Parse TUTTI_ALGO ("allreduce:ring,broadcast:direct") into forced[coll] (a catalog index, or
+ * -1 where nothing is forced). Returns 0, or -1 with a message naming the bad entry and the
+ * valid names in err.
+ */
+int tutti__algo_parse(const char *spec, int forced[TUTTI_COLL_COUNT], char *err, size_t errlen);
+
+/** Names of the algorithms that apply to op ("ring, oneshot"), for error messages. */
+void tutti__algo_applicable(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                            char *buf, size_t len);
 
 int tutti__allreduce_ring(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
                           struct tutti_plan *plan);
@@ -38,11 +50,23 @@ int tutti__p2p_direct(const struct tutti_op_desc *op, const struct tutti_plan_pa
                       struct tutti_plan *plan);
 int tutti__barrier_ring(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
                         struct tutti_plan *plan);
+int tutti__barrier_oneshot(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                           struct tutti_plan *plan);
+int tutti__allreduce_oneshot(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                             struct tutti_plan *plan);
+int tutti__broadcast_direct(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                            struct tutti_plan *plan);
+int tutti__reduce_direct(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                         struct tutti_plan *plan);
+int tutti__reduce_scatter_direct(const struct tutti_op_desc *op,
+                                 const struct tutti_plan_params *pp, struct tutti_plan *plan);
+int tutti__allgather_direct(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                            struct tutti_plan *plan);
 
 /* ---- helpers shared by builders (algos.c) ---- */
 
 /** Is element `off` of buffer a the same address as element `boff` of buffer b? */
-int tutti__coll_same_place(const struct tutti_op_desc *op, tutti_buf_t a, size_t off, tutti_buf_t b,
+int tutti__coll_same_place(const struct tutti_plan *plan, uint32_t a, size_t off, uint32_t b,
                            size_t boff);
 
 /**
@@ -63,8 +87,31 @@ static inline size_t tutti__chunk(size_t left, const struct tutti_plan_params *p
  * Append COPY steps moving count elements from (src_buf, src_off) to (dst_buf, dst_off) to the
  * last lane, unless source and destination are the same place (in-place use).
  */
-int tutti__coll_copy(struct tutti_plan *plan, const struct tutti_op_desc *op, tutti_buf_t src_buf,
-                     size_t src_off, tutti_buf_t dst_buf, size_t dst_off, size_t count);
+int tutti__coll_copy(struct tutti_plan *plan, uint32_t src_buf, size_t src_off, uint32_t dst_buf,
+                     size_t dst_off, size_t count);
+
+/* ---- direct (flat) algorithms for small messages (direct.c) ---- */
+
+/**
+ * Keep this rank's own contribution where the schedule will not overwrite it: when
+ * `overwritten` (in place, and receives land on it before it is reduced), copy it into the
+ * plan's scratch memory. Returns the buffer index to read it from, or UINT32_MAX on failure.
+ */
+uint32_t tutti__direct_keep_own(struct tutti_plan *plan, uint32_t own_buf, size_t own_off,
+                                size_t count, int overwritten);
+
+/** SEND `count` elements of buffer `buf` to every other rank (at off(peer) if off != NULL). */
+int tutti__direct_send_all(struct tutti_plan *plan, const struct tutti_plan_params *pp,
+                           uint32_t buf, size_t (*off)(int peer, const void *ctx), const void *ctx,
+                           size_t count);
+
+/**
+ * Reduce every rank's contribution into (dst_buf, dst_off) in rank order: this rank's from
+ * (own_buf, own_off), the others received one by one. The last step divides for AVG.
+ */
+int tutti__direct_reduce_chain(struct tutti_plan *plan, const struct tutti_plan_params *pp,
+                               uint32_t own_buf, size_t own_off, uint32_t dst_buf, size_t dst_off,
+                               size_t count);
 
 /**
  * Build one plan for a run of point-to-point operations of one group (all on one

@@ -23,7 +23,7 @@ int tutti__reduce_ring(const struct tutti_op_desc *op, const struct tutti_plan_p
             continue;
         }
         if (n == 1) {
-            if (tutti__coll_copy(plan, op, TUTTI_BUF_SEND, choff, TUTTI_BUF_RECV, choff, chlen)) {
+            if (tutti__coll_copy(plan, TUTTI_BUF_SEND, choff, TUTTI_BUF_RECV, choff, chlen)) {
                 return -1;
             }
             continue;
@@ -40,7 +40,7 @@ int tutti__reduce_ring(const struct tutti_op_desc *op, const struct tutti_plan_p
                                           TUTTI_BUF_NONE, 0, len, 0);
             } else {
                 rc = tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_COPY, TUTTI_BUF_SEND, off,
-                                          TUTTI_BUF_RECV, off, len, 1);
+                                          TUTTI_BUF_RECV, off, len, TUTTI_STEP_FINAL);
             }
             if (rc != 0) {
                 return -1;

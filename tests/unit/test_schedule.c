@@ -90,8 +90,16 @@ static struct tutti_op_desc desc(const struct world *w, tutti_coll_t c, int r, t
     return d;
 }
 
-/* Build and run every rank's plan; returns sim_run's result. */
-static int run(struct world *w, tutti_coll_t c, tutti_op_t op, int nch, size_t slot_elems)
+static struct tutti_plan_params params(int r, int n, int nch, size_t chunk, int forced)
+{
+    struct tutti_plan_params pp = {.rank = r, .nranks = n, .nchannels = nch, .chunk_elems = chunk,
+                                   .direct_max = 0, .forced = forced};
+    return pp;
+}
+
+/* Build and run every rank's plan with catalog entry `algo`; returns sim_run's result. */
+static int run_algo(struct world *w, tutti_coll_t c, tutti_op_t op, int nch, size_t slot_elems,
+                    int algo)
 {
     struct sim_net *net = sim_net_new(w->n, 2, slot_elems * 4);
     struct tutti_plan plans[MAXN];
@@ -99,7 +107,7 @@ static int run(struct world *w, tutti_coll_t c, tutti_op_t op, int nch, size_t s
     memset(plans, 0, sizeof(plans));
     for (int r = 0; r < w->n; r++) {
         struct tutti_comm *comm = sim_comm(net, r, nch);
-        struct tutti_plan_params pp = {r, w->n, nch, slot_elems};
+        struct tutti_plan_params pp = params(r, w->n, nch, slot_elems, algo);
         struct tutti_op_desc d = desc(w, c, r, op);
         cr_assert_eq(tutti__plan_build(&d, &pp, &plans[r]), 0, "plan build failed");
         cr_assert_eq(tutti__exec_init(&exs[r], comm, &plans[r], 1), TUTTI_OK);
@@ -111,6 +119,11 @@ static int run(struct world *w, tutti_coll_t c, tutti_op_t op, int nch, size_t s
     }
     sim_net_free(net);
     return rc;
+}
+
+static int run(struct world *w, tutti_coll_t c, tutti_op_t op, int nch, size_t slot_elems)
+{
+    return run_algo(w, c, op, nch, slot_elems, 0);
 }
 
 static uint32_t sum_at(int n, size_t idx)
@@ -161,9 +174,14 @@ static void check(const struct world *w, tutti_coll_t c, const char *what)
     }
 }
 
-/* Sweep nranks x counts (x roots) x in-place for one collective. */
-static void sweep(tutti_coll_t c, int rooted, int can_inplace)
+/*
+ * Sweep nranks x counts (x roots) x in-place for one collective and one catalog entry. The
+ * general algorithms run with tiny slots (many chunks, full FIFOs); the direct ones need the
+ * message in one slot, so their slot is the message.
+ */
+static void sweep_algo(tutti_coll_t c, int rooted, int can_inplace, int algo)
 {
+    int direct = algo > 0;
     for (int n = 1; n <= MAXN; n++) {
         for (size_t ci = 0; ci < NCOUNTS; ci++) {
             for (int root = 0; root < (rooted ? n : 1); root++) {
@@ -172,15 +190,30 @@ static void sweep(tutti_coll_t c, int rooted, int can_inplace)
                                       .inplace = inplace};
                     int nch = 1 + 2 * ((n + (int)ci + root) % 2); /* 1 or 3 channels */
                     size_t slot = counts[ci] > 1023 ? 1024 : 1 + (size_t)(ci + root) % 5;
+                    if (direct) {
+                        slot = counts[ci] > 0 ? counts[ci] : 1;
+                    }
                     world_fill(&w, c);
-                    int rc = run(&w, c, TUTTI_SUM, nch, slot);
-                    cr_assert_eq(rc, 0, "%s n=%d count=%zu root=%d: %s (%d)", tutti__coll_name(c),
-                                 n, counts[ci], root, rc == -1 ? "deadlock" : "error", rc);
+                    int rc = run_algo(&w, c, TUTTI_SUM, nch, slot, algo);
+                    cr_assert_eq(rc, 0, "%s/%d n=%d count=%zu root=%d: %s (%d)",
+                                 tutti__coll_name(c), algo, n, counts[ci], root,
+                                 rc == -1 ? "deadlock" : "error", rc);
                     check(&w, c, tutti__coll_name(c));
                     world_free(&w);
                 }
             }
         }
+    }
+}
+
+/* Every algorithm of the collective. */
+static void sweep(tutti_coll_t c, int rooted, int can_inplace)
+{
+    int n = 0;
+    (void)tutti__algos(c, &n);
+    cr_assert_gt(n, 0);
+    for (int a = 0; a < n; a++) {
+        sweep_algo(c, rooted, can_inplace, a);
     }
 }
 
@@ -225,7 +258,7 @@ Test(schedule, barrier_completes_for_every_nranks)
         struct tutti_exec exs[MAXN];
         memset(plans, 0, sizeof(plans));
         for (int r = 0; r < n; r++) {
-            struct tutti_plan_params pp = {r, n, 2, 4};
+            struct tutti_plan_params pp = params(r, n, 2, 4, -1);
             struct tutti_op_desc d = {.coll = TUTTI_COLL_BARRIER, .sendbuf = &bytes[r],
                                       .recvbuf = &bytes[r], .dt = TUTTI_UINT8, .root = -1,
                                       .peer = -1};
@@ -251,7 +284,7 @@ Test(schedule, barrier_waits_for_the_last_rank)
         struct tutti_exec exs[MAXN];
         memset(plans, 0, sizeof(plans));
         for (int r = 0; r < n; r++) {
-            struct tutti_plan_params pp = {r, n, 1, 4};
+            struct tutti_plan_params pp = params(r, n, 1, 4, -1);
             struct tutti_op_desc d = {.coll = TUTTI_COLL_BARRIER, .sendbuf = &bytes[r],
                                       .recvbuf = &bytes[r], .dt = TUTTI_UINT8, .root = -1,
                                       .peer = -1};
@@ -311,7 +344,7 @@ Test(schedule, mismatched_counts_are_an_error_not_a_corruption)
     size_t cnt[2] = {40, 30};
     uint32_t *s[2] = {a, b}, *rv[2] = {ra, rb};
     for (int r = 0; r < n; r++) {
-        struct tutti_plan_params pp = {r, n, 1, 64};
+        struct tutti_plan_params pp = params(r, n, 1, 64, -1);
         struct tutti_op_desc d = {.coll = TUTTI_COLL_ALLREDUCE, .sendbuf = s[r],
                                   .recvbuf = rv[r], .count = cnt[r], .dt = TUTTI_UINT32,
                                   .op = TUTTI_SUM, .root = -1, .peer = -1};
@@ -357,7 +390,7 @@ Test(schedule, grouped_sendrecv_ring_shift_and_self_copy)
             struct tutti_op_desc self_send = ops[r][1];
             self_send.peer = r;
             list[3] = &self_send;
-            struct tutti_plan_params pp = {r, n, 2, 64};
+            struct tutti_plan_params pp = params(r, n, 2, 64, -1);
             cr_assert_eq(tutti__p2p_group_build(list, 4, &pp, &plans[r]), 0);
             cr_assert_eq(tutti__exec_init(&exs[r], sim_comm(net, r, 2), &plans[r], 1), TUTTI_OK);
         }
@@ -385,7 +418,7 @@ Test(schedule, unpaired_self_send_is_refused)
     const struct tutti_op_desc *list[1] = {&send};
     struct tutti_plan plan;
     memset(&plan, 0, sizeof(plan));
-    struct tutti_plan_params pp = {0, 1, 1, 16};
+    struct tutti_plan_params pp = params(0, 1, 1, 16, -1);
     cr_assert_eq(tutti__p2p_group_build(list, 1, &pp, &plan), -2);
     tutti__plan_free(&plan);
 }
@@ -411,7 +444,7 @@ Test(schedule, grouped_inplace_ring_shift_reads_before_it_writes)
             struct tutti_op_desc recv = {.coll = TUTTI_COLL_RECV, .recvbuf = buf[r], .count = cnt,
                                          .dt = TUTTI_UINT32, .root = -1, .peer = (r + n - 1) % n};
             const struct tutti_op_desc *list[2] = {&recv, &send};
-            struct tutti_plan_params pp = {r, n, 1, 64};
+            struct tutti_plan_params pp = params(r, n, 1, 64, -1);
             cr_assert_eq(tutti__p2p_group_build(list, 2, &pp, &plans[r]), 0);
             cr_assert_eq(tutti__exec_init(&exs[r], sim_comm(net, r, 1), &plans[r], 1), TUTTI_OK);
         }
@@ -427,4 +460,42 @@ Test(schedule, grouped_inplace_ring_shift_reads_before_it_writes)
         }
         sim_net_free(net);
     }
+}
+
+Test(algos, tutti_algo_forces_known_names_and_lists_valid_ones)
+{
+    int forced[TUTTI_COLL_COUNT];
+    char err[256];
+    cr_assert_eq(tutti__algo_parse("", forced, err, sizeof(err)), 0);
+    cr_assert_eq(forced[TUTTI_COLL_ALLREDUCE], -1);
+    cr_assert_eq(tutti__algo_parse("allreduce:oneshot,broadcast:ring", forced, err, sizeof(err)),
+                 0);
+    int n = 0;
+    const struct tutti_algo *a = tutti__algos(TUTTI_COLL_ALLREDUCE, &n);
+    cr_assert_str_eq(a[forced[TUTTI_COLL_ALLREDUCE]].name, "oneshot");
+    cr_assert_eq(forced[TUTTI_COLL_REDUCE], -1);
+    cr_assert_eq(tutti__algo_parse("allreduce:tree", forced, err, sizeof(err)), -1);
+    cr_assert(strstr(err, "ring") != NULL && strstr(err, "oneshot") != NULL, "%s", err);
+    cr_assert_eq(tutti__algo_parse("allreduse:ring", forced, err, sizeof(err)), -1);
+    cr_assert(strstr(err, "allreduse") != NULL, "%s", err);
+}
+
+Test(algos, small_messages_take_the_direct_variant_large_ones_the_ring)
+{
+    uint32_t buf[4096];
+    struct tutti_op_desc d = {.coll = TUTTI_COLL_ALLREDUCE, .sendbuf = buf, .recvbuf = buf,
+                              .count = 16, .dt = TUTTI_UINT32, .op = TUTTI_SUM, .root = -1,
+                              .peer = -1};
+    struct tutti_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    struct tutti_plan_params pp = params(0, 4, 1, 1024, -1);
+    pp.direct_max = 1024;
+    cr_assert_eq(tutti__plan_build(&d, &pp, &plan), 0);
+    cr_assert_str_eq(plan.algo, "oneshot");
+    d.count = 4096; /* 16 KiB: above direct_max */
+    cr_assert_eq(tutti__plan_build(&d, &pp, &plan), 0);
+    cr_assert_str_eq(plan.algo, "ring");
+    pp.forced = 1; /* oneshot forced on a message larger than a slot */
+    cr_assert_eq(tutti__plan_build(&d, &pp, &plan), -2);
+    tutti__plan_free(&plan);
 }
