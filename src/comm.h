@@ -11,6 +11,7 @@
 #include "net/sock.h"
 #include "peer.h"
 #include "plan.h"
+#include "exec.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -82,8 +83,8 @@ struct tutti_comm {
     struct tutti_comm_state state;
     struct tutti_comm_net net;
     struct tutti_comm_queue queue;
-    pthread_mutex_t exec_lock; /* one operation executes on the connections at a time */
-    struct tutti_plan plan;    /* storage for blocking calls, under exec_lock */
+    struct tutti_plan plan;    /* storage for blocking calls, under the turn */
+    struct tutti_exec exec;    /* the executor of the operation holding the turn */
 };
 
 /** Free a communicator whose operations are over (init.c). */

@@ -15,40 +15,53 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Record every distinct (peer, channel) the steps use; a bitmap keeps it linear. */
+/* Add (peer, channel) to the plan's needs unless it is there already. */
+static tutti_status_t need(struct tutti_exec *ex, int peer, int channel)
+{
+    for (int i = ex->nneeds - 1; i >= 0; i--) {
+        if (ex->needs[i].peer == peer && ex->needs[i].channel == channel) {
+            return TUTTI_OK;
+        }
+    }
+    if (ex->nneeds == ex->needs_cap) {
+        int cap = ex->needs_cap == 0 ? 8 : ex->needs_cap * 2;
+        struct tutti_exec_need *n = realloc(ex->needs, (size_t)cap * sizeof(*n));
+        struct tutti_tconn **c = realloc(ex->conns, (size_t)cap * sizeof(*c));
+        if (n != NULL) {
+            ex->needs = n;
+        }
+        if (c != NULL) {
+            ex->conns = c;
+        }
+        if (n == NULL || c == NULL) {
+            return TUTTI_ERR_NO_MEMORY;
+        }
+        ex->needs_cap = cap;
+    }
+    ex->needs[ex->nneeds] = (struct tutti_exec_need){peer, channel};
+    ex->conns[ex->nneeds++] = NULL;
+    return TUTTI_OK;
+}
+
+/* Record every distinct (peer, channel) the steps use. Steps of a lane mostly repeat their
+ * peers, so only a change of peer costs a search. */
 static tutti_status_t find_needs(struct tutti_exec *ex)
 {
     const struct tutti_plan *p = ex->plan;
-    size_t bits = (size_t)ex->comm->nranks * TUTTI_MAX_CHANNELS;
-    uint8_t *seen = calloc((bits + 7) / 8, 1);
-    int cap = 0;
-    if (seen == NULL) {
-        return TUTTI_ERR_NO_MEMORY;
-    }
+    ex->nneeds = 0;
     for (int i = 0; i < p->nlanes; i++) {
         const struct tutti_lane *l = &p->lanes[i];
+        int last[2] = {-1, -1};
         for (size_t k = 0; k < l->nsteps; k++) {
             int peers[2] = {l->steps[k].send_peer, l->steps[k].recv_peer};
             for (int d = 0; d < 2; d++) {
-                size_t bit = (size_t)peers[d] * TUTTI_MAX_CHANNELS + (size_t)l->channel;
-                if (peers[d] < 0 || (seen[bit / 8] & (1u << (bit % 8))) != 0) {
-                    continue;
+                if (peers[d] >= 0 && peers[d] != last[d]) {
+                    TUTTI_CHECK(need(ex, peers[d], l->channel));
+                    last[d] = peers[d];
                 }
-                seen[bit / 8] |= (uint8_t)(1u << (bit % 8));
-                if (ex->nneeds == cap) {
-                    cap = cap == 0 ? 4 : cap * 2;
-                    struct tutti_exec_need *n = realloc(ex->needs, (size_t)cap * sizeof(*n));
-                    if (n == NULL) {
-                        free(seen);
-                        return TUTTI_ERR_NO_MEMORY;
-                    }
-                    ex->needs = n;
-                }
-                ex->needs[ex->nneeds++] = (struct tutti_exec_need){peers[d], l->channel};
             }
         }
     }
-    free(seen);
     return TUTTI_OK;
 }
 
@@ -56,27 +69,38 @@ tutti_status_t tutti__exec_init(struct tutti_exec *ex, struct tutti_comm *comm,
                                 const struct tutti_plan *plan, uint64_t seq)
 {
     memset(ex, 0, sizeof(*ex));
+    return tutti__exec_reuse(ex, comm, plan, seq);
+}
+
+tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_comm *comm,
+                                 const struct tutti_plan *plan, uint64_t seq)
+{
     ex->comm = comm;
     ex->plan = plan;
     ex->esize = tutti_datatype_size(plan->op.dt);
     ex->seq = seq;
     ex->phase = TUTTI_EXEC_CONNECT;
     ex->status = TUTTI_IN_PROGRESS;
+    ex->lanes_left = ex->main_left = 0;
+    ex->needs_progress = ex->uses_doorbell = ex->stream_dst = 0;
     for (int i = 0; i < plan->nlanes; i++) {
         ex->lanes_left += plan->lanes[i].nsteps > 0;
         ex->main_left += plan->lanes[i].nsteps > 0 && !plan->lanes[i].after_all;
     }
     tutti_status_t st = TUTTI_OK;
-    if (plan->nlanes > 0) {
-        ex->next = calloc((size_t)plan->nlanes, sizeof(*ex->next));
-        st = ex->next == NULL ? TUTTI_ERR_NO_MEMORY : find_needs(ex);
+    if (plan->nlanes > ex->next_cap) {
+        size_t *n = realloc(ex->next, (size_t)plan->nlanes * sizeof(*n));
+        st = n == NULL ? TUTTI_ERR_NO_MEMORY : TUTTI_OK;
+        if (n != NULL) {
+            ex->next = n;
+            ex->next_cap = plan->nlanes;
+        }
     }
-    if (st == TUTTI_OK && ex->nneeds > 0) {
-        ex->conns = calloc((size_t)ex->nneeds, sizeof(*ex->conns));
-        st = ex->conns == NULL ? TUTTI_ERR_NO_MEMORY : TUTTI_OK;
+    if (st == TUTTI_OK) {
+        memset(ex->next, 0, (size_t)plan->nlanes * sizeof(*ex->next));
+        st = find_needs(ex);
     }
     if (st != TUTTI_OK) {
-        tutti__exec_fini(ex);
         return tutti__set_error(comm, st, "no memory to run a %s",
                                 tutti__coll_name(plan->op.coll));
     }
@@ -91,6 +115,7 @@ void tutti__exec_fini(struct tutti_exec *ex)
     ex->next = NULL;
     ex->needs = NULL;
     ex->conns = NULL;
+    ex->next_cap = ex->needs_cap = ex->nneeds = 0;
 }
 
 /* Connect every (peer, channel) the steps need. OK once all are there. */
@@ -182,7 +207,11 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
         tutti__copy2(sslot, NULL, src, bytes);
         break;
     case TUTTI_STEP_RECV:
-        tutti__copy2(dst, NULL, rslot, bytes);
+        if (ex->stream_dst) {
+            tutti__copy_stream(dst, rslot, bytes);
+        } else {
+            tutti__copy2(dst, NULL, rslot, bytes);
+        }
         break;
     case TUTTI_STEP_RECV_REDUCE_SEND:
         tutti__reduce(sslot, NULL, a, b, s->count, p->op.dt, p->op.op, divisor);
@@ -191,10 +220,21 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
         tutti__reduce(dst, NULL, a, b, s->count, p->op.dt, p->op.op, divisor);
         break;
     case TUTTI_STEP_RECV_REDUCE_COPY_SEND:
-        tutti__reduce(dst, sslot, a, b, s->count, p->op.dt, p->op.op, divisor);
+        if (ex->stream_dst) {
+            /* result into the slot (read again by the peer), then streamed to the user */
+            tutti__reduce(sslot, NULL, a, b, s->count, p->op.dt, p->op.op, divisor);
+            tutti__copy_stream(dst, sslot, bytes);
+        } else {
+            tutti__reduce(dst, sslot, a, b, s->count, p->op.dt, p->op.op, divisor);
+        }
         break;
     case TUTTI_STEP_RECV_COPY_SEND:
-        tutti__copy2(dst, sslot, rslot, bytes);
+        if (ex->stream_dst) {
+            tutti__copy2(sslot, NULL, rslot, bytes);
+            tutti__copy_stream(dst, sslot, bytes);
+        } else {
+            tutti__copy2(dst, sslot, rslot, bytes);
+        }
         break;
     default:
         return tutti__set_error(ex->comm, TUTTI_ERR_INTERNAL, "bad step kind %d", s->kind);

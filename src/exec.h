@@ -35,18 +35,28 @@ struct tutti_exec {
     int main_left;      /* lanes with steps that are not after_all lanes */
     int needs_progress; /* a connection needs ops->progress() (TCP) */
     int uses_doorbell;  /* a connection is woken through the doorbell (shm) */
+    int stream_dst;     /* write results to user buffers with non-temporal stores */
     tutti_status_t status; /* IN_PROGRESS until done */
     size_t *next;          /* per lane: index of the next step to run */
     struct tutti_exec_need *needs; /* distinct (peer, channel) pairs of the steps */
     struct tutti_tconn **conns;    /* their connections, once connected */
     int nneeds;
+    int next_cap, needs_cap; /* sizes of the arrays above, kept between reuses */
 };
 
 /** Prepare to run `plan` (whose op carries the buffers) as operation number `seq` of comm. */
 tutti_status_t tutti__exec_init(struct tutti_exec *ex, struct tutti_comm *comm,
                                 const struct tutti_plan *plan, uint64_t seq);
 
-/** Free what tutti__exec_init allocated. */
+/**
+ * As tutti__exec_init, but keeps the arrays of an exec used before (a communicator reuses one
+ * exec for all its operations, so small calls allocate nothing). ex must come from
+ * tutti__exec_init or a previous reuse.
+ */
+tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_comm *comm,
+                                 const struct tutti_plan *plan, uint64_t seq);
+
+/** Free what tutti__exec_init and tutti__exec_reuse allocated. */
 void tutti__exec_fini(struct tutti_exec *ex);
 
 /**

@@ -152,7 +152,6 @@ static struct tutti_comm *comm_alloc(int nranks, int rank)
     comm->rank = rank;
     comm->nranks = nranks;
     pthread_mutex_init(&comm->err.lock, NULL);
-    pthread_mutex_init(&comm->exec_lock, NULL);
     pthread_mutex_init(&comm->queue.lock, NULL);
     pthread_cond_init(&comm->queue.cond, NULL);
     atomic_init(&comm->state.status, TUTTI_OK);
@@ -168,10 +167,10 @@ void tutti__comm_free(struct tutti_comm *comm)
         close(comm->state.wakefd);
     }
     pthread_mutex_destroy(&comm->err.lock);
-    pthread_mutex_destroy(&comm->exec_lock);
     pthread_mutex_destroy(&comm->queue.lock);
     pthread_cond_destroy(&comm->queue.cond);
     tutti__plan_free(&comm->plan);
+    tutti__exec_fini(&comm->exec);
     free(comm->peers);
     free(comm);
 }

@@ -63,11 +63,9 @@ tutti_status_t tutti__exec_op(struct tutti_comm *comm, const struct tutti_op_des
     struct tutti_plan_params pp;
     tutti__comm_plan_params(comm, op, &pp);
     TUTTI_CHECK(tutti__plan_build_checked(comm, op, &pp, plan));
-    struct tutti_exec ex;
-    TUTTI_CHECK(tutti__exec_init(&ex, comm, plan, seq));
-    struct tutti_exec *exs[1] = {&ex};
-    st = tutti__engine_run(exs, 1);
-    tutti__exec_fini(&ex);
+    struct tutti_exec *ex = &comm->exec; /* ours while we hold the turn */
+    TUTTI_CHECK(tutti__exec_reuse(ex, comm, plan, seq));
+    st = tutti__engine_run(&ex, 1);
     if (st == TUTTI_OK) {
         atomic_store(&comm->state.completed, seq);
     }
