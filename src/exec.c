@@ -201,10 +201,20 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
             return st;
         }
     }
+    /* Zero copy: a stable result in user memory travels from there (TCP) instead of a slot. */
+    const void *ref = NULL;
+    if (sslot != NULL && s->stable && (sc->ops->flags & TUTTI_TRANSPORT_SEND_REF) != 0) {
+        ref = s->kind == TUTTI_STEP_SEND ? (const void *)src : (const void *)dst;
+        if (s->kind == TUTTI_STEP_RECV_REDUCE_SEND) {
+            ref = NULL; /* its result exists only in the slot */
+        }
+    }
     const void *a = s->swap ? (const void *)src : rslot, *b = s->swap ? rslot : (const void *)src;
     switch ((tutti_step_kind_t)s->kind) {
     case TUTTI_STEP_SEND:
-        tutti__copy2(sslot, NULL, src, bytes);
+        if (ref == NULL) {
+            tutti__copy2(sslot, NULL, src, bytes);
+        }
         break;
     case TUTTI_STEP_RECV:
         if (ex->stream_dst) {
@@ -220,7 +230,9 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
         tutti__reduce(dst, NULL, a, b, s->count, p->op.dt, p->op.op, divisor);
         break;
     case TUTTI_STEP_RECV_REDUCE_COPY_SEND:
-        if (ex->stream_dst) {
+        if (ref != NULL) {
+            tutti__reduce(dst, NULL, a, b, s->count, p->op.dt, p->op.op, divisor);
+        } else if (ex->stream_dst) {
             /* result into the slot (read again by the peer), then streamed to the user */
             tutti__reduce(sslot, NULL, a, b, s->count, p->op.dt, p->op.op, divisor);
             tutti__copy_stream(dst, sslot, bytes);
@@ -229,7 +241,9 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
         }
         break;
     case TUTTI_STEP_RECV_COPY_SEND:
-        if (ex->stream_dst) {
+        if (ref != NULL) {
+            tutti__copy2(dst, NULL, rslot, bytes);
+        } else if (ex->stream_dst) {
             tutti__copy2(sslot, NULL, rslot, bytes);
             tutti__copy_stream(dst, sslot, bytes);
         } else {
@@ -239,7 +253,9 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
     default:
         return tutti__set_error(ex->comm, TUTTI_ERR_INTERNAL, "bad step kind %d", s->kind);
     }
-    if (sslot != NULL) {
+    if (ref != NULL) {
+        TUTTI_CHECK(sc->ops->send_post_ref(sc, ref, bytes));
+    } else if (sslot != NULL) {
         TUTTI_CHECK(sc->ops->send_post(sc, bytes));
     }
     if (rslot != NULL) {
@@ -248,13 +264,30 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
     return TUTTI_OK;
 }
 
+/* Has everything posted left the process? Sends may still read user memory until then. */
+static tutti_status_t all_flushed(struct tutti_exec *ex, int *done_p)
+{
+    *done_p = 1;
+    for (int i = 0; i < ex->nneeds && *done_p; i++) {
+        TUTTI_CHECK(ex->conns[i]->ops->flushed(ex->conns[i], done_p));
+    }
+    return TUTTI_OK;
+}
+
 static tutti_status_t run_lanes(struct tutti_exec *ex, int *progress_p)
 {
+    int flushed = -1; /* asked once, when an after-all lane could start */
     for (int i = 0; i < ex->plan->nlanes; i++) {
         const struct tutti_lane *l = &ex->plan->lanes[i];
         size_t *next = &ex->next[i];
         if (*next == l->nsteps || (l->after_all && ex->main_left > 0)) {
             continue;
+        }
+        if (l->after_all && flushed < 0) {
+            TUTTI_CHECK(all_flushed(ex, &flushed));
+        }
+        if (l->after_all && !flushed) {
+            continue; /* it overwrites what a send in flight may still be reading */
         }
         while (*next < l->nsteps) {
             tutti_status_t st = run_step(ex, l->channel, &l->steps[*next]);

@@ -140,7 +140,7 @@ int tutti__plan_add_step(struct tutti_plan *plan, tutti_step_kind_t kind, uint32
     s->kind = (uint8_t)kind;
     s->final = (uint8_t)((flags & TUTTI_STEP_FINAL) != 0);
     s->swap = (uint8_t)((flags & TUTTI_STEP_SWAP) != 0);
-    s->pad_ = 0;
+    s->stable = (uint8_t)((flags & TUTTI_STEP_STABLE) != 0);
     s->src_buf = src_buf;
     s->dst_buf = dst_buf;
     /* A step names only the peers its kind talks to. */

@@ -67,7 +67,7 @@ struct tutti_step {
     uint8_t kind;     /* tutti_step_kind_t */
     uint8_t final;    /* the reduction that completes an element: AVG divides here */
     uint8_t swap;     /* reduce as op(src, received) instead of op(received, src) */
-    uint8_t pad_;
+    uint8_t stable;   /* what this step sends stays unchanged until the operation ends */
     uint32_t src_buf; /* index into plan->bufs */
     uint32_t dst_buf;
     int32_t send_peer; /* rank, or -1 */
@@ -152,6 +152,12 @@ int tutti__plan_add_lane(struct tutti_plan *plan, int send_peer, int recv_peer, 
 enum {
     TUTTI_STEP_FINAL = 1, /* the reduction that completes the element (AVG divides) */
     TUTTI_STEP_SWAP = 2,  /* reduce as op(src, received) */
+    /*
+     * What the step sends (src for SEND, dst for the *_COPY_SEND kinds) is not written again
+     * before the operation ends, so a transport may ship it from there without a copy
+     * (TUTTI_TRANSPORT_SEND_REF).
+     */
+    TUTTI_STEP_STABLE = 4,
 };
 
 /**

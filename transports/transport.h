@@ -40,6 +40,8 @@ typedef enum {
 enum {
     /** The engine must call progress() for data to move (TCP); shm moves data in post itself. */
     TUTTI_TRANSPORT_NEEDS_PROGRESS = 1u << 0,
+    /** send_post_ref ships caller memory without copying it into the slot (TCP). */
+    TUTTI_TRANSPORT_SEND_REF = 1u << 1,
 };
 
 /** What a failing rank tells its peers. Fixed size: it travels in frames and shared memory. */
@@ -139,6 +141,13 @@ struct tutti_transport_ops {
 
     /** Publish the acquired slot with `bytes` of data (0 <= bytes <= slot_size). */
     tutti_status_t (*send_post)(struct tutti_tconn *c, size_t bytes);
+
+    /**
+     * Publish the acquired slot, but with its `bytes` taken from `buf` instead of the slot, with
+     * no copy: buf must stay valid and unchanged until flushed() reports it sent. Only with
+     * TUTTI_TRANSPORT_SEND_REF.
+     */
+    tutti_status_t (*send_post_ref)(struct tutti_tconn *c, const void *buf, size_t bytes);
 
     /** Oldest received slot: *buf_p, *len_p. TUTTI_IN_PROGRESS when none is there yet. */
     tutti_status_t (*recv_peek)(struct tutti_tconn *c, const void **buf_p, size_t *len_p);

@@ -33,13 +33,11 @@ static const struct tutti_algo catalog[] = {
      tutti__allreduce_ring},
     {TUTTI_COLL_ALLREDUCE, "oneshot", "everyone sends to everyone, reduces in rank order",
      fits_slot, tutti__allreduce_oneshot},
-    {TUTTI_COLL_BROADCAST, "ring", "pipelined chain from the root", always,
-     tutti__broadcast_ring},
+    {TUTTI_COLL_BROADCAST, "ring", "pipelined chain from the root", always, tutti__broadcast_ring},
     {TUTTI_COLL_BROADCAST, "direct", "the root sends to every rank", fits_slot,
      tutti__broadcast_direct},
     {TUTTI_COLL_REDUCE, "ring", "pipelined chain into the root", always, tutti__reduce_ring},
-    {TUTTI_COLL_REDUCE, "direct", "every rank sends to the root", fits_slot,
-     tutti__reduce_direct},
+    {TUTTI_COLL_REDUCE, "direct", "every rank sends to the root", fits_slot, tutti__reduce_direct},
     {TUTTI_COLL_REDUCE_SCATTER, "ring", "ring reduce-scatter, pipelined", always,
      tutti__reduce_scatter_ring},
     {TUTTI_COLL_REDUCE_SCATTER, "direct", "every block goes to its owner", fits_slot,
@@ -52,8 +50,7 @@ static const struct tutti_algo catalog[] = {
     {TUTTI_COLL_SEND, "direct", "one message, split over channels", always, tutti__p2p_direct},
     {TUTTI_COLL_RECV, "direct", "one message, split over channels", always, tutti__p2p_direct},
     {TUTTI_COLL_BARRIER, "ring", "one-byte ring all-reduce", always, tutti__barrier_ring},
-    {TUTTI_COLL_BARRIER, "oneshot", "one-byte one-shot all-reduce", always,
-     tutti__barrier_oneshot},
+    {TUTTI_COLL_BARRIER, "oneshot", "one-byte one-shot all-reduce", always, tutti__barrier_oneshot},
 };
 
 const struct tutti_algo *tutti__algos(tutti_coll_t coll, int *n_p)

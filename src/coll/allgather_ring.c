@@ -25,11 +25,11 @@ int tutti__allgather_ring(const struct tutti_op_desc *op, const struct tutti_pla
             size_t in = choff + lo;
             size_t len = tutti__chunk(chlen - lo, pp);
             int rc = tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND, in, TUTTI_BUF_NONE,
-                                          0, len, 0);
+                                          0, len, TUTTI_STEP_STABLE);
             for (int s = 1; s <= n - 2; s++) {
                 rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_COPY_SEND, TUTTI_BUF_NONE, 0,
                                            TUTTI_BUF_RECV, (size_t)tutti__mod(r - s, n) * sc + in,
-                                           len, 0);
+                                           len, TUTTI_STEP_STABLE);
             }
             rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV, TUTTI_BUF_NONE, 0, TUTTI_BUF_RECV,
                                        (size_t)((r + 1) % n) * sc + in, len, 0);
@@ -37,8 +37,8 @@ int tutti__allgather_ring(const struct tutti_op_desc *op, const struct tutti_pla
                 return -1;
             }
         }
-        if (tutti__coll_copy(plan, TUTTI_BUF_SEND, choff, TUTTI_BUF_RECV,
-                             (size_t)r * sc + choff, chlen) != 0) {
+        if (tutti__coll_copy(plan, TUTTI_BUF_SEND, choff, TUTTI_BUF_RECV, (size_t)r * sc + choff,
+                             chlen) != 0) {
             return -1;
         }
     }

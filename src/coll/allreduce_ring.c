@@ -18,7 +18,7 @@ static int ring_loop(struct tutti_plan *plan, int n, int r, size_t base, size_t 
     int rc = 0;
     BLOCK(r);
     rc |= tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND, off, TUTTI_BUF_NONE, 0, blen,
-                               0);
+                               TUTTI_STEP_STABLE);
     for (int s = 1; s <= n - 2; s++) {
         BLOCK(r - s);
         rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_SEND, TUTTI_BUF_SEND, off,
@@ -26,11 +26,11 @@ static int ring_loop(struct tutti_plan *plan, int n, int r, size_t base, size_t 
     }
     BLOCK(r + 1);
     rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_COPY_SEND, TUTTI_BUF_SEND, off,
-                               TUTTI_BUF_RECV, off, blen, TUTTI_STEP_FINAL);
+                               TUTTI_BUF_RECV, off, blen, TUTTI_STEP_FINAL | TUTTI_STEP_STABLE);
     for (int s = 1; s <= n - 2; s++) {
         BLOCK(r + 1 - s);
         rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_COPY_SEND, TUTTI_BUF_NONE, 0,
-                                   TUTTI_BUF_RECV, off, blen, 0);
+                                   TUTTI_BUF_RECV, off, blen, TUTTI_STEP_STABLE);
     }
     BLOCK(r + 2);
     rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV, TUTTI_BUF_NONE, 0, TUTTI_BUF_RECV, off, blen,

@@ -26,7 +26,7 @@ int tutti__alltoall_pairwise(const struct tutti_op_desc *op, const struct tutti_
                 size_t len = tutti__chunk(chlen - lo, pp);
                 if (tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND,
                                          (size_t)to * cnt + choff + lo, TUTTI_BUF_NONE, 0, len,
-                                         0) != 0) {
+                                         TUTTI_STEP_STABLE) != 0) {
                     return -1;
                 }
             }

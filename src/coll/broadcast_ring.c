@@ -28,10 +28,10 @@ int tutti__broadcast_ring(const struct tutti_op_desc *op, const struct tutti_pla
             int rc;
             if (pos == 0) {
                 rc = tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND, off,
-                                          TUTTI_BUF_NONE, 0, len, 0);
+                                          TUTTI_BUF_NONE, 0, len, TUTTI_STEP_STABLE);
             } else if (next >= 0) {
                 rc = tutti__plan_add_step(plan, TUTTI_STEP_RECV_COPY_SEND, TUTTI_BUF_NONE, 0,
-                                          TUTTI_BUF_RECV, off, len, 0);
+                                          TUTTI_BUF_RECV, off, len, TUTTI_STEP_STABLE);
             } else {
                 rc = tutti__plan_add_step(plan, TUTTI_STEP_RECV, TUTTI_BUF_NONE, 0, TUTTI_BUF_RECV,
                                           off, len, 0);

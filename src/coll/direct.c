@@ -60,8 +60,8 @@ int tutti__direct_reduce_chain(struct tutti_plan *plan, const struct tutti_plan_
         } else {
             tutti__plan_set_peers(plan, -1, q);
             /* acc = op(acc, x_q): the accumulator is the left operand */
-            rc = tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_COPY, dst_buf, dst_off,
-                                      dst_buf, dst_off, count, last | TUTTI_STEP_SWAP);
+            rc = tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_COPY, dst_buf, dst_off, dst_buf,
+                                      dst_off, count, last | TUTTI_STEP_SWAP);
         }
         if (rc != 0) {
             return -1;

@@ -24,10 +24,11 @@ int tutti__p2p_direct(const struct tutti_op_desc *op, const struct tutti_plan_pa
         }
         for (size_t lo = 0; lo < chlen; lo += pp->chunk_elems) {
             size_t len = tutti__chunk(chlen - lo, pp);
-            int rc = is_send ? tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND,
-                                                    choff + lo, TUTTI_BUF_NONE, 0, len, 0)
-                             : tutti__plan_add_step(plan, TUTTI_STEP_RECV, TUTTI_BUF_NONE, 0,
-                                                    TUTTI_BUF_RECV, choff + lo, len, 0);
+            int rc = is_send
+                         ? tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND, choff + lo,
+                                                TUTTI_BUF_NONE, 0, len, TUTTI_STEP_STABLE)
+                         : tutti__plan_add_step(plan, TUTTI_STEP_RECV, TUTTI_BUF_NONE, 0,
+                                                TUTTI_BUF_RECV, choff + lo, len, 0);
             if (rc != 0) {
                 return -1;
             }
@@ -104,10 +105,11 @@ static int peer_lanes(const struct tutti_op_desc *const *ops, int n, tutti_coll_
             }
             for (size_t lo = 0; lo < chlen; lo += pp->chunk_elems) {
                 size_t len = tutti__chunk(chlen - lo, pp);
-                int rc = is_send ? tutti__plan_add_step(plan, TUTTI_STEP_SEND, (uint32_t)b,
-                                                        choff + lo, TUTTI_BUF_NONE, 0, len, 0)
-                                 : tutti__plan_add_step(plan, TUTTI_STEP_RECV, TUTTI_BUF_NONE, 0,
-                                                        (uint32_t)b, choff + lo, len, 0);
+                int rc = is_send
+                             ? tutti__plan_add_step(plan, TUTTI_STEP_SEND, (uint32_t)b, choff + lo,
+                                                    TUTTI_BUF_NONE, 0, len, TUTTI_STEP_STABLE)
+                             : tutti__plan_add_step(plan, TUTTI_STEP_RECV, TUTTI_BUF_NONE, 0,
+                                                    (uint32_t)b, choff + lo, len, 0);
                 if (rc != 0) {
                     return -1;
                 }
@@ -173,8 +175,8 @@ static int stage_overlapping(const struct tutti_op_desc *const *ops, int n,
 }
 
 /* The after-all lane: staged receives into their destinations. */
-static int unstage(const struct tutti_op_desc *const *ops, const struct tutti_op_desc **view,
-                   int n, struct tutti_plan *plan)
+static int unstage(const struct tutti_op_desc *const *ops, const struct tutti_op_desc **view, int n,
+                   struct tutti_plan *plan)
 {
     int lane = tutti__plan_add_lane(plan, -1, -1, 0);
     if (lane < 0) {

@@ -34,7 +34,7 @@ int tutti__reduce_ring(const struct tutti_op_desc *op, const struct tutti_plan_p
             int rc;
             if (pos == 0) {
                 rc = tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND, off,
-                                          TUTTI_BUF_NONE, 0, len, 0);
+                                          TUTTI_BUF_NONE, 0, len, TUTTI_STEP_STABLE);
             } else if (next >= 0) {
                 rc = tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_SEND, TUTTI_BUF_SEND, off,
                                           TUTTI_BUF_NONE, 0, len, 0);

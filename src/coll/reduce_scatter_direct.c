@@ -12,8 +12,8 @@ static size_t block_of(int peer, const void *ctx)
     return (size_t)peer * *(const size_t *)ctx;
 }
 
-int tutti__reduce_scatter_direct(const struct tutti_op_desc *op,
-                                 const struct tutti_plan_params *pp, struct tutti_plan *plan)
+int tutti__reduce_scatter_direct(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                                 struct tutti_plan *plan)
 {
     int n = pp->nranks, r = pp->rank;
     size_t cnt = op->count;

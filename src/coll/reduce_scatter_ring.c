@@ -33,14 +33,15 @@ int tutti__reduce_scatter_ring(const struct tutti_op_desc *op, const struct tutt
             size_t len = tutti__chunk(chlen - lo, pp);
             int rc = tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND,
                                           (size_t)tutti__mod(r - 1, n) * rc_count + in,
-                                          TUTTI_BUF_NONE, 0, len, 0);
+                                          TUTTI_BUF_NONE, 0, len, TUTTI_STEP_STABLE);
             for (int s = 1; s <= n - 2; s++) {
                 rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_SEND, TUTTI_BUF_SEND,
                                            (size_t)tutti__mod(r - s - 1, n) * rc_count + in,
                                            TUTTI_BUF_NONE, 0, len, 0);
             }
             rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_COPY, TUTTI_BUF_SEND,
-                                       (size_t)r * rc_count + in, TUTTI_BUF_RECV, in, len, TUTTI_STEP_FINAL);
+                                       (size_t)r * rc_count + in, TUTTI_BUF_RECV, in, len,
+                                       TUTTI_STEP_FINAL);
             if (rc != 0) {
                 return -1;
             }

@@ -302,6 +302,14 @@ static tutti_status_t shm_flushed(struct tutti_tconn *c, int *done_p)
     return TUTTI_OK;
 }
 
+static tutti_status_t shm_send_post_ref(struct tutti_tconn *c, const void *buf, size_t bytes)
+{
+    (void)c;
+    (void)buf;
+    (void)bytes;
+    return TUTTI_ERR_UNSUPPORTED; /* the peer can only read shared memory: data is copied */
+}
+
 static int shm_pollfds(struct tutti_tconn *c, struct pollfd *fds, int max)
 {
     (void)c;
@@ -325,6 +333,7 @@ const struct tutti_transport_ops tutti__shm_ops = {
     .doorbell = shm_doorbell,
     .send_acquire = tutti__shm_send_acquire,
     .send_post = tutti__shm_send_post,
+    .send_post_ref = shm_send_post_ref,
     .recv_peek = tutti__shm_recv_peek,
     .recv_release = tutti__shm_recv_release,
     .progress = shm_progress,

@@ -70,6 +70,7 @@ struct tcp_conn {
     uint8_t *sbuf;
     uint8_t (*shdr)[TCP_HDR_BYTES]; /* encoded header of each slot */
     uint32_t *slen;
+    const uint8_t **sref; /* payload of each slot when it is caller memory (send_post_ref) */
     uint64_t shead; /* slots posted */
     int sacquired;  /* send_acquire handed out slot shead */
     /* receive FIFO: slot k is complete when k < socks[k % nsocks].rnext */
@@ -132,6 +133,7 @@ void tutti__tcp_conn_abort(struct tcp_conn *c, const struct tutti_abort_info *in
 
 tutti_status_t tutti__tcp_send_acquire(struct tutti_tconn *tc, void **buf_p, size_t *cap_p);
 tutti_status_t tutti__tcp_send_post(struct tutti_tconn *tc, size_t bytes);
+tutti_status_t tutti__tcp_send_post_ref(struct tutti_tconn *tc, const void *buf, size_t bytes);
 tutti_status_t tutti__tcp_recv_peek(struct tutti_tconn *tc, const void **buf_p, size_t *len_p);
 tutti_status_t tutti__tcp_recv_release(struct tutti_tconn *tc);
 tutti_status_t tutti__tcp_progress(struct tutti_tconn *tc, int *moved_p);

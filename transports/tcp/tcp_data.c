@@ -118,7 +118,9 @@ static tutti_status_t sock_write(struct tcp_conn *c, struct tcp_sock *s, int *mo
         for (uint64_t k = s->snext; k < c->shead && n + 2 <= TCP_IOV_MAX; k += c->nsocks) {
             size_t slot = slot_of(c, k);
             add_iov(iov, &n, c->shdr[slot], TCP_HDR_BYTES, &skip, &want);
-            add_iov(iov, &n, c->sbuf + slot * c->base.slot_size, c->slen[slot], &skip, &want);
+            const uint8_t *pay = c->sref[slot] != NULL ? c->sref[slot]
+                                                        : c->sbuf + slot * c->base.slot_size;
+            add_iov(iov, &n, (void *)pay, c->slen[slot], &skip, &want);
         }
         struct msghdr msg = {.msg_iov = iov, .msg_iovlen = (size_t)n};
         ssize_t r = sendmsg(s->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -325,9 +327,21 @@ tutti_status_t tutti__tcp_send_acquire(struct tutti_tconn *tc, void **buf_p, siz
     return TUTTI_OK;
 }
 
+static tutti_status_t post(struct tcp_conn *c, const uint8_t *ref, size_t bytes);
+
 tutti_status_t tutti__tcp_send_post(struct tutti_tconn *tc, size_t bytes)
 {
-    struct tcp_conn *c = (struct tcp_conn *)tc;
+    return post((struct tcp_conn *)tc, NULL, bytes);
+}
+
+tutti_status_t tutti__tcp_send_post_ref(struct tutti_tconn *tc, const void *buf, size_t bytes)
+{
+    return post((struct tcp_conn *)tc, buf, bytes);
+}
+
+/* Queue the acquired slot as frame shead, its payload in the slot or at ref. */
+static tutti_status_t post(struct tcp_conn *c, const uint8_t *ref, size_t bytes)
+{
     if (c->status != TUTTI_OK) {
         return c->status;
     }
@@ -340,6 +354,7 @@ tutti_status_t tutti__tcp_send_post(struct tutti_tconn *tc, size_t bytes)
     size_t slot = slot_of(c, k);
     encode_hdr(c->shdr[slot], TCP_FRAME_DATA, (uint32_t)bytes, k);
     c->slen[slot] = (uint32_t)bytes;
+    c->sref[slot] = ref;
     c->sacquired = 0;
     struct tcp_sock *s = sock_of(c, k);
     if (s->snext == k) {
@@ -457,7 +472,7 @@ tutti_status_t tutti__tcp_conn_new(struct tcp_ctx *ctx, int peer, int channel, c
 {
     size_t ss = ctx->slot_size, ns = (size_t)ctx->nslots;
     size_t fifo = tutti__align_up(ns * ss, 4096);
-    size_t total = 2 * fifo + ns * (TCP_HDR_BYTES + 2 * sizeof(uint32_t));
+    size_t total = 2 * fifo + ns * (TCP_HDR_BYTES + 2 * sizeof(uint32_t)) + ns * sizeof(void *);
     struct tcp_conn *c = calloc(1, sizeof(*c) + (size_t)nsocks * sizeof(struct tcp_sock));
     void *mem = NULL;
     if (c == NULL || posix_memalign(&mem, 4096, total) != 0) {
@@ -479,6 +494,8 @@ tutti_status_t tutti__tcp_conn_new(struct tcp_ctx *ctx, int peer, int channel, c
     c->shdr = (uint8_t(*)[TCP_HDR_BYTES])(c->mem + 2 * fifo);
     c->slen = (uint32_t *)(c->mem + 2 * fifo + ns * TCP_HDR_BYTES);
     c->rlen = c->slen + ns;
+    c->sref = (const uint8_t **)(void *)(c->rlen + ns);
+    memset(c->sref, 0, ns * sizeof(*c->sref));
     if (ctx->args->peers != NULL) {
         tutti__peer_str(&ctx->args->peers[peer], c->peer_name, sizeof(c->peer_name));
     } else {
