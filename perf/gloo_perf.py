@@ -152,14 +152,15 @@ class Bench:
     def input(self, rank, first, count):
         """Rank `rank`'s input at indices first .. first + count: integers in -8 .. 8."""
         t = self.torch
-        idx = t.arange(first, first + count, dtype=t.int64)
-        return ((idx * 7 + rank * 13 + self.seed * 5) % 17 - 8).to(self.dt)
+        wide = (first + count) * 7 + rank * 13 + self.seed * 5 >= 1 << 31
+        idx = t.arange(first, first + count, dtype=t.int64 if wide else t.int32)
+        return ((idx * 7 + (rank * 13 + self.seed * 5)) % 17 - 8).to(self.dt)
 
     def expected(self, first, count):
         """The reduction of every rank's input: what all_reduce and reduce produce."""
-        vals = [self.input(r, first, count) for r in range(self.n)]
-        out = vals[0].clone()
-        for v in vals[1:]:
+        out = self.input(0, first, count)
+        for r in range(1, self.n):
+            v = self.input(r, first, count)
             if self.a.op == "sum":
                 out += v
             else:
