@@ -13,7 +13,8 @@
 # --series of sizes (default "-b 8 -e 1M -f 2" and "-b 4M -e 256M -f 4 -n 10 -w 2": 8 B to
 # 1 MiB in powers of two with nccl-tests' -n 20 -w 5, then 4, 16, 64 and 256 MiB with 10 timed
 # calls; float sum; results checked; out of place only). A launch that runs past --timeout
-# (default 600 s) per series runs once more. Transports: shm is tutti's default, Open MPI's
+# (default 600 s) per series runs once more; one that has written its results and does not exit
+# within 30 s is ended and counts. Transports: shm is tutti's default, Open MPI's
 # --mca btl self,vader and MPICH's default; tcp is TUTTI_TRANSPORT=tcp, --mca btl self,tcp and
 # MPICH with MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp. Gloo is always TCP (over lo): it runs with the
 # TCP launches and appears in both tables.
@@ -146,6 +147,24 @@ cmd_gloo() {
 }
 has_coll() { [ "$1" != gloo ] || [ "$2" != reduce_scatter ]; }
 
+# linger_watch PID JSON: MPICH over UCX's TCP sometimes hangs in MPI_Finalize at 4 ranks, after
+# its results are written. A launch still running LINGER_S seconds after its JSON is complete
+# is ended (TERM to timeout, which passes it on), and its results count.
+linger_s=30
+linger_watch() {
+  local polls=0
+  while sleep 2; do
+    kill -0 "$1" 2>/dev/null || return 0
+    [ "$(tail -c 2 "$2" 2>/dev/null)" = "}" ] || continue
+    polls=$((polls + 1))
+    if [ $((polls * 2)) -ge "$linger_s" ]; then
+      : >"$raw/lingered"
+      kill -TERM "$1" 2>/dev/null || true
+      return 0
+    fi
+  done
+}
+
 # --- one launch: every series of sizes; tables to the log, JSON to the raw folder -----------
 raw="$(mktemp -d)"
 trap 'rm -rf "$raw"' EXIT
@@ -157,11 +176,24 @@ run_one() {
     local full="$cmd $s --halves out ${perf_args[*]:-}"
     printf '\n=== %s series %d (%s, load %s): %s\n' "$label" "$k" "$(date -u +%TZ)" \
       "$(cut -d' ' -f1-3 /proc/loadavg)" "$full" >>"$log"
-    for attempt in 1 2; do # a launch that hangs (seen once with MPICH over UCX's TCP) runs again
+    local json="$raw/$label.s$k.json" launch watcher
+    for attempt in 1 2; do # a launch that hangs runs again
       rc=0
+      rm -f "$json" "$raw/lingered"
       # shellcheck disable=SC2086 # the command is a word list by design
-      timeout "$timeout_s" $full --json "$raw/$label.s$k.json" >"$raw/out.txt" 2>&1 || rc=$?
+      timeout "$timeout_s" $full --json "$json" >"$raw/out.txt" 2>&1 &
+      launch=$!
+      linger_watch "$launch" "$json" &
+      watcher=$!
+      wait "$launch" || rc=$?
+      kill "$watcher" 2>/dev/null || true
+      wait "$watcher" 2>/dev/null || true
       cat "$raw/out.txt" >>"$log"
+      if [ -e "$raw/lingered" ]; then
+        rc=0 # its results were complete and checked: the hang came after them
+        printf '\n=== %s series %d: results written, then no exit within %s s: ended\n' \
+          "$label" "$k" "$linger_s" | tee -a "$log" >&2
+      fi
       if [ "$rc" != 124 ] || [ "$attempt" = 2 ]; then break; fi
       printf '\n=== %s series %d timed out after %s s: again\n' "$label" "$k" "$timeout_s" | tee -a "$log" >&2
     done
