@@ -1,13 +1,19 @@
-#!/usr/bin/env python3
-"""compare_table.py - the statistics and tables of compare_mpi.sh (Python 3 standard library).
+#!/usr/bin/python3
+"""compare_table.py - the statistics, tables and goal summary of compare.sh (standard library).
 
-Reads the perf tools' --json files named <lib>-<ranks>-<transport>-<launch>.json (lib: tutti or
-mpi), takes per size the median over launches of the out-of-place time and busbw of each
-library, and writes a markdown table per rank count and transport (tutti and MPI time and busbw,
-and the ratio of the busbw medians, tutti / MPI), plus one JSON file holding every raw run.
-An input may also be such a JSON file of an earlier comparison: its runs are read too, and a
-later input replaces a run with the same library, ranks, transport and launch number (this is
-how compare_mpi.sh --merge reruns part of a comparison).
+    compare_table.py coll --coll C --out-md F.md --out-json F.json [--meta k=v]... INPUT...
+    compare_table.py summary --out-md F.md [--link LINK.json] [--meta k=v]... COLL.json...
+
+coll: reads the perf tools' --json files named <lib>-<ranks>-<transport>-<launch>[.s<series>]
+.json (lib: tutti, ompi, mpich or gloo; a launch may run its sizes in several series), and
+earlier comparisons' JSON files (their runs are read too; a later input replaces a run with the
+same library, ranks, transport, launch and series: this is how --merge reruns part of a
+comparison). Per size it takes the median (and the best) over launches of each library's
+out-of-place time and busbw and writes one markdown table per rank count and transport, with
+the tutti/peer ratios of the busbw medians, plus one JSON file holding every raw run.
+Gloo always runs over TCP: its column appears in the shared-memory tables too, marked so.
+
+summary: evaluates the goals of issue 3 over the collectives' JSON files (see GOALS).
 """
 import argparse
 import json
@@ -16,12 +22,16 @@ import re
 import statistics
 import sys
 
-NAME = re.compile(r"^(tutti|mpi)-(\d+)-(\w+)-(\d+)\.json$")
+NAME = re.compile(r"^(tutti|ompi|mpich|gloo|mpi)-(\d+)-(\w+)-(\d+)(?:\.s(\d+))?\.json$")
 TRANSPORTS = {"shm": "shared memory", "tcp": "TCP"}
+PEERS = ("ompi", "mpich", "gloo")
+TITLE = {"tutti": "tutti", "ompi": "Open MPI", "mpich": "MPICH", "gloo": "Gloo"}
+ABSENT = {("gloo", "reduce_scatter"): "torch's Gloo backend has no reduce-scatter"}
+KEY_SIZES = (8, 1 << 10, 64 << 10, 1 << 20, 64 << 20, 256 << 20)
 
 
 def load_runs(paths):
-    """Runs by (library, nranks, transport, launch), later inputs winning; earlier metadata."""
+    """Runs by (library, nranks, transport, launch, series), later inputs winning; metadata."""
     runs, metas = {}, []
     for path in paths:
         with open(path) as f:
@@ -29,7 +39,8 @@ def load_runs(paths):
         m = NAME.match(os.path.basename(path))
         if m is not None:
             found = [{"library": m.group(1), "nranks": int(m.group(2)), "transport": m.group(3),
-                      "launch": int(m.group(4)), "file": os.path.basename(path), "data": doc}]
+                      "launch": int(m.group(4)), "series": int(m.group(5) or 0),
+                      "file": os.path.basename(path), "data": doc}]
         elif isinstance(doc, dict) and "runs" in doc:
             found = doc["runs"]
             metas.append(doc.get("meta", {}))
@@ -37,7 +48,11 @@ def load_runs(paths):
             sys.exit("compare_table: %s is neither <lib>-<ranks>-<transport>-<launch>.json nor "
                      "a comparison's JSON" % path)
         for run in found:
-            runs[(run["library"], run["nranks"], run["transport"], run["launch"])] = run
+            run.setdefault("series", 0)
+            if run["library"] == "mpi":  # compare_mpi.sh's name for Open MPI
+                run["library"] = "ompi"
+            key = (run["library"], run["nranks"], run["transport"], run["launch"], run["series"])
+            runs[key] = run
     return list(runs.values()), metas
 
 
@@ -53,7 +68,34 @@ def per_size(runs):
             s["time"].append(half["time_us"])
             s["busbw"].append(half["busbw"])
             s["wrong"] += half["wrong"] or 0
+    for s in sizes.values():
+        s["t_med"], s["bw_med"] = statistics.median(s["time"]), statistics.median(s["busbw"])
+        s["bw_best"] = max(s["busbw"])
     return sizes
+
+
+def stats(runs, nranks, transport):
+    """{library: per_size(...)} for one table; Gloo's runs are TCP whatever the table."""
+    out = {}
+    for lib in ("tutti",) + PEERS:
+        sel = [r for r in runs if r["library"] == lib and r["nranks"] == nranks
+               and (r["transport"] == transport or lib == "gloo")]
+        if sel:
+            out[lib] = per_size(sel)
+    return out
+
+
+def best_peer(libs, size):
+    """(peer, busbw median) of the fastest peer at this size, or (None, 0)."""
+    cands = [(libs[p][size]["bw_med"], p) for p in PEERS if p in libs and size in libs[p]]
+    if not cands:
+        return None, 0.0
+    bw, p = max(cands)
+    return p, bw
+
+
+def ratio(a, b):
+    return a / b if b > 0 else None
 
 
 def fmt_size(b):
@@ -63,87 +105,252 @@ def fmt_size(b):
     return str(b)
 
 
-def fmt_bw(values):
-    med = statistics.median(values)
-    return "%.3f (%.3f-%.3f)" % (med, min(values), max(values)) if len(values) > 1 else "%.3f" % med
+def fmt_time(us):
+    return "%.2f" % us if us < 100 else "%.1f" % us if us < 10000 else "%.0f" % us
 
 
-def table(runs, nranks, transport):
-    libs = {lib: per_size([r for r in runs if r["library"] == lib and r["nranks"] == nranks
-                           and r["transport"] == transport]) for lib in ("tutti", "mpi")}
-    sizes = sorted(set(libs["tutti"]) | set(libs["mpi"]))
-    if not sizes:
+def fmt_bw(s):
+    return "%.3f (%.3f)" % (s["bw_med"], s["bw_best"]) if len(s["busbw"]) > 1 else \
+        "%.3f" % s["bw_med"]
+
+
+def fmt_ratio(r):
+    return "-" if r is None else "%.2f" % r
+
+
+def table(runs, coll, nranks, transport):
+    libs = stats(runs, nranks, transport)
+    if "tutti" not in libs and not any(p in libs for p in PEERS if p != "gloo"):
         return []
+    peers = [p for p in PEERS if p in libs]
+    sizes = sorted(set().union(*[set(v) for v in libs.values()]))
+    name = lambda p: TITLE[p] + (" (TCP)" if p == "gloo" and transport != "tcp" else "")
+    head = ["size"]
+    for lib in ["tutti"] + peers:
+        head += ["%s time (us)" % name(lib), "%s busbw (GB/s)" % name(lib)]
+    head += ["tutti/%s" % TITLE[p] for p in peers] + ["tutti/best peer"]
     lines = ["### %d ranks, %s" % (nranks, TRANSPORTS.get(transport, transport)), "",
-             "| size | tutti time (us) | tutti busbw (GB/s) | MPI time (us) | MPI busbw (GB/s) "
-             "| tutti/MPI busbw |",
-             "|---:|---:|---:|---:|---:|---:|"]
+             "| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
+    t = libs.get("tutti", {})
     for b in sizes:
-        t, m = libs["tutti"].get(b), libs["mpi"].get(b)
         cells = [fmt_size(b)]
-        for s in (t, m):
-            cells += (["%.2f" % statistics.median(s["time"]), fmt_bw(s["busbw"])] if s
-                      else ["-", "-"])
-        ratio = "-"
-        if t and m and statistics.median(m["busbw"]) > 0:
-            ratio = "%.2f" % (statistics.median(t["busbw"]) / statistics.median(m["busbw"]))
-        cells.append(ratio)
+        for lib in ["tutti"] + peers:
+            s = libs[lib].get(b)
+            cells += [fmt_time(s["t_med"]), fmt_bw(s)] if s else ["-", "-"]
+        for p in peers:
+            ok = b in t and b in libs[p]
+            cells.append(fmt_ratio(ratio(t[b]["bw_med"], libs[p][b]["bw_med"]) if ok else None))
+        p, bw = best_peer(libs, b)
+        r = ratio(t[b]["bw_med"], bw) if b in t and p else None
+        cells.append("-" if r is None else "%.2f (%s)" % (r, TITLE[p]))
         lines.append("| " + " | ".join(cells) + " |")
+    launches = ", ".join("%d %s" % (len({r["launch"] for r in runs if r["library"] == lib
+                                          and r["nranks"] == nranks
+                                          and (r["transport"] == transport or lib == "gloo")}),
+                                    TITLE[lib]) for lib in ["tutti"] + peers)
     wrong = sum(s["wrong"] for lib in libs.values() for s in lib.values())
-    launches = {lib: len({r["launch"] for r in runs if r["library"] == lib
-                          and r["nranks"] == nranks and r["transport"] == transport})
-                for lib in ("tutti", "mpi")}
-    lines += ["", "%d tutti and %d Open MPI launches; wrong elements over all checked results: %d."
-              % (launches["tutti"], launches["mpi"], wrong), ""]
-    return lines
+    lines += ["", "Launches: %s. Wrong elements over all checked results: %d." % (launches, wrong)]
+    absent = [TITLE[p] + ": " + why for (p, c), why in ABSENT.items() if c == coll]
+    if absent:
+        lines += ["Absent: " + "; ".join(absent) + "."]
+    return lines + [""]
 
 
-def markdown(runs, meta, coll):
-    out = ["# %s: tutti vs Open MPI, %s on %s" % (coll, meta.get("date", "?"), meta.get("host", "?")),
+def coll_markdown(runs, meta, coll):
+    libs = [lib for lib in ("tutti",) + PEERS if any(r["library"] == lib for r in runs)]
+    out = ["# %s: tutti vs %s, %s on %s" % (coll, ", ".join(TITLE[p] for p in libs[1:]) or "-",
+                                            meta.get("date", "?"), meta.get("host", "?")),
            "",
-           "Machine: %s, %s cores, Linux %s. tutti %s, %s." % (
+           "Machine: %s, %s cores, Linux %s; memory bandwidth %s. tutti %s; %s." % (
                meta.get("cpu", "?"), meta.get("cores", "?"), meta.get("kernel", "?"),
-               meta.get("tutti_commit", "?"), meta.get("mpirun", "?")),
+               meta.get("membw", "?"), meta.get("tutti_commit", "?"),
+               "; ".join(meta[k] for k in ("ompi_version", "mpich_version", "gloo_version")
+                         if meta.get(k))),
            "",
-           "Generated by `perf/compare_mpi.sh`: tutti and Open MPI launched alternately, %s "
-           "launches each per rank count and transport (%s s in all; load average %s before, "
-           "%s after)." % (meta.get("launches", "?"), meta.get("elapsed_s", "?"),
-                           meta.get("load_before", "?"), meta.get("load_after", "?")),
-           "",
-           meta["note"] + "\n" if meta.get("note") else "",
-           "".join("The other launches come from the comparison of %s (%s s in all; load average "
-                   "%s before, %s after).\n" % (e.get("date", "?"), e.get("elapsed_s", "?"),
-                                                e.get("load_before", "?"), e.get("load_after", "?"))
-                   for e in meta.get("earlier", [])),
-           "- tutti: `%s`" % meta.get("tutti_cmd", "?"),
-           "- Open MPI: `%s`" % meta.get("mpi_cmd", "?"),
-           "",
-           "Each cell is the median over launches of the out-of-place result (time: nccl-tests' "
-           "average over ranks of the time per call; busbw in GB/s as nccl-tests, with the "
-           "minimum-maximum over launches in brackets). The last column is the ratio of the busbw "
-           "medians: above 1, tutti is faster.",
+           "Generated by `perf/compare.sh`: the libraries launched in turn (tutti, then each "
+           "peer, then tutti again), %s launches each per rank count and transport (%s s for "
+           "this collective; load average %s before, %s after)." % (
+               meta.get("launches", "?"), meta.get("elapsed_s", "?"),
+               meta.get("load_before", "?"), meta.get("load_after", "?")),
            ""]
+    if meta.get("note"):
+        out += [meta["note"], ""]
+    for e in meta.get("earlier", []):
+        out += ["Other launches come from the comparison of %s (%s s; load average %s before, "
+                "%s after)." % (e.get("date", "?"), e.get("elapsed_s", "?"),
+                                e.get("load_before", "?"), e.get("load_after", "?")), ""]
+    for lib in libs:
+        if meta.get(lib + "_cmd"):
+            out.append("- %s: `%s`" % (TITLE[lib], meta[lib + "_cmd"]))
+    out += ["",
+            "Each cell is the median over launches of the out-of-place result (time: the "
+            "average over ranks of the time per call, in microseconds; busbw in GB/s as "
+            "nccl-tests computes it, with the best launch in brackets). The ratios are those of "
+            "the busbw medians (for a given size, the inverse ratio of the times): above 1, tutti "
+            "is faster. The best peer is the one with the highest median at that size.",
+            ""]
     for nranks in sorted({r["nranks"] for r in runs}):
         for transport in ("shm", "tcp"):
-            out += table(runs, nranks, transport)
+            if any(r["transport"] == transport and r["library"] != "gloo" for r in runs):
+                out += table(runs, coll, nranks, transport)
+    return "\n".join(out) + "\n"
+
+
+# --- summary: the goals of issue 3 -----------------------------------------------------------
+
+# (id, text, collectives, transport, peer, sizes (lo, hi) or a tuple of sizes, threshold, kind)
+# kind "bw": tutti busbw / peer busbw >= threshold at every size; "lat": peer time / tutti time.
+GOALS = [
+    ("AR-large", "all-reduce busbw at 64 MiB and 256 MiB >= 2x the best peer",
+     ("all_reduce",), "shm", "best", (64 << 20, 256 << 20), 2.0, "bw"),
+    ("AR-mid", "all-reduce 64 KiB-1 MiB >= 1.5x Open MPI",
+     ("all_reduce",), "shm", "ompi", ((64 << 10), (1 << 20)), 1.5, "bw"),
+    ("AR-lat", "all-reduce latency 8 B-1 KiB no worse than Open MPI",
+     ("all_reduce",), "shm", "ompi", (8, 1 << 10), 1.0, "lat"),
+    ("DM-any", "%s >= the best peer at every size >= 64 KiB",
+     ("broadcast", "reduce_scatter", "all_gather", "alltoall"), "shm", "best",
+     (64 << 10, 1 << 40), 1.0, "bw"),
+    ("DM-256M", "%s >= 1.5x the best peer at 256 MiB",
+     ("broadcast", "reduce_scatter", "all_gather", "alltoall"), "shm", "best",
+     (256 << 20,), 1.5, "bw"),
+    ("TCP-bw", "TCP: %s >= 1.5x the best TCP peer from 1 MiB up",
+     ("all_reduce", "all_gather", "broadcast", "reduce", "reduce_scatter", "alltoall",
+      "sendrecv"), "tcp", "best", (1 << 20, 1 << 40), 1.5, "bw"),
+    ("TCP-lat", "TCP: %s latency 8 B-1 KiB no worse than Open MPI's tcp",
+     ("all_reduce", "all_gather", "broadcast", "reduce", "reduce_scatter", "alltoall",
+      "sendrecv"), "tcp", "ompi", (8, 1 << 10), 1.0, "lat"),
+]
+
+
+def in_scope(size, sizes):
+    return size in sizes if len(sizes) != 2 else sizes[0] <= size <= sizes[1]
+
+
+def evaluate(runs, coll, transport, peer, sizes, kind):
+    """[(ratio, size, nranks, peer)] at every measured size in scope, for each rank count."""
+    found = []
+    for nranks in sorted({r["nranks"] for r in runs}):
+        libs = stats(runs, nranks, transport)
+        t = libs.get("tutti", {})
+        for b in sorted(t):
+            if b == 0 or not in_scope(b, sizes):
+                continue
+            p, bw = best_peer(libs, b) if peer == "best" else (peer, None)
+            if p is None or p not in libs or b not in libs[p]:
+                continue
+            s = libs[p][b]
+            r = ratio(t[b]["bw_med"], s["bw_med"]) if kind == "bw" else \
+                ratio(s["t_med"], t[b]["t_med"])
+            if r is not None:
+                found.append((r, b, nranks, p))
+    return found
+
+
+def all_metas(metas):
+    """The metadata of every comparison a collective's file merges, earlier ones included."""
+    for m in metas.values():
+        yield m
+        for e in m.get("earlier", []):
+            yield e
+
+
+def summary_markdown(colls, metas, link, meta):
+    out = ["# tutti vs its peers on one host: the goals of issue 3, %s on %s" % (
+               meta.get("date", "?"), meta.get("host", "?")), "",
+           "Machine: %s, %s cores, Linux %s; memory bandwidth %s. tutti %s. Launches of every "
+           "collective: %d s in all (the last compare.sh run: %s s). Per-collective tables: "
+           "`%s-<collective>.md` beside this file." % (
+               meta.get("cpu", "?"), meta.get("cores", "?"), meta.get("kernel", "?"),
+               meta.get("membw", "?"), meta.get("tutti_commit", "?"),
+               sum(int(m.get("elapsed_s", 0)) for m in all_metas(metas)), meta.get("wall_s", "?"),
+               meta.get("stem", "?")), "",
+           "A goal is met when the ratio holds at every size in its range, for 2 and 4 ranks "
+           "(the ranks measured); the worst ratio is shown with where it occurred. Ratios of "
+           "medians over launches: busbw tutti/peer for bandwidth goals, time peer/tutti for "
+           "latency goals (above 1: tutti is faster). Shared-memory goals count every peer "
+           "(Gloo over TCP included); TCP goals count the TCP peers.", "",
+           "| goal | ranks | worst ratio (size, ranks, vs) | needed | status |",
+           "|---|---|---|---:|---|"]
+    for gid, text, gcolls, transport, peer, sizes, need, kind in GOALS:
+        for coll in gcolls:
+            runs = colls.get(coll)
+            label = text % coll.replace("_", "-") if "%s" in text else text
+            if runs is None:
+                out.append("| %s | - | not measured | %.1f | - |" % (label, need))
+                continue
+            found = evaluate(runs, coll, transport, peer, sizes, kind)
+            if not found:
+                out.append("| %s | - | no peer measured | %.1f | - |" % (label, need))
+                continue
+            worst = min(found)
+            ranks = ", ".join(str(n) for n in sorted({f[2] for f in found}))
+            out.append("| %s | %s | %.2f (%s, %d, %s) | %.1f | %s |" % (
+                label, ranks, worst[0], fmt_size(worst[1]), worst[2], TITLE[worst[3]], need,
+                "met" if worst[0] >= need else "not met"))
+    if link is not None:
+        eff = link.get("worst_efficiency")
+        out.append("| TCP on a tbf-shaped 10 Gbit/s veth: bytes each rank puts on the wire per "
+                   "second >= 90%% of iperf3 | %s | %s | 0.90 | %s |" % (
+                       link.get("ranks", "-"), "-" if eff is None else "%.2f (%s)" % (
+                           eff, link.get("worst_case", "?")),
+                       "-" if eff is None else "met" if eff >= 0.9 else "not met"))
+    wrong = sum((h or {}).get("wrong") or 0 for runs in colls.values() for r in runs
+                for row in r["data"]["results"] for h in (row["out_of_place"], row["in_place"]))
+    failed = sum(int(m.get("failed_launches", 0)) for m in all_metas(metas))
+    out += ["", "Every run checked its results: %d wrong elements in all; failed launches: %d."
+            % (wrong, failed), "", "## tutti / best peer at the key sizes", "",
+            "Ratio of busbw medians, tutti over the best peer at that size (which peer in "
+            "brackets); `-`: not measured or no peer.", "",
+            "| collective | ranks | transport | " + " | ".join(fmt_size(s) for s in KEY_SIZES)
+            + " |", "|---|---:|---|" + "---:|" * len(KEY_SIZES)]
+    for coll, runs in colls.items():
+        for nranks in sorted({r["nranks"] for r in runs}):
+            for tr in ("shm", "tcp"):
+                libs = stats(runs, nranks, tr)
+                if "tutti" not in libs or not any(r["transport"] == tr for r in runs
+                                                  if r["library"] == "tutti"):
+                    continue
+                cells = []
+                for b in KEY_SIZES:
+                    p, bw = best_peer(libs, b)
+                    r = ratio(libs["tutti"][b]["bw_med"], bw) if p and b in libs["tutti"] else None
+                    cells.append("-" if r is None else "%.2f (%s)" % (r, TITLE[p]))
+                out.append("| %s | %d | %s | %s |" % (coll, nranks, tr, " | ".join(cells)))
     return "\n".join(out) + "\n"
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("mode", choices=["coll", "summary"])
     ap.add_argument("--out-md", required=True)
-    ap.add_argument("--out-json", required=True)
+    ap.add_argument("--out-json")
     ap.add_argument("--coll", default="all_reduce")
+    ap.add_argument("--link", help="link_efficiency.sh's JSON, for the summary")
     ap.add_argument("--meta", action="append", default=[], help="key=value for the header")
     ap.add_argument("files", nargs="+")
     args = ap.parse_args()
     meta = dict(kv.split("=", 1) for kv in args.meta)
+    if args.mode == "summary":
+        colls, metas = {}, {}
+        for path in args.files:
+            runs, (m,) = load_runs([path])
+            coll = m.get("coll") or runs[0]["data"]["collective"]
+            colls[coll], metas[coll] = runs, m
+        link = None
+        if args.link and os.path.exists(args.link):
+            with open(args.link) as f:
+                link = json.load(f)
+        with open(args.out_md, "w") as f:
+            f.write(summary_markdown(colls, metas, link, meta))
+        return
     runs, earlier = load_runs(args.files)
-    if earlier:
-        meta["earlier"] = earlier
+    if earlier:  # flat: a comparison merged twice lists both earlier ones
+        meta["earlier"] = [dict((k, v) for k, v in m.items() if k != "earlier")
+                           for e in earlier for m in [e] + e.get("earlier", [])]
+    meta["coll"] = args.coll
     with open(args.out_md, "w") as f:
-        f.write(markdown(runs, meta, args.coll))
-    runs.sort(key=lambda r: (r["nranks"], r["transport"], r["launch"], r["library"]))
+        f.write(coll_markdown(runs, meta, args.coll))
+    runs.sort(key=lambda r: (r["nranks"], r["transport"], r["launch"], r["library"], r["series"]))
     with open(args.out_json, "w") as f:
         json.dump({"meta": meta, "runs": runs}, f, indent=1)
         f.write("\n")

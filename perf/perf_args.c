@@ -33,6 +33,8 @@ void perf_args_usage(const char *tool, int mpi)
            "\t[-z,--blocking <0/1>] (accepted; host calls always block)\n"
            "\t[-t,--nthreads 1] [-g,--ngpus 1] [-G,--cudagraph 0] (nothing else applies)\n"
            "%s"
+           "\t[--halves <out/in/both>] time the out-of-place form, the in-place one or both "
+           "(default both)\n"
            "\t[-J,--json <file>] write every result as JSON\n"
            "\t[--print-env] list tutti's environment variables and exit\n"
            "\t[-h,--help]\n",
@@ -99,6 +101,7 @@ static const struct option long_opts[] = {
     {"output_file", required_argument, 0, 'J'},
     {"print-env", no_argument, 0, 'E'},
     {"coll", required_argument, 0, 'K'},
+    {"halves", required_argument, 0, 'H'},
     {"debug-corrupt", no_argument, 0, 'X'},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
@@ -117,6 +120,7 @@ static void set_defaults(struct perf_opts *o)
     o->average = PERF_AVG_MEAN;
     o->dtype = TUTTI_FLOAT32;
     o->op = TUTTI_SUM;
+    o->halves = PERF_HALF_BOTH;
 }
 
 /* The whole-number options: their range, and where the value goes (NULL: checked only). */
@@ -170,6 +174,8 @@ static const char *opt_hint(int c)
         return "0 = rank 0, 1 = average, 2 = minimum, 3 = maximum";
     case 'z':
         return "0 to 3";
+    case 'H':
+        return "out, in or both";
     default:
         return "a whole number in range (-n, -m and -N at least 1)";
     }
@@ -206,6 +212,12 @@ static int one_opt(int c, const char *arg, struct perf_opts *o)
     case 'K':
         o->coll = arg;
         return 0;
+    case 'H':
+        o->halves = strcmp(arg, "out") == 0    ? PERF_HALF_OUT
+                    : strcmp(arg, "in") == 0   ? PERF_HALF_IN
+                    : strcmp(arg, "both") == 0 ? PERF_HALF_BOTH
+                                               : 0;
+        return o->halves == 0 ? -1 : 0;
     case 'E':
         o->print_env = 1;
         return 0;

@@ -134,7 +134,8 @@ static int checked(struct bench *b, struct perf_call *c, long long *wrong_p)
 static int bench_half(struct bench *b, struct perf_call *c, size_t bytes, struct perf_half *h)
 {
     memset(h, 0, sizeof(*h));
-    if (c->in_place && (b->coll->flags & PERF_COLL_NO_INPLACE)) {
+    if ((c->in_place && (b->coll->flags & PERF_COLL_NO_INPLACE)) ||
+        (b->o->halves & (c->in_place ? PERF_HALF_IN : PERF_HALF_OUT)) == 0) {
         return 0;
     }
     if (timed(b, c, &h->time_us) != 0 || checked(b, c, &h->wrong) != 0) {

@@ -51,9 +51,10 @@ static void put_config(FILE *f, const struct perf_opts *o)
     fprintf(f,
             "  \"config\": {\"minbytes\": %zu, \"maxbytes\": %zu, \"stepbytes\": %zu, "
             "\"stepfactor\": %ld, \"iters\": %d, \"warmup_iters\": %d, \"agg_iters\": %d, "
-            "\"check\": %d, \"average\": %d},\n",
+            "\"check\": %d, \"average\": %d, \"halves\": \"%s\"},\n",
             o->min_bytes, o->max_bytes, o->step_bytes, o->step_factor, o->iters, o->warmup,
-            o->agg_iters, o->check, o->average);
+            o->agg_iters, o->check, o->average,
+            o->halves == PERF_HALF_OUT ? "out" : o->halves == PERF_HALF_IN ? "in" : "both");
 }
 
 static void put_head(FILE *f, const struct perf_summary *s)

@@ -24,6 +24,9 @@ enum { PERF_EXIT_OK = 0, PERF_EXIT_FAIL = 1, PERF_EXIT_USAGE = 2 };
 /* -a: how the per-rank times become one (nccl-tests' numbering). */
 enum perf_average { PERF_AVG_RANK0 = 0, PERF_AVG_MEAN = 1, PERF_AVG_MIN = 2, PERF_AVG_MAX = 3 };
 
+/** --halves: which forms each size runs (a comparison that reads one form skips the other). */
+enum perf_halves { PERF_HALF_OUT = 1, PERF_HALF_IN = 2, PERF_HALF_BOTH = 3 };
+
 /** The command line, parsed (perf_args.c). Defaults are nccl-tests'. */
 struct perf_opts {
     size_t min_bytes, max_bytes, step_bytes; /* -b -e -i */
@@ -38,6 +41,7 @@ struct perf_opts {
     const char *json_path;                   /* --json / -J */
     const char *coll;                        /* --coll (mpi_coll_perf only) */
     int print_env;                           /* --print-env */
+    int halves;                              /* --halves: PERF_HALF_* bits to run */
     int corrupt;                             /* hidden --debug-corrupt: flip one output element */
 };
 

@@ -4,7 +4,8 @@
  * chosen by --coll. Launch it with mpirun (-np sets the ranks).
  *
  * Mapping: MPI_Allreduce, MPI_Allgather, MPI_Bcast, MPI_Reduce, MPI_Reduce_scatter_block,
- * MPI_Alltoall and MPI_Sendrecv; in place with MPI_IN_PLACE where MPI has it. MPI has no 16- or
+ * MPI_Alltoall and MPI_Sendrecv; in place with MPI_IN_PLACE where MPI has it, and
+ * MPI_Sendrecv_replace (MPI forbids one buffer as both send and receive buffer). MPI has no 16- or
  * 8-bit floats and no AVG: such rows are skipped with a note, except that collectives which only
  * move data move them as 16- or 8-bit integers. MPI_Bcast has no out-of-place form: the root
  * copies its send buffer first, as tutti does. MPI's in-place reduce-scatter leaves the block at
@@ -139,9 +140,11 @@ static int run(struct perf_backend *be, const struct perf_coll *coll, const stru
     case PERF_ALLTOALL:
         err = MPI_Alltoall(c->send, n, t, c->recv, n, t, MPI_COMM_WORLD);
         break;
-    case PERF_SENDRECV:
-        err = MPI_Sendrecv(c->send, n, t, to, 0, c->recv, n, t, from, 0, MPI_COMM_WORLD,
-                           MPI_STATUS_IGNORE);
+    case PERF_SENDRECV: /* MPI forbids one buffer for both: in place is Sendrecv_replace */
+        err = c->send == c->recv ? MPI_Sendrecv_replace(c->recv, n, t, to, 0, from, 0,
+                                                        MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+                                 : MPI_Sendrecv(c->send, n, t, to, 0, c->recv, n, t, from, 0,
+                                                MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         break;
     default: /* PERF_BROADCAST */
         err = bcast(c, t, n);
@@ -226,6 +229,33 @@ static int parse(int argc, char **argv, int rank, struct perf_opts *o,
     return rc;
 }
 
+/*
+ * The JSON's library and transport: "ompi" or "mpich" from the version string (one source is
+ * built against each), and the settings that chose the transport, from the environment the
+ * launcher passes on: Open MPI's --mca btl, MPICH's MPIR_CVAR_NOLOCAL and UCX_TLS.
+ */
+static void describe(struct perf_backend *be, char *version)
+{
+    static char transport[128]; /* be->transport points here until the end of main */
+    const char *btl = getenv("OMPI_MCA_btl"), *nolocal = getenv("MPIR_CVAR_NOLOCAL");
+    const char *tls = getenv("UCX_TLS");
+    int is_mpich = strncmp(version, "MPICH", 5) == 0;
+    version[strcspn(version, is_mpich ? "\n" : ",\n")] = '\0'; /* "Open MPI v4.1.4" */
+    for (char *p = strchr(version, '\t'); p != NULL; p = strchr(p, '\t')) {
+        *p = ' '; /* "MPICH Version:\t4.0.2" */
+    }
+    be->lib = is_mpich ? "mpich" : strncmp(version, "Open MPI", 8) == 0 ? "ompi" : "mpi";
+    if (btl != NULL) {
+        snprintf(transport, sizeof(transport), "btl %s", btl);
+    } else if (nolocal != NULL || tls != NULL) {
+        snprintf(transport, sizeof(transport), "nolocal %s, ucx %s",
+                 nolocal != NULL ? nolocal : "0", tls != NULL ? tls : "default");
+    } else {
+        snprintf(transport, sizeof(transport), "default");
+    }
+    be->transport = transport;
+}
+
 int main(int argc, char **argv)
 {
     struct perf_opts o;
@@ -246,9 +276,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &be.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &be.nranks);
     MPI_Get_library_version(version, &vlen);
-    version[strcspn(version, ",\n")] = '\0';  /* "Open MPI v4.1.4" */
-    const char *btl = getenv("OMPI_MCA_btl"); /* what mpirun --mca btl chose, for the JSON */
-    be.transport = btl != NULL ? btl : "default";
+    describe(&be, version);
     int rc = parse(argc, argv, be.rank, &o, &coll);
     if (rc == 0) {
         setvbuf(stdout, NULL, _IOLBF, 0);

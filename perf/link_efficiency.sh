@@ -1,0 +1,276 @@
+#!/usr/bin/env bash
+# link_efficiency.sh - how much of a network link tutti's TCP transport uses: two network
+# namespaces joined by a veth pair (names unique to this run, removed on exit), shaped on both
+# ends with "tc qdisc add dev <veth> root tbf rate 10gbit burst 1mb latency 10ms", then raw.
+# On each link: iperf3 from namespace A to B (the reference; also --bidir), then tutti's
+# all_reduce_perf and sendrecv_perf with 2 ranks (one per namespace) and 4 ranks (two per
+# namespace, shared memory inside one), launched rank by rank with TUTTI_RANK / TUTTI_NRANKS /
+# TUTTI_ROOT / TUTTI_SECRET, and Open MPI's TCP (mpirun in A, its ranks in B entered with
+# ip netns exec) for comparison.
+#
+# Wire rate: the bytes a veth end transmits (/sys/class/net/<veth>/statistics/tx_bytes, frames
+# as the kernel counts them) per second of collective. A tool run makes -n timed calls plus one
+# untimed and one checked call (-w 0): bytes per call = counter delta / (n + 2), and the rate =
+# bytes per call / the tool's time per call (the timed loop). iperf3's rate is measured the same
+# way (counter delta over its run), so both count headers alike. With 2 ranks, A's end carries
+# rank 0's traffic; with 4, whatever the ranks of A send across.
+#
+# Usage: perf/link_efficiency.sh [--quick] [--sizes "64M 256M"] [--iters N] [--ranks "2 4"]
+#          [--time S] [--no-ompi] [--build DIR] [--out DIR]
+# Writes <out>/<date>-<host>-link.md and .json (default out: perf/results; --quick: 64M only,
+# 5 iterations, 2 ranks, 2 s of iperf3, written under the build directory). Needs root, ip(8),
+# tc(8) and iperf3.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+sizes="64M 256M"
+iters=10
+ranks="2 4"
+secs=5
+ompi=1
+build=build
+out=""
+quick=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) quick=1; sizes=64M; iters=5; ranks=2; secs=2 ;;
+    --sizes) sizes="$2"; shift ;;
+    --iters) iters="$2"; shift ;;
+    --ranks) ranks="$2"; shift ;;
+    --time) secs="$2"; shift ;;
+    --no-ompi) ompi=0 ;;
+    --build) build="$2"; shift ;;
+    --out) out="$2"; shift ;;
+    -h|--help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
+    *) echo "link_efficiency: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ -n "$out" ] || { [ "$quick" = 1 ] && out="$build/link-quick" || out=perf/results; }
+for t in ip tc iperf3; do
+  command -v "$t" >/dev/null || { echo "link_efficiency: needs $t (apt install iproute2 iperf3)" >&2; exit 2; }
+done
+for c in all_reduce sendrecv; do
+  [ -x "$build/perf/${c}_perf" ] || { echo "link_efficiency: $build/perf/${c}_perf not built" >&2; exit 2; }
+done
+if [ "$ompi" = 1 ] && { [ ! -x "$build/perf/mpi_coll_perf" ] || ! command -v mpirun.openmpi >/dev/null; }; then
+  echo "link_efficiency: no Open MPI or mpi_coll_perf: Open MPI left out" >&2
+  ompi=0
+fi
+
+# --- the namespaces, always removed ---------------------------------------------------------
+ns=("tutti-link-$$-a" "tutti-link-$$-b")
+veth=("tlk$$a" "tlk$$b")
+addr=(10.79.0.1 10.79.0.2)
+work="$(mktemp -d)"
+cleanup() {
+  for n in "${ns[@]}"; do # what this script started in its namespaces, then the namespaces
+    for p in $(ip netns pids "$n" 2>/dev/null); do kill "$p" 2>/dev/null || true; done
+    ip netns delete "$n" 2>/dev/null || true # takes its veth end along
+  done
+  ip link delete "${veth[0]}" 2>/dev/null || true                         # if it never moved
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+ip netns add "${ns[0]}"
+ip netns add "${ns[1]}"
+ip link add "${veth[0]}" type veth peer name "${veth[1]}"
+for i in 0 1; do
+  ip link set "${veth[$i]}" netns "${ns[$i]}"
+  ip -n "${ns[$i]}" addr add "${addr[$i]}/24" dev "${veth[$i]}"
+  ip -n "${ns[$i]}" link set "${veth[$i]}" up
+  ip -n "${ns[$i]}" link set lo up
+done
+tx() { ip netns exec "${ns[$1]}" cat "/sys/class/net/${veth[$1]}/statistics/tx_bytes"; }
+bytes() { # "64M" -> 67108864
+  numfmt --from=iec "$1"
+}
+
+log="$work/log"
+rows=()   # markdown rows
+jrows=()  # JSON objects
+add_row() { # link what ranks size time_us rateA rateB iperf_ref
+  local eff
+  eff=$(awk -v a="$6" -v r="$8" 'BEGIN { if (r > 0) printf "%.2f", a / r; else print "-" }')
+  rows+=("| $1 | $2 | $3 | $4 | $5 | $6 | $7 | $eff |")
+  jrows+=("{\"link\": \"$1\", \"what\": \"$2\", \"ranks\": $3, \"size\": \"$4\", \"time_us\": $5, \
+\"wire_gbs_a\": $6, \"wire_gbs_b\": $7, \"efficiency\": ${eff/-/null}}")
+}
+
+# iperf3 from A to B for $secs seconds; prints "<wire GB/s A->B> <iperf3's own GB/s>" (one
+# direction) or, with --bidir, the wire GB/s of A->B and of B->A.
+iperf() {
+  local a0 a1 b0 b1 server port=$((5201 + RANDOM % 1000))
+  ip netns exec "${ns[1]}" iperf3 -s -1 -p "$port" >/dev/null 2>&1 &
+  server=$!
+  for _ in $(seq 50); do
+    ip netns exec "${ns[1]}" ss -ltn | grep -q ":$port " && break
+    sleep 0.1
+  done
+  a0=$(tx 0); b0=$(tx 1)
+  ip netns exec "${ns[0]}" iperf3 -c "${addr[1]}" -p "$port" -t "$secs" -J "$@" >"$work/iperf.json" || true
+  a1=$(tx 0); b1=$(tx 1)
+  kill "$server" 2>/dev/null || true # gone already, unless the client failed
+  wait "$server" || true
+  /usr/bin/python3 - "$work/iperf.json" "$((a1 - a0))" "$((b1 - b0))" "$@" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))["end"]
+secs = d["sum_sent"]["seconds"]
+if "--bidir" in sys.argv[4:]:
+    print("%.3f %.3f" % (int(sys.argv[2]) / secs / 1e9, int(sys.argv[3]) / secs / 1e9))
+else:
+    print("%.3f %.3f" % (int(sys.argv[2]) / secs / 1e9, d["sum_sent"]["bits_per_second"] / 8e9))
+EOF
+}
+
+# One tutti run: COLL NRANKS SIZE; prints "<time_us> <wire GB/s A> <wire GB/s B>".
+tutti_run() {
+  local coll="$1" n="$2" size="$3" r a0 a1 b0 b1 rc=0 secret port=$((20000 + RANDOM % 20000))
+  secret="$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+  local rpids=()
+  a0=$(tx 0); b0=$(tx 1)
+  for ((r = 0; r < n; r++)); do
+    local side=$((r < n / 2 ? 0 : 1)) json=()
+    [ "$r" = 0 ] && json=(--json "$work/tutti.json")
+    ip netns exec "${ns[$side]}" env TUTTI_RANK="$r" TUTTI_NRANKS="$n" \
+      TUTTI_ROOT="${addr[0]}:$port" TUTTI_SECRET="$secret" TUTTI_SOCKET_IFNAME="${veth[$side]}" \
+      "$build/perf/${coll}_perf" -b "$size" -e "$size" -n "$iters" -w 0 -c 1 --halves out \
+      "${json[@]}" >"$work/rank$r.txt" 2>&1 &
+    rpids+=($!)
+  done
+  for p in "${rpids[@]}"; do wait "$p" || rc=$?; done
+  a1=$(tx 0); b1=$(tx 1)
+  cat "$work"/rank*.txt >>"$log"
+  if [ "$rc" -ne 0 ]; then
+    echo "link_efficiency: tutti $coll $n ranks $size failed (exit $rc)" >&2
+    tail -5 "$work"/rank*.txt >&2
+    return 1
+  fi
+  rates "$work/tutti.json" "$((a1 - a0))" "$((b1 - b0))"
+}
+
+# Open MPI over TCP: mpirun in A (its PMIx server reachable from B on A's veth address), the
+# ranks of B entered with ip netns exec. Prints as tutti_run.
+ompi_run() {
+  local coll="$1" n="$2" size="$3" a0 a1 b0 b1 rc=0 half=$(($2 / 2))
+  local tool=("$build/perf/mpi_coll_perf" --coll "$coll" -b "$size" -e "$size" -n "$iters" -w 0
+              -c 1 --halves out)
+  a0=$(tx 0); b0=$(tx 1)
+  ip netns exec "${ns[0]}" env PMIX_MCA_ptl_tcp_remote_connections=1 \
+    PMIX_MCA_ptl_tcp_if_include="${veth[0]}" \
+    mpirun.openmpi --allow-run-as-root --oversubscribe --bind-to none --mca plm isolated \
+    --mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include 10.79.0.0/24 \
+    --mca oob_tcp_if_include "${veth[0]}" \
+    -np "$half" "${tool[@]}" --json "$work/ompi.json" : \
+    -np "$half" ip netns exec "${ns[1]}" "${tool[@]}" >"$work/ompi.txt" 2>&1 || rc=$?
+  a1=$(tx 0); b1=$(tx 1)
+  cat "$work/ompi.txt" >>"$log"
+  if [ "$rc" -ne 0 ]; then
+    echo "link_efficiency: Open MPI $coll $n ranks $size failed (exit $rc)" >&2
+    tail -5 "$work/ompi.txt" >&2
+    return 1
+  fi
+  rates "$work/ompi.json" "$((a1 - a0))" "$((b1 - b0))"
+}
+
+# JSON of a tool run, counter deltas of A and B -> "<time_us> <GB/s A> <GB/s B>".
+rates() {
+  /usr/bin/python3 - "$@" "$iters" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+half = d["results"][0]["out_of_place"]
+assert d["ok"], "wrong results"
+calls = int(sys.argv[4]) + 2  # timed, plus the untimed and the checked call
+t = half["time_us"]
+print("%.1f %.3f %.3f" % (t, int(sys.argv[2]) / calls / t / 1e3, int(sys.argv[3]) / calls / t / 1e3))
+EOF
+}
+
+failed=0
+start=$(date +%s)
+for link in tbf raw; do
+  for i in 0 1; do
+    ip netns exec "${ns[$i]}" tc qdisc del dev "${veth[$i]}" root 2>/dev/null || true
+    if [ "$link" = tbf ]; then
+      ip netns exec "${ns[$i]}" tc qdisc add dev "${veth[$i]}" root tbf rate 10gbit burst 1mb latency 10ms
+    fi
+  done
+  name="veth, tbf 10gbit"
+  [ "$link" = raw ] && name="veth, raw"
+  read -r ref own < <(iperf)
+  read -r bidir_a bidir_b < <(iperf --bidir)
+  echo "== $name: iperf3 ${ref} GB/s on the wire (iperf3 says ${own}); --bidir ${bidir_a} + ${bidir_b}"
+  rows+=("| $name | iperf3 -c, A to B | - | - | - | $ref | - | 1.00 |"
+         "| $name | iperf3 -c --bidir | - | - | - | $bidir_a | $bidir_b | - |")
+  jrows+=("{\"link\": \"$name\", \"what\": \"iperf3\", \"wire_gbs_a\": $ref, \"goodput_gbs\": $own}"
+          "{\"link\": \"$name\", \"what\": \"iperf3 --bidir\", \"wire_gbs_a\": $bidir_a, \"wire_gbs_b\": $bidir_b}")
+  for coll in all_reduce sendrecv; do
+    for n in $ranks; do
+      for size in $sizes; do
+        if read -r t a b < <(tutti_run "$coll" "$n" "$(bytes "$size")"); then
+          echo "== $name: tutti $coll $n ranks $size: $t us, wire $a GB/s A to B, $b B to A"
+          add_row "$name" "tutti $coll" "$n" "$size" "$t" "$a" "$b" "$ref"
+        else
+          failed=$((failed + 1))
+        fi
+        [ "$ompi" = 1 ] || continue
+        if read -r t a b < <(ompi_run "$coll" "$n" "$(bytes "$size")"); then
+          echo "== $name: Open MPI $coll $n ranks $size: $t us, wire $a GB/s A to B, $b B to A"
+          add_row "$name" "Open MPI $coll" "$n" "$size" "$t" "$a" "$b" "$ref"
+        else
+          failed=$((failed + 1))
+        fi
+      done
+    done
+  done
+done
+elapsed=$(( $(date +%s) - start ))
+
+host="$(hostname -s)"
+stem="$(date -u +%Y-%m-%d)-$host-link"
+mkdir -p "$out"
+cp "$log" "$out/$stem.log"
+{
+  echo "# Link efficiency of tutti's TCP transport, $(date -u +%FT%TZ) on $host"
+  echo
+  echo "Two network namespaces joined by a veth pair; \`tc qdisc add dev <veth> root tbf rate 10gbit"
+  echo "burst 1mb latency 10ms\` on both ends (then none: raw veth). $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'),"
+  echo "$(nproc) cores, Linux $(uname -r), tutti $(git rev-parse --short HEAD 2>/dev/null || echo '?'),"
+  echo "$(iperf3 --version | head -1 | cut -d' ' -f1-2). Generated by \`perf/link_efficiency.sh\` in ${elapsed} s."
+  echo
+  echo "Wire rate: bytes the veth end of namespace A (B) transmits per second, from its tx_bytes"
+  echo "counter: for iperf3 over its run, for a collective over its calls (-n $iters timed calls, one"
+  echo "untimed, one checked; bytes per call over the tool's time per call). Efficiency: tutti's"
+  echo "rate from A over iperf3's (one stream, A to B, same link, measured the same way). With 2"
+  echo "ranks, A's end carries rank 0's traffic; with 4, what ranks 0 and 1 send across (shared"
+  echo "memory between them)."
+  echo
+  echo "- tutti: \`ip netns exec <ns> env TUTTI_RANK=r TUTTI_NRANKS=n TUTTI_ROOT=${addr[0]}:<port> TUTTI_SECRET=<32 hex> TUTTI_SOCKET_IFNAME=<veth> $build/perf/<coll>_perf -b <size> -e <size> -n $iters -w 0 -c 1 --halves out\`"
+  [ "$ompi" = 1 ] && echo "- Open MPI: \`ip netns exec A mpirun.openmpi ... --mca btl self,tcp -np n/2 mpi_coll_perf ... : -np n/2 ip netns exec B mpi_coll_perf ...\` (PMIx reachable from B: PMIX_MCA_ptl_tcp_remote_connections=1)"
+  echo
+  echo "| link | what | ranks | size | time per call (us) | wire GB/s A to B | wire GB/s B to A | efficiency vs iperf3 |"
+  echo "|---|---|---:|---:|---:|---:|---:|---:|"
+  printf '%s\n' "${rows[@]}"
+  echo
+  echo "Failed runs: $failed. Every run checked its results (#wrong = 0, or it counts as failed)."
+} >"$out/$stem.md"
+{
+  printf '{"host": "%s", "date": "%s", "iters": %s, "ranks": "%s", "failed": %s, "rows": [\n' \
+    "$host" "$(date -u +%FT%TZ)" "$iters" "${ranks// /, }" "$failed"
+  (IFS=$',\n'; echo "${jrows[*]}")
+  echo "]}"
+} >"$work/link.json"
+/usr/bin/python3 - "$work/link.json" "$out/$stem.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+tb = [r for r in d["rows"] if r["link"].endswith("tbf 10gbit") and r["what"].startswith("tutti")
+      and r.get("efficiency") is not None]
+if tb:
+    w = min(tb, key=lambda r: r["efficiency"])
+    d["worst_efficiency"] = w["efficiency"]
+    d["worst_case"] = "%s, %d ranks, %s" % (w["what"], w["ranks"], w["size"])
+json.dump(d, open(sys.argv[2], "w"), indent=1)
+EOF
+echo "link_efficiency: wrote $out/$stem.md and .json (${elapsed}s, $failed failed)"
+[ "$failed" -eq 0 ]
