@@ -35,6 +35,8 @@ void perf_args_usage(const char *tool, int mpi)
            "%s"
            "\t[--halves <out/in/both>] time the out-of-place form, the in-place one or both "
            "(default both)\n"
+           "\t[--bind <core/none>] with -N: pin rank r to the r-th allowed CPU when the ranks "
+           "fit the CPUs,\n\t    like mpirun's default (default core)\n"
            "\t[-J,--json <file>] write every result as JSON\n"
            "\t[--print-env] list tutti's environment variables and exit\n"
            "\t[-h,--help]\n",
@@ -102,6 +104,7 @@ static const struct option long_opts[] = {
     {"print-env", no_argument, 0, 'E'},
     {"coll", required_argument, 0, 'K'},
     {"halves", required_argument, 0, 'H'},
+    {"bind", required_argument, 0, 'B'},
     {"debug-corrupt", no_argument, 0, 'X'},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
@@ -121,6 +124,7 @@ static void set_defaults(struct perf_opts *o)
     o->dtype = TUTTI_FLOAT32;
     o->op = TUTTI_SUM;
     o->halves = PERF_HALF_BOTH;
+    o->bind = 1;
 }
 
 /* The whole-number options: their range, and where the value goes (NULL: checked only). */
@@ -218,6 +222,9 @@ static int one_opt(int c, const char *arg, struct perf_opts *o)
                     : strcmp(arg, "both") == 0 ? PERF_HALF_BOTH
                                                : 0;
         return o->halves == 0 ? -1 : 0;
+    case 'B':
+        o->bind = strcmp(arg, "core") == 0 ? 1 : strcmp(arg, "none") == 0 ? 0 : -1;
+        return o->bind < 0 ? -1 : 0;
     case 'E':
         o->print_env = 1;
         return 0;

@@ -11,6 +11,8 @@
 #include "tutti_perf.h"
 #include "env.h"
 
+#include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,10 +158,36 @@ static int bench_comm(const struct perf_coll *coll, const struct perf_opts *o, c
     return rc;
 }
 
+/* --bind core: rank r runs on the r-th CPU this process may use, when every rank gets its own
+ * (mpirun binds to cores by default in the same case; with more ranks than CPUs nothing is
+ * pinned, and the scheduler shares the CPUs out). */
+static void bind_rank(const char *tool, int rank, int nranks)
+{
+    cpu_set_t allowed, one;
+    if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0 || nranks > CPU_COUNT(&allowed)) {
+        return;
+    }
+    int seen = -1;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (CPU_ISSET(cpu, &allowed) && ++seen == rank) {
+            CPU_ZERO(&one);
+            CPU_SET(cpu, &one);
+            if (sched_setaffinity(0, sizeof(one), &one) != 0) {
+                fprintf(stderr, "%s: rank %d: cannot bind to CPU %d: %s (running unbound)\n",
+                        tool, rank, cpu, strerror(errno));
+            }
+            return;
+        }
+    }
+}
+
 /* One forked rank. */
 static int forked_rank(const struct perf_coll *coll, const struct perf_opts *o, const char *tool,
                        const tutti_unique_id_t *id, int rank)
 {
+    if (o->bind) {
+        bind_rank(tool, rank, o->nranks);
+    }
     tutti_comm_t *comm = NULL;
     tutti_status_t st = tutti_comm_init_rank(&comm, o->nranks, id, rank);
     if (st != TUTTI_OK) {

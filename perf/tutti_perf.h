@@ -42,6 +42,7 @@ struct perf_opts {
     const char *coll;                        /* --coll (mpi_coll_perf only) */
     int print_env;                           /* --print-env */
     int halves;                              /* --halves: PERF_HALF_* bits to run */
+    int bind;                                /* --bind: 1 = pin forked ranks to CPUs */
     int corrupt;                             /* hidden --debug-corrupt: flip one output element */
 };
 
