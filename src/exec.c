@@ -98,7 +98,13 @@ tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_comm *comm,
     }
     if (st == TUTTI_OK) {
         memset(ex->next, 0, (size_t)plan->nlanes * sizeof(*ex->next));
-        st = find_needs(ex);
+        /* The same plan again (plan->gen is unique to one build): its needs and connections
+         * are those found last time. */
+        if (plan->gen == 0 || plan->gen != ex->needs_gen) {
+            ex->needs_gen = 0;
+            st = find_needs(ex);
+            ex->needs_gen = st == TUTTI_OK ? plan->gen : 0;
+        }
     }
     if (st != TUTTI_OK) {
         return tutti__set_error(comm, st, "no memory to run a %s",

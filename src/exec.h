@@ -42,6 +42,7 @@ struct tutti_exec {
     struct tutti_tconn **conns;    /* their connections, once connected */
     int nneeds;
     int next_cap, needs_cap; /* sizes of the arrays above, kept between reuses */
+    uint64_t needs_gen;      /* plan->gen that needs and conns were found for, or 0 */
 };
 
 /** Prepare to run `plan` (whose op carries the buffers) as operation number `seq` of comm. */

@@ -122,6 +122,10 @@ struct tutti_plan {
     char *scratch;    /* memory the plan owns (staging of overlapping group receives) */
     size_t scratch_cap;
     /* storage, reused between calls when the plan lives in a communicator */
+    uint64_t gen;                   /* a number no other build had: execs key caches on it */
+    int reusable;                   /* built from built_op and built_pp, and complete */
+    struct tutti_op_desc built_op;
+    struct tutti_plan_params built_pp;
     uint32_t bufs_cap;
     struct tutti_step *pool;
     size_t pool_cap;
@@ -181,6 +185,13 @@ void tutti__plan_finish(struct tutti_plan *plan);
  */
 int tutti__plan_build(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
                       struct tutti_plan *plan);
+
+/**
+ * As tutti__plan_build, but keeps the plan as it is when it was last built, complete, from the
+ * same op and params (a loop calling the same collective on the same buffers plans once).
+ */
+int tutti__plan_build_cached(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                             struct tutti_plan *plan);
 
 /** Split [0, total) into `parts` near-equal pieces; piece i is [*off_p, *off_p + *len_p). */
 static inline void tutti__split_even(size_t total, int parts, int i, size_t *off_p, size_t *len_p)

@@ -32,7 +32,7 @@ tutti_status_t tutti__plan_build_checked(struct tutti_comm *comm, const struct t
                                          const struct tutti_plan_params *pp,
                                          struct tutti_plan *plan)
 {
-    int rc = tutti__plan_build(op, pp, plan);
+    int rc = tutti__plan_build_cached(op, pp, plan);
     if (rc == -2) {
         char valid[128];
         tutti__algo_applicable(op, pp, valid, sizeof(valid));

@@ -10,6 +10,7 @@
 #include "coll/coll.h"
 #include "util.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -182,6 +183,38 @@ int tutti__plan_build(const struct tutti_op_desc *op, const struct tutti_plan_pa
     }
     tutti__plan_finish(plan);
     return 0;
+}
+
+static int same_op(const struct tutti_op_desc *a, const struct tutti_op_desc *b)
+{
+    return a->coll == b->coll && a->sendbuf == b->sendbuf && a->recvbuf == b->recvbuf &&
+           a->count == b->count && a->dt == b->dt && a->op == b->op && a->root == b->root &&
+           a->peer == b->peer;
+}
+
+static int same_params(const struct tutti_plan_params *a, const struct tutti_plan_params *b)
+{
+    return a->rank == b->rank && a->nranks == b->nranks && a->nchannels == b->nchannels &&
+           a->chunk_elems == b->chunk_elems && a->direct_max == b->direct_max &&
+           a->forced == b->forced;
+}
+
+int tutti__plan_build_cached(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                             struct tutti_plan *plan)
+{
+    if (plan->reusable && same_op(op, &plan->built_op) && same_params(pp, &plan->built_pp)) {
+        return 0;
+    }
+    static _Atomic uint64_t builds;
+    plan->reusable = 0;
+    plan->gen = atomic_fetch_add(&builds, 1) + 1; /* unique over every plan of the process */
+    int rc = tutti__plan_build(op, pp, plan);
+    if (rc == 0) {
+        plan->built_op = *op;
+        plan->built_pp = *pp;
+        plan->reusable = 1;
+    }
+    return rc;
 }
 
 void tutti__algo_applicable(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,

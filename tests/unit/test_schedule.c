@@ -499,3 +499,45 @@ Test(algos, small_messages_take_the_direct_variant_large_ones_the_ring)
     cr_assert_eq(tutti__plan_build(&d, &pp, &plan), -2);
     tutti__plan_free(&plan);
 }
+
+Test(algos, a_plan_is_reused_only_for_the_same_call)
+{
+    uint32_t a[4096], b[4096];
+    struct tutti_op_desc d = {.coll = TUTTI_COLL_ALLREDUCE, .sendbuf = a, .recvbuf = a,
+                              .count = 16, .dt = TUTTI_UINT32, .op = TUTTI_SUM, .root = -1,
+                              .peer = -1};
+    struct tutti_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    struct tutti_plan_params pp = params(1, 4, 1, 1024, -1);
+    pp.direct_max = 1024;
+    cr_assert_eq(tutti__plan_build_cached(&d, &pp, &plan), 0);
+    uint64_t gen = plan.gen;
+    cr_assert_neq(gen, 0);
+    cr_assert_eq(tutti__plan_build_cached(&d, &pp, &plan), 0);
+    cr_assert_eq(plan.gen, gen, "the same call must keep its plan");
+    /* Each change of the call or of the parameters plans again, and the plan is the new one. */
+    struct tutti_op_desc changed[4] = {d, d, d, d};
+    changed[0].recvbuf = b;
+    changed[1].count = 4096;
+    changed[2].op = TUTTI_MAX;
+    changed[3].dt = TUTTI_INT32;
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(tutti__plan_build_cached(&changed[i], &pp, &plan), 0);
+        cr_assert_neq(plan.gen, gen, "change %d kept the old plan", i);
+        gen = plan.gen;
+        cr_assert_eq(plan.op.count, changed[i].count);
+        cr_assert_eq(plan.op.recvbuf, changed[i].recvbuf);
+        cr_assert_eq(plan.op.op, changed[i].op);
+    }
+    cr_assert_str_eq(plan.algo, "oneshot");
+    pp.forced = 0; /* TUTTI_ALGO=allreduce:ring */
+    cr_assert_eq(tutti__plan_build_cached(&changed[3], &pp, &plan), 0);
+    cr_assert_neq(plan.gen, gen);
+    cr_assert_str_eq(plan.algo, "ring");
+    /* A failed build leaves nothing to reuse. */
+    d.count = 4096;
+    pp.forced = 1;
+    cr_assert_eq(tutti__plan_build_cached(&d, &pp, &plan), -2);
+    cr_assert_eq(plan.reusable, 0);
+    tutti__plan_free(&plan);
+}
