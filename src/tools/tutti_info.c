@@ -1,8 +1,10 @@
 /*
  * tutti_info.c - `tutti-info`: what this tutti is and sees. Without options: version, build,
  * transports, machine. --env: every TUTTI_* variable with its type, default, current value and
- * help (the one table in src/env.c). --host-id: this process's host identity.
+ * help (the one table in src/env.c). --algos: the algorithms of each collective, as TUTTI_ALGO
+ * names them. --host-id: this process's host identity.
  */
+#include "coll/coll.h"
 #include "env.h"
 #include "peer.h"
 #include "topology/topo.h"
@@ -42,6 +44,20 @@ static void print_env(void)
     }
 }
 
+static void print_algos(void)
+{
+    printf("TUTTI_ALGO=coll:algo,... forces one; by default the first (general) algorithm, or\n"
+           "the second (one hop) for messages of at most TUTTI_DIRECT_MAX bytes on <= 16 ranks.\n");
+    for (int c = 0; c < TUTTI_COLL_COUNT; c++) {
+        int n = 0;
+        const struct tutti_algo *a = tutti__algos((tutti_coll_t)c, &n);
+        for (int i = 0; i < n; i++) {
+            printf("%-15s %-9s %s\n", i == 0 ? tutti__coll_name((tutti_coll_t)c) : "",
+                   a[i].name, a[i].desc);
+        }
+    }
+}
+
 static void print_summary(void)
 {
     const struct tutti_topo *topo = tutti__topo();
@@ -62,6 +78,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--env") == 0) {
         print_env();
+    } else if (argc > 1 && strcmp(argv[1], "--algos") == 0) {
+        print_algos();
     } else if (argc > 1 && strcmp(argv[1], "--host-id") == 0) {
         uint8_t id[TUTTI_HOSTID_BYTES];
         tutti__host_id(id);
@@ -70,7 +88,7 @@ int main(int argc, char **argv)
         }
         printf("\n");
     } else if (argc > 1) {
-        fprintf(stderr, "usage: tutti-info [--env | --host-id]\n");
+        fprintf(stderr, "usage: tutti-info [--env | --algos | --host-id]\n");
         return 2;
     } else {
         print_summary();
