@@ -10,15 +10,11 @@
  */
 #include "tutti_perf.h"
 #include "env.h"
+#include "tools/local_ranks.h"
 
-#include <errno.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 struct tutti_ctx {
     tutti_comm_t *comm; /* NULL once aborted */
@@ -158,126 +154,33 @@ static int bench_comm(const struct perf_coll *coll, const struct perf_opts *o, c
     return rc;
 }
 
-/* --bind core: rank r runs on the r-th CPU this process may use, when every rank gets its own
- * (mpirun binds to cores by default in the same case; with more ranks than CPUs nothing is
- * pinned, and the scheduler shares the CPUs out). */
-static void bind_rank(const char *tool, int rank, int nranks)
-{
-    cpu_set_t allowed, one;
-    if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0 || nranks > CPU_COUNT(&allowed)) {
-        return;
-    }
-    int seen = -1;
-    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-        if (CPU_ISSET(cpu, &allowed) && ++seen == rank) {
-            CPU_ZERO(&one);
-            CPU_SET(cpu, &one);
-            if (sched_setaffinity(0, sizeof(one), &one) != 0) {
-                fprintf(stderr, "%s: rank %d: cannot bind to CPU %d: %s (running unbound)\n",
-                        tool, rank, cpu, strerror(errno));
-            }
-            return;
-        }
-    }
-}
+struct forked_args {
+    const struct perf_coll *coll;
+    const struct perf_opts *o;
+    const char *tool;
+};
 
-/* One forked rank. */
-static int forked_rank(const struct perf_coll *coll, const struct perf_opts *o, const char *tool,
-                       const tutti_unique_id_t *id, int rank)
+/* One forked rank (local_ranks_run pinned it already when --bind asked for it). */
+static int forked_rank(void *arg, const tutti_unique_id_t *id, int rank, int nranks)
 {
-    if (o->bind) {
-        bind_rank(tool, rank, o->nranks);
-    }
+    const struct forked_args *a = arg;
+    const char *tool = a->tool;
     tutti_comm_t *comm = NULL;
-    tutti_status_t st = tutti_comm_init_rank(&comm, o->nranks, id, rank);
+    tutti_status_t st = tutti_comm_init_rank(&comm, nranks, id, rank);
     if (st != TUTTI_OK) {
         fprintf(stderr, "%s: rank %d: tutti_comm_init_rank failed: %s: %s\n", tool, rank,
                 tutti_status_name(st), tutti_last_error(NULL));
         return PERF_EXIT_FAIL;
     }
-    return bench_comm(coll, o, tool, comm);
-}
-
-/* Wait for every rank; a rank killed by a signal takes the others down with it. */
-static int wait_ranks(const char *tool, pid_t *pids, int n)
-{
-    int worst = PERF_EXIT_OK, left = n;
-    while (left > 0) {
-        int status;
-        pid_t pid = wait(&status);
-        if (pid < 0) {
-            perror("wait");
-            return PERF_EXIT_FAIL;
-        }
-        int r = 0;
-        while (r < n && pids[r] != pid) {
-            r++;
-        }
-        if (r == n) {
-            continue;
-        }
-        pids[r] = 0;
-        left--;
-        if (WIFSIGNALED(status)) {
-            fprintf(stderr, "%s: rank %d (pid %d) killed by signal %d\n", tool, r, (int)pid,
-                    WTERMSIG(status));
-            for (int k = 0; k < n; k++) {
-                if (pids[k] > 0) {
-                    kill(pids[k], SIGTERM);
-                }
-            }
-            worst = PERF_EXIT_FAIL > worst ? PERF_EXIT_FAIL : worst;
-        } else if (WEXITSTATUS(status) > worst) {
-            worst = WEXITSTATUS(status);
-        }
-    }
-    return worst;
+    return bench_comm(a->coll, a->o, tool, comm);
 }
 
 /* -N ranks forked on this host. The parent only serves the bootstrap root and waits. */
 static int run_forked(const struct perf_coll *coll, const struct perf_opts *o, const char *tool)
 {
-    tutti_unique_id_t id;
-    tutti_status_t st = tutti_get_unique_id(&id);
-    if (st != TUTTI_OK) {
-        fprintf(stderr, "%s: tutti_get_unique_id failed: %s: %s\n", tool, tutti_status_name(st),
-                tutti_last_error(NULL));
-        return PERF_EXIT_FAIL;
-    }
-    pid_t *pids = calloc((size_t)o->nranks, sizeof(*pids));
-    if (pids == NULL) {
-        return PERF_EXIT_FAIL;
-    }
-    fflush(stdout);
-    fflush(stderr);
-    int started = 0;
-    for (; started < o->nranks; started++) {
-        pid_t pid = fork();
-        if (pid == 0) {
-            exit(forked_rank(coll, o, tool, &id, started));
-        }
-        if (pid < 0) {
-            perror("fork");
-            break;
-        }
-        pids[started] = pid;
-    }
-    int rc = wait_ranks(tool, pids, started);
-    free(pids);
-    return started == o->nranks ? rc : PERF_EXIT_FAIL;
-}
-
-/* Is this process one rank of a launcher's job? */
-static int under_launcher(void)
-{
-    static const char *const vars[] = {"TUTTI_RANK", "TUTTI_NRANKS", "RANK", "OMPI_COMM_WORLD_RANK",
-                                       "SLURM_PROCID"};
-    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-        if (tutti__env_foreign(vars[i]) != NULL) {
-            return 1;
-        }
-    }
-    return 0;
+    struct forked_args args = {.coll = coll, .o = o, .tool = tool};
+    struct local_ranks_opts lo = {.tool = tool, .nranks = o->nranks, .bind = o->bind};
+    return local_ranks_run(&lo, forked_rank, &args);
 }
 
 static int run_launched(const struct perf_coll *coll, const struct perf_opts *o, const char *tool)
@@ -322,7 +225,7 @@ int tutti_perf_main(const struct perf_coll *coll, int argc, char **argv)
         return PERF_EXIT_OK;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
-    if (o.nranks == 0 && under_launcher()) {
+    if (o.nranks == 0 && local_ranks_under_launcher()) {
         return run_launched(coll, &o, tool);
     }
     o.nranks = o.nranks > 0 ? o.nranks : 1;

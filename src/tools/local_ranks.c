@@ -1,0 +1,165 @@
+/*
+ * local_ranks.c - forked local ranks for the command-line tools: the unique id is made before
+ * the fork (the parent serves the bootstrap root), every rank is a child process, and the parent
+ * waits for all of them. A rank killed by a signal takes the others down, at once or after a
+ * grace period in which they may notice the dead peer and exit by themselves.
+ */
+#include "local_ranks.h"
+#include "env.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* --bind core: rank r runs on the r-th CPU this process may use, when every rank gets its own
+ * (mpirun binds to cores by default in the same case; with more ranks than CPUs nothing is
+ * pinned, and the scheduler shares the CPUs out). */
+void local_ranks_bind(const char *tool, int rank, int nranks)
+{
+    cpu_set_t allowed, one;
+    if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0 || nranks > CPU_COUNT(&allowed)) {
+        return;
+    }
+    int seen = -1;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (CPU_ISSET(cpu, &allowed) && ++seen == rank) {
+            CPU_ZERO(&one);
+            CPU_SET(cpu, &one);
+            if (sched_setaffinity(0, sizeof(one), &one) != 0) {
+                fprintf(stderr, "%s: rank %d: cannot bind to CPU %d: %s (running unbound)\n",
+                        tool, rank, cpu, strerror(errno));
+            }
+            return;
+        }
+    }
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void kill_left(pid_t *pids, int n, int sig)
+{
+    for (int k = 0; k < n; k++) {
+        if (pids[k] > 0) {
+            kill(pids[k], sig);
+        }
+    }
+}
+
+/*
+ * Wait for one child: blocking while no rank has died of a signal; after that, poll until the
+ * grace deadline and then send the others SIGTERM. Returns the pid, or -1 on error.
+ */
+static pid_t wait_one(pid_t *pids, int n, double deadline, int *status_p)
+{
+    if (deadline <= 0.0) {
+        return wait(status_p);
+    }
+    for (;;) {
+        pid_t pid = waitpid(-1, status_p, WNOHANG);
+        if (pid != 0) {
+            return pid;
+        }
+        if (now_s() >= deadline) {
+            kill_left(pids, n, SIGTERM);
+            return wait(status_p);
+        }
+        struct timespec nap = {0, 20 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+    }
+}
+
+static int wait_ranks(const struct local_ranks_opts *o, pid_t *pids, int n)
+{
+    int worst = 0, left = n;
+    double deadline = 0.0;
+    while (left > 0) {
+        int status;
+        pid_t pid = wait_one(pids, n, deadline, &status);
+        if (pid < 0) {
+            perror("wait");
+            return 1;
+        }
+        int r = 0;
+        while (r < n && pids[r] != pid) {
+            r++;
+        }
+        if (r == n) {
+            continue;
+        }
+        pids[r] = 0;
+        left--;
+        if (WIFSIGNALED(status)) {
+            fprintf(stderr, "%s: rank %d (pid %d) killed by signal %d\n", o->tool, r, (int)pid,
+                    WTERMSIG(status));
+            if (o->grace_s <= 0) {
+                kill_left(pids, n, SIGTERM);
+            } else if (deadline <= 0.0) {
+                deadline = now_s() + o->grace_s;
+            }
+            worst = worst > 1 ? worst : 1;
+        } else if (WEXITSTATUS(status) > worst) {
+            worst = WEXITSTATUS(status);
+        }
+    }
+    return worst;
+}
+
+int local_ranks_run(const struct local_ranks_opts *o, local_rank_fn fn, void *arg)
+{
+    tutti_unique_id_t id;
+    tutti_status_t st = tutti_get_unique_id(&id);
+    if (st != TUTTI_OK) {
+        fprintf(stderr, "%s: tutti_get_unique_id failed: %s: %s\n", o->tool,
+                tutti_status_name(st), tutti_last_error(NULL));
+        return 1;
+    }
+    pid_t *pids = calloc((size_t)o->nranks, sizeof(*pids));
+    if (pids == NULL) {
+        fprintf(stderr, "%s: no memory for %d ranks\n", o->tool, o->nranks);
+        return 1;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    int started = 0;
+    for (; started < o->nranks; started++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            if (o->bind) {
+                local_ranks_bind(o->tool, started, o->nranks);
+            }
+            exit(fn(arg, &id, started, o->nranks));
+        }
+        if (pid < 0) {
+            perror("fork");
+            kill_left(pids, started, SIGTERM); /* they would wait for the missing rank */
+            break;
+        }
+        pids[started] = pid;
+    }
+    int rc = wait_ranks(o, pids, started);
+    free(pids);
+    return started == o->nranks ? rc : 1;
+}
+
+int local_ranks_under_launcher(void)
+{
+    static const char *const vars[] = {"TUTTI_RANK", "TUTTI_NRANKS", "RANK", "OMPI_COMM_WORLD_RANK",
+                                       "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        if (tutti__env_foreign(vars[i]) != NULL) {
+            return 1;
+        }
+    }
+    return 0;
+}
