@@ -154,45 +154,16 @@ static int bench_comm(const struct perf_coll *coll, const struct perf_opts *o, c
     return rc;
 }
 
-struct forked_args {
+struct rank_args {
     const struct perf_coll *coll;
     const struct perf_opts *o;
     const char *tool;
 };
 
-/* One forked rank (local_ranks_run pinned it already when --bind asked for it). */
-static int forked_rank(void *arg, const tutti_unique_id_t *id, int rank, int nranks)
+static int rank_main(void *arg, tutti_comm_t *comm)
 {
-    const struct forked_args *a = arg;
-    const char *tool = a->tool;
-    tutti_comm_t *comm = NULL;
-    tutti_status_t st = tutti_comm_init_rank(&comm, nranks, id, rank);
-    if (st != TUTTI_OK) {
-        fprintf(stderr, "%s: rank %d: tutti_comm_init_rank failed: %s: %s\n", tool, rank,
-                tutti_status_name(st), tutti_last_error(NULL));
-        return PERF_EXIT_FAIL;
-    }
-    return bench_comm(a->coll, a->o, tool, comm);
-}
-
-/* -N ranks forked on this host. The parent only serves the bootstrap root and waits. */
-static int run_forked(const struct perf_coll *coll, const struct perf_opts *o, const char *tool)
-{
-    struct forked_args args = {.coll = coll, .o = o, .tool = tool};
-    struct local_ranks_opts lo = {.tool = tool, .nranks = o->nranks, .bind = o->bind};
-    return local_ranks_run(&lo, forked_rank, &args);
-}
-
-static int run_launched(const struct perf_coll *coll, const struct perf_opts *o, const char *tool)
-{
-    tutti_comm_t *comm = NULL;
-    tutti_status_t st = tutti_comm_init_env(&comm);
-    if (st != TUTTI_OK) {
-        fprintf(stderr, "%s: tutti_comm_init_env failed: %s: %s\n", tool, tutti_status_name(st),
-                tutti_last_error(NULL));
-        return PERF_EXIT_FAIL;
-    }
-    return bench_comm(coll, o, tool, comm);
+    const struct rank_args *a = arg;
+    return bench_comm(a->coll, a->o, a->tool, comm);
 }
 
 /* --print-env: tutti's variables (the one table in src/env.h) with defaults and help. */
@@ -225,9 +196,12 @@ int tutti_perf_main(const struct perf_coll *coll, int argc, char **argv)
         return PERF_EXIT_OK;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
+    struct rank_args args = {.coll = coll, .o = &o, .tool = tool};
     if (o.nranks == 0 && local_ranks_under_launcher()) {
-        return run_launched(coll, &o, tool);
+        return local_ranks_run_launched(tool, rank_main, &args);
     }
+    /* -N ranks forked on this host; the parent only serves the bootstrap root and waits */
     o.nranks = o.nranks > 0 ? o.nranks : 1;
-    return run_forked(coll, &o, tool);
+    struct local_ranks_opts lo = {.tool = tool, .nranks = o.nranks, .bind = o.bind};
+    return local_ranks_run(&lo, rank_main, &args);
 }

@@ -1,7 +1,7 @@
 /*
  * local_ranks.c - forked local ranks for the command-line tools: the unique id is made before
  * the fork (the parent serves the bootstrap root), every rank is a child process, and the parent
- * waits for all of them. A rank killed by a signal takes the others down, at once or after a
+ * waits for all of them; or one rank of a launcher's job. A rank killed by a signal takes the others down, at once or after a
  * grace period in which they may notice the dead peer and exit by themselves.
  */
 #include "local_ranks.h"
@@ -115,6 +115,22 @@ static int wait_ranks(const struct local_ranks_opts *o, pid_t *pids, int n)
     return worst;
 }
 
+static int forked_rank(const struct local_ranks_opts *o, const tutti_unique_id_t *id, int rank,
+                       local_rank_fn fn, void *arg)
+{
+    if (o->bind) {
+        local_ranks_bind(o->tool, rank, o->nranks);
+    }
+    tutti_comm_t *comm = NULL;
+    tutti_status_t st = tutti_comm_init_rank(&comm, o->nranks, id, rank);
+    if (st != TUTTI_OK) {
+        fprintf(stderr, "%s: rank %d: tutti_comm_init_rank failed: %s: %s\n", o->tool, rank,
+                tutti_status_name(st), tutti_last_error(NULL));
+        return 1;
+    }
+    return fn(arg, comm);
+}
+
 int local_ranks_run(const struct local_ranks_opts *o, local_rank_fn fn, void *arg)
 {
     tutti_unique_id_t id;
@@ -135,10 +151,7 @@ int local_ranks_run(const struct local_ranks_opts *o, local_rank_fn fn, void *ar
     for (; started < o->nranks; started++) {
         pid_t pid = fork();
         if (pid == 0) {
-            if (o->bind) {
-                local_ranks_bind(o->tool, started, o->nranks);
-            }
-            exit(fn(arg, &id, started, o->nranks));
+            exit(forked_rank(o, &id, started, fn, arg));
         }
         if (pid < 0) {
             perror("fork");
@@ -150,6 +163,18 @@ int local_ranks_run(const struct local_ranks_opts *o, local_rank_fn fn, void *ar
     int rc = wait_ranks(o, pids, started);
     free(pids);
     return started == o->nranks ? rc : 1;
+}
+
+int local_ranks_run_launched(const char *tool, local_rank_fn fn, void *arg)
+{
+    tutti_comm_t *comm = NULL;
+    tutti_status_t st = tutti_comm_init_env(&comm);
+    if (st != TUTTI_OK) {
+        fprintf(stderr, "%s: tutti_comm_init_env failed: %s: %s\n", tool, tutti_status_name(st),
+                tutti_last_error(NULL));
+        return 1;
+    }
+    return fn(arg, comm);
 }
 
 int local_ranks_under_launcher(void)

@@ -9,8 +9,11 @@
 
 #include "tutti.h"
 
-/** The body of one forked rank; its return value becomes the process's exit code. */
-typedef int (*local_rank_fn)(void *arg, const tutti_unique_id_t *id, int rank, int nranks);
+/**
+ * The body of one rank, given its communicator (which it must destroy or abort); the return
+ * value becomes the process's exit code.
+ */
+typedef int (*local_rank_fn)(void *arg, tutti_comm_t *comm);
 
 struct local_ranks_opts {
     const char *tool; /* prefix of the parent's messages */
@@ -25,12 +28,19 @@ struct local_ranks_opts {
 };
 
 /**
- * Make a unique id, fork o->nranks ranks running fn(arg, id, rank, nranks) and wait for all of
- * them. Standard output and error are flushed before the fork.
+ * Make a unique id, fork o->nranks ranks, each joining the communicator and running
+ * fn(arg, comm), and wait for all of them. Standard output and error are flushed before the
+ * fork; a rank that cannot join exits with 1 after saying why.
  * @return the largest exit code of the ranks; 1 when a rank was killed by a signal or the ranks
  *         could not be started (the reason is printed on stderr).
  */
 int local_ranks_run(const struct local_ranks_opts *o, local_rank_fn fn, void *arg);
+
+/**
+ * Run this process as one rank of a launcher's job: tutti_comm_init_env(), then fn(arg, comm).
+ * @return fn's value, or 1 when the communicator could not be made (printed).
+ */
+int local_ranks_run_launched(const char *tool, local_rank_fn fn, void *arg);
 
 /** Pin the calling process to the rank-th CPU it may use, if nranks ranks fit (else nothing). */
 void local_ranks_bind(const char *tool, int rank, int nranks);
