@@ -45,9 +45,8 @@ static inline __attribute__((always_inline)) void store8(float *p, v8f v)
 }
 
 /* C[4 x 16] (+)= A[4 x kc] B[kc x 16], all in registers while k runs. */
-static inline __attribute__((always_inline)) void kernel_4x16(int kc, const float *a, int lda,
-                                                             const float *b, int ldb, float *c,
-                                                             int ldc, int load_c)
+static inline __attribute__((always_inline)) void
+kernel_4x16(int kc, const float *a, int lda, const float *b, int ldb, float *c, int ldc, int load_c)
 {
     v8f acc[MR][2];
     for (int i = 0; i < MR; i++) {
@@ -70,9 +69,9 @@ static inline __attribute__((always_inline)) void kernel_4x16(int kc, const floa
 
 /* Edges of C (fewer than 4 rows or 16 columns left): the same sums, one element at a time. */
 static inline __attribute__((always_inline)) void kernel_edge(int mr, int nr, int kc,
-                                                             const float *a, int lda,
-                                                             const float *b, int ldb, float *c,
-                                                             int ldc, int load_c)
+                                                              const float *a, int lda,
+                                                              const float *b, int ldb, float *c,
+                                                              int ldc, int load_c)
 {
     for (int i = 0; i < mr; i++) {
         for (int j = 0; j < nr; j++) {
@@ -86,8 +85,8 @@ static inline __attribute__((always_inline)) void kernel_edge(int mr, int nr, in
 }
 
 GEMM_CLONES
-static void gemm_nn(int m, int n, int k, const float *a, int lda, const float *b, int ldb,
-                    float *c, int ldc, int accumulate)
+static void gemm_nn(int m, int n, int k, const float *a, int lda, const float *b, int ldb, float *c,
+                    int ldc, int accumulate)
 {
     if (k == 0) {
         for (int i = 0; !accumulate && i < m; i++) {
@@ -144,8 +143,8 @@ static float *scratch(struct cpu_ctx *x, int which, size_t n)
     return x->pack[which];
 }
 
-static void cpu_gemm(void *ctx, int ta, int tb, int m, int n, int k, const float *a,
-                     const float *b, float *c, int accumulate)
+static void cpu_gemm(void *ctx, int ta, int tb, int m, int n, int k, const float *a, const float *b,
+                     float *c, int accumulate)
 {
     struct cpu_ctx *x = ctx;
     if (ta) {

@@ -46,8 +46,8 @@ uint64_t train_hash(const void *p, size_t bytes)
     return h ^ (h >> 33);
 }
 
-int train_check_identical(tutti_comm_t *comm, int nranks, const float *params, size_t n,
-                          char *msg, size_t msglen)
+int train_check_identical(tutti_comm_t *comm, int nranks, const float *params, size_t n, char *msg,
+                          size_t msglen)
 {
     uint64_t mine = train_hash(params, n * sizeof(float));
     uint64_t *all = calloc((size_t)nranks, sizeof(*all));
@@ -68,7 +68,8 @@ int train_check_identical(tutti_comm_t *comm, int nranks, const float *params, s
     for (int r = 1; r < nranks; r++) {
         if (all[r] != all[0]) {
             if (ret == 1) {
-                len += (size_t)snprintf(msg, msglen, "weights differ from rank 0's (hash %016llx) on rank",
+                len += (size_t)snprintf(msg, msglen,
+                                        "weights differ from rank 0's (hash %016llx) on rank",
                                         (unsigned long long)all[0]);
             }
             ret = 0;
@@ -190,8 +191,7 @@ void train_compare(const struct train_mlp *m, const float *params, const float *
     for (int l = 0; l < m->nlayers; l++) {
         const struct train_layer *L = &m->layer[l];
         double rw, rb;
-        compare_range(params + L->w_off, ref + L->w_off, (size_t)L->in * L->out, &rw,
-                      &d->ndiff);
+        compare_range(params + L->w_off, ref + L->w_off, (size_t)L->in * L->out, &rw, &d->ndiff);
         compare_range(params + L->b_off, ref + L->b_off, (size_t)L->out, &rb, &d->ndiff);
         if (rw > d->max_rel || rb > d->max_rel) {
             d->max_rel = rw > rb ? rw : rb;

@@ -26,8 +26,8 @@ uint64_t train_hash(const void *p, size_t bytes);
  * @return 1 when all agree; 0 when some differ (msg names them); -1 when the all-gather failed
  *         (msg has tutti's error).
  */
-int train_check_identical(tutti_comm_t *comm, int nranks, const float *params, size_t n,
-                          char *msg, size_t msglen);
+int train_check_identical(tutti_comm_t *comm, int nranks, const float *params, size_t n, char *msg,
+                          size_t msglen);
 
 /** The single-process reference of check 1. */
 struct train_replica {

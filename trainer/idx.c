@@ -65,8 +65,8 @@ static int read_header(gzFile f, const char *path, int ndims, size_t max_items,
         return fail(err, errlen, path, "not an IDX file: %s reading the 4-byte magic",
                     r < 0 ? gz_why(f) : "end of file");
     }
-    unsigned m = (unsigned)magic[0] << 24 | (unsigned)magic[1] << 16 | (unsigned)magic[2] << 8 |
-                 magic[3];
+    unsigned m =
+        (unsigned)magic[0] << 24 | (unsigned)magic[1] << 16 | (unsigned)magic[2] << 8 | magic[3];
     if (magic[0] != 0 || magic[1] != 0 || magic[2] != 0x08 || magic[3] != (uint8_t)ndims) {
         return fail(err, errlen, path,
                     "bad magic 0x%08x: expected 0x%08x (unsigned bytes, %d dimension%s)", m,

@@ -18,8 +18,7 @@ static size_t max_z(size_t a, size_t b)
 static int check_sizes(const int *sizes, int nsizes, int max_rows, char *err, size_t errlen)
 {
     if (nsizes < 2 || nsizes - 1 > TRAIN_MAX_LAYERS) {
-        snprintf(err, errlen, "a model needs 1 to %d layers, not %d", TRAIN_MAX_LAYERS,
-                 nsizes - 1);
+        snprintf(err, errlen, "a model needs 1 to %d layers, not %d", TRAIN_MAX_LAYERS, nsizes - 1);
         return -1;
     }
     for (int i = 0; i < nsizes; i++) {
@@ -163,8 +162,8 @@ void train_mlp_evaluate(struct train_mlp *m, double *loss_p, int *correct_p)
 {
     forward(m);
     const struct train_layer *last = &m->layer[m->nlayers - 1];
-    *loss_p = m->be->softmax_xent(m->bctx, m->act[m->nlayers], m->labels, m->rows, last->out,
-                                  0.0f, NULL, correct_p);
+    *loss_p = m->be->softmax_xent(m->bctx, m->act[m->nlayers], m->labels, m->rows, last->out, 0.0f,
+                                  NULL, correct_p);
 }
 
 void train_mlp_backprop(struct train_mlp *m, float scale, train_grad_hook hook, void *arg,

@@ -224,8 +224,8 @@ void train_sync_layer_ready(struct train_sync *s, int layer)
         }
         void *buf = wire_at(s, b->off);
         b->t_launch = train_now();
-        tutti_status_t st = tutti_iallreduce(buf, buf, b->count, wire_type(s->prec), TUTTI_SUM,
-                                             s->comm, &b->req);
+        tutti_status_t st =
+            tutti_iallreduce(buf, buf, b->count, wire_type(s->prec), TUTTI_SUM, s->comm, &b->req);
         pthread_mutex_lock(&s->lock);
         if (st != TUTTI_OK) {
             b->req = NULL; /* the waiter completes it as failed */

@@ -1,8 +1,9 @@
 /*
  * local_ranks.c - forked local ranks for the command-line tools: the unique id is made before
  * the fork (the parent serves the bootstrap root), every rank is a child process, and the parent
- * waits for all of them; or one rank of a launcher's job. A rank killed by a signal takes the others down, at once or after a
- * grace period in which they may notice the dead peer and exit by themselves.
+ * waits for all of them; or one rank of a launcher's job. A rank killed by a signal takes the
+ * others down, at once or after a grace period in which they may notice the dead peer and exit by
+ * themselves.
  */
 #include "local_ranks.h"
 #include "env.h"
@@ -32,8 +33,8 @@ void local_ranks_bind(const char *tool, int rank, int nranks)
             CPU_ZERO(&one);
             CPU_SET(cpu, &one);
             if (sched_setaffinity(0, sizeof(one), &one) != 0) {
-                fprintf(stderr, "%s: rank %d: cannot bind to CPU %d: %s (running unbound)\n",
-                        tool, rank, cpu, strerror(errno));
+                fprintf(stderr, "%s: rank %d: cannot bind to CPU %d: %s (running unbound)\n", tool,
+                        rank, cpu, strerror(errno));
             }
             return;
         }
@@ -136,8 +137,8 @@ int local_ranks_run(const struct local_ranks_opts *o, local_rank_fn fn, void *ar
     tutti_unique_id_t id;
     tutti_status_t st = tutti_get_unique_id(&id);
     if (st != TUTTI_OK) {
-        fprintf(stderr, "%s: tutti_get_unique_id failed: %s: %s\n", o->tool,
-                tutti_status_name(st), tutti_last_error(NULL));
+        fprintf(stderr, "%s: tutti_get_unique_id failed: %s: %s\n", o->tool, tutti_status_name(st),
+                tutti_last_error(NULL));
         return 1;
     }
     pid_t *pids = calloc((size_t)o->nranks, sizeof(*pids));

@@ -40,7 +40,8 @@ static void check_gemm(int ta, int tb, int m, int n, int k, int accumulate)
     size_t big = (size_t)(m > n ? m : n) * (size_t)(k > 0 ? k : 1);
     void *ctx = be->create(big);
     uint64_t s = 7;
-    float *a = malloc((size_t)m * k * sizeof(float) + 4), *b = malloc((size_t)k * n * sizeof(float) + 4);
+    float *a = malloc((size_t)m * k * sizeof(float) + 4),
+          *b = malloc((size_t)k * n * sizeof(float) + 4);
     float *c = malloc((size_t)m * n * sizeof(float));
     double *ref = malloc((size_t)m * n * sizeof(double));
     for (size_t i = 0; i < (size_t)m * k; i++) {
@@ -56,8 +57,9 @@ static void check_gemm(int ta, int tb, int m, int n, int k, int accumulate)
     be->gemm(ctx, ta, tb, m, n, k, a, b, c, accumulate);
     for (size_t i = 0; i < (size_t)m * n; i++) {
         double want = ref[i] + (accumulate ? 0.5 : 0.0);
-        cr_assert(fabs(c[i] - want) <= 1e-5 * (k + 1), "ta %d tb %d %dx%dx%d acc %d: c[%zu] %g, want %g",
-                  ta, tb, m, n, k, accumulate, i, c[i], want);
+        cr_assert(fabs(c[i] - want) <= 1e-5 * (k + 1),
+                  "ta %d tb %d %dx%dx%d acc %d: c[%zu] %g, want %g", ta, tb, m, n, k, accumulate, i,
+                  c[i], want);
     }
     free(a);
     free(b);
@@ -68,7 +70,7 @@ static void check_gemm(int ta, int tb, int m, int n, int k, int accumulate)
 
 Test(gemm, matches_naive_product_in_every_form)
 {
-    static const int shapes[][3] = {{1, 1, 1}, {4, 16, 8},  {5, 19, 300}, {37, 530, 263},
+    static const int shapes[][3] = {{1, 1, 1},  {4, 16, 8},     {5, 19, 300}, {37, 530, 263},
                                     {3, 10, 0}, {64, 256, 512}, {7, 1, 33}};
     for (int ta = 0; ta < 2; ta++) {
         for (int tb = 0; tb < 2; tb++) {
@@ -85,8 +87,8 @@ static void small_model(struct train_mlp *m, int rows, float *x, uint8_t *y)
 {
     static const int sizes[] = {6, 5, 4, 3};
     char err[128];
-    cr_assert_eq(train_mlp_create(m, &train_backend_cpu, sizes, 4, rows, err, sizeof(err)), 0,
-                 "%s", err);
+    cr_assert_eq(train_mlp_create(m, &train_backend_cpu, sizes, 4, rows, err, sizeof(err)), 0, "%s",
+                 err);
     train_mlp_init_params(m, 11);
     uint64_t s = 3;
     for (int i = 0; i < rows * 6; i++) {

@@ -1,0 +1,191 @@
+/*
+ * report.c - rank 0's output: the header, progress lines, epoch lines, the summary with the
+ * checks, and the JSON document (--json) with the same numbers.
+ *
+ * Times are means over the ranks. "comm" is the time some gradient bucket was in flight during a
+ * step; "exposed" is the part of it the training thread waited for (plus precision conversions);
+ * overlap = 1 - exposed / comm is the share of communication hidden behind the backward pass.
+ */
+#include "report.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static double per_step_ms(double s, long steps)
+{
+    return steps > 0 ? 1e3 * s / (double)steps : 0.0;
+}
+
+static double overlap(const struct train_span *s)
+{
+    if (s->comm_s <= 0.0) {
+        return 0.0;
+    }
+    double f = 1.0 - s->exposed_s / s->comm_s;
+    return f < 0.0 ? 0.0 : f;
+}
+
+static void model_string(const struct train_opts *o, char *buf, size_t len)
+{
+    size_t used = 0;
+    for (int i = 0; i < o->nsizes && used < len; i++) {
+        used += (size_t)snprintf(buf + used, len - used, "%s%d", i > 0 ? "-" : "", o->sizes[i]);
+    }
+}
+
+void train_report_header(const struct train_report *r)
+{
+    const struct train_opts *o = r->o;
+    char model[128];
+    model_string(o, model, sizeof(model));
+    printf("%s: %d rank%s, transport %s, MLP %s (%zu parameters), SGD lr %g momentum %g\n",
+           TRAIN_TOOL, r->nranks, r->nranks == 1 ? "" : "s", r->transport, model, r->nparams,
+           (double)o->lr, (double)o->momentum);
+    printf("  data: %zu train / %zu test samples from %s; global batch %d (%d..%d per rank), "
+           "%ld steps per epoch, %d epoch%s%s, seed %llu\n",
+           r->ntrain, r->ntest, o->data_dir, o->batch, o->batch / r->nranks,
+           (o->batch + r->nranks - 1) / r->nranks, r->steps_per_epoch, o->epochs,
+           o->epochs == 1 ? "" : "s", o->max_steps > 0 ? " (or --steps)" : "",
+           (unsigned long long)o->seed);
+    printf("  gradients: %s all-reduce (sum of 1/batch-scaled shards), %d bucket%s "
+           "(cap %zu KiB), each launched as its layers' backward finishes\n",
+           train_prec_name(o->prec), r->nbuckets, r->nbuckets == 1 ? "" : "s", o->bucket_kb);
+}
+
+void train_report_progress(const struct train_report *r, int epoch, long step_in_epoch,
+                           const struct train_span *s)
+{
+    printf(
+        "epoch %d step %5ld/%ld  loss %.4f  %8.0f samples/s  step %6.2f ms  comm %6.2f ms  "
+        "exposed %6.2f ms  overlap %3.0f%%\n",
+        epoch, step_in_epoch, r->steps_per_epoch, s->samples > 0 ? s->loss_sum / s->samples : 0.0,
+        s->wall_s > 0 ? s->samples / s->wall_s : 0.0, per_step_ms(s->step_s, s->steps),
+        per_step_ms(s->comm_s, s->steps), per_step_ms(s->exposed_s, s->steps), 100.0 * overlap(s));
+}
+
+void train_report_epoch(const struct train_report *r, const struct train_epoch *e)
+{
+    (void)r;
+    printf("epoch %d: test accuracy %.2f%% (%zu samples), test loss %.4f, train loss %.4f, "
+           "%.2f s\n",
+           e->epoch, 100.0 * e->test_acc, e->test_n, e->test_loss, e->train_loss, e->time_s);
+}
+
+static const char *verdict(int result)
+{
+    return result == TRAIN_CHECK_PASS ? "pass" : result == TRAIN_CHECK_FAIL ? "FAILED" : "-";
+}
+
+void train_report_summary(const struct train_report *r)
+{
+    const struct train_span *t = &r->total;
+    double step = per_step_ms(t->step_s, t->steps);
+    double acc = r->nepochs > 0 ? r->epochs[r->nepochs - 1].test_acc : 0.0;
+    printf("summary: %ld steps, %.0f samples in %.2f s (%.0f samples/s); step %.2f ms, "
+           "communication %.2f ms (%.1f%% of the step), exposed %.2f ms (%.1f%%), overlap %.0f%%; "
+           "final test accuracy %.2f%%\n",
+           t->steps, t->samples, t->wall_s, t->wall_s > 0 ? t->samples / t->wall_s : 0.0, step,
+           per_step_ms(t->comm_s, t->steps),
+           step > 0 ? 100.0 * per_step_ms(t->comm_s, t->steps) / step : 0.0,
+           per_step_ms(t->exposed_s, t->steps),
+           step > 0 ? 100.0 * per_step_ms(t->exposed_s, t->steps) / step : 0.0, 100.0 * overlap(t),
+           100.0 * acc);
+    for (int i = 0; i < 3; i++) {
+        if (r->o->check) {
+            printf("check %d: %s: %s\n", i + 1, verdict(r->check[i].result), r->check[i].detail);
+        }
+        if (r->check[i].result == TRAIN_CHECK_FAIL) {
+            fprintf(stderr, "%s: check %d failed: %s\n", TRAIN_TOOL, i + 1, r->check[i].detail);
+        }
+    }
+    fflush(stdout);
+}
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s != '\0'; s++) {
+        if (*s == '"' || *s == '\\') {
+            fprintf(f, "\\%c", *s);
+        } else if ((unsigned char)*s < 0x20) {
+            fprintf(f, "\\u%04x", (unsigned)(unsigned char)*s);
+        } else {
+            fputc(*s, f);
+        }
+    }
+    fputc('"', f);
+}
+
+static void json_body(FILE *f, const struct train_report *r)
+{
+    const struct train_opts *o = r->o;
+    const struct train_span *t = &r->total;
+    char model[128];
+    model_string(o, model, sizeof(model));
+    fprintf(f, "{\n  \"tool\": \"%s\", \"tutti_version\": \"%s\",\n", TRAIN_TOOL,
+            TUTTI_VERSION_STRING);
+    fprintf(f,
+            "  \"config\": {\"nranks\": %d, \"transport\": \"%s\", \"model\": \"%s\", "
+            "\"parameters\": %zu, \"train_samples\": %zu, \"test_samples\": %zu, "
+            "\"global_batch\": %d, \"epochs\": %d, \"max_steps\": %ld, \"lr\": %g, "
+            "\"momentum\": %g, \"precision\": \"%s\", \"buckets\": %d, \"bucket_kb\": %zu, "
+            "\"seed\": %llu},\n",
+            r->nranks, r->transport, model, r->nparams, r->ntrain, r->ntest, o->batch, o->epochs,
+            o->max_steps, (double)o->lr, (double)o->momentum, train_prec_name(o->prec), r->nbuckets,
+            o->bucket_kb, (unsigned long long)o->seed);
+    fprintf(f, "  \"epochs\": [");
+    for (int i = 0; i < r->nepochs; i++) {
+        const struct train_epoch *e = &r->epochs[i];
+        fprintf(f,
+                "%s\n    {\"epoch\": %d, \"steps\": %ld, \"train_loss\": %.6f, "
+                "\"test_accuracy\": %.6f, \"test_loss\": %.6f, \"time_s\": %.4f}",
+                i > 0 ? "," : "", e->epoch, e->steps, e->train_loss, e->test_acc, e->test_loss,
+                e->time_s);
+    }
+    double step = per_step_ms(t->step_s, t->steps);
+    fprintf(f,
+            "\n  ],\n  \"summary\": {\"steps\": %ld, \"samples\": %.0f, \"time_s\": %.4f, "
+            "\"samples_per_s\": %.1f, \"step_ms\": %.4f, \"comm_ms\": %.4f, "
+            "\"exposed_ms\": %.4f, \"comm_share\": %.4f, \"exposed_share\": %.4f, "
+            "\"overlap\": %.4f, \"final_test_accuracy\": %.6f},\n",
+            t->steps, t->samples, t->wall_s, t->wall_s > 0 ? t->samples / t->wall_s : 0.0, step,
+            per_step_ms(t->comm_s, t->steps), per_step_ms(t->exposed_s, t->steps),
+            step > 0 ? per_step_ms(t->comm_s, t->steps) / step : 0.0,
+            step > 0 ? per_step_ms(t->exposed_s, t->steps) / step : 0.0, overlap(t),
+            r->nepochs > 0 ? r->epochs[r->nepochs - 1].test_acc : 0.0);
+    fprintf(f, "  \"checks\": [");
+    for (int i = 0; i < 3; i++) {
+        fprintf(f,
+                "%s\n    {\"check\": %d, \"result\": \"%s\", \"value\": %.6g, \"limit\": %.6g, "
+                "\"detail\": ",
+                i > 0 ? "," : "", i + 1,
+                r->check[i].result == TRAIN_CHECK_PASS   ? "pass"
+                : r->check[i].result == TRAIN_CHECK_FAIL ? "fail"
+                                                         : "not run",
+                r->check[i].value, r->check[i].limit);
+        json_string(f, r->check[i].detail);
+        fputc('}', f);
+    }
+    fprintf(f, "\n  ]\n}\n");
+}
+
+int train_report_json(const struct train_report *r, const char *path)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    if (f == NULL) {
+        perror(path);
+        return -1;
+    }
+    json_body(f, r);
+    int bad = ferror(f);
+    if (f != stdout) {
+        bad |= fclose(f) != 0;
+    } else {
+        fflush(f);
+    }
+    if (bad) {
+        fprintf(stderr, "%s: writing %s failed\n", TRAIN_TOOL, path);
+        return -1;
+    }
+    return 0;
+}
