@@ -3,7 +3,7 @@
  * process, as with PyTorch's Gloo backend and one thread per rank).
  *
  * gemm is one blocked row-major kernel (C += A B): B is walked in panels of KB x NB that stay in
- * the L2 cache, and a 4 x 16 block of C lives in registers while k runs. Transposed operands are
+ * the L2 cache, and a 6 x 16 block of C lives in registers while k runs. Transposed operands are
  * first packed into scratch memory. The k loop is always outermost per element and in order, so
  * the result does not depend on blocking, alignment or vector width, only on the instruction set
  * (with FMA each step rounds once): every process on one machine computes the same bits. On
@@ -23,7 +23,7 @@
 #define GEMM_CLONES
 #endif
 
-enum { MR = 4, NR = 16, KB = 256, NB = 256 };
+enum { MR = 6, NR = 16, KB = 256, NB = 256 };
 
 typedef float v8f __attribute__((vector_size(32)));
 
@@ -44,30 +44,78 @@ static inline __attribute__((always_inline)) void store8(float *p, v8f v)
     memcpy(p, &v, sizeof(v));
 }
 
-/* C[4 x 16] (+)= A[4 x kc] B[kc x 16], all in registers while k runs. */
-static inline __attribute__((always_inline)) void
-kernel_4x16(int kc, const float *a, int lda, const float *b, int ldb, float *c, int ldc, int load_c)
-{
-    v8f acc[MR][2];
-    for (int i = 0; i < MR; i++) {
-        acc[i][0] = load_c ? load8(c + i * ldc) : (v8f){0};
-        acc[i][1] = load_c ? load8(c + i * ldc + 8) : (v8f){0};
+/*
+ * C[R x 16] (+)= A[R x kc] B[kc x 16] for R = 1..6 rows: up to twelve 8-float accumulators,
+ * named one by one so that they stay in registers (with AVX2: 12 of the 16 ymm registers, plus
+ * two rows of B and a broadcast element of A) while k runs. R is a constant at every call, so
+ * the compiler drops the rows beyond it.
+ */
+#define ROW_LOAD(i, c0, c1)                                                                        \
+    if (R > (i) && load_c) {                                                                       \
+        c0 = load8(c + (i)*ldc);                                                                   \
+        c1 = load8(c + (i)*ldc + 8);                                                               \
     }
+#define ROW_FMA(i, c0, c1)                                                                         \
+    if (R > (i)) {                                                                                 \
+        float ai = a[(size_t)(i)*lda + p];                                                         \
+        c0 += ai * b0;                                                                             \
+        c1 += ai * b1;                                                                             \
+    }
+#define ROW_STORE(i, c0, c1)                                                                       \
+    if (R > (i)) {                                                                                 \
+        store8(c + (i)*ldc, c0);                                                                   \
+        store8(c + (i)*ldc + 8, c1);                                                               \
+    }
+#define ROWS(X)                                                                                    \
+    X(0, c00, c01) X(1, c10, c11) X(2, c20, c21) X(3, c30, c31) X(4, c40, c41) X(5, c50, c51)
+
+static inline __attribute__((always_inline)) void kernel_rx16(const int R, int kc, const float *a,
+                                                              int lda, const float *b, int ldb,
+                                                              float *c, int ldc, int load_c)
+{
+    v8f z = {0}, c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z,
+        c41 = z, c50 = z, c51 = z;
+    ROWS(ROW_LOAD)
     for (int p = 0; p < kc; p++) {
         v8f b0 = load8(b + (size_t)p * ldb), b1 = load8(b + (size_t)p * ldb + 8);
-        for (int i = 0; i < MR; i++) {
-            float ai = a[(size_t)i * lda + p];
-            acc[i][0] += ai * b0;
-            acc[i][1] += ai * b1;
-        }
+        ROWS(ROW_FMA)
     }
-    for (int i = 0; i < MR; i++) {
-        store8(c + i * ldc, acc[i][0]);
-        store8(c + i * ldc + 8, acc[i][1]);
+    ROWS(ROW_STORE)
+}
+
+#undef ROWS
+#undef ROW_STORE
+#undef ROW_FMA
+#undef ROW_LOAD
+
+/* The kernel for mr rows, with the row count a constant in each instance. */
+static inline __attribute__((always_inline)) void kernel_16(int mr, int kc, const float *a, int lda,
+                                                            const float *b, int ldb, float *c,
+                                                            int ldc, int load_c)
+{
+    switch (mr) {
+    case 6:
+        kernel_rx16(6, kc, a, lda, b, ldb, c, ldc, load_c);
+        break;
+    case 5:
+        kernel_rx16(5, kc, a, lda, b, ldb, c, ldc, load_c);
+        break;
+    case 4:
+        kernel_rx16(4, kc, a, lda, b, ldb, c, ldc, load_c);
+        break;
+    case 3:
+        kernel_rx16(3, kc, a, lda, b, ldb, c, ldc, load_c);
+        break;
+    case 2:
+        kernel_rx16(2, kc, a, lda, b, ldb, c, ldc, load_c);
+        break;
+    default:
+        kernel_rx16(1, kc, a, lda, b, ldb, c, ldc, load_c);
+        break;
     }
 }
 
-/* Edges of C (fewer than 4 rows or 16 columns left): the same sums, one element at a time. */
+/* The last columns of C (fewer than 16): the same sums, one element at a time. */
 static inline __attribute__((always_inline)) void kernel_edge(int mr, int nr, int kc,
                                                               const float *a, int lda,
                                                               const float *b, int ldb, float *c,
@@ -105,8 +153,8 @@ static void gemm_nn(int m, int n, int k, const float *a, int lda, const float *b
                 const float *ap = a + (size_t)i0 * lda + p0;
                 float *cp = c + (size_t)i0 * ldc + j0;
                 int j = 0;
-                for (; mr == MR && j + NR <= nb; j += NR) {
-                    kernel_4x16(kc, ap, lda, bp + j, ldb, cp + j, ldc, load_c);
+                for (; j + NR <= nb; j += NR) {
+                    kernel_16(mr, kc, ap, lda, bp + j, ldb, cp + j, ldc, load_c);
                 }
                 if (j < nb) {
                     kernel_edge(mr, nb - j, kc, ap, lda, bp + j, ldb, cp + j, ldc, load_c);
