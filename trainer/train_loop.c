@@ -9,6 +9,7 @@
  * makes the others' pending calls fail at once rather than wait for their timeout.
  */
 #include "check.h"
+#include "env.h"
 #include "report.h"
 #include "train.h"
 
@@ -410,7 +411,7 @@ static void report_init(struct run *r)
     struct train_report *rp = &r->report;
     rp->o = r->o;
     rp->nranks = r->nranks;
-    rp->transport = r->o->transport != NULL ? r->o->transport : "auto";
+    rp->transport = tutti__env()->TRANSPORT; /* -t or the environment, as tutti read it */
     rp->ntrain = r->ds->train.n;
     rp->ntest = r->ds->test.n;
     rp->steps_per_epoch = (long)((r->ds->train.n + (size_t)r->o->batch - 1) / (size_t)r->o->batch);
