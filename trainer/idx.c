@@ -44,15 +44,20 @@ static long long read_full(gzFile f, void *buf, size_t n)
     return (long long)got;
 }
 
-/* The stream's error, for messages: zlib's text, or errno's for a system error. */
-static const char *gz_why(gzFile f)
+/* The stream's error, for messages: zlib's text (without the path zlib puts first), or
+ * errno's for a system error. */
+static const char *gz_why(gzFile f, const char *path)
 {
     int code = Z_OK;
     const char *msg = gzerror(f, &code);
     if (code == Z_ERRNO) {
         return strerror(errno);
     }
-    return code == Z_OK || msg == NULL || msg[0] == '\0' ? "unexpected end of file" : msg;
+    if (code == Z_OK || msg == NULL || msg[0] == '\0') {
+        return "unexpected end of file";
+    }
+    size_t n = strlen(path);
+    return strncmp(msg, path, n) == 0 && strncmp(msg + n, ": ", 2) == 0 ? msg + n + 2 : msg;
 }
 
 /* Parse and check the header; sets the dims and the element count to read. */
@@ -61,9 +66,11 @@ static int read_header(gzFile f, const char *path, int ndims, size_t max_items,
 {
     uint8_t magic[4];
     long long r = read_full(f, magic, sizeof(magic));
+    if (r < 0) {
+        return fail(err, errlen, path, "corrupt gzip data: %s", gz_why(f, path));
+    }
     if (r != (long long)sizeof(magic)) {
-        return fail(err, errlen, path, "not an IDX file: %s reading the 4-byte magic",
-                    r < 0 ? gz_why(f) : "end of file");
+        return fail(err, errlen, path, "not an IDX file: end of file in the 4-byte magic");
     }
     unsigned m =
         (unsigned)magic[0] << 24 | (unsigned)magic[1] << 16 | (unsigned)magic[2] << 8 | magic[3];
@@ -76,7 +83,7 @@ static int read_header(gzFile f, const char *path, int ndims, size_t max_items,
     r = read_full(f, be, 4 * (size_t)ndims);
     if (r != 4 * (long long)ndims) {
         return fail(err, errlen, path, "truncated header: %s reading %d dimension sizes",
-                    r < 0 ? gz_why(f) : "end of file", ndims);
+                    r < 0 ? gz_why(f, path) : "end of file", ndims);
     }
     size_t all = 1;
     idx->ndims = ndims;
@@ -123,14 +130,16 @@ int train_idx_read(const char *path, int ndims, size_t max_items, struct train_i
     }
     long long r = read_full(f, idx.data, idx.count);
     if (r != (long long)idx.count) {
-        ret = fail(err, errlen, path, "truncated: %s after %lld of %zu data bytes",
-                   r < 0 ? gz_why(f) : "end of file", r < 0 ? 0 : r, all);
+        ret = r < 0 ? fail(err, errlen, path, "corrupt gzip data: %s", gz_why(f, path))
+                    : fail(err, errlen, path, "truncated: end of file after %lld of %zu data bytes",
+                           r, all);
         goto out_free;
     }
     uint8_t extra;
     if (idx.count == all && (r = read_full(f, &extra, 1)) != 0) {
-        ret = r < 0 ? fail(err, errlen, path, "corrupt after the data: %s", gz_why(f))
-                    : fail(err, errlen, path, "trailing bytes after the %zu data bytes", all);
+        ret = r < 0
+                  ? fail(err, errlen, path, "corrupt gzip data after the data: %s", gz_why(f, path))
+                  : fail(err, errlen, path, "trailing bytes after the %zu data bytes", all);
         goto out_free;
     }
     gzclose(f);

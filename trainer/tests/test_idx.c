@@ -149,7 +149,25 @@ Test(idx, truncated_gzip_stream)
     size_t n = fread(z, 1, sizeof(z), f);
     fclose(f);
     write_file("cut.gz", z, n / 2, 0, cut);
-    expect_error(cut, 3, "");
+    expect_error(cut, 3, "truncated");
+}
+
+Test(idx, corrupt_gzip_data)
+{
+    uint8_t buf[256];
+    char path[128], bad[128];
+    write_file("img.gz", buf, images(buf, 5, 0), 1, path);
+    FILE *f = fopen(path, "rb");
+    uint8_t z[512];
+    size_t n = fread(z, 1, sizeof(z), f);
+    fclose(f);
+    z[n / 2] ^= 0xFF; /* inside the deflate stream */
+    write_file("bad.gz", z, n, 0, bad);
+    char err[256];
+    struct train_idx idx;
+    cr_assert_eq(train_idx_read(bad, 3, 0, &idx, err, sizeof(err)), -1);
+    cr_assert_not_null(strstr(err, "corrupt gzip data"), "%s", err);
+    cr_assert_null(strstr(err + strlen(bad), bad), "the path is named once: %s", err);
 }
 
 Test(idx, trailing_bytes)
@@ -182,7 +200,7 @@ Test(idx, empty_file)
 {
     char path[128];
     write_file("empty.gz", "", 0, 1, path);
-    expect_error(path, 1, "not an IDX file");
+    expect_error(path, 1, "not an IDX file: end of file");
 }
 
 Test(idx, implausible_size)
