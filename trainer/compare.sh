@@ -5,10 +5,14 @@
 # order flipping every round, LAUNCHES rounds; the table of medians goes to
 # perf/results/<date>-vm-trainer.md, every run's JSON to the .json beside it.
 # Environment: LAUNCHES (3), RANKS ("1 2 4"), EPOCHS (3), BATCH (128), LIMIT (0: all samples),
-# OUT (the markdown path); OPENBLAS_DIR: a directory holding an optimised libblas.so.3 (e.g.
-# Debian's libopenblas0-pthread unpacked with dpkg -x): DDP then also runs with it first on
-# LD_LIBRARY_PATH, as a third column (Debian's torch calls the system libblas.so.3, which is the
-# reference BLAS unless an optimised one is installed). Needs python3-torch for /usr/bin/python3.
+# OUT (the markdown path); OPENBLAS_DIR: a directory holding an optimised libblas.so.3: DDP then
+# also runs with it first on LD_LIBRARY_PATH (and OPENBLAS_NUM_THREADS=1), as a third column.
+# Debian's torch calls the system libblas.so.3, the reference BLAS unless an optimised one is
+# installed; without installing one system-wide:
+#   apt-get download libopenblas0-pthread && dpkg -x libopenblas0-pthread_*.deb /tmp/ob
+#   OPENBLAS_DIR=/tmp/ob/usr/lib/x86_64-linux-gnu/openblas-pthread trainer/compare.sh
+# DDP_DEFAULT_BLAS=0 leaves out the run with the system BLAS (it is slow: ~2.6 GFLOP/s).
+# Needs python3-torch for /usr/bin/python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -42,13 +46,15 @@ run_tutti() { # ranks launch
         | tail -n 2
 }
 run_ddp() {
-    echo "== ddp_gloo.py -N $1 ${common[*]} ${ddp_extra[*]} (launch $2)"
-    "$py" trainer/ddp_gloo.py -N "$1" "${common[@]}" "${ddp_extra[@]}" \
-        --json "$tmp/ddp-$1-$2.json" | tail -n 1
+    if [ "${DDP_DEFAULT_BLAS:-1}" != 0 ]; then
+        echo "== ddp_gloo.py -N $1 ${common[*]} ${ddp_extra[*]} (launch $2)"
+        "$py" trainer/ddp_gloo.py -N "$1" "${common[@]}" "${ddp_extra[@]}" \
+            --json "$tmp/ddp-$1-$2.json" | tail -n 1
+    fi
     if [ -n "${OPENBLAS_DIR:-}" ]; then
         echo "== LD_LIBRARY_PATH=$OPENBLAS_DIR ddp_gloo.py -N $1 ${common[*]} (launch $2)"
-        LD_LIBRARY_PATH=$OPENBLAS_DIR "$py" trainer/ddp_gloo.py -N "$1" "${common[@]}" \
-            "${ddp_extra[@]}" --json "$tmp/ddpob-$1-$2.json" | tail -n 1
+        LD_LIBRARY_PATH=$OPENBLAS_DIR OPENBLAS_NUM_THREADS=1 "$py" trainer/ddp_gloo.py -N "$1" \
+            "${common[@]}" "${ddp_extra[@]}" --json "$tmp/ddpob-$1-$2.json" | tail -n 1
     fi
 }
 for l in $(seq 1 "$launches"); do
@@ -64,6 +70,7 @@ for l in $(seq 1 "$launches"); do
 done
 mkdir -p "$(dirname "$out")"
 cmd="LAUNCHES=$launches RANKS=\"$ranks\" EPOCHS=$epochs BATCH=$batch LIMIT=$limit"
-cmd="$cmd${OPENBLAS_DIR:+ OPENBLAS_DIR=$OPENBLAS_DIR} trainer/compare.sh"
+cmd="$cmd${OPENBLAS_DIR:+ OPENBLAS_DIR=$OPENBLAS_DIR}"
+cmd="$cmd${DDP_DEFAULT_BLAS:+ DDP_DEFAULT_BLAS=$DDP_DEFAULT_BLAS} trainer/compare.sh"
 python3 trainer/compare_table.py "$tmp" "$out" "$cmd"
 echo "compare.sh: wrote $out and ${out%.md}.json"
