@@ -118,7 +118,16 @@ fi
 
 # --- how each library is launched ------------------------------------------------------------
 # Open MPI as root, 4 ranks on few cores, no ssh: what this kind of machine needs.
-ompi=(mpirun.openmpi --allow-run-as-root --oversubscribe --bind-to none --mca pml ob1)
+ompi=(mpirun.openmpi --allow-run-as-root --oversubscribe --mca pml ob1)
+# Placement, the same for every library: each rank pinned to its own CPU when the ranks fit the
+# CPUs (Open MPI's default, tutti's -N default), else nobody pinned.
+ncpus=$(nproc)
+bind_of() {
+  case "$1" in
+    *[!0-9]*) echo "core|none" ;; # the template in the tables
+    *) if [ "$1" -le "$ncpus" ]; then echo core; else echo none; fi ;;
+  esac
+}
 if ! command -v ssh >/dev/null && ! command -v rsh >/dev/null; then
   ompi+=(--mca plm isolated)
 fi
@@ -128,22 +137,25 @@ cmd_tutti() {
   local env=(env -u TUTTI_TRANSPORT)
   [ "$1" = tcp ] && env=(env TUTTI_TRANSPORT=tcp)
   [ "$1" = any ] && env=(env "[TUTTI_TRANSPORT=tcp]")
-  echo "${env[*]}" "$build/perf/$3_perf" -N "$2"
+  echo "${env[*]}" "$build/perf/$3_perf" -N "$2" --bind "$(bind_of "$2")"
 }
 cmd_ompi() {
   local btl=self,vader
   [ "$1" = tcp ] && btl=self,tcp
   [ "$1" = any ] && btl="self,vader|self,tcp"
-  echo "${ompi[*]}" -np "$2" --mca btl "$btl" "$build/perf/mpi_coll_perf" --coll "$3"
+  echo "${ompi[*]}" --bind-to "$(bind_of "$2")" -np "$2" --mca btl "$btl" \
+    "$build/perf/mpi_coll_perf" --coll "$3"
 }
 cmd_mpich() {
   local env=(env -u MPIR_CVAR_NOLOCAL -u UCX_TLS)
   [ "$1" = tcp ] && env=(env MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp)
   [ "$1" = any ] && env=(env "[MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp]")
-  echo "${env[*]}" mpirun.mpich -np "$2" "$build/perf/mpich_coll_perf" --coll "$3"
+  echo "${env[*]}" mpirun.mpich -bind-to "$(bind_of "$2")" -np "$2" \
+    "$build/perf/mpich_coll_perf" --coll "$3"
 }
 cmd_gloo() {
-  echo env GLOO_SOCKET_IFNAME=lo "$python" perf/gloo_perf.py --coll "$3" -N "$2"
+  echo env GLOO_SOCKET_IFNAME=lo "$python" perf/gloo_perf.py --coll "$3" -N "$2" \
+    --bind "$(bind_of "$2")"
 }
 has_coll() { [ "$1" != gloo ] || [ "$2" != reduce_scatter ]; }
 

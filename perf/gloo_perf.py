@@ -68,6 +68,8 @@ def parse_args(argv):
     ap.add_argument("-a", "--average", type=int, default=1, choices=[0, 1, 2, 3])
     ap.add_argument("--halves", default="both", choices=["out", "in", "both"])
     ap.add_argument("-J", "--json")
+    ap.add_argument("--bind", default="none", choices=["core", "none"],
+                    help="core: rank r runs on the r-th allowed CPU when the ranks fit")
     a = ap.parse_args(argv)
     if a.coll == "reduce_scatter":
         sys.stderr.write("gloo_perf: torch's Gloo backend has no reduce-scatter\n")
@@ -285,7 +287,16 @@ def fmt_half(h):
                                          "N/A" if h["wrong"] is None else h["wrong"])
 
 
+def bind_rank(a):
+    """--bind core: as tutti's perf tools and mpirun --bind-to core (only when the ranks fit)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    rank, n = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
+    if a.bind == "core" and n <= len(cpus):
+        os.sched_setaffinity(0, {cpus[rank]})
+
+
 def run_rank(a):
+    bind_rank(a)
     import torch
     import torch.distributed as dist
     torch.set_num_threads(1)  # one rank per process, as the other tools

@@ -34,6 +34,7 @@ struct tutti_comm_cfg {
     size_t chunk_bytes;  /* largest step: the smallest slot of the transports in use */
     int oversubscribed;  /* more local ranks than CPUs: sleep sooner when waiting */
     size_t direct_max;   /* TUTTI_DIRECT_MAX: largest message for the direct algorithms */
+    size_t stream_min;   /* TUTTI_STREAM_MIN: results of at least this many bytes are streamed */
     int forced[TUTTI_COLL_COUNT]; /* TUTTI_ALGO: catalog index per collective, or -1 */
 };
 

@@ -41,6 +41,9 @@
       "force algorithms, e.g. allreduce:oneshot,broadcast:ring (tutti-info --algos lists them)")   \
     X(DIRECT_MAX, SIZE, "8k",                                                                      \
       "largest message for which the one-hop algorithms (oneshot, direct) are chosen")             \
+    X(STREAM_MIN, SIZE, "0",                                                                       \
+      "results of at least this many bytes per rank go to memory with non-temporal stores "        \
+      "(0: never)")                                                                                 \
     X(YIELD, DURATION, "2ms", "then sched_yield() this long before sleeping")                     \
     X(RANK, INT, "-1", "this process's rank (tutti_comm_init_env)")                               \
     X(NRANKS, INT, "-1", "number of ranks (tutti_comm_init_env)")                                 \

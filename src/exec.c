@@ -8,6 +8,7 @@
 #include "check.h"
 #include "comm.h"
 #include "connect.h"
+#include "enqueue.h"
 #include "kernels/reduce.h"
 #include "tutti/coll.h"
 
@@ -82,7 +83,12 @@ tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_comm *comm,
     ex->phase = TUTTI_EXEC_CONNECT;
     ex->status = TUTTI_IN_PROGRESS;
     ex->lanes_left = ex->main_left = 0;
-    ex->needs_progress = ex->uses_doorbell = ex->stream_dst = 0;
+    ex->needs_progress = ex->uses_doorbell = 0;
+    /* A result larger than the caches is not read back soon: writing it with non-temporal
+     * stores saves the read that a cached store of a missing line costs. */
+    size_t send_bytes = 0, result_bytes = 0;
+    tutti__op_extents(comm, &plan->op, &send_bytes, &result_bytes);
+    ex->stream_dst = comm->cfg.stream_min > 0 && result_bytes >= comm->cfg.stream_min;
     for (int i = 0; i < plan->nlanes; i++) {
         ex->lanes_left += plan->lanes[i].nsteps > 0;
         ex->main_left += plan->lanes[i].nsteps > 0 && !plan->lanes[i].after_all;

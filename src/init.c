@@ -125,6 +125,7 @@ static tutti_status_t init_config(struct tutti_comm *comm, const tutti_comm_para
                                 env->TRANSPORT);
     }
     comm->cfg.direct_max = env->DIRECT_MAX;
+    comm->cfg.stream_min = env->STREAM_MIN;
     char err[256];
     if (tutti__algo_parse(env->ALGO, comm->cfg.forced, err, sizeof(err)) != 0) {
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "%s", err);

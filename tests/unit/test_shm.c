@@ -23,15 +23,7 @@
 
 #define OPS (&tutti__shm_ops)
 
-#define EXPECT(cond, ...)                                                                          \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: rank check failed: ", __FILE__, __LINE__);                    \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            return __LINE__;                                                                       \
-        }                                                                                          \
-    } while (0)
+#include "expect.h"
 
 struct side {
     int rank;

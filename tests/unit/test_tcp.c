@@ -26,16 +26,7 @@
 #define SLOT 32768
 #define SEC 1000000000LL
 
-/* Check in code that may run in the forked rank: print and return the line number. */
-#define EXPECT(cond, ...)                                                                          \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: rank check failed: ", __FILE__, __LINE__);                    \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            return __LINE__;                                                                       \
-        }                                                                                          \
-    } while (0)
+#include "expect.h"
 
 struct rank {
     int rank;
