@@ -6,7 +6,7 @@
  * per tensor <= 1e-5 in fp32; bitwise equal in the deterministic mode; for bf16/fp16 see
  * train_check1_tolerance). Check 2, ranks agree:
  * after every step each rank hashes its weights and the hashes are all-gathered; any rank whose
- * hash differs from rank 0's is named. (Check 3, the test accuracy a full run reaches, lives
+ * hash differs from rank 0's is named. (Check 3, the test accuracy a full run ends at, lives
  * in the training loop.)
  */
 #ifndef TRAIN_CHECK_H

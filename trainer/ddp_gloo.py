@@ -3,7 +3,8 @@
 over the Gloo backend, for the side-by-side benchmark (trainer/compare.sh).
 
 The same as tutti-train by construction, not only in kind:
-  - the MLP 784-512-256-10 (ReLU, softmax cross-entropy), SGD with momentum, same lr/batch/epochs;
+  - the MLP 784-512-256-10 (ReLU, softmax cross-entropy), SGD with momentum, same lr/batch/epochs
+    and the same learning-rate schedule, set before every step (lr_at, as train_lr_at in C);
   - the same initial weights: tutti-train's splitmix64 stream of the seed, drawn in its order
     (each layer's W as in x out, then b), uniform in +-1/sqrt(in) as nn.Linear's own init;
   - the same data: Fashion-MNIST read from the IDX gz files here (pixel / 255), the same epoch
@@ -12,13 +13,14 @@ The same as tutti-train by construction, not only in kind:
   - the gradient: the sum of per-sample losses / global batch, times N because DDP averages.
 One thread per rank (torch.set_num_threads(1)), as each tutti-train rank is single-threaded, and
 ranks pinned to CPUs the way tutti-train pins them.
-Usage: ddp_gloo.py [-N RANKS] [-e EPOCHS] [-b BATCH] [--lr X] [--momentum X] [--seed N]
-                   [--data DIR] [--limit N] [--bind core|none] [--json FILE]
+Usage: ddp_gloo.py [-N RANKS] [-e EPOCHS] [-b BATCH] [--lr X] [--lr-schedule S] [--momentum X]
+                   [--seed N] [--data DIR] [--limit N] [--bind core|none] [--json FILE]
 Needs Debian's python3-torch (1.13) and python3-numpy; run it with /usr/bin/python3.
 """
 import argparse
 import gzip
 import json
+import math
 import os
 import socket
 import struct
@@ -121,6 +123,16 @@ def bind(rank, nranks):
         os.sched_setaffinity(0, {cpus[rank]})
 
 
+def lr_at(schedule, lr, k, total):
+    """tutti-train's train_lr_at: the rate of step k (0-based) of total, rounded to float32."""
+    f = 1.0
+    if total > 0 and schedule == "cosine":
+        f = 0.5 * (1.0 + math.cos(math.pi * k / total))
+    elif total > 0 and schedule == "step":
+        f = 0.01 if 4 * k >= 3 * total else 0.1 if 2 * k >= total else 1.0
+    return float(np.float32(float(np.float32(lr)) * f))
+
+
 def run_rank(rank, args, port):
     if args.bind == "core":
         bind(rank, args.nranks)
@@ -138,6 +150,7 @@ def run_rank(rank, args, port):
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
     B = args.batch
     steps_per_epoch = (len(xtr) + B - 1) // B
+    total = steps_per_epoch * args.epochs
     epochs, step_s, steps = [], 0.0, 0
     for ep in range(args.epochs):
         perm = shuffle(args.seed, ep, len(xtr))  # not timed: C draws it in about a millisecond
@@ -149,6 +162,8 @@ def run_rank(rank, args, port):
             b = min(B, len(xtr) - first)
             lo, hi = first + b * rank // n, first + b * (rank + 1) // n
             idx = perm[lo:hi]
+            for g in opt.param_groups:
+                g["lr"] = lr_at(args.lr_schedule, args.lr, steps, total)
             ts = time.perf_counter()
             opt.zero_grad(set_to_none=True)
             out = model(xtr[idx])
@@ -173,6 +188,7 @@ def run_rank(rank, args, port):
         summary = {"tool": "ddp_gloo", "torch_version": torch.__version__,
                    "blas": blas_libraries(),
                    "config": {"nranks": n, "global_batch": B, "epochs": args.epochs, "lr": args.lr,
+                              "lr_schedule": args.lr_schedule,
                               "momentum": args.momentum, "seed": args.seed,
                               "bucket_kb": args.bucket_kb},
                    "epochs": epochs,
@@ -213,6 +229,7 @@ def main():
     p.add_argument("-e", "--epochs", type=int, default=3)
     p.add_argument("-b", "--batch", type=int, default=128)
     p.add_argument("--lr", type=float, default=0.05)
+    p.add_argument("--lr-schedule", choices=["cosine", "step", "none"], default="cosine")
     p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("-s", "--seed", type=int, default=1)
     p.add_argument("--bucket-kb", type=int, default=1024)
@@ -223,7 +240,7 @@ def main():
     p.add_argument("--json")
     args = p.parse_args()
     print(f"ddp_gloo.py: {args.nranks} ranks, torch {torch.__version__} (gloo), MLP 784-512-256-10, "
-          f"batch {args.batch}, lr {args.lr}, momentum {args.momentum}, {args.epochs} epochs, "
+          f"batch {args.batch}, lr {args.lr} ({args.lr_schedule}), momentum {args.momentum}, {args.epochs} epochs, "
           f"seed {args.seed}", flush=True)
     mp.spawn(run_rank, args=(args, free_port()), nprocs=args.nranks, join=True)
 

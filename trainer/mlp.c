@@ -198,3 +198,31 @@ void train_mlp_sgd(struct train_mlp *m, float lr, float momentum)
 {
     m->be->sgd(m->bctx, m->params, m->momentum, m->grads, m->nparams, lr, momentum);
 }
+
+const char *train_lr_schedule_name(enum train_lr_schedule s)
+{
+    static const char *const names[] = {"cosine", "step", "none"};
+    return (unsigned)s <= TRAIN_LR_NONE ? names[s] : "unknown";
+}
+
+int train_lr_schedule_parse(const char *name, enum train_lr_schedule *s_p)
+{
+    for (int i = TRAIN_LR_COSINE; i <= TRAIN_LR_NONE; i++) {
+        if (strcmp(name, train_lr_schedule_name((enum train_lr_schedule)i)) == 0) {
+            *s_p = (enum train_lr_schedule)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+float train_lr_at(enum train_lr_schedule s, float lr, long k, long total)
+{
+    double f = 1.0;
+    if (total > 0 && s == TRAIN_LR_COSINE) {
+        f = 0.5 * (1.0 + cos(M_PI * (double)k / (double)total));
+    } else if (total > 0 && s == TRAIN_LR_STEP) {
+        f = 4 * k >= 3 * total ? 0.01 : 2 * k >= total ? 0.1 : 1.0;
+    }
+    return (float)((double)lr * f);
+}

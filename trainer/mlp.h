@@ -78,4 +78,23 @@ void train_mlp_evaluate(struct train_mlp *m, double *loss_p, int *correct_p);
 /** One SGD step with momentum on the whole parameter vector, using grads. */
 void train_mlp_sgd(struct train_mlp *m, float lr, float momentum);
 
+/** Learning-rate schedules over a run (--lr-schedule). */
+enum train_lr_schedule {
+    TRAIN_LR_COSINE, /* lr (1 + cos(pi k / total)) / 2 for step k = 0 .. total - 1 */
+    TRAIN_LR_STEP,   /* lr, lr / 10 from half the steps, lr / 100 from three quarters */
+    TRAIN_LR_NONE,   /* lr throughout */
+};
+
+const char *train_lr_schedule_name(enum train_lr_schedule s);
+
+/** "cosine", "step" or "none". @return 0, or -1 for another name. */
+int train_lr_schedule_parse(const char *name, enum train_lr_schedule *s_p);
+
+/**
+ * The learning rate of step k (0-based) of a run of total steps, from the base rate lr. A pure
+ * function of its arguments, so every rank (and check 1's replica) applies the same rate at
+ * the same step; computed in double and rounded once to float.
+ */
+float train_lr_at(enum train_lr_schedule s, float lr, long k, long total);
+
 #endif /* TRAIN_MLP_H */

@@ -38,9 +38,10 @@ void train_report_header(const struct train_report *r)
     const struct train_opts *o = r->o;
     char model[128];
     model_string(o, model, sizeof(model));
-    printf("%s: %d rank%s, transport %s, MLP %s (%zu parameters), SGD lr %g momentum %g\n",
+    printf("%s: %d rank%s, transport %s, MLP %s (%zu parameters), SGD lr %g (%s schedule) "
+           "momentum %g\n",
            TRAIN_TOOL, r->nranks, r->nranks == 1 ? "" : "s", r->transport, model, r->nparams,
-           (double)o->lr, (double)o->momentum);
+           (double)o->lr, train_lr_schedule_name(o->lr_schedule), (double)o->momentum);
     printf("  data: %zu train / %zu test samples from %s; global batch %d (%d..%d per rank), "
            "%ld steps per epoch, %d epoch%s%s, seed %llu\n",
            r->ntrain, r->ntest, o->data_dir, o->batch, o->batch / r->nranks,
@@ -128,10 +129,10 @@ static void json_body(FILE *f, const struct train_report *r)
             "  \"config\": {\"nranks\": %d, \"transport\": \"%s\", \"model\": \"%s\", "
             "\"parameters\": %zu, \"train_samples\": %zu, \"test_samples\": %zu, "
             "\"global_batch\": %d, \"epochs\": %d, \"max_steps\": %ld, \"lr\": %g, "
-            "\"momentum\": %g, \"precision\": \"%s\", \"buckets\": %d, \"bucket_kb\": %zu, "
+            "\"lr_schedule\": \"%s\", \"momentum\": %g, \"precision\": \"%s\", \"buckets\": %d, \"bucket_kb\": %zu, "
             "\"seed\": %llu},\n",
             r->nranks, r->transport, model, r->nparams, r->ntrain, r->ntest, o->batch, o->epochs,
-            o->max_steps, (double)o->lr, (double)o->momentum, train_prec_name(o->prec), r->nbuckets,
+            o->max_steps, (double)o->lr, train_lr_schedule_name(o->lr_schedule), (double)o->momentum, train_prec_name(o->prec), r->nbuckets,
             o->bucket_kb, (unsigned long long)o->seed);
     fprintf(f, "  \"epochs\": [");
     for (int i = 0; i < r->nepochs; i++) {

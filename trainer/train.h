@@ -26,6 +26,7 @@ struct train_opts {
     int epochs;            /* -e */
     int batch;             /* -b: the global batch, split over the ranks */
     float lr, momentum;    /* --lr, --momentum */
+    enum train_lr_schedule lr_schedule; /* --lr-schedule */
     enum train_prec prec;  /* -p: gradient precision on the wire; FIXED with --deterministic */
     const char *transport; /* -t: sets TUTTI_TRANSPORT; NULL keeps the environment's */
     uint64_t seed;         /* -s: data order and initial weights */

@@ -29,7 +29,8 @@ struct run {
     int sync_up;
     struct train_replica rep; /* rank 0, while check 1 runs */
     int rep_up;
-    long check1_at; /* the step after which check 1 compares (0: not run) */
+    long total_steps; /* steps this run takes: every epoch's, or --steps if fewer */
+    long check1_at;   /* the step after which check 1 compares (0: not run) */
     uint32_t *perm;
     float *x; /* the inputs of the batch rows this rank needs */
     uint8_t *y;
@@ -87,10 +88,10 @@ static int setup(struct run *r)
         snprintf(r->err, sizeof(r->err), "no memory for the batch buffers");
         return -1;
     }
+    long total = r->report.steps_per_epoch * o->epochs;
+    r->total_steps = o->max_steps > 0 && o->max_steps < total ? o->max_steps : total;
     if (o->check) {
-        long total = r->report.steps_per_epoch * o->epochs;
-        total = o->max_steps > 0 && o->max_steps < total ? o->max_steps : total;
-        r->check1_at = o->check_steps < total ? o->check_steps : total;
+        r->check1_at = o->check_steps < r->total_steps ? o->check_steps : r->total_steps;
         if (r->rank == 0 &&
             train_replica_init(&r->rep, &r->m, o->batch, o->prec, r->err, sizeof(r->err)) != 0) {
             return -1;
@@ -212,7 +213,9 @@ static int step(struct run *r, long gstep, size_t first, int b, struct train_spa
     if (corrupt && !o->corrupt_pre) {
         r->m.grads[0] += 1.0f; /* after the sum: this rank alone drifts */
     }
-    train_mlp_sgd(&r->m, o->lr, o->momentum);
+    /* the schedule depends on the step alone: every rank and the replica use the same rate */
+    float lr = train_lr_at(o->lr_schedule, o->lr, gstep - 1, r->total_steps);
+    train_mlp_sgd(&r->m, lr, o->momentum);
     double t1 = train_now();
     span->steps++;
     span->samples += b;
@@ -221,7 +224,7 @@ static int step(struct run *r, long gstep, size_t first, int b, struct train_spa
     span->comm_s += ss.comm_s;
     span->exposed_s += ss.exposed_s;
     if (replica) {
-        train_replica_step(&r->rep, r->x, r->y, b, r->nranks, o->lr, o->momentum);
+        train_replica_step(&r->rep, r->x, r->y, b, r->nranks, lr, o->momentum);
     }
     if (o->check && gstep == r->check1_at && check1_compare(r) != 0) {
         return -1;
@@ -344,9 +347,10 @@ static int run_epoch(struct run *r, int ep, long *gstep, struct train_epoch *e)
 }
 
 /*
- * Check 3: a full run reaches the target test accuracy within its epochs. "Reaches": at the end
- * of some epoch, not necessarily the last (plain SGD's last iterate moves by a point or two
- * from epoch to epoch); the final accuracy is reported beside it.
+ * Check 3: a full run ends at the target test accuracy, measured after its last epoch (the
+ * weights it hands over); the best epoch is reported beside it. The default cosine schedule
+ * lets the rate fall to 0, so the last iterate is the settled one rather than a point on
+ * plain SGD's noisy path.
  */
 static void check3(struct run *r)
 {
@@ -356,13 +360,12 @@ static void check3(struct run *r)
     if (rp->nepochs == 0) {
         return;
     }
-    int best = 0, first = -1;
+    int best = 0, last = rp->nepochs - 1;
     for (int i = 0; i < rp->nepochs; i++) {
         best = rp->epochs[i].test_acc > rp->epochs[best].test_acc ? i : best;
-        first = first < 0 && rp->epochs[i].test_acc >= o->target_acc ? i : first;
     }
-    double final = rp->epochs[rp->nepochs - 1].test_acc;
-    c->value = rp->epochs[best].test_acc;
+    double final = rp->epochs[last].test_acc;
+    c->value = final;
     c->limit = o->target_acc;
     if (o->limit > 0 || o->max_steps > 0 || o->test_limit > 0) {
         snprintf(c->detail, sizeof(c->detail),
@@ -371,17 +374,12 @@ static void check3(struct run *r)
                  100.0 * final);
         return;
     }
-    c->result = first >= 0 ? TRAIN_CHECK_PASS : TRAIN_CHECK_FAIL;
-    if (first >= 0) {
-        snprintf(c->detail, sizeof(c->detail),
-                 "test accuracy %.2f%% >= %.2f%% after epoch %d (final %.2f%% after %d epochs)",
-                 100.0 * rp->epochs[first].test_acc, 100.0 * o->target_acc, first + 1,
-                 100.0 * final, rp->nepochs);
-    } else {
-        snprintf(c->detail, sizeof(c->detail),
-                 "test accuracy never reached %.2f%% in %d epochs (best %.2f%% after epoch %d)",
-                 100.0 * o->target_acc, rp->nepochs, 100.0 * c->value, best + 1);
-    }
+    c->result = final >= o->target_acc ? TRAIN_CHECK_PASS : TRAIN_CHECK_FAIL;
+    snprintf(c->detail, sizeof(c->detail),
+             "final test accuracy %.2f%% %s %.2f%% after %d epoch%s (best %.2f%% after epoch %d)",
+             100.0 * final, final >= o->target_acc ? ">=" : "<", 100.0 * o->target_acc,
+             rp->nepochs, rp->nepochs == 1 ? "" : "s", 100.0 * rp->epochs[best].test_acc,
+             best + 1);
 }
 
 static int train_epochs(struct run *r)

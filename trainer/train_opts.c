@@ -20,6 +20,8 @@ static void usage(void)
         "  -e, --epochs N        epochs (default 3)\n"
         "  -b, --batch N         global batch, split over the ranks (default 128)\n"
         "      --lr X            learning rate (default 0.05)\n"
+        "      --lr-schedule S   cosine, step or none: the rate over the run's steps\n"
+        "                        (default cosine, from lr down to 0)\n"
         "      --momentum X      SGD momentum (default 0.9)\n"
         "  -p, --precision P     gradient all-reduce precision: fp32, bf16, fp16 (default fp32)\n"
         "      --deterministic   sum gradients as int64 fixed point: weights bitwise equal for\n"
@@ -47,6 +49,7 @@ static void usage(void)
 
 enum {
     OPT_LR = 256,
+    OPT_LR_SCHEDULE,
     OPT_MOMENTUM,
     OPT_DETERMINISTIC,
     OPT_HIDDEN,
@@ -70,6 +73,7 @@ static const struct option long_opts[] = {
     {"epochs", required_argument, 0, 'e'},
     {"batch", required_argument, 0, 'b'},
     {"lr", required_argument, 0, OPT_LR},
+    {"lr-schedule", required_argument, 0, OPT_LR_SCHEDULE},
     {"momentum", required_argument, 0, OPT_MOMENTUM},
     {"precision", required_argument, 0, 'p'},
     {"deterministic", no_argument, 0, OPT_DETERMINISTIC},
@@ -163,6 +167,7 @@ static void set_defaults(struct train_opts *o)
     o->epochs = 3;
     o->batch = 128;
     o->lr = 0.05f;
+    o->lr_schedule = TRAIN_LR_COSINE;
     o->momentum = 0.9f;
     o->prec = TRAIN_PREC_FP32;
     o->seed = 1;
@@ -203,6 +208,8 @@ static int set_opt(int c, const char *arg, struct train_opts *o)
                                                                                               : -1;
     case OPT_LR:
         return parse_real(arg, 0.0, 100.0, &x) == 0 ? (o->lr = (float)x, 0) : -1;
+    case OPT_LR_SCHEDULE:
+        return train_lr_schedule_parse(arg, &o->lr_schedule);
     case OPT_MOMENTUM:
         return parse_real(arg, 0.0, 1.0, &x) == 0 ? (o->momentum = (float)x, 0) : -1;
     case OPT_TARGET:

@@ -185,6 +185,31 @@ Test(mlp, sgd_momentum_as_pytorch)
     train_mlp_destroy(&m);
 }
 
+Test(mlp, lr_schedules_decay_over_the_run)
+{
+    const long total = 1000;
+    cr_assert_eq(train_lr_at(TRAIN_LR_NONE, 0.05f, 999, total), 0.05f);
+    cr_assert_eq(train_lr_at(TRAIN_LR_COSINE, 0.05f, 0, total), 0.05f);
+    cr_assert_float_eq(train_lr_at(TRAIN_LR_COSINE, 0.05f, 500, total), 0.025f, 1e-8f);
+    cr_assert_float_eq(train_lr_at(TRAIN_LR_COSINE, 0.05f, 250, total),
+                       0.025f * (1.0f + sqrtf(0.5f)), 1e-8f);
+    float last = train_lr_at(TRAIN_LR_COSINE, 0.05f, total - 1, total);
+    cr_assert(last > 0.0f && last < 1e-6f, "last cosine rate %g", (double)last);
+    for (long k = 1; k < total; k++) {
+        cr_assert(train_lr_at(TRAIN_LR_COSINE, 0.05f, k, total) <=
+                  train_lr_at(TRAIN_LR_COSINE, 0.05f, k - 1, total));
+    }
+    cr_assert_eq(train_lr_at(TRAIN_LR_STEP, 0.05f, 499, total), 0.05f);
+    cr_assert_float_eq(train_lr_at(TRAIN_LR_STEP, 0.05f, 500, total), 0.005f, 1e-9f);
+    cr_assert_float_eq(train_lr_at(TRAIN_LR_STEP, 0.05f, 749, total), 0.005f, 1e-9f);
+    cr_assert_float_eq(train_lr_at(TRAIN_LR_STEP, 0.05f, 750, total), 0.0005f, 1e-10f);
+    enum train_lr_schedule s;
+    cr_assert_eq(train_lr_schedule_parse("step", &s), 0);
+    cr_assert_eq(s, TRAIN_LR_STEP);
+    cr_assert_str_eq(train_lr_schedule_name(TRAIN_LR_COSINE), "cosine");
+    cr_assert_eq(train_lr_schedule_parse("linear", &s), -1);
+}
+
 Test(mlp, init_is_uniform_in_pytorch_bounds)
 {
     static const int sizes[] = {784, 512, 256, 10};
