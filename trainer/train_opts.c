@@ -255,8 +255,9 @@ static int set_opt(int c, const char *arg, struct train_opts *o)
 int train_opts_parse(int argc, char **argv, struct train_opts *o)
 {
     set_defaults(o);
-    int c, idx = 0;
+    int c, idx = -1;
     opterr = 0;
+    /* idx is set only when a long option matched: it names the option in a message */
     while ((c = getopt_long(argc, argv, ":N:e:b:p:t:s:qh", long_opts, &idx)) != -1) {
         if (c == 'h') {
             usage();
@@ -268,10 +269,18 @@ int train_opts_parse(int argc, char **argv, struct train_opts *o)
             return -1;
         }
         if (set_opt(c, optarg, o) != 0) {
+            /* argv[optind - 1] is the value itself when it came as a separate argument */
+            char name[32];
+            if (idx >= 0) {
+                snprintf(name, sizeof(name), "--%s", long_opts[idx].name);
+            } else {
+                snprintf(name, sizeof(name), "-%c", c);
+            }
             fprintf(stderr, "%s: invalid value '%s' of %s (see --help)\n", TRAIN_TOOL, optarg,
-                    argv[optind - 1]);
+                    name);
             return -1;
         }
+        idx = -1;
     }
     if (optind < argc) {
         fprintf(stderr, "%s: unexpected argument '%s' (see --help)\n", TRAIN_TOOL, argv[optind]);
