@@ -198,7 +198,7 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
     default:
         break;
     }
-    if (s->kind != TUTTI_STEP_SEND) {
+    if (rc != NULL) {
         st = rc->ops->recv_peek(rc, &rslot, &rlen);
         if (st != TUTTI_OK) {
             return st;
@@ -216,7 +216,8 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
     /* Zero copy: a stable result in user memory travels from there (TCP) instead of a slot. */
     const void *ref = NULL;
     if (sslot != NULL && s->stable && (sc->ops->flags & TUTTI_TRANSPORT_SEND_REF) != 0) {
-        ref = s->kind == TUTTI_STEP_SEND ? (const void *)src : (const void *)dst;
+        int from_src = s->kind == TUTTI_STEP_SEND || s->kind == TUTTI_STEP_COPY_SEND;
+        ref = from_src ? (const void *)src : (const void *)dst;
         if (s->kind == TUTTI_STEP_RECV_REDUCE_SEND) {
             ref = NULL; /* its result exists only in the slot */
         }
@@ -227,6 +228,9 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
         if (ref == NULL) {
             tutti__copy2(sslot, NULL, src, bytes);
         }
+        break;
+    case TUTTI_STEP_COPY_SEND:
+        tutti__copy2(dst, ref != NULL ? NULL : sslot, src, bytes);
         break;
     case TUTTI_STEP_RECV:
         if (ex->stream_dst) {
@@ -367,7 +371,7 @@ tutti_status_t tutti__exec_advance(struct tutti_exec *ex, int *progress_p)
 /* The peer a stalled step waits on: its receive side if the slot is missing, else its send. */
 static int step_peer(const struct tutti_step *s)
 {
-    return s->recv_peer >= 0 && s->kind != TUTTI_STEP_SEND ? s->recv_peer : s->send_peer;
+    return s->recv_peer >= 0 ? s->recv_peer : s->send_peer;
 }
 
 int tutti__exec_waited_rank(const struct tutti_exec *ex)
