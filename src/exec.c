@@ -44,6 +44,31 @@ static tutti_status_t need(struct tutti_exec *ex, int peer, int channel)
     return TUTTI_OK;
 }
 
+/* The peer lane i alone receives from on its channel, or -1 (several peers, or another lane
+ * receives from it too: its frames would not come in the order of this lane's steps). */
+static int lane_sole_peer(const struct tutti_plan *p, int i)
+{
+    int peer = -1;
+    for (size_t k = 0; k < p->lanes[i].nsteps; k++) {
+        int r = p->lanes[i].steps[k].recv_peer;
+        if (r >= 0 && peer >= 0 && r != peer) {
+            return -1;
+        }
+        peer = r >= 0 ? r : peer;
+    }
+    for (int j = 0; j < p->nlanes && peer >= 0; j++) {
+        if (j == i || p->lanes[j].channel != p->lanes[i].channel) {
+            continue;
+        }
+        for (size_t k = 0; k < p->lanes[j].nsteps; k++) {
+            if (p->lanes[j].steps[k].recv_peer == peer) {
+                return -1;
+            }
+        }
+    }
+    return peer;
+}
+
 /* Record every distinct (peer, channel) the steps use. Steps of a lane mostly repeat their
  * peers, so only a change of peer costs a search. */
 static tutti_status_t find_needs(struct tutti_exec *ex)
@@ -62,6 +87,7 @@ static tutti_status_t find_needs(struct tutti_exec *ex)
                 }
             }
         }
+        ex->sole_peer[i] = lane_sole_peer(p, i);
     }
     return TUTTI_OK;
 }
@@ -95,15 +121,22 @@ tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_comm *comm,
     }
     tutti_status_t st = TUTTI_OK;
     if (plan->nlanes > ex->next_cap) {
-        size_t *n = realloc(ex->next, (size_t)plan->nlanes * sizeof(*n));
-        st = n == NULL ? TUTTI_ERR_NO_MEMORY : TUTTI_OK;
-        if (n != NULL) {
-            ex->next = n;
+        size_t nl = (size_t)plan->nlanes;
+        size_t *n = realloc(ex->next, nl * sizeof(*n));
+        ex->next = n != NULL ? n : ex->next;
+        size_t *pl = realloc(ex->placed, nl * sizeof(*pl));
+        ex->placed = pl != NULL ? pl : ex->placed;
+        int *sp = realloc(ex->sole_peer, nl * sizeof(*sp));
+        ex->sole_peer = sp != NULL ? sp : ex->sole_peer;
+        st = n == NULL || pl == NULL || sp == NULL ? TUTTI_ERR_NO_MEMORY : TUTTI_OK;
+        if (st == TUTTI_OK) {
             ex->next_cap = plan->nlanes;
+            ex->needs_gen = 0; /* sole_peer must be filled for the new lanes */
         }
     }
     if (st == TUTTI_OK) {
         memset(ex->next, 0, (size_t)plan->nlanes * sizeof(*ex->next));
+        memset(ex->placed, 0, (size_t)plan->nlanes * sizeof(*ex->placed));
         /* The same plan again (plan->gen is unique to one build): its needs and connections
          * are those found last time. */
         if (plan->gen == 0 || plan->gen != ex->needs_gen) {
@@ -122,9 +155,13 @@ tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_comm *comm,
 void tutti__exec_fini(struct tutti_exec *ex)
 {
     free(ex->next);
+    free(ex->placed);
+    free(ex->sole_peer);
     free(ex->needs);
     free(ex->conns);
     ex->next = NULL;
+    ex->placed = NULL;
+    ex->sole_peer = NULL;
     ex->needs = NULL;
     ex->conns = NULL;
     ex->next_cap = ex->needs_cap = ex->nneeds = 0;
@@ -198,7 +235,7 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
     default:
         break;
     }
-    if (s->kind != TUTTI_STEP_SEND) {
+    if (rc != NULL) {
         st = rc->ops->recv_peek(rc, &rslot, &rlen);
         if (st != TUTTI_OK) {
             return st;
@@ -216,7 +253,8 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
     /* Zero copy: a stable result in user memory travels from there (TCP) instead of a slot. */
     const void *ref = NULL;
     if (sslot != NULL && s->stable && (sc->ops->flags & TUTTI_TRANSPORT_SEND_REF) != 0) {
-        ref = s->kind == TUTTI_STEP_SEND ? (const void *)src : (const void *)dst;
+        int from_src = s->kind == TUTTI_STEP_SEND || s->kind == TUTTI_STEP_COPY_SEND;
+        ref = from_src ? (const void *)src : (const void *)dst;
         if (s->kind == TUTTI_STEP_RECV_REDUCE_SEND) {
             ref = NULL; /* its result exists only in the slot */
         }
@@ -228,7 +266,13 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
             tutti__copy2(sslot, NULL, src, bytes);
         }
         break;
+    case TUTTI_STEP_COPY_SEND:
+        tutti__copy2(dst, ref != NULL ? NULL : sslot, src, bytes);
+        break;
     case TUTTI_STEP_RECV:
+        if (rslot == dst) {
+            break; /* placed: the transport received it there */
+        }
         if (ex->stream_dst) {
             tutti__copy_stream(dst, rslot, bytes);
         } else {
@@ -253,7 +297,11 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
         }
         break;
     case TUTTI_STEP_RECV_COPY_SEND:
-        if (ref != NULL) {
+        if (rslot == dst) { /* placed: it is in dst already */
+            if (ref == NULL) {
+                tutti__copy2(sslot, NULL, dst, bytes);
+            }
+        } else if (ref != NULL) {
             tutti__copy2(dst, NULL, rslot, bytes);
         } else if (ex->stream_dst) {
             tutti__copy2(sslot, NULL, rslot, bytes);
@@ -286,6 +334,50 @@ static tutti_status_t all_flushed(struct tutti_exec *ex, int *done_p)
     return TUTTI_OK;
 }
 
+/* Frames placed ahead of a lane at most (a transport's receive window is usually smaller). */
+#define PLACE_AHEAD_MAX 16
+
+/* Can step s take its received data where the transport put it (it stores it unchanged)? */
+static int placeable(const struct tutti_step *s)
+{
+    return (s->kind == TUTTI_STEP_RECV || s->kind == TUTTI_STEP_RECV_COPY_SEND) &&
+           s->dst_buf != TUTTI_BUF_NONE;
+}
+
+/*
+ * Tell the transport where lane i's coming receives go, so that TCP reads them straight into
+ * the user buffer instead of a slot (one copy less). Only for a lane that alone receives from
+ * its peer on its channel: its k-th receiving step then takes the k-th frame.
+ */
+static void place_ahead(struct tutti_exec *ex, int i)
+{
+    const struct tutti_lane *l = &ex->plan->lanes[i];
+    int peer = ex->sole_peer[i];
+    if (peer < 0) {
+        return;
+    }
+    struct tutti_tconn *c = conn_of(ex, peer, l->channel);
+    if ((c->ops->flags & TUTTI_TRANSPORT_RECV_PLACE) == 0) {
+        return;
+    }
+    uint32_t ahead = 0;
+    size_t j = ex->next[i];
+    for (; j < l->nsteps && ahead < PLACE_AHEAD_MAX; j++) {
+        const struct tutti_step *s = &l->steps[j];
+        if (s->recv_peer < 0) {
+            continue;
+        }
+        if (j >= ex->placed[i] && placeable(s)) {
+            char *dst = ex->plan->bufs[s->dst_buf] + s->dst_off * ex->esize;
+            if (c->ops->recv_place(c, ahead, dst, s->count * ex->esize) != TUTTI_OK) {
+                break; /* beyond the receive window: later */
+            }
+        }
+        ahead++;
+    }
+    ex->placed[i] = j;
+}
+
 static tutti_status_t run_lanes(struct tutti_exec *ex, int *progress_p)
 {
     int flushed = -1; /* asked once, when an after-all lane could start */
@@ -304,6 +396,9 @@ static tutti_status_t run_lanes(struct tutti_exec *ex, int *progress_p)
         while (*next < l->nsteps) {
             tutti_status_t st = run_step(ex, l->channel, &l->steps[*next]);
             if (st == TUTTI_IN_PROGRESS) {
+                if (ex->placed[i] < l->nsteps) {
+                    place_ahead(ex, i);
+                }
                 break;
             }
             if (st != TUTTI_OK) {
@@ -367,7 +462,7 @@ tutti_status_t tutti__exec_advance(struct tutti_exec *ex, int *progress_p)
 /* The peer a stalled step waits on: its receive side if the slot is missing, else its send. */
 static int step_peer(const struct tutti_step *s)
 {
-    return s->recv_peer >= 0 && s->kind != TUTTI_STEP_SEND ? s->recv_peer : s->send_peer;
+    return s->recv_peer >= 0 ? s->recv_peer : s->send_peer;
 }
 
 int tutti__exec_waited_rank(const struct tutti_exec *ex)

@@ -28,6 +28,7 @@ static const char *const step_names[TUTTI_STEP_KIND_COUNT] = {
     [TUTTI_STEP_RECV_REDUCE_COPY_SEND] = "recv-reduce-copy-send",
     [TUTTI_STEP_RECV_COPY_SEND] = "recv-copy-send",
     [TUTTI_STEP_REDUCE] = "reduce",
+    [TUTTI_STEP_COPY_SEND] = "copy-send",
 };
 
 const char *tutti__coll_name(tutti_coll_t coll)
@@ -145,8 +146,10 @@ int tutti__plan_add_step(struct tutti_plan *plan, tutti_step_kind_t kind, uint32
     s->dst_buf = dst_buf;
     /* A step names only the peers its kind talks to. */
     int sends = kind == TUTTI_STEP_SEND || kind == TUTTI_STEP_RECV_REDUCE_SEND ||
-                kind == TUTTI_STEP_RECV_REDUCE_COPY_SEND || kind == TUTTI_STEP_RECV_COPY_SEND;
-    int recvs = kind != TUTTI_STEP_SEND && kind != TUTTI_STEP_COPY && kind != TUTTI_STEP_REDUCE;
+                kind == TUTTI_STEP_RECV_REDUCE_COPY_SEND || kind == TUTTI_STEP_RECV_COPY_SEND ||
+                kind == TUTTI_STEP_COPY_SEND;
+    int recvs = kind != TUTTI_STEP_SEND && kind != TUTTI_STEP_COPY && kind != TUTTI_STEP_REDUCE &&
+                kind != TUTTI_STEP_COPY_SEND;
     s->send_peer = sends ? l->send_peer : -1;
     s->recv_peer = recvs ? l->recv_peer : -1;
     s->pad2_ = 0;

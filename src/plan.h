@@ -52,6 +52,7 @@ typedef enum {
     TUTTI_STEP_RECV_REDUCE_COPY_SEND, /* op(recv slot, src) -> dst and send slot */
     TUTTI_STEP_RECV_COPY_SEND,        /* recv slot -> dst and send slot */
     TUTTI_STEP_REDUCE,                /* op(dst, src) -> dst, local */
+    TUTTI_STEP_COPY_SEND,             /* src -> dst and send slot (one read of src) */
     TUTTI_STEP_KIND_COUNT
 } tutti_step_kind_t;
 
@@ -157,7 +158,7 @@ enum {
     TUTTI_STEP_FINAL = 1, /* the reduction that completes the element (AVG divides) */
     TUTTI_STEP_SWAP = 2,  /* reduce as op(src, received) */
     /*
-     * What the step sends (src for SEND, dst for the *_COPY_SEND kinds) is not written again
+     * What the step sends (src for SEND and COPY_SEND, dst for the RECV_*_COPY_SEND kinds) is not written again
      * before the operation ends, so a transport may ship it from there without a copy
      * (TUTTI_TRANSPORT_SEND_REF).
      */

@@ -42,6 +42,8 @@ enum {
     TUTTI_TRANSPORT_NEEDS_PROGRESS = 1u << 0,
     /** send_post_ref ships caller memory without copying it into the slot (TCP). */
     TUTTI_TRANSPORT_SEND_REF = 1u << 1,
+    /** recv_place can receive a frame straight into caller memory (TCP). */
+    TUTTI_TRANSPORT_RECV_PLACE = 1u << 2,
 };
 
 /** What a failing rank tells its peers. Fixed size: it travels in frames and shared memory. */
@@ -151,6 +153,15 @@ struct tutti_transport_ops {
 
     /** Oldest received slot: *buf_p, *len_p. TUTTI_IN_PROGRESS when none is there yet. */
     tutti_status_t (*recv_peek)(struct tutti_tconn *c, const void **buf_p, size_t *len_p);
+
+    /**
+     * Ask for the frame `ahead` places after the next one to peek (0: the next) to be received
+     * straight into dst (up to cap bytes) instead of a slot: recv_peek then returns dst. Best
+     * effort: a frame that started arriving before the call, or is larger than cap, stays in
+     * its slot. dst must stay valid until that frame is released. TUTTI_IN_PROGRESS: `ahead`
+     * is beyond the receive window (nothing recorded). Only with TUTTI_TRANSPORT_RECV_PLACE.
+     */
+    tutti_status_t (*recv_place)(struct tutti_tconn *c, uint32_t ahead, void *dst, size_t cap);
 
     /** Give the peeked slot back to the sender. */
     tutti_status_t (*recv_release)(struct tutti_tconn *c);

@@ -97,6 +97,15 @@ int tutti__coll_copy(struct tutti_plan *plan, uint32_t src_buf, size_t src_off, 
                                 0);
 }
 
+int tutti__coll_send_copy(struct tutti_plan *plan, uint32_t src_buf, size_t src_off,
+                          uint32_t dst_buf, size_t dst_off, size_t count)
+{
+    int in_place = tutti__coll_same_place(plan, src_buf, src_off, dst_buf, dst_off);
+    return tutti__plan_add_step(plan, in_place ? TUTTI_STEP_SEND : TUTTI_STEP_COPY_SEND, src_buf,
+                                src_off, in_place ? TUTTI_BUF_NONE : dst_buf,
+                                in_place ? 0 : dst_off, count, TUTTI_STEP_STABLE);
+}
+
 /* "ring, oneshot" into buf: the names of a collective's algorithms. */
 static void list_names(tutti_coll_t coll, char *buf, size_t len)
 {

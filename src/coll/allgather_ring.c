@@ -1,8 +1,8 @@
 /*
  * allgather_ring.c - ring all-gather. Block b (sendcount elements) comes from rank b. Rank r
- * sends its own block, then at step s receives block r-s, stores it and forwards it (one pass
- * over the slot), and finally just stores block r+1. Its own block is copied into place after
- * the sends, unless the call is in place.
+ * sends its own block (copying it into place in the same pass unless the call is in place),
+ * then at step s receives block r-s, stores it and forwards it (one pass over the slot), and
+ * finally just stores block r+1.
  */
 #include "coll/coll.h"
 
@@ -24,8 +24,8 @@ int tutti__allgather_ring(const struct tutti_op_desc *op, const struct tutti_pla
         for (size_t lo = 0; lo < chlen && n > 1; lo += pp->chunk_elems) {
             size_t in = choff + lo;
             size_t len = tutti__chunk(chlen - lo, pp);
-            int rc = tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND, in, TUTTI_BUF_NONE,
-                                          0, len, TUTTI_STEP_STABLE);
+            int rc = tutti__coll_send_copy(plan, TUTTI_BUF_SEND, in, TUTTI_BUF_RECV,
+                                           (size_t)r * sc + in, len);
             for (int s = 1; s <= n - 2; s++) {
                 rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_COPY_SEND, TUTTI_BUF_NONE, 0,
                                            TUTTI_BUF_RECV, (size_t)tutti__mod(r - s, n) * sc + in,
@@ -37,7 +37,7 @@ int tutti__allgather_ring(const struct tutti_op_desc *op, const struct tutti_pla
                 return -1;
             }
         }
-        if (tutti__coll_copy(plan, TUTTI_BUF_SEND, choff, TUTTI_BUF_RECV, (size_t)r * sc + choff,
+        if (n == 1 && tutti__coll_copy(plan, TUTTI_BUF_SEND, choff, TUTTI_BUF_RECV, (size_t)r * sc + choff,
                              chlen) != 0) {
             return -1;
         }

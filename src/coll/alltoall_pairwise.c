@@ -1,8 +1,9 @@
 /*
  * alltoall_pairwise.c - all-to-all as nranks-1 concurrent pairwise exchanges: one lane sends
  * block r+k to rank r+k while another receives block r-k from rank r-k, for every k, plus the
- * local copy of block r. Lanes run concurrently, so no exchange waits for another and large
- * blocks cannot deadlock on full FIFOs. Blocks are split over channels.
+ * local copy of block r, chunk by chunk between the sends to rank r+1 (so the copy never holds
+ * up the exchanges for long). Lanes run concurrently, so no exchange waits for another and
+ * large blocks cannot deadlock on full FIFOs. Blocks are split over channels.
  */
 #include "coll/coll.h"
 
@@ -24,9 +25,12 @@ int tutti__alltoall_pairwise(const struct tutti_op_desc *op, const struct tutti_
             }
             for (size_t lo = 0; lo < chlen; lo += pp->chunk_elems) {
                 size_t len = tutti__chunk(chlen - lo, pp);
+                size_t mine = (size_t)r * cnt + choff + lo;
                 if (tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND,
                                          (size_t)to * cnt + choff + lo, TUTTI_BUF_NONE, 0, len,
-                                         TUTTI_STEP_STABLE) != 0) {
+                                         TUTTI_STEP_STABLE) != 0 ||
+                    (k == 1 && tutti__coll_copy(plan, TUTTI_BUF_SEND, mine, TUTTI_BUF_RECV, mine,
+                                                len) != 0)) {
                     return -1;
                 }
             }
@@ -41,9 +45,9 @@ int tutti__alltoall_pairwise(const struct tutti_op_desc *op, const struct tutti_
                 }
             }
         }
-        if (tutti__plan_add_lane(plan, -1, -1, ch) < 0 ||
-            tutti__coll_copy(plan, TUTTI_BUF_SEND, (size_t)r * cnt + choff, TUTTI_BUF_RECV,
-                             (size_t)r * cnt + choff, chlen) != 0) {
+        if (n == 1 && (tutti__plan_add_lane(plan, -1, -1, ch) < 0 ||
+                       tutti__coll_copy(plan, TUTTI_BUF_SEND, (size_t)r * cnt + choff, TUTTI_BUF_RECV,
+                                        (size_t)r * cnt + choff, chlen) != 0)) {
             return -1;
         }
     }

@@ -1,8 +1,8 @@
 /*
  * broadcast_ring.c - pipelined chain broadcast: root -> root+1 -> ... -> root-1, chunk by chunk,
  * the data split over channels. Each middle rank copies a chunk out of the slot it received into
- * its buffer and into the slot it forwards in one pass. The root's own copy (out of place) is
- * queued after its sends, so the network starts first.
+ * its buffer and into the slot it forwards in one pass; the root, out of place, likewise copies
+ * each chunk of its input to its output while sending it (one read of the input).
  */
 #include "coll/coll.h"
 
@@ -27,8 +27,7 @@ int tutti__broadcast_ring(const struct tutti_op_desc *op, const struct tutti_pla
             size_t len = tutti__chunk(chlen - lo, pp);
             int rc;
             if (pos == 0) {
-                rc = tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND, off,
-                                          TUTTI_BUF_NONE, 0, len, TUTTI_STEP_STABLE);
+                rc = tutti__coll_send_copy(plan, TUTTI_BUF_SEND, off, TUTTI_BUF_RECV, off, len);
             } else if (next >= 0) {
                 rc = tutti__plan_add_step(plan, TUTTI_STEP_RECV_COPY_SEND, TUTTI_BUF_NONE, 0,
                                           TUTTI_BUF_RECV, off, len, TUTTI_STEP_STABLE);
@@ -40,7 +39,7 @@ int tutti__broadcast_ring(const struct tutti_op_desc *op, const struct tutti_pla
                 return -1;
             }
         }
-        if (pos == 0 &&
+        if (n == 1 &&
             tutti__coll_copy(plan, TUTTI_BUF_SEND, choff, TUTTI_BUF_RECV, choff, chlen) != 0) {
             return -1;
         }

@@ -90,6 +90,13 @@ static inline size_t tutti__chunk(size_t left, const struct tutti_plan_params *p
 int tutti__coll_copy(struct tutti_plan *plan, uint32_t src_buf, size_t src_off, uint32_t dst_buf,
                      size_t dst_off, size_t count);
 
+/**
+ * Send `count` elements of src (stable: the caller's input) and also copy them to dst in the
+ * same pass, unless dst is the same place (in place): one read of the input instead of two.
+ */
+int tutti__coll_send_copy(struct tutti_plan *plan, uint32_t src_buf, size_t src_off,
+                          uint32_t dst_buf, size_t dst_off, size_t count);
+
 /* ---- direct (flat) algorithms for small messages (direct.c) ---- */
 
 /**

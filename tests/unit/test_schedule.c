@@ -541,3 +541,62 @@ Test(algos, a_plan_is_reused_only_for_the_same_call)
     cr_assert_eq(plan.reusable, 0);
     tutti__plan_free(&plan);
 }
+
+/* Count the steps of each kind in a plan. */
+static void kinds_of(const struct tutti_plan *plan, size_t counts_out[TUTTI_STEP_KIND_COUNT])
+{
+    memset(counts_out, 0, TUTTI_STEP_KIND_COUNT * sizeof(counts_out[0]));
+    for (int i = 0; i < plan->nlanes; i++) {
+        for (size_t k = 0; k < plan->lanes[i].nsteps; k++) {
+            counts_out[plan->lanes[i].steps[k].kind]++;
+        }
+    }
+}
+
+Test(algos, out_of_place_input_is_read_once_while_it_is_sent)
+{
+    static uint32_t in[8192], out[4 * 8192];
+    size_t kinds[TUTTI_STEP_KIND_COUNT];
+    struct tutti_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    struct tutti_plan_params pp = params(0, 4, 1, 1024, -1);
+    /* Broadcast root and all-gather: every chunk of the input goes to the peer and to the
+     * output in one copy-send step; no separate copy pass over the input. */
+    struct tutti_op_desc bc = {.coll = TUTTI_COLL_BROADCAST, .sendbuf = in, .recvbuf = out,
+                               .count = 8192, .dt = TUTTI_UINT32, .op = TUTTI_SUM, .root = 0,
+                               .peer = -1};
+    struct tutti_op_desc ag = bc;
+    ag.coll = TUTTI_COLL_ALLGATHER;
+    ag.root = -1;
+    const struct tutti_op_desc *ops[2] = {&bc, &ag};
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(tutti__plan_build(ops[i], &pp, &plan), 0);
+        kinds_of(&plan, kinds);
+        cr_assert_eq(kinds[TUTTI_STEP_COPY_SEND], 8, "op %d: %zu copy-send steps", i,
+                     kinds[TUTTI_STEP_COPY_SEND]);
+        cr_assert_eq(kinds[TUTTI_STEP_COPY], 0, "op %d: a separate copy pass", i);
+        cr_assert_eq(kinds[TUTTI_STEP_SEND], 0);
+    }
+    /* In place there is nothing to copy: plain sends. */
+    bc.sendbuf = out;
+    cr_assert_eq(tutti__plan_build(&bc, &pp, &plan), 0);
+    kinds_of(&plan, kinds);
+    cr_assert_eq(kinds[TUTTI_STEP_COPY_SEND], 0);
+    cr_assert_eq(kinds[TUTTI_STEP_SEND], 8);
+    /* All-to-all: the own block is copied chunk by chunk between the sends, never in one step
+     * larger than a chunk (which would stall every exchange while it runs). */
+    struct tutti_op_desc a2a = ag;
+    a2a.coll = TUTTI_COLL_ALLTOALL;
+    a2a.sendbuf = out; /* 4 blocks of 8192 */
+    static uint32_t out2[4 * 8192];
+    a2a.recvbuf = out2;
+    cr_assert_eq(tutti__plan_build(&a2a, &pp, &plan), 0);
+    kinds_of(&plan, kinds);
+    cr_assert_eq(kinds[TUTTI_STEP_COPY], 8);
+    for (int i = 0; i < plan.nlanes; i++) {
+        for (size_t k = 0; k < plan.lanes[i].nsteps; k++) {
+            cr_assert_leq(plan.lanes[i].steps[k].count, pp.chunk_elems);
+        }
+    }
+    tutti__plan_free(&plan);
+}

@@ -535,6 +535,38 @@ Test(tcp, data_sent_before_close_stays_readable, .timeout = 60)
     rank_teardown(&p.r);
 }
 
+Test(tcp, placed_frames_land_in_the_callers_buffer, .timeout = 60)
+{
+    struct pair p;
+    start_pair(&p, 3, rank_send_three_then_exit);
+    cr_assert_eq(connect_channels(&p.r, 1), 0);
+    cr_assert_eq(child_status(&p), 0); /* its three 100-byte frames wait in the sockets */
+    struct tutti_tconn *c = p.r.conn[0];
+    char fits[100], small[100];
+    memset(fits, 0, sizeof(fits));
+    memset(small, 0, sizeof(small));
+    cr_assert_eq(OPS->recv_place(c, 0, fits, sizeof(fits)), TUTTI_OK);
+    cr_assert_eq(OPS->recv_place(c, 1, small, 50), TUTTI_OK); /* too small: stays in a slot */
+    cr_assert_eq(OPS->recv_place(c, 1000, fits, sizeof(fits)), TUTTI_IN_PROGRESS,
+                 "beyond the receive window");
+    for (int i = 0; i < 3; i++) {
+        const void *buf;
+        size_t len;
+        cr_assert_eq(wait_recv(c), TUTTI_OK, "%s", tutti_last_error(NULL));
+        if (i == 2) { /* placing a frame that has arrived already changes nothing */
+            cr_assert_eq(OPS->recv_place(c, 0, small, sizeof(small)), TUTTI_OK);
+        }
+        cr_assert_eq(OPS->recv_peek(c, &buf, &len), TUTTI_OK);
+        cr_assert_eq(len, 100);
+        cr_assert_eq(buf == (const void *)fits, i == 0, "frame %d landed at %p", i, buf);
+        cr_assert_eq(((const char *)buf)[0], 'a' + i);
+        cr_assert_eq(((const char *)buf)[99], 'a' + i);
+        cr_assert_eq(OPS->recv_release(c), TUTTI_OK);
+    }
+    cr_assert_eq(small[0], 0, "a buffer too small for its frame must not be written");
+    rank_teardown(&p.r);
+}
+
 static int rank_abort(struct rank *r, int nsocks)
 {
     (void)nsocks;

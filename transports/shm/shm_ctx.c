@@ -310,6 +310,15 @@ static tutti_status_t shm_send_post_ref(struct tutti_tconn *c, const void *buf, 
     return TUTTI_ERR_UNSUPPORTED; /* the peer can only read shared memory: data is copied */
 }
 
+static tutti_status_t shm_recv_place(struct tutti_tconn *c, uint32_t ahead, void *dst, size_t cap)
+{
+    (void)c;
+    (void)ahead;
+    (void)dst;
+    (void)cap;
+    return TUTTI_ERR_UNSUPPORTED; /* the sender writes the slot itself */
+}
+
 static int shm_pollfds(struct tutti_tconn *c, struct pollfd *fds, int max)
 {
     (void)c;
@@ -335,6 +344,7 @@ const struct tutti_transport_ops tutti__shm_ops = {
     .send_post = tutti__shm_send_post,
     .send_post_ref = shm_send_post_ref,
     .recv_peek = tutti__shm_recv_peek,
+    .recv_place = shm_recv_place,
     .recv_release = tutti__shm_recv_release,
     .progress = shm_progress,
     .flushed = shm_flushed,

@@ -52,7 +52,16 @@ struct tcp_sock {
     int rhdr_ok;                  /* header complete and valid: rtype/rlen hold it */
     uint32_t rtype, rlen;
     size_t rpay_got;              /* payload bytes read */
+    uint8_t *rtarget;             /* where the payload goes: a slot or a placed buffer */
     uint8_t rabort[sizeof(struct tutti_abort_info)]; /* payload of an ABORT frame */
+};
+
+/** Where received frame `seq` should land (recv_place), and where it did. */
+struct tcp_place {
+    uint64_t seq;    /* frame the entry is for; UINT64_MAX: none */
+    uint8_t *dst;    /* caller memory, or NULL */
+    size_t cap;
+    uint8_t *landed; /* where the slot's frame was stored once complete */
 };
 
 struct tcp_ctx;
@@ -76,6 +85,7 @@ struct tcp_conn {
     /* receive FIFO: slot k is complete when k < socks[k % nsocks].rnext */
     uint8_t *rbuf;
     uint32_t *rlen;
+    struct tcp_place *place; /* per receive slot */
     uint64_t rtail; /* next slot to peek */
     struct tcp_sock socks[];
 };
@@ -135,6 +145,8 @@ tutti_status_t tutti__tcp_send_acquire(struct tutti_tconn *tc, void **buf_p, siz
 tutti_status_t tutti__tcp_send_post(struct tutti_tconn *tc, size_t bytes);
 tutti_status_t tutti__tcp_send_post_ref(struct tutti_tconn *tc, const void *buf, size_t bytes);
 tutti_status_t tutti__tcp_recv_peek(struct tutti_tconn *tc, const void **buf_p, size_t *len_p);
+tutti_status_t tutti__tcp_recv_place(struct tutti_tconn *tc, uint32_t ahead, void *dst,
+                                     size_t cap);
 tutti_status_t tutti__tcp_recv_release(struct tutti_tconn *tc);
 tutti_status_t tutti__tcp_progress(struct tutti_tconn *tc, int *moved_p);
 tutti_status_t tutti__tcp_flushed(struct tutti_tconn *tc, int *done_p);

@@ -4,8 +4,9 @@
  *
  * Slot k is written as one frame on socket k % nsocks, several frames per sendmsg when they
  * queue up. The receiver reads each header, checks it (type, length, sequence number), then
- * reads the payload straight into the receive slot, together with the next header when it is
- * already there; when every receive slot is full it stops reading, and TCP pushes back. The end
+ * reads the payload straight into the receive slot (or into the caller's buffer placed there
+ * with recv_place before the payload began), together with the next header when it is already
+ * there; when every receive slot is full it stops reading, and TCP pushes back. The end
  * of a peer (EOF, reset) is remembered per socket and becomes an error only when the caller
  * needs a slot that socket can no longer bring, or wants to send.
  */
@@ -215,7 +216,9 @@ static tutti_status_t frame_done(struct tcp_conn *c, struct tcp_sock *s)
     if (s->rtype == TCP_FRAME_ABORT) {
         return on_abort(c, s->rabort);
     }
-    c->rlen[slot_of(c, s->rnext)] = s->rlen;
+    size_t slot = slot_of(c, s->rnext);
+    c->rlen[slot] = s->rlen;
+    c->place[slot].landed = s->rlen > 0 ? s->rtarget : c->rbuf + slot * c->base.slot_size;
     s->rnext += (uint64_t)c->nsocks;
     s->rhdr_ok = 0;
     s->rhdr_got = 0;
@@ -244,8 +247,13 @@ static int read_target(struct tcp_conn *c, struct tcp_sock *s, struct iovec iov[
     if (s->rpay_got == s->rlen) {
         return -1;
     }
-    uint8_t *dst = c->rbuf + slot_of(c, s->rnext) * c->base.slot_size;
-    iov[0] = (struct iovec){dst + s->rpay_got, s->rlen - s->rpay_got};
+    if (s->rpay_got == 0) { /* not begun: a placed buffer may still take it */
+        size_t slot = slot_of(c, s->rnext);
+        const struct tcp_place *p = &c->place[slot];
+        int placed = p->seq == s->rnext && p->dst != NULL && s->rlen <= p->cap;
+        s->rtarget = placed ? p->dst : c->rbuf + slot * c->base.slot_size;
+    }
+    iov[0] = (struct iovec){s->rtarget + s->rpay_got, s->rlen - s->rpay_got};
     iov[1] = (struct iovec){s->rhdr, TCP_HDR_BYTES};
     return 2;
 }
@@ -379,8 +387,24 @@ tutti_status_t tutti__tcp_recv_peek(struct tutti_tconn *tc, const void **buf_p, 
         }
     }
     size_t slot = slot_of(c, c->rtail);
-    *buf_p = c->rbuf + slot * c->base.slot_size;
+    *buf_p = c->place[slot].landed;
     *len_p = c->rlen[slot];
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__tcp_recv_place(struct tutti_tconn *tc, uint32_t ahead, void *dst, size_t cap)
+{
+    struct tcp_conn *c = (struct tcp_conn *)tc;
+    if (ahead >= (uint32_t)c->nslots) {
+        return TUTTI_IN_PROGRESS;
+    }
+    uint64_t k = c->rtail + ahead;
+    if (!slot_arrived(c, k)) { /* an arrived frame keeps where it landed */
+        struct tcp_place *p = &c->place[slot_of(c, k)];
+        p->seq = k;
+        p->dst = dst;
+        p->cap = cap;
+    }
     return TUTTI_OK;
 }
 
@@ -391,6 +415,7 @@ tutti_status_t tutti__tcp_recv_release(struct tutti_tconn *tc)
         return tutti__set_error(c->ctx->args->comm, TUTTI_ERR_INVALID_USAGE,
                                 "tcp recv_release from %s without a received slot", c->peer_name);
     }
+    c->place[slot_of(c, c->rtail)].seq = UINT64_MAX;
     c->rtail++;
     return TUTTI_OK;
 }
@@ -472,7 +497,8 @@ tutti_status_t tutti__tcp_conn_new(struct tcp_ctx *ctx, int peer, int channel, c
 {
     size_t ss = ctx->slot_size, ns = (size_t)ctx->nslots;
     size_t fifo = tutti__align_up(ns * ss, 4096);
-    size_t total = 2 * fifo + ns * (TCP_HDR_BYTES + 2 * sizeof(uint32_t)) + ns * sizeof(void *);
+    size_t total = 2 * fifo + ns * sizeof(struct tcp_place) +
+                   ns * (TCP_HDR_BYTES + 2 * sizeof(uint32_t)) + ns * sizeof(void *);
     struct tcp_conn *c = calloc(1, sizeof(*c) + (size_t)nsocks * sizeof(struct tcp_sock));
     void *mem = NULL;
     if (c == NULL || posix_memalign(&mem, 4096, total) != 0) {
@@ -491,8 +517,12 @@ tutti_status_t tutti__tcp_conn_new(struct tcp_ctx *ctx, int peer, int channel, c
     c->mem = mem;
     c->sbuf = c->mem;
     c->rbuf = c->mem + fifo;
-    c->shdr = (uint8_t(*)[TCP_HDR_BYTES])(c->mem + 2 * fifo);
-    c->slen = (uint32_t *)(c->mem + 2 * fifo + ns * TCP_HDR_BYTES);
+    c->place = (struct tcp_place *)(void *)(c->mem + 2 * fifo);
+    for (size_t i = 0; i < ns; i++) {
+        c->place[i] = (struct tcp_place){UINT64_MAX, NULL, 0, NULL};
+    }
+    c->shdr = (uint8_t(*)[TCP_HDR_BYTES])(c->mem + 2 * fifo + ns * sizeof(struct tcp_place));
+    c->slen = (uint32_t *)(void *)((uint8_t *)c->shdr + ns * TCP_HDR_BYTES);
     c->rlen = c->slen + ns;
     c->sref = (const uint8_t **)(void *)(c->rlen + ns);
     memset(c->sref, 0, ns * sizeof(*c->sref));
