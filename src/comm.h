@@ -76,6 +76,8 @@ struct tutti_comm {
     uint64_t comm_id;
     uint8_t secret[TUTTI_SECRET_BYTES];
     uint32_t nsplits; /* children made by tutti_comm_split, to derive their ids */
+    uint32_t nshrinks; /* ... and by tutti_comm_shrink */
+    int shrink_fd;     /* shrink.c: listens for a shrink's bootstrap (when this rank leads it) */
     struct tutti_peer_info *peers; /* nranks records */
     int nlocal;                    /* ranks on this host, this one included */
     union tutti_sockaddr root_hint; /* toward the other ranks: children listen there too */
