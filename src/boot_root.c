@@ -197,7 +197,11 @@ static int progress_handshakes(struct root *rt)
         }
         rt->pending[i] = rt->pending[--rt->npending];
         int placed = 0;
-        if (st != TUTTI_OK) {
+        if (st != TUTTI_OK && st != TUTTI_ERR_AUTH && st != TUTTI_ERR_TIMEOUT && c->hs.done == 0) {
+            /* Closed before sending a byte: tutti_comm_shrink's liveness probe, or a scan. */
+            tutti_debug(TUTTI_SUBSYS_BOOT, "bootstrap root: %s closed before the handshake",
+                        c->addr);
+        } else if (st != TUTTI_OK) {
             tutti_warn("bootstrap root refused connection from %s: %s", c->addr,
                        st == TUTTI_ERR_AUTH ? "authentication failed (wrong secret or another job)"
                                             : tutti_status_string(st));
@@ -438,22 +442,18 @@ static void *root_main(void *arg)
     return NULL;
 }
 
-tutti_status_t tutti__boot_root_start(const union tutti_sockaddr *listen,
-                                      const uint8_t secret[TUTTI_SECRET_BYTES], uint64_t job_id,
-                                      union tutti_sockaddr *bound_p)
+tutti_status_t tutti__boot_root_serve(int lfd, const uint8_t secret[TUTTI_SECRET_BYTES],
+                                      uint64_t job_id, int64_t timeout_ns)
 {
     struct root *rt = calloc(1, sizeof(*rt));
     if (rt == NULL) {
+        close(lfd);
         return tutti__set_error(NULL, TUTTI_ERR_NO_MEMORY, "no memory for the bootstrap root");
     }
     memcpy(rt->secret, secret, TUTTI_SECRET_BYTES);
     rt->job_id = job_id;
-    rt->timeout_ns = tutti__env()->TIMEOUT;
-    tutti_status_t st = tutti__sock_listen(listen, &rt->lfd, bound_p);
-    if (st != TUTTI_OK) {
-        free(rt);
-        return st;
-    }
+    rt->timeout_ns = timeout_ns;
+    rt->lfd = lfd;
     pthread_t tid;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
@@ -466,6 +466,16 @@ tutti_status_t tutti__boot_root_start(const union tutti_sockaddr *listen,
         return tutti__set_error(NULL, TUTTI_ERR_SYSTEM, "starting the bootstrap root thread: %s",
                                 strerror(err));
     }
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__boot_root_start(const union tutti_sockaddr *listen,
+                                      const uint8_t secret[TUTTI_SECRET_BYTES], uint64_t job_id,
+                                      union tutti_sockaddr *bound_p)
+{
+    int lfd = -1;
+    TUTTI_CHECK(tutti__sock_listen(listen, &lfd, bound_p));
+    TUTTI_CHECK(tutti__boot_root_serve(lfd, secret, job_id, tutti__env()->TIMEOUT));
     char addr[80];
     tutti_info(TUTTI_SUBSYS_BOOT, "bootstrap root listening on %s",
                tutti__sockaddr_str(bound_p, addr, sizeof(addr)));

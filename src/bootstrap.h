@@ -4,9 +4,10 @@
  * who reported it). Every rank makes the same sequence of calls, even after a local failure,
  * so that all of them learn about it instead of waiting.
  *
- * Two implementations: the root server (bootstrap.c; one per unique id, a thread in the
- * process that called tutti_get_unique_id, or rank 0 under a launcher) and the parent
- * communicator (split.c), whose collectives carry the same calls.
+ * Two implementations: the root server (boot_root.c; one per unique id, a thread in the
+ * process that called tutti_get_unique_id, or rank 0 under a launcher; shrink.c starts one in
+ * the new communicator's first rank) and the parent communicator (split.c), whose collectives
+ * carry the same calls.
  */
 #ifndef TUTTI_BOOTSTRAP_H
 #define TUTTI_BOOTSTRAP_H
@@ -53,6 +54,14 @@ struct tutti_boot_id {
 tutti_status_t tutti__boot_root_start(const union tutti_sockaddr *listen,
                                       const uint8_t secret[TUTTI_SECRET_BYTES], uint64_t job_id,
                                       union tutti_sockaddr *bound_p);
+
+/**
+ * Serve one communicator's set-up, as tutti__boot_root_start, on `lfd`, a socket that already
+ * listens (tutti_comm_shrink's, published when the old communicator was made). The thread owns
+ * lfd and closes it when done; it gives up when ranks are missing timeout_ns after the first.
+ */
+tutti_status_t tutti__boot_root_serve(int lfd, const uint8_t secret[TUTTI_SECRET_BYTES],
+                                      uint64_t job_id, int64_t timeout_ns);
 
 /**
  * Join the root as `rank` of `nranks`, retrying a refused connection until the deadline (the

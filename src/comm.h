@@ -55,6 +55,7 @@ struct tutti_comm_net {
     uint8_t *peer_transport;    /* per rank: the transport id that reaches it */
     struct tutti_tconn **conns; /* [peer * TUTTI_MAX_CHANNELS + channel], NULL until connected */
     struct tutti_doorbell *doorbell; /* this rank's, when shared memory is in use */
+    struct tutti_seq_board *board;   /* this rank's counters for local peers (shm), or NULL */
     struct tutti_tctx_args targs;    /* what the transport contexts were given; lives as long */
 };
 
@@ -75,6 +76,8 @@ struct tutti_comm {
     uint64_t comm_id;
     uint8_t secret[TUTTI_SECRET_BYTES];
     uint32_t nsplits; /* children made by tutti_comm_split, to derive their ids */
+    uint32_t nshrinks; /* ... and by tutti_comm_shrink */
+    int shrink_fd;     /* shrink.c: listens for a shrink's bootstrap (when this rank leads it) */
     struct tutti_peer_info *peers; /* nranks records */
     int nlocal;                    /* ranks on this host, this one included */
     union tutti_sockaddr root_hint; /* toward the other ranks: children listen there too */
@@ -88,10 +91,32 @@ struct tutti_comm {
     struct tutti_exec exec;    /* the executor of the operation holding the turn */
 };
 
+/** Number the next operation of comm (posted) and publish it to local peers. */
+static inline uint64_t tutti__comm_seq_post(struct tutti_comm *comm)
+{
+    uint64_t seq = atomic_fetch_add(&comm->state.posted, 1) + 1;
+    if (comm->net.board != NULL) {
+        atomic_store_explicit(&comm->net.board->posted, seq, memory_order_relaxed);
+    }
+    return seq;
+}
+
+/** Operation seq of comm completed. */
+static inline void tutti__comm_seq_done(struct tutti_comm *comm, uint64_t seq)
+{
+    atomic_store(&comm->state.completed, seq);
+    if (comm->net.board != NULL) {
+        atomic_store_explicit(&comm->net.board->completed, seq, memory_order_relaxed);
+    }
+}
+
 /** Free a communicator whose operations are over (init.c). */
 void tutti__comm_free(struct tutti_comm *comm);
 
 /** Store a message as comm's last error (error.c). */
 void tutti__comm_error_store(struct tutti_comm *comm, const char *msg);
+
+/** Append to comm's last error (and the calling thread's copy of it) (error.c). */
+void tutti__comm_error_append(struct tutti_comm *comm, const char *suffix);
 
 #endif /* TUTTI_COMM_INTERNAL_H */

@@ -149,8 +149,18 @@ tutti_status_t tutti__net_attach(struct tutti_comm *comm, struct tutti_boot *boo
     if (comm->net.ops[TUTTI_TRANSPORT_SHM] != NULL) {
         comm->net.doorbell = comm->net.ops[TUTTI_TRANSPORT_SHM]->doorbell(
             comm->net.tctx[TUTTI_TRANSPORT_SHM]);
+        comm->net.board = comm->net.ops[TUTTI_TRANSPORT_SHM]->seq_board(
+            comm->net.tctx[TUTTI_TRANSPORT_SHM], comm->rank);
     }
     return TUTTI_OK;
+}
+
+const struct tutti_seq_board *tutti__net_seq_board(struct tutti_comm *comm, int rank)
+{
+    if (comm->net.board == NULL) {
+        return NULL;
+    }
+    return comm->net.ops[TUTTI_TRANSPORT_SHM]->seq_board(comm->net.tctx[TUTTI_TRANSPORT_SHM], rank);
 }
 
 tutti_status_t tutti__comm_conn(struct tutti_comm *comm, int peer, int channel,

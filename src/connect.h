@@ -29,6 +29,9 @@ tutti_status_t tutti__net_attach(struct tutti_comm *comm, struct tutti_boot *boo
 tutti_status_t tutti__comm_conn(struct tutti_comm *comm, int peer, int channel,
                                 struct tutti_tconn **conn_p);
 
+/** The operation counters of `rank` if it is a local peer (shared memory), else NULL. */
+const struct tutti_seq_board *tutti__net_seq_board(struct tutti_comm *comm, int rank);
+
 /** Check every transport context (abort notices, dead peers). */
 tutti_status_t tutti__net_check(struct tutti_comm *comm);
 

@@ -39,30 +39,117 @@ struct waiter {
     struct tutti_doorbell *db;
 };
 
-static tutti_status_t fail_exec(struct tutti_exec *ex, tutti_status_t st)
+/*
+ * One machine-readable line per failed operation, for `tutti-info --hang` (which reads every
+ * rank's log and names the ranks behind): where this rank stood when the operation failed.
+ * The keys are a stable format; new keys may be appended.
+ */
+static void log_hang_record(const struct tutti_exec *ex, tutti_status_t st)
+{
+    const struct tutti_comm *c = ex->comm;
+    struct tutti_wait_point wp;
+    tutti__exec_wait_point(ex, &wp);
+    tutti_warn("tutti: hang rank=%d nranks=%d comm=%016llx pid=%d status=%s coll=%s seq=%llu "
+               "seq_posted=%llu seq_done=%llu waiting_on=%d step=%zu/%zu channel=%d",
+               c->rank, c->nranks, (unsigned long long)c->comm_id, (int)getpid(),
+               tutti_status_name(st), tutti__coll_name(ex->plan->op.coll),
+               (unsigned long long)ex->seq, (unsigned long long)atomic_load(&c->state.posted),
+               (unsigned long long)atomic_load(&c->state.completed), wp.peer, wp.step, wp.nsteps,
+               wp.channel);
+}
+
+/* A peer's failure ended this operation: say where this rank stood (a timeout says it already). */
+static void append_own_state(const struct tutti_exec *ex)
+{
+    struct tutti_comm *c = ex->comm;
+    struct tutti_wait_point wp;
+    tutti__exec_wait_point(ex, &wp);
+    char here[160];
+    int n = snprintf(here, sizeof(here), " [rank %d: %s #%llu, operations posted %llu, completed %llu",
+                     c->rank, tutti__coll_name(ex->plan->op.coll), (unsigned long long)ex->seq,
+                     (unsigned long long)atomic_load(&c->state.posted),
+                     (unsigned long long)atomic_load(&c->state.completed));
+    if (wp.peer >= 0 && n > 0 && (size_t)n < sizeof(here)) {
+        snprintf(here + n, sizeof(here) - (size_t)n, ", waiting on rank %d at step %zu/%zu]",
+                 wp.peer, wp.step, wp.nsteps);
+    } else if (n > 0 && (size_t)n < sizeof(here)) {
+        snprintf(here + n, sizeof(here) - (size_t)n, "]");
+    }
+    tutti__comm_error_append(c, here);
+}
+
+static tutti_status_t fail_exec_blaming(struct tutti_exec *ex, tutti_status_t st, int culprit)
 {
     ex->status = st;
-    int culprit = (st == TUTTI_ERR_TIMEOUT) ? tutti__exec_waited_rank(ex) : -1;
+    if (tutti__status_is_fatal(st)) {
+        log_hang_record(ex, st);
+    }
+    if (st == TUTTI_ERR_REMOTE && tutti__comm_health(ex->comm) == TUTTI_OK) {
+        append_own_state(ex);
+    }
     if (tutti__status_is_fatal(st)) {
         tutti__comm_fail(ex->comm, st, culprit);
     }
     return st;
 }
 
+static tutti_status_t fail_exec(struct tutti_exec *ex, tutti_status_t st)
+{
+    int culprit = (st == TUTTI_ERR_TIMEOUT) ? tutti__exec_waited_rank(ex) : -1;
+    return fail_exec_blaming(ex, st, culprit);
+}
+
+/*
+ * "rank 1 (host h, pid 7) has not started it (posted 2, completed 2); " for the local peers
+ * whose published counters show they never posted operation ex->seq. Returns the first such
+ * rank, or -1 (none, or no peer's counters are visible: ranks on other hosts, TCP only).
+ */
+static int describe_behind(struct tutti_exec *ex, char *buf, size_t len)
+{
+    struct tutti_comm *c = ex->comm;
+    size_t o = 0;
+    int first = -1;
+    buf[0] = '\0';
+    for (int r = 0; r < c->nranks && o + 1 < len; r++) {
+        const struct tutti_seq_board *b = r == c->rank ? NULL : tutti__net_seq_board(c, r);
+        uint64_t posted = b != NULL ? atomic_load_explicit(&b->posted, memory_order_relaxed) : 0;
+        if (b == NULL || posted >= ex->seq) {
+            continue;
+        }
+        char who[128];
+        tutti__peer_str(&c->peers[r], who, sizeof(who));
+        int n = snprintf(buf + o, len - o, "%s has not started it (posted %llu, completed %llu); ",
+                         who, (unsigned long long)posted,
+                         (unsigned long long)atomic_load_explicit(&b->completed,
+                                                                  memory_order_relaxed));
+        if (n < 0) {
+            break;
+        }
+        o += (size_t)n;
+        first = first < 0 ? r : first;
+    }
+    if (o >= len) {
+        buf[len - 1] = '\0';
+    }
+    return first;
+}
+
 static tutti_status_t timeout_exec(struct tutti_exec *ex, int64_t idle_ns)
 {
-    char what[400];
+    char what[400], behind[300];
     tutti__exec_describe_wait(ex, what, sizeof(what));
+    int late = describe_behind(ex, behind, sizeof(behind));
     struct tutti_comm *c = ex->comm;
-    /* The waited-for peer comes first: notices to other ranks carry only the start of this. */
+    /* Who is to blame comes first: notices to other ranks carry only the start of this. */
     tutti__set_error(c, TUTTI_ERR_TIMEOUT,
-                     "%s #%llu: rank %d was %s, without progress for %.1f s (TUTTI_TIMEOUT); "
+                     "%s #%llu: %srank %d was %s, without progress for %.1f s (TUTTI_TIMEOUT); "
                      "operations posted %llu, completed %llu",
-                     tutti__coll_name(ex->plan->op.coll), (unsigned long long)ex->seq, c->rank,
-                     what, (double)idle_ns / 1e9,
+                     tutti__coll_name(ex->plan->op.coll), (unsigned long long)ex->seq, behind,
+                     c->rank, what, (double)idle_ns / 1e9,
                      (unsigned long long)atomic_load(&c->state.posted),
                      (unsigned long long)atomic_load(&c->state.completed));
-    return fail_exec(ex, TUTTI_ERR_TIMEOUT);
+    return fail_exec_blaming(ex, TUTTI_ERR_TIMEOUT,
+                             late >= 0 ? late : tutti__exec_waited_rank(ex));
 }
 
 /* Periodic checks of one exec's communicator: abort requested, failed elsewhere, dead peers. */

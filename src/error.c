@@ -17,6 +17,15 @@ void tutti__comm_error_store(struct tutti_comm *comm, const char *msg)
     pthread_mutex_unlock(&comm->err.lock);
 }
 
+void tutti__comm_error_append(struct tutti_comm *comm, const char *suffix)
+{
+    pthread_mutex_lock(&comm->err.lock);
+    size_t n = strlen(comm->err.msg);
+    snprintf(comm->err.msg + n, sizeof(comm->err.msg) - n, "%s", suffix);
+    snprintf(tutti__tls.last_error, sizeof(tutti__tls.last_error), "%s", comm->err.msg);
+    pthread_mutex_unlock(&comm->err.lock);
+}
+
 static tutti_status_t record(struct tutti_comm *comm, tutti_status_t st, int level,
                              const char *fmt, va_list ap)
 {

@@ -465,26 +465,39 @@ static int step_peer(const struct tutti_step *s)
     return s->recv_peer >= 0 ? s->recv_peer : s->send_peer;
 }
 
-int tutti__exec_waited_rank(const struct tutti_exec *ex)
+void tutti__exec_wait_point(const struct tutti_exec *ex, struct tutti_wait_point *wp)
 {
+    *wp = (struct tutti_wait_point){.peer = -1, .step = 0, .nsteps = 0, .channel = -1};
     if (ex->next == NULL) {
-        return -1;
+        return;
     }
     if (ex->phase == TUTTI_EXEC_CONNECT) {
         for (int i = 0; i < ex->nneeds; i++) {
             if (ex->conns[i] == NULL) {
-                return ex->needs[i].peer;
+                wp->peer = ex->needs[i].peer;
+                wp->channel = ex->needs[i].channel;
+                return;
             }
         }
-        return -1;
+        return;
     }
     for (int i = 0; i < ex->plan->nlanes; i++) {
         const struct tutti_lane *l = &ex->plan->lanes[i];
         if (ex->next[i] < l->nsteps && step_peer(&l->steps[ex->next[i]]) >= 0) {
-            return step_peer(&l->steps[ex->next[i]]);
+            wp->peer = step_peer(&l->steps[ex->next[i]]);
+            wp->step = ex->next[i] + 1;
+            wp->nsteps = l->nsteps;
+            wp->channel = l->channel;
+            return;
         }
     }
-    return -1;
+}
+
+int tutti__exec_waited_rank(const struct tutti_exec *ex)
+{
+    struct tutti_wait_point wp;
+    tutti__exec_wait_point(ex, &wp);
+    return wp.peer;
 }
 
 /* "connecting to rank 3 (host a, pid 7) on channel 0; ..." for the connections still missing. */

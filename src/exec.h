@@ -72,6 +72,17 @@ tutti_status_t tutti__exec_advance(struct tutti_exec *ex, int *progress_p);
 /** Describe what the plan waits for ("recv from rank 3 (host a, pid 7) ..."), for timeouts. */
 void tutti__exec_describe_wait(const struct tutti_exec *ex, char *buf, size_t len);
 
+/** Where a stalled plan stands: the first lane that still has a step with a peer. */
+struct tutti_wait_point {
+    int peer;      /* the rank it waits on (receives from, or sends to when the FIFO is full); -1 */
+    size_t step;   /* 1-based step of that lane; 0 while connecting */
+    size_t nsteps; /* steps of that lane */
+    int channel;   /* -1 when unknown */
+};
+
+/** Fill *wp for ex (peer -1 when nothing is waited for, e.g. flushing). */
+void tutti__exec_wait_point(const struct tutti_exec *ex, struct tutti_wait_point *wp);
+
 /** The rank a stalled plan waits on, or -1. */
 int tutti__exec_waited_rank(const struct tutti_exec *ex);
 

@@ -95,7 +95,7 @@ static int next_segment(struct member *m)
     if (m->status != TUTTI_OK) {
         return -1;
     }
-    uint64_t seq = atomic_fetch_add(&comm->state.posted, 1) + 1;
+    uint64_t seq = tutti__comm_seq_post(comm);
     m->status = tutti__exec_init(&m->ex, comm, &m->plan, seq);
     return m->status == TUTTI_OK ? 0 : -1;
 }
@@ -126,7 +126,7 @@ static void run_members(struct member *ms, int nm)
             if (exs[i]->status != TUTTI_OK) {
                 m->status = exs[i]->status;
             } else {
-                atomic_store(&m->comm->state.completed, exs[i]->seq);
+                tutti__comm_seq_done(m->comm, exs[i]->seq);
             }
             tutti__exec_fini(exs[i]);
         }

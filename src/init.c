@@ -157,6 +157,7 @@ static struct tutti_comm *comm_alloc(int nranks, int rank)
     pthread_cond_init(&comm->queue.cond, NULL);
     atomic_init(&comm->state.status, TUTTI_OK);
     comm->state.wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    comm->shrink_fd = -1;
     return comm;
 }
 
@@ -166,6 +167,9 @@ void tutti__comm_free(struct tutti_comm *comm)
     tutti__net_fini(comm);
     if (comm->state.wakefd >= 0) {
         close(comm->state.wakefd);
+    }
+    if (comm->shrink_fd >= 0) {
+        close(comm->shrink_fd);
     }
     pthread_mutex_destroy(&comm->err.lock);
     pthread_mutex_destroy(&comm->queue.lock);
@@ -196,7 +200,10 @@ static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr 
 {
     struct tutti_peer_info me;
     fill_me(comm, &me);
-    tutti_status_t st = tutti__net_init(comm, root_hint, &me);
+    tutti_status_t st = tutti__shrink_listen(comm, root_hint, &me);
+    if (st == TUTTI_OK) {
+        st = tutti__net_init(comm, root_hint, &me);
+    }
     tutti_status_t agreed;
     int culprit = -1;
     TUTTI_CHECK(boot->ops->sync(boot, st, &agreed, &culprit));

@@ -27,6 +27,8 @@ struct tutti_peer_info {
     char hostname[64];
     /* what each transport publishes (the TCP transport: its listening address) */
     uint8_t blob[TUTTI_TRANSPORT_SLOTS][TUTTI_TRANSPORT_BLOB];
+    /* where this rank listens for tutti_comm_shrink (a struct tutti_wire_addr, shrink.c) */
+    uint8_t shrink_addr[24];
 };
 
 /** Check a record received from the network: magic, rank/nranks, terminated hostname. */

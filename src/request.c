@@ -76,7 +76,7 @@ tutti_status_t tutti__exec_op(struct tutti_comm *comm, const struct tutti_op_des
         return tutti__set_error_quiet(NULL, st, "%s on a communicator that failed earlier: %s",
                                       tutti__coll_name(op->coll), tutti_last_error(comm));
     }
-    uint64_t seq = atomic_fetch_add(&comm->state.posted, 1) + 1;
+    uint64_t seq = tutti__comm_seq_post(comm);
     struct tutti_plan_params pp;
     tutti__comm_plan_params(comm, op, &pp);
     TUTTI_CHECK(tutti__plan_build_checked(comm, op, &pp, plan));
@@ -84,7 +84,7 @@ tutti_status_t tutti__exec_op(struct tutti_comm *comm, const struct tutti_op_des
     TUTTI_CHECK(tutti__exec_reuse(ex, comm, plan, seq));
     st = tutti__engine_run(&ex, 1);
     if (st == TUTTI_OK) {
-        atomic_store(&comm->state.completed, seq);
+        tutti__comm_seq_done(comm, seq);
     }
     return st;
 }

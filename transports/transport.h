@@ -23,6 +23,7 @@
 #include "../src/peer.h"
 
 #include <poll.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -81,6 +82,16 @@ struct tutti_doorbell {
     _Alignas(64) uint32_t sleeping; /* set by the owner just before it sleeps */
 };
 
+/**
+ * A rank's operation counters (sequence numbers of the last operation posted and completed),
+ * kept where local peers can read them (shm: the control segment), so that a rank that times
+ * out can name the local ranks that never started the operation it waits in.
+ */
+struct tutti_seq_board {
+    _Alignas(64) _Atomic uint64_t posted;
+    _Atomic uint64_t completed;
+};
+
 /** Common head of every connection; each transport embeds it as its first member. */
 struct tutti_tconn {
     const struct tutti_transport_ops *ops;
@@ -135,6 +146,12 @@ struct tutti_transport_ops {
 
     /** The doorbell local peers ring for this rank, or NULL if this transport has none. */
     struct tutti_doorbell *(*doorbell)(void *tctx);
+
+    /**
+     * The counters of `rank`: this rank's own (it writes them), a local peer's (read only), or
+     * NULL (a rank on another host, or a transport that has none).
+     */
+    struct tutti_seq_board *(*seq_board)(void *tctx, int rank);
 
     /* ---- per connection ---- */
 

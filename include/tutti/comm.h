@@ -135,6 +135,28 @@ TUTTI_API tutti_status_t tutti_comm_split(tutti_comm_t *comm, int color, int key
                                           tutti_comm_t **newcomm_p);
 
 /**
+ * Build a smaller communicator out of comm's surviving ranks, as MPI_Comm_shrink /
+ * ncclCommShrink: after comm failed (a rank died or hung), or to drop ranks from a healthy one.
+ * Collective over the ranks that stay; it does not use comm's connections, so comm may have
+ * failed. The ranks that stay keep their relative order. comm stays valid and must still be
+ * destroyed (or aborted).
+ * @param exclude   ranks of comm to leave out (never the caller); every staying rank must pass
+ *                  the same set. NULL: leave out every rank whose process has ended (its shrink
+ *                  socket, opened with comm, refuses connections); a rank that is alive but
+ *                  stuck is not detected this way: name it in exclude.
+ * @param nexclude  entries in exclude (0 when exclude is NULL).
+ * @param newcomm_p out: the new communicator (comm's timeout; other settings from the
+ *                  environment).
+ * @return TUTTI_OK; TUTTI_ERR_INVALID_ARG for NULL arguments or an exclude entry that is out of
+ *         range or the caller; TUTTI_ERR_TIMEOUT when a rank that should stay did not join within
+ *         comm's timeout (the message names it); TUTTI_ERR_AUTH or TUTTI_ERR_REMOTE when the
+ *         staying ranks disagree on who stays. Thread-safe with operations on other
+ *         communicators; not with a collective on comm in another thread (abort that first).
+ */
+TUTTI_API tutti_status_t tutti_comm_shrink(tutti_comm_t *comm, const int *exclude, int nexclude,
+                                           tutti_comm_t **newcomm_p);
+
+/**
  * Error state of comm, without blocking: TUTTI_OK while healthy, else the error that failed it
  * (TUTTI_ERR_REMOTE, TUTTI_ERR_TIMEOUT, ...), also when the failure happened in an asynchronous
  * operation nobody has waited for yet. Details in tutti_last_error(comm).

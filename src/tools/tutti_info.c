@@ -2,9 +2,11 @@
  * tutti_info.c - `tutti-info`: what this tutti is and sees. Without options: version, build,
  * transports, machine. --env: every TUTTI_* variable with its type, default, current value and
  * help (the one table in src/env.c). --algos: the algorithms of each collective, as TUTTI_ALGO
- * names them. --host-id: this process's host identity.
+ * names them. --host-id: this process's host identity. --hang LOGFILE...: which ranks are behind
+ * (hang_report.c).
  */
 #include "coll/coll.h"
+#include "hang_report.h"
 #include "env.h"
 #include "peer.h"
 #include "topology/topo.h"
@@ -87,8 +89,10 @@ int main(int argc, char **argv)
             printf("%02x", id[i]);
         }
         printf("\n");
+    } else if (argc > 2 && strcmp(argv[1], "--hang") == 0) {
+        return tutti__hang_report(stdout, argc - 2, argv + 2);
     } else if (argc > 1) {
-        fprintf(stderr, "usage: tutti-info [--env | --algos | --host-id]\n");
+        fprintf(stderr, "usage: tutti-info [--env | --algos | --host-id | --hang LOGFILE...]\n");
         return 2;
     } else {
         print_summary();

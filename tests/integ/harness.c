@@ -42,6 +42,12 @@ int64_t integ_now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+void integ_pause_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
 void integ_setenv(const char *name, const char *value)
 {
     int rc = value != NULL ? setenv(name, value, 1) : unsetenv(name);

@@ -118,6 +118,9 @@ int integ_fail_at(const char *file, int line, const char *fmt, ...)
 /** Monotonic clock in nanoseconds. */
 int64_t integ_now_ns(void);
 
+/** Sleep for ms milliseconds. */
+void integ_pause_ms(int ms);
+
 /** Set (or with value NULL, unset) an environment variable; aborts on failure. */
 void integ_setenv(const char *name, const char *value);
 

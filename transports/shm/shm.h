@@ -36,6 +36,7 @@ struct shm_ctl {
     struct tutti_doorbell doorbell;
     _Alignas(64) _Atomic uint32_t abort_flag; /* 0, then 1 while writing, then 2 */
     struct tutti_abort_info abort_info;
+    struct tutti_seq_board seq; /* the owner's operation counters, for hang reports */
 };
 
 /* Head of one FIFO segment; slots follow at fifo_slot(). */

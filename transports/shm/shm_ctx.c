@@ -288,6 +288,18 @@ static struct tutti_doorbell *shm_doorbell(void *tctx)
     return &((struct shm_ctx *)tctx)->ctl->doorbell;
 }
 
+static struct tutti_seq_board *shm_seq_board(void *tctx, int rank)
+{
+    struct shm_ctx *ctx = tctx;
+    if (rank == ctx->args.rank) {
+        return &ctx->ctl->seq;
+    }
+    if (ctx->peers == NULL || rank < 0 || rank >= ctx->args.nranks || ctx->peers[rank].ctl == NULL) {
+        return NULL;
+    }
+    return &ctx->peers[rank].ctl->seq;
+}
+
 static tutti_status_t shm_progress(struct tutti_tconn *c, int *moved_p)
 {
     (void)c;
@@ -340,6 +352,7 @@ const struct tutti_transport_ops tutti__shm_ops = {
     .check = shm_check,
     .abort = shm_abort,
     .doorbell = shm_doorbell,
+    .seq_board = shm_seq_board,
     .send_acquire = tutti__shm_send_acquire,
     .send_post = tutti__shm_send_post,
     .send_post_ref = shm_send_post_ref,

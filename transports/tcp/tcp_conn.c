@@ -540,6 +540,13 @@ static struct tutti_doorbell *tcp_doorbell(void *tctx)
     return NULL;
 }
 
+static struct tutti_seq_board *tcp_seq_board(void *tctx, int rank)
+{
+    (void)tctx;
+    (void)rank;
+    return NULL;
+}
+
 const struct tutti_transport_ops tutti__tcp_ops = {
     .size = sizeof(struct tutti_transport_ops),
     .id = TUTTI_TRANSPORT_TCP,
@@ -553,6 +560,7 @@ const struct tutti_transport_ops tutti__tcp_ops = {
     .check = tcp_check,
     .abort = tcp_abort,
     .doorbell = tcp_doorbell,
+    .seq_board = tcp_seq_board,
     .send_acquire = tutti__tcp_send_acquire,
     .send_post = tutti__tcp_send_post,
     .send_post_ref = tutti__tcp_send_post_ref,

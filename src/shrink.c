@@ -1,0 +1,192 @@
+/*
+ * shrink.c - tutti_comm_shrink: after a failure, the survivors build a smaller communicator
+ * without using the old one's connections (which a failure leaves in an unknown state).
+ *
+ * Every rank opens one extra listening socket when a communicator is made and publishes its
+ * address in its peer record. To shrink, each survivor decides who is in: every rank but
+ * `exclude`, or, without a list, every rank whose shrink socket still accepts connections (a
+ * process that ended has closed it: the connection is refused). The members keep their order;
+ * the first one serves a fresh bootstrap root on its published socket and the others join it,
+ * then the new communicator is set up as any other (tutti__comm_create). Its id and secret are
+ * an HMAC of the old secret over (shrink number, the excluded set), so survivors that disagree
+ * on who is in cannot complete the handshake: they fail instead of building different
+ * communicators.
+ */
+#include "bootstrap.h"
+#include "check.h"
+#include "comm.h"
+#include "global.h"
+#include "init.h"
+#include "util.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+_Static_assert(sizeof(struct tutti_wire_addr) == sizeof(((struct tutti_peer_info *)0)->shrink_addr),
+               "a shrink address fits the peer record");
+
+#define PROBE_TIMEOUT_NS (2ll * 1000000000ll) /* a rank that does not answer is gone */
+
+tutti_status_t tutti__shrink_listen(struct tutti_comm *comm, const union tutti_sockaddr *root_hint,
+                                    struct tutti_peer_info *me)
+{
+    union tutti_sockaddr local, bound;
+    TUTTI_CHECK(tutti__sock_local_addr(root_hint, &local));
+    TUTTI_CHECK(tutti__sock_listen(&local, &comm->shrink_fd, &bound));
+    struct tutti_wire_addr w;
+    tutti__wire_addr_encode(&bound, &w);
+    memcpy(me->shrink_addr, &w, sizeof(w));
+    return TUTTI_OK;
+}
+
+static tutti_status_t shrink_addr(const struct tutti_comm *comm, int rank, union tutti_sockaddr *a)
+{
+    struct tutti_wire_addr w;
+    memcpy(&w, comm->peers[rank].shrink_addr, sizeof(w));
+    return tutti__wire_addr_decode(&w, a);
+}
+
+/* Does rank's shrink socket accept a connection within PROBE_TIMEOUT_NS? */
+static int rank_alive(const struct tutti_comm *comm, int rank)
+{
+    union tutti_sockaddr a;
+    int fd = -1, err = 0;
+    if (shrink_addr(comm, rank, &a) != TUTTI_OK || tutti__sock_connect_start(&a, &fd) != TUTTI_OK) {
+        return 0;
+    }
+    int64_t deadline = tutti__now_ns() + PROBE_TIMEOUT_NS;
+    tutti_status_t st;
+    while ((st = tutti__sock_connect_check(fd, &err)) == TUTTI_IN_PROGRESS &&
+           tutti__now_ns() < deadline) {
+        struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+        (void)poll(&pfd, 1, 10);
+    }
+    close(fd);
+    return st == TUTTI_OK;
+}
+
+/* Mark the ranks to leave out in gone[]: the caller's list, or those whose process ended. */
+static tutti_status_t choose_gone(struct tutti_comm *comm, const int *exclude, int nexclude,
+                                  uint8_t *gone)
+{
+    for (int i = 0; exclude != NULL && i < nexclude; i++) {
+        if (exclude[i] < 0 || exclude[i] >= comm->nranks || exclude[i] == comm->rank) {
+            return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+                                    "shrink: exclude[%d] = %d is not another rank of 0..%d", i,
+                                    exclude[i], comm->nranks - 1);
+        }
+        gone[exclude[i]] = 1;
+    }
+    for (int r = 0; exclude == NULL && r < comm->nranks; r++) {
+        gone[r] = r != comm->rank && !rank_alive(comm, r);
+        if (gone[r]) {
+            char who[128];
+            tutti_info(TUTTI_SUBSYS_INIT, "shrink: %s is gone (its shrink socket is closed)",
+                       tutti__peer_str(&comm->peers[r], who, sizeof(who)));
+        }
+    }
+    return TUTTI_OK;
+}
+
+/*
+ * Join (and, as the first member, serve) the new communicator's bootstrap, then build it.
+ * nth: the number of this shrink of comm, the same on every rank.
+ */
+static tutti_status_t build(struct tutti_comm *comm, const uint8_t *gone, uint32_t nth,
+                            tutti_comm_t **newcomm_p)
+{
+    int n = 0, me = 0, leader = -1;
+    for (int r = 0; r < comm->nranks; r++) {
+        if (!gone[r]) {
+            leader = leader < 0 ? r : leader;
+            me = r == comm->rank ? n : me;
+            n++;
+        }
+    }
+    /* Identity: HMAC of the old secret over (shrink number, who is out). */
+    uint8_t mac[32];
+    const void *parts[3] = {"tutti-shrink", &nth, gone};
+    const size_t lens[3] = {12, sizeof(nth), (size_t)comm->nranks};
+    tutti__hmac(comm->secret, parts, lens, 3, mac);
+    struct tutti_boot_id bid;
+    memcpy(bid.secret, mac, TUTTI_SECRET_BYTES);
+    memcpy(&bid.job_id, mac + TUTTI_SECRET_BYTES, sizeof(bid.job_id));
+    TUTTI_CHECK(shrink_addr(comm, leader, &bid.root));
+    if (leader == comm->rank) {
+        int lfd = dup(comm->shrink_fd);
+        if (lfd < 0) {
+            return tutti__set_error(comm, tutti__sys_status(errno), "shrink: dup: %s",
+                                    strerror(errno));
+        }
+        TUTTI_CHECK(tutti__boot_root_serve(lfd, bid.secret, bid.job_id, comm->cfg.timeout_ns));
+    }
+    struct tutti_boot *boot = NULL;
+    tutti_status_t st = tutti__boot_client_open(&bid, me, n, comm->cfg.timeout_ns, &boot);
+    if (st != TUTTI_OK) {
+        char who[128];
+        return tutti__set_error(comm, st,
+                                "shrink: cannot join the new communicator's bootstrap at %s "
+                                "(is it alive, and do all survivors exclude the same ranks?): %s",
+                                tutti__peer_str(&comm->peers[leader], who, sizeof(who)),
+                                tutti_last_error(NULL));
+    }
+    tutti_comm_params_t params = {.field_mask = TUTTI_COMM_PARAM_TIMEOUT,
+                                  .timeout_ms = (int)TUTTI_MAX(comm->cfg.timeout_ns / 1000000, 1)};
+    struct tutti_comm *child = NULL;
+    st = tutti__comm_create(n, me, bid.job_id, bid.secret, &comm->root_hint, &params, boot, &child);
+    boot->ops->close(boot, st == TUTTI_OK);
+    if (st != TUTTI_OK) {
+        return tutti__set_error(comm, st, "shrink: setting up the new communicator of %d: %s", n,
+                                tutti_last_error(NULL));
+    }
+    tutti_info(TUTTI_SUBSYS_INIT, "shrink: rank %d of %d is rank %d of %d", comm->rank,
+               comm->nranks, me, n);
+    *newcomm_p = child;
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti_comm_shrink(tutti_comm_t *comm, const int *exclude, int nexclude,
+                                 tutti_comm_t **newcomm_p)
+{
+    if (comm == NULL || newcomm_p == NULL) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "shrink: %s is NULL",
+                                comm == NULL ? "comm" : "newcomm_p");
+    }
+    if (nexclude < 0 || (exclude == NULL && nexclude != 0)) {
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+                                "shrink: nexclude %d with exclude %s", nexclude,
+                                exclude == NULL ? "NULL" : "set");
+    }
+    if (comm->shrink_fd < 0) {
+        return tutti__set_error(comm, TUTTI_ERR_INTERNAL, "shrink: the communicator has no "
+                                                          "shrink socket");
+    }
+    uint8_t *gone = calloc((size_t)comm->nranks, 1);
+    if (gone == NULL) {
+        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "shrink: no memory");
+    }
+    tutti_status_t st = choose_gone(comm, exclude, nexclude, gone);
+    uint32_t nth = st == TUTTI_OK ? comm->nshrinks++ : 0;
+    while (st == TUTTI_OK) {
+        st = build(comm, gone, nth, newcomm_p);
+        /* A first rank that was still dying when probed (it accepted, then its socket closed):
+         * it is gone after all. Every survivor sees the same and tries the next one. */
+        int leader = 0;
+        while (gone[leader]) {
+            leader++;
+        }
+        if (st == TUTTI_OK || exclude != NULL || leader == comm->rank ||
+            rank_alive(comm, leader)) {
+            break;
+        }
+        tutti_info(TUTTI_SUBSYS_INIT, "shrink: rank %d is gone after all; trying again", leader);
+        gone[leader] = 1;
+        st = TUTTI_OK;
+    }
+    free(gone);
+    tutti__tls.rank = comm->rank;
+    return st;
+}
