@@ -2,7 +2,8 @@
 # Install the Debian packages tutti needs to build, test and benchmark (idempotent).
 # Build: meson, ninja, pkg-config, a C compiler, libsodium (handshake HMAC), hwloc, verbs.
 # Tests: Criterion; Open MPI (mpirun launch test and the perf comparison); iproute2 (network
-# namespaces for the multi-host test); procps (pgrep/ps in fault tests).
+# namespaces for the multi-host test and the fault matrix: ip, tc, ss); procps (pgrep/ps in fault
+# tests).
 set -euo pipefail
 pkgs=(meson ninja-build pkg-config gcc libc6-dev libcriterion-dev libhwloc-dev libibverbs-dev
       librdmacm-dev libsodium-dev openmpi-bin libopenmpi-dev iproute2 procps python3)
