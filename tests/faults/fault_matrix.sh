@@ -411,6 +411,10 @@ run_case() {
   done
   if [ "$fault" = strangers ]; then
     [ $srv_rc = 0 ] || { verdict=wrong; why+="a stranger was let in or kept: $(cat "$dir"/stranger.* | tr '\n' ' '); "; }
+    local attacked want=$((n + 1)) # the root, and with TCP each rank's listener
+    [ "$tr" = shm ] && want=1
+    attacked=$(cat "$dir"/stranger.* 2>/dev/null | grep -c '^STRANGER')
+    [ "$attacked" -ge $want ] || { verdict=wrong; why+="only $attacked ports found to attack (ss -ltnp), expected $want; "; }
     why+="$(cat "$dir"/stranger.* 2>/dev/null | grep -c '^STRANGER') ports attacked, all shut out; "
     why+="rank 0 fds $(field "$dir/out.0" 13)->$(field "$dir/out.0" 14), rss $(field "$dir/out.0" 16)->$(field "$dir/out.0" 17) KiB over $(field "$dir/out.0" 9) calls"
   fi
