@@ -2,7 +2,8 @@
 # Install the Debian packages tutti needs to build, test and benchmark (idempotent).
 # Build: meson, ninja, pkg-config, a C compiler, libsodium (handshake HMAC), hwloc, verbs.
 # Tests: Criterion; Open MPI (mpirun launch test and the perf comparison); iproute2 (network
-# namespaces for the multi-host test); procps (pgrep/ps in fault tests).
+# namespaces for the multi-host test and the fault matrix: ip, tc, ss); procps (pgrep/ps in fault
+# tests).
 # Trainer: zlib (gzip IDX files) and Fashion-MNIST (dataset-fashion-mnist, in
 # /usr/share/datasets/fashion-mnist). The DDP comparison's python3-torch is not installed here.
 set -euo pipefail

@@ -1,0 +1,315 @@
+/*
+ * fault_rank.c - one rank of the fault matrix (fault_matrix.sh) and of the soak (soak.sh).
+ *
+ * It joins a job (tutti_comm_init_env from TUTTI_RANK / TUTTI_NRANKS / TUTTI_ROOT /
+ * TUTTI_SECRET, or a unique id that rank 0 writes to --idfile), then runs one collective (or,
+ * with --coll mixed, a seeded random mix of collectives, sizes, datatypes and ops that every
+ * rank draws alike) until it has made --iters calls and --seconds have passed (the ranks agree
+ * on when to stop with a one-element all-reduce per call when --seconds is given), checking every
+ * result with the perf tools' exact data patterns (perf/perf_data.h). --mismatch makes the
+ * highest rank call with another count or a datatype of another size, as a buggy program would.
+ *
+ * It prints, for the script to parse:
+ *   READY rank R pid P comm_id HEX                  after its first call (connections are up)
+ *   RESULT rank R pid P status NAME iters N t_end EPOCH fds A B rss_kb A B msg: TEXT
+ *   FINI rank R fds_init A fds_fini B destroy_s S     after tutti_comm_destroy
+ * where t_end is CLOCK_REALTIME when the last call returned (before tutti_comm_destroy), and
+ * A / B are this process's open fds and resident KiB after its second call and at the end; FINI
+ * gives the fds before init and after destroy, and how long destroy took.
+ * Exit: 0 every call right, 1 a call or init failed (TEXT is tutti_last_error), 2 usage,
+ * 3 a call returned TUTTI_OK with wrong results.
+ */
+#include "comm.h"
+#include "perf_data.h"
+#include "tutti_perf.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct opts {
+    const char *coll; /* a perf tool's name ("all_reduce") or "mixed" */
+    size_t bytes;     /* per call; --coll mixed: the largest */
+    int dtype, op;
+    long iters;
+    double seconds;
+    const char *mismatch; /* "none", "count" or "dtype" */
+    const char *idfile;   /* unique-id launch: rank 0 writes the id there */
+    int rank, nranks;     /* with --idfile */
+    uint64_t seed;
+};
+
+static const struct perf_coll *const colls[] = {
+    &perf_all_reduce, &perf_broadcast, &perf_reduce,  &perf_reduce_scatter,
+    &perf_all_gather, &perf_alltoall,  &perf_sendrecv,
+};
+#define NCOLLS ((int)(sizeof(colls) / sizeof(colls[0])))
+
+static double now_s(clockid_t clk)
+{
+    struct timespec ts;
+    clock_gettime(clk, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Open fds of this process (the directory stream's own fd not counted). */
+static int count_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    int n = 0;
+    struct dirent *e;
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        n += e->d_name[0] != '.';
+    }
+    if (d != NULL) {
+        closedir(d);
+    }
+    return n - 1;
+}
+
+/* VmRSS of this process in KiB, or -1. */
+static long rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+        if (sscanf(line, "VmRSS: %ld", &kb) == 1) {
+            break;
+        }
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    return kb;
+}
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: fault_rank [--coll NAME|mixed] [--bytes N] [--dtype T] [--op O] [--iters N]\n"
+            "                  [--seconds S] [--mismatch none|count|dtype] [--seed N]\n"
+            "                  [--idfile PATH --rank R --nranks N]\n"
+            "NAME: all_reduce broadcast reduce reduce_scatter all_gather alltoall sendrecv\n");
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+    *o = (struct opts){"all_reduce", 65536, TUTTI_FLOAT32, TUTTI_SUM, 100, 0, "none", NULL,
+                       -1, -1, 1};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (v == NULL) {
+            return -1;
+        }
+        i++;
+        if (strcmp(a, "--coll") == 0) {
+            o->coll = v;
+        } else if (strcmp(a, "--bytes") == 0) {
+            o->bytes = strtoull(v, NULL, 0);
+        } else if (strcmp(a, "--dtype") == 0) {
+            o->dtype = perf_dtype_parse(v);
+        } else if (strcmp(a, "--op") == 0) {
+            o->op = perf_op_parse(v);
+        } else if (strcmp(a, "--iters") == 0) {
+            o->iters = strtol(v, NULL, 0);
+        } else if (strcmp(a, "--seconds") == 0) {
+            o->seconds = strtod(v, NULL);
+        } else if (strcmp(a, "--mismatch") == 0) {
+            o->mismatch = v;
+        } else if (strcmp(a, "--seed") == 0) {
+            o->seed = strtoull(v, NULL, 0);
+        } else if (strcmp(a, "--idfile") == 0) {
+            o->idfile = v;
+        } else if (strcmp(a, "--rank") == 0) {
+            o->rank = atoi(v);
+        } else if (strcmp(a, "--nranks") == 0) {
+            o->nranks = atoi(v);
+        } else {
+            return -1;
+        }
+    }
+    if (o->dtype < 0 || o->op < 0 || (o->idfile != NULL && (o->rank < 0 || o->nranks < 1))) {
+        return -1;
+    }
+    return 0;
+}
+
+/* Join through a unique id: rank 0 makes it and publishes it atomically (write, rename). */
+static tutti_status_t join_by_id(const struct opts *o, tutti_comm_t **comm_p)
+{
+    tutti_unique_id_t id;
+    if (o->rank == 0) {
+        char tmp[512];
+        snprintf(tmp, sizeof(tmp), "%s.tmp", o->idfile);
+        tutti_status_t st = tutti_get_unique_id(&id);
+        FILE *f = st == TUTTI_OK ? fopen(tmp, "w") : NULL;
+        if (f == NULL || fwrite(&id, sizeof(id), 1, f) != 1 || fclose(f) != 0 ||
+            rename(tmp, o->idfile) != 0) {
+            fprintf(stderr, "fault_rank: cannot publish the unique id in %s\n", o->idfile);
+            return st != TUTTI_OK ? st : TUTTI_ERR_SYSTEM;
+        }
+    } else {
+        FILE *f = NULL;
+        for (int k = 0; k < 3000 && (f = fopen(o->idfile, "r")) == NULL; k++) {
+            usleep(10000);
+        }
+        if (f == NULL || fread(&id, sizeof(id), 1, f) != 1) {
+            fprintf(stderr, "fault_rank: no unique id in %s after 30 s\n", o->idfile);
+            return TUTTI_ERR_TIMEOUT;
+        }
+        fclose(f);
+    }
+    return tutti_comm_init_rank(comm_p, o->nranks, &id, o->rank);
+}
+
+/* splitmix64: the same sequence on every rank for one seed. */
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* What call `it` is: fixed, or drawn from the seed (--coll mixed). */
+static const struct perf_coll *pick(const struct opts *o, long it, tutti_datatype_t *dt,
+                                    tutti_op_t *op, size_t *bytes, int *root, int nranks)
+{
+    const struct perf_coll *c = NULL;
+    *dt = (tutti_datatype_t)o->dtype;
+    *op = (tutti_op_t)o->op;
+    *bytes = o->bytes;
+    *root = 0;
+    if (strcmp(o->coll, "mixed") == 0) {
+        uint64_t r = mix(o->seed * 1000003u + (uint64_t)it);
+        c = colls[r % NCOLLS];
+        *dt = (tutti_datatype_t)((r >> 8) % TUTTI_NUM_DATATYPES);
+        *op = (tutti_op_t)((r >> 16) % TUTTI_NUM_OPS);
+        *bytes = (size_t)((r >> 24) % (o->bytes + 1));
+        *root = (int)((r >> 48) % (uint64_t)nranks);
+    }
+    for (int i = 0; i < NCOLLS && c == NULL; i++) {
+        c = strcmp(colls[i]->name, o->coll) == 0 ? colls[i] : NULL;
+    }
+    return c;
+}
+
+/* One checked call; *wrong_p = wrong elements. buf is grown as needed. */
+static tutti_status_t one_call(const struct opts *o, long it, tutti_comm_t *comm, int rank,
+                               int nranks, void **buf, size_t *cap, size_t *wrong_p)
+{
+    tutti_datatype_t dt;
+    tutti_op_t op;
+    size_t bytes;
+    int root;
+    const struct perf_coll *coll = pick(o, it, &dt, &op, &bytes, &root, nranks);
+    int odd = rank == nranks - 1 && nranks > 1;
+    if (odd && strcmp(o->mismatch, "dtype") == 0) {
+        dt = tutti_datatype_size(dt) == 8 ? TUTTI_FLOAT32 : TUTTI_FLOAT64;
+    }
+    size_t count = bytes / tutti_datatype_size(dt);
+    if (odd && strcmp(o->mismatch, "count") == 0) {
+        count = 2 * count + nranks;
+    }
+    struct perf_call c = {.dt = dt, .root = (coll->flags & PERF_COLL_ROOTED) ? root : -1};
+    coll->layout(count, nranks, &c.lay);
+    c.op = (coll->flags & PERF_COLL_REDUCES) ? op : TUTTI_MAX;
+    c.rank = rank;
+    c.nranks = nranks;
+    c.seed = o->seed + (uint64_t)it;
+    size_t need = (c.lay.send_count + c.lay.recv_count + 1) * tutti_datatype_size(dt);
+    if (need > *cap) {
+        free(*buf);
+        *buf = malloc(need);
+        *cap = *buf != NULL ? need : 0;
+        if (*buf == NULL) {
+            return TUTTI_ERR_NO_MEMORY;
+        }
+    }
+    c.send = *buf;
+    c.recv = (char *)*buf + c.lay.send_count * tutti_datatype_size(dt);
+    coll->fill(&c);
+    tutti_status_t st = coll->run(&c, comm);
+    int owner = !(coll->flags & PERF_COLL_ROOT_ONLY) || rank == c.root;
+    *wrong_p = st == TUTTI_OK && owner ? coll->check(&c) : 0;
+    return st;
+}
+
+/*
+ * Shall the loop go on? Without --seconds: until --iters calls. With it, every rank votes each
+ * round (an all-reduce MAX of "I want more"), so all stop after the same call even though their
+ * clocks differ; a failed vote ends the loop with its status.
+ */
+static int keep_going(const struct opts *o, tutti_comm_t *comm, long it, double t0,
+                      tutti_status_t *st_p)
+{
+    if (o->seconds <= 0) {
+        return it < o->iters;
+    }
+    int32_t want = it < o->iters || now_s(CLOCK_MONOTONIC) - t0 < o->seconds, any = 0;
+    *st_p = tutti_allreduce(&want, &any, 1, TUTTI_INT32, TUTTI_MAX, comm, NULL);
+    return *st_p == TUTTI_OK && any != 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o;
+    if (parse(argc, argv, &o) != 0 || pick(&o, 0, &(tutti_datatype_t){0}, &(tutti_op_t){0},
+                                           &(size_t){0}, &(int){0}, 1) == NULL) {
+        usage();
+        return 2;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    int fds_init = count_fds();
+    tutti_comm_t *comm = NULL;
+    tutti_status_t st = o.idfile != NULL ? join_by_id(&o, &comm) : tutti_comm_init_env(&comm);
+    int rank = o.rank, nranks = o.nranks;
+    if (st == TUTTI_OK) {
+        tutti_comm_rank(comm, &rank);
+        tutti_comm_size(comm, &nranks);
+    }
+    double t0 = now_s(CLOCK_MONOTONIC);
+    int fds0 = -1;
+    long rss0 = -1, it = 0;
+    size_t wrong = 0, cap = 0;
+    void *buf = NULL;
+    for (; st == TUTTI_OK && wrong == 0 && keep_going(&o, comm, it, t0, &st); it++) {
+        st = one_call(&o, it, comm, rank, nranks, &buf, &cap, &wrong);
+        if (it == 0 && st == TUTTI_OK) {
+            printf("READY rank %d pid %d comm_id %016llx\n", rank, (int)getpid(),
+                   (unsigned long long)comm->comm_id);
+        } else if (it == 1) {
+            fds0 = count_fds();
+            rss0 = rss_kb();
+        }
+    }
+    double t_end = now_s(CLOCK_REALTIME);
+    int fds1 = count_fds();
+    long rss1 = rss_kb();
+    const char *msg = st != TUTTI_OK ? tutti_last_error(comm) : wrong ? "wrong results" : "";
+    printf("RESULT rank %d pid %d status %s iters %ld t_end %.3f fds %d %d rss_kb %ld %ld "
+           "msg: %s (%zu wrong elements)\n",
+           rank, (int)getpid(), tutti_status_name(st), it, t_end, fds0, fds1, rss0, rss1, msg,
+           wrong);
+    free(buf);
+    double t_destroy = now_s(CLOCK_MONOTONIC);
+    if (comm != NULL) {
+        tutti_comm_destroy(comm);
+    }
+    double destroy_s = now_s(CLOCK_MONOTONIC) - t_destroy;
+    /* The bootstrap root is a detached thread of rank 0 that closes its sockets on its own
+     * time after a failed set-up: give it a second before calling an fd a leak. */
+    int fds_fini = count_fds();
+    for (int k = 0; k < 100 && fds_fini != fds_init; k++) {
+        usleep(10000);
+        fds_fini = count_fds();
+    }
+    printf("FINI rank %d fds_init %d fds_fini %d destroy_s %.3f\n", rank, fds_init, fds_fini,
+           destroy_s);
+    return st != TUTTI_OK ? 1 : wrong != 0 ? 3 : 0;
+}
