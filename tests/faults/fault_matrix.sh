@@ -338,13 +338,16 @@ run_case() {
     strangers)
       t0=$(now)
       for ((r = 0; r < n; r++)); do
-        local pid cid side=$((r % 2)) pre=() p
+        local pid cid shp side=$((r % 2)) pre=() p lo
         pid=$(rank_pid "$dir" $r)
         cid=$(sed -n 's/^READY.* comm_id \([0-9a-f]*\).*/\1/p' "$dir/out.$r")
+        # the shrink listener is read only when a shrink needs it: strangers there go unanswered
+        shp=$(sed -n 's/^READY.* shrink_port \([0-9-]*\).*/\1/p' "$dir/out.$r")
         [ "$tr" = netns ] && pre=(ip netns exec "${ns[$side]}")
         for p in $("${pre[@]}" ss -Hltnp 2>/dev/null | grep "pid=$pid," | awk '{print $4}'); do
-          "${pre[@]}" "$bin/fault_stranger" "$p" --secret "$secret" --comm-id "$cid" --hold $((T + 2)) \
-            >"$dir/stranger.$r.${p##*:}" 2>&1 &
+          lo=(); [ "${p##*:}" = "$shp" ] && lo=(--listen-only)
+          "${pre[@]}" "$bin/fault_stranger" "$p" "${lo[@]}" --secret "$secret" --comm-id "$cid" \
+            --hold $((T + 2)) >"$dir/stranger.$r.${p##*:}" 2>&1 &
           strangers+=($!)
         done
       done ;;

@@ -10,7 +10,7 @@
  * highest rank call with another count or a datatype of another size, as a buggy program would.
  *
  * It prints, for the script to parse:
- *   READY rank R pid P comm_id HEX                  after its first call (connections are up)
+ *   READY rank R pid P comm_id HEX shrink_port N    after its first call (connections are up)
  *   RESULT rank R pid P status NAME iters N t_end EPOCH fds A B rss_kb A B msg: TEXT
  *   FINI rank R fds_init A fds_fini B destroy_s S     after tutti_comm_destroy
  * where t_end is CLOCK_REALTIME when the last call returned (before tutti_comm_destroy), and
@@ -23,6 +23,7 @@
 #include "perf_data.h"
 #include "tutti_perf.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -281,8 +282,14 @@ int main(int argc, char **argv)
     for (; st == TUTTI_OK && wrong == 0 && keep_going(&o, comm, it, t0, &st); it++) {
         st = one_call(&o, it, comm, rank, nranks, &buf, &cap, &wrong);
         if (it == 0 && st == TUTTI_OK) {
-            printf("READY rank %d pid %d comm_id %016llx\n", rank, (int)getpid(),
-                   (unsigned long long)comm->comm_id);
+            union tutti_sockaddr sh;
+            socklen_t shlen = sizeof(sh);
+            int shport = comm->shrink_fd >= 0 && getsockname(comm->shrink_fd, &sh.sa, &shlen) == 0
+                             ? (int)ntohs(sh.sa.sa_family == AF_INET6 ? sh.in6.sin6_port
+                                                                       : sh.in.sin_port)
+                             : -1;
+            printf("READY rank %d pid %d comm_id %016llx shrink_port %d\n", rank, (int)getpid(),
+                   (unsigned long long)comm->comm_id, shport);
         } else if (it == 1) {
             fds0 = count_fds();
             rss0 = rss_kb();

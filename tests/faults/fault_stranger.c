@@ -8,7 +8,9 @@
  * The handshake messages are built here from handshake.h's description, with the library's
  * HMAC, so that a field can be wrong on purpose. Prints one line, "STRANGER addr garbage
  * closed wrong_secret refused wrong_version refused", and exits 0 when every stranger was shut
- * out, 1 when one was let in or kept, 2 on usage or connection errors.
+ * out, 1 when one was let in or kept, 2 on usage or connection errors. --listen-only: the port
+ * is one nobody reads until it is needed (the shrink listener): strangers there are never
+ * answered, and only an accepted handshake counts as let in.
  */
 #include "net/handshake.h"
 #include "net/sock.h"
@@ -134,6 +136,7 @@ static int hex_to_bytes(const char *s, uint8_t *out, size_t n)
 
 int main(int argc, char **argv)
 {
+    int listen_only = 0;
     const char *addr = NULL, *secret_hex = NULL;
     unsigned long long comm_id = 0;
     int hold = 0;
@@ -142,6 +145,8 @@ int main(int argc, char **argv)
             secret_hex = argv[++i];
         } else if (strcmp(argv[i], "--comm-id") == 0 && i + 1 < argc) {
             comm_id = strtoull(argv[++i], NULL, 16);
+        } else if (strcmp(argv[i], "--listen-only") == 0) {
+            listen_only = 1;
         } else if (strcmp(argv[i], "--hold") == 0 && i + 1 < argc) {
             hold = atoi(argv[++i]);
         } else {
@@ -181,5 +186,8 @@ int main(int argc, char **argv)
     close(garbage);
     close(silent);
     int ok = garbage_closed && wrong_secret == 0 && (wrong_version == 0 || wrong_version == -2);
+    if (listen_only) {
+        ok = wrong_secret <= 0 && wrong_version <= 0; /* never answered is shut out too */
+    }
     return ok ? 0 : 1;
 }
