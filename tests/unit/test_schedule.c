@@ -480,6 +480,28 @@ Test(algos, tutti_algo_forces_known_names_and_lists_valid_ones)
     cr_assert(strstr(err, "allreduse") != NULL, "%s", err);
 }
 
+/* fuzz_algo: a valid entry made a later misspelled one for the same collective pass. */
+Test(algos, misspelled_entry_after_a_valid_one_is_refused)
+{
+    int forced[TUTTI_COLL_COUNT];
+    char err[256];
+    cr_assert_eq(tutti__algo_parse("barrier:oneshot,barrier:one", forced, err, sizeof(err)), -1);
+    cr_assert(strstr(err, "'one'") != NULL, "%s", err);
+}
+
+/* fuzz_algo: entries past byte 511 were cut off unread, so a typo there passed. */
+Test(algos, spec_longer_than_511_characters_is_refused)
+{
+    int forced[TUTTI_COLL_COUNT];
+    char err[256], spec[600] = "";
+    while (strlen(spec) < 500) {
+        strcat(spec, "allreduce:ring,");
+    }
+    strcat(spec, "broadcast:rung");
+    cr_assert_eq(tutti__algo_parse(spec, forced, err, sizeof(err)), -1);
+    cr_assert(strstr(err, "characters long") != NULL, "%s", err);
+}
+
 Test(algos, small_messages_take_the_direct_variant_large_ones_the_ring)
 {
     uint32_t buf[4096];
