@@ -3,9 +3,12 @@
 # Build: meson, ninja, pkg-config, a C compiler, libsodium (handshake HMAC), hwloc, verbs.
 # Tests: Criterion; Open MPI (mpirun launch test and the perf comparison); iproute2 (network
 # namespaces for the multi-host test); procps (pgrep/ps in fault tests).
+# Hardening: clang and its runtime libraries (libFuzzer, sanitizers) for tests/fuzz; valgrind
+# for scripts/sanitize.sh valgrind.
 set -euo pipefail
 pkgs=(meson ninja-build pkg-config gcc libc6-dev libcriterion-dev libhwloc-dev libibverbs-dev
-      librdmacm-dev libsodium-dev openmpi-bin libopenmpi-dev iproute2 procps python3)
+      librdmacm-dev libsodium-dev openmpi-bin libopenmpi-dev iproute2 procps python3
+      clang libclang-rt-dev valgrind)
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 missing=()

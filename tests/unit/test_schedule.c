@@ -7,6 +7,7 @@
 #include "coll/coll.h"
 #include "comm.h"
 #include "sim.h"
+#include "slow.h"
 
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -217,32 +218,32 @@ static void sweep(tutti_coll_t c, int rooted, int can_inplace)
     }
 }
 
-Test(schedule, allreduce_every_size_and_nranks, .timeout = 120)
+Test(schedule, allreduce_every_size_and_nranks, .timeout = 120 * TEST_SLOW)
 {
     sweep(TUTTI_COLL_ALLREDUCE, 0, 1);
 }
 
-Test(schedule, broadcast_every_root, .timeout = 120)
+Test(schedule, broadcast_every_root, .timeout = 120 * TEST_SLOW)
 {
     sweep(TUTTI_COLL_BROADCAST, 1, 1);
 }
 
-Test(schedule, reduce_every_root, .timeout = 120)
+Test(schedule, reduce_every_root, .timeout = 120 * TEST_SLOW)
 {
     sweep(TUTTI_COLL_REDUCE, 1, 1);
 }
 
-Test(schedule, reduce_scatter_every_size_and_nranks, .timeout = 120)
+Test(schedule, reduce_scatter_every_size_and_nranks, .timeout = 120 * TEST_SLOW)
 {
     sweep(TUTTI_COLL_REDUCE_SCATTER, 0, 1);
 }
 
-Test(schedule, allgather_every_size_and_nranks, .timeout = 120)
+Test(schedule, allgather_every_size_and_nranks, .timeout = 120 * TEST_SLOW)
 {
     sweep(TUTTI_COLL_ALLGATHER, 0, 1);
 }
 
-Test(schedule, alltoall_every_size_and_nranks, .timeout = 120)
+Test(schedule, alltoall_every_size_and_nranks, .timeout = 120 * TEST_SLOW)
 {
     sweep(TUTTI_COLL_ALLTOALL, 0, 0);
 }
