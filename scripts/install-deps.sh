@@ -6,10 +6,12 @@
 # tests).
 # Trainer: zlib (gzip IDX files) and Fashion-MNIST (dataset-fashion-mnist, in
 # /usr/share/datasets/fashion-mnist). The DDP comparison's python3-torch is not installed here.
+# Hardening: clang and its runtime libraries (libFuzzer, sanitizers) for tests/fuzz; valgrind
+# for scripts/sanitize.sh valgrind.
 set -euo pipefail
 pkgs=(meson ninja-build pkg-config gcc libc6-dev libcriterion-dev libhwloc-dev libibverbs-dev
       librdmacm-dev libsodium-dev openmpi-bin libopenmpi-dev iproute2 procps python3
-      zlib1g-dev dataset-fashion-mnist)
+      zlib1g-dev dataset-fashion-mnist clang libclang-rt-dev valgrind)
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 missing=()

@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""Print one closing line for a meson test run: "N passed, N failed, N skipped".
+"""Print one closing line for meson test runs: "N passed, N failed, N skipped".
+
+    test-summary.py [TESTLOG.json ...] [--plain RESULTS.txt ...]
 
 Criterion suites count each of their tests (from their "Synthesis" line and [SKIP] lines);
-other meson tests (scripts, perf tool checks) count as one test each. Exit status 1 if any
-test failed, crashed or timed out.
+other meson tests (scripts, perf tool checks) count as one test each. Several test logs (the
+main build, the sanitizer build) add up. A --plain file has one "name ok|failed" line per
+check (tests/fuzz/run.sh writes one per harness); a missing one counts as one failure. Exit
+status 1 if any test failed, crashed or timed out.
 """
 import json
 import re
@@ -12,13 +16,20 @@ import sys
 SYNTH = re.compile(r"Synthesis: Tested: (\d+) \| Passing: (\d+) \| Failing: (\d+) \| Crashing: (\d+)")
 
 
-def main(path):
-    passed = failed = skipped = 0
+def read_lines(path):
     try:
-        lines = open(path, encoding="utf-8", errors="replace").read().splitlines()
+        return open(path, encoding="utf-8", errors="replace").read().splitlines(), None
     except OSError as e:
-        print(f"0 passed, 1 failed, 0 skipped (no test log: {e})")
-        return 1
+        return [], e
+
+
+def count_log(path):
+    """(passed, failed, skipped) of one meson testlog.json."""
+    passed = failed = skipped = 0
+    lines, err = read_lines(path)
+    if err is not None:
+        print(f"failed: no test log: {err}", file=sys.stderr)
+        return 0, 1, 0
     for line in lines:
         rec = json.loads(line)
         out = (rec.get("stdout") or "") + "\n" + (rec.get("stderr") or "")
@@ -38,9 +49,43 @@ def main(path):
         else:
             failed += 1
             print(f"failed: {rec.get('name')} ({result})", file=sys.stderr)
+    return passed, failed, skipped
+
+
+def count_plain(path):
+    """(passed, failed, 0) of a file of "name ok|failed" lines."""
+    lines, err = read_lines(path)
+    if err is not None:
+        print(f"failed: no results: {err}", file=sys.stderr)
+        return 0, 1, 0
+    passed = failed = 0
+    for line in lines:
+        parts = line.split()
+        if len(parts) >= 2 and parts[1] == "ok":
+            passed += 1
+        elif parts:
+            failed += 1
+            print(f"failed: {line}", file=sys.stderr)
+    return passed, failed, 0
+
+
+def main(args):
+    logs, plains = [], []
+    while args:
+        arg = args.pop(0)
+        if arg == "--plain" and args:
+            plains.append(args.pop(0))
+        else:
+            logs.append(arg)
+    if not logs and not plains:
+        logs = ["build/meson-logs/testlog.json"]
+    totals = [0, 0, 0]
+    for counts in [count_log(p) for p in logs] + [count_plain(p) for p in plains]:
+        totals = [a + b for a, b in zip(totals, counts)]
+    passed, failed, skipped = totals
     print(f"{passed} passed, {failed} failed, {skipped} skipped")
     return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "build/meson-logs/testlog.json"))
+    sys.exit(main(sys.argv[1:]))

@@ -67,11 +67,11 @@ static tutti_status_t io_all(struct boot_client *c, void *buf, size_t len, int o
 static tutti_status_t root_error(struct boot_client *c, int64_t deadline)
 {
     struct boot_error e;
+    char reason[sizeof(e.reason)];
+    int culprit;
     TUTTI_CHECK(io_all(c, &e, sizeof(e), 0, deadline));
-    e.reason[sizeof(e.reason) - 1] = '\0';
-    int st = (int32_t)ntohl((uint32_t)e.status);
-    return tutti__set_error(NULL, st < 0 ? (tutti_status_t)st : TUTTI_ERR_REMOTE, "bootstrap: %s",
-                            e.reason);
+    tutti_status_t st = tutti__boot_error_decode(&e, &culprit, reason, sizeof(reason));
+    return tutti__set_error(NULL, st, "bootstrap: %s", reason);
 }
 
 /*
@@ -81,16 +81,17 @@ static tutti_status_t root_error(struct boot_client *c, int64_t deadline)
  */
 static tutti_status_t refused(struct boot_client *c, tutti_status_t st)
 {
+    uint8_t raw[BOOT_HDR_BYTES];
     struct boot_hdr h;
     size_t got = 0;
     int err = 0;
     ssize_t n;
-    while (got < sizeof(h) &&
-           (n = tutti__sock_recv(c->fd, (char *)&h + got, sizeof(h) - got, &err)) > 0) {
+    while (got < sizeof(raw) &&
+           (n = tutti__sock_recv(c->fd, raw + got, sizeof(raw) - got, &err)) > 0) {
         got += (size_t)n;
     }
-    if (got == sizeof(h) && ntohl(h.type) == BOOT_REP_ERROR &&
-        ntohl(h.len) == sizeof(struct boot_error)) {
+    tutti__boot_hdr_decode(raw, &h);
+    if (got == sizeof(raw) && h.type == BOOT_REP_ERROR && h.len == sizeof(struct boot_error)) {
         return root_error(c, tutti__now_ns());
     }
     char msg[sizeof(tutti__tls.last_error)];
@@ -106,8 +107,9 @@ static tutti_status_t transact(struct boot_client *c, uint32_t type, const void 
      * and then tells every rank who is missing; wait a little longer, so that its word arrives
      * before our own, less informative, timeout. */
     int64_t deadline = tutti__now_ns() + c->timeout_ns + BOOT_ROOT_GRACE_NS;
-    struct boot_hdr h = {htonl(type), htonl(len)};
-    tutti_status_t st = io_all(c, &h, sizeof(h), 1, deadline);
+    uint8_t raw[BOOT_HDR_BYTES];
+    tutti__boot_hdr_encode(type, len, raw);
+    tutti_status_t st = io_all(c, raw, sizeof(raw), 1, deadline);
     if (st == TUTTI_OK && len > 0) {
         st = io_all(c, (void *)payload, len, 1, deadline);
     }
@@ -118,8 +120,10 @@ static tutti_status_t transact(struct boot_client *c, uint32_t type, const void 
     if (rep_type == 0) {
         return TUTTI_OK;
     }
-    TUTTI_CHECK(io_all(c, &h, sizeof(h), 0, deadline));
-    uint32_t got_type = ntohl(h.type), got_len = ntohl(h.len);
+    struct boot_hdr h;
+    TUTTI_CHECK(io_all(c, raw, sizeof(raw), 0, deadline));
+    tutti__boot_hdr_decode(raw, &h);
+    uint32_t got_type = h.type, got_len = h.len;
     if (got_type == BOOT_REP_ERROR && got_len == sizeof(struct boot_error)) {
         return root_error(c, deadline);
     }
@@ -149,7 +153,7 @@ static tutti_status_t client_sync(struct tutti_boot *b, tutti_status_t mine,
     struct boot_sync s = {(int32_t)htonl((uint32_t)mine), (int32_t)htonl((uint32_t)c->rank)};
     struct boot_sync r;
     TUTTI_CHECK(transact(c, BOOT_REQ_SYNC, &s, sizeof(s), BOOT_REP_SYNC, &r, sizeof(r)));
-    *agreed_p = (tutti_status_t)(int32_t)ntohl((uint32_t)r.status);
+    *agreed_p = tutti__boot_status_decode(r.status);
     *culprit_p = (int32_t)ntohl((uint32_t)r.rank);
     return TUTTI_OK;
 }

@@ -29,7 +29,8 @@ struct root_client {
     uint32_t pid;
     char addr[80];
     struct tutti_hs hs;
-    struct boot_hdr hdr; /* request being read */
+    uint8_t hdr_raw[BOOT_HDR_BYTES]; /* request header being read */
+    struct boot_hdr hdr;             /* ... and decoded */
     size_t hdr_done;
     uint8_t *payload;
     size_t pay_done;
@@ -82,9 +83,10 @@ static tutti_status_t write_all(int fd, const void *buf, size_t len, int64_t dea
 static void send_msg(struct root *rt, struct root_client *c, uint32_t type, const void *p,
                      size_t len)
 {
-    struct boot_hdr h = {htonl(type), htonl((uint32_t)len)};
+    uint8_t h[BOOT_HDR_BYTES];
+    tutti__boot_hdr_encode(type, (uint32_t)len, h);
     int64_t deadline = tutti__now_ns() + rt->timeout_ns;
-    if (write_all(c->fd, &h, sizeof(h), deadline) == TUTTI_OK && len > 0) {
+    if (write_all(c->fd, h, sizeof(h), deadline) == TUTTI_OK && len > 0) {
         (void)write_all(c->fd, p, len, deadline);
     }
 }
@@ -115,16 +117,9 @@ static int place_client(struct root *rt, struct root_client *c)
     struct boot_hello h;
     memcpy(&h, c->hs.payload, sizeof(h));
     char why[200] = "";
-    int fatal = 0;
-    if (h.kind != BOOT_KIND) {
-        snprintf(why, sizeof(why), "not a bootstrap connection");
-    } else if (h.nranks < 1 || h.rank < 0 || h.rank >= h.nranks) {
-        snprintf(why, sizeof(why), "rank %d of %d is out of range", h.rank, h.nranks);
-    } else if (rt->nranks != 0 && h.nranks != rt->nranks) {
-        snprintf(why, sizeof(why), "rank %d (pid %u) says nranks %d, earlier ranks said %d", h.rank,
-                 h.pid, h.nranks, rt->nranks);
-        fatal = 1;
-    } else if (rt->nranks != 0 && rt->by_rank[h.rank] != NULL) {
+    int verdict = tutti__boot_hello_check(&h, rt->nranks, why, sizeof(why));
+    int fatal = verdict == -2;
+    if (verdict == 0 && rt->nranks != 0 && rt->by_rank[h.rank] != NULL) {
         snprintf(why, sizeof(why), "rank %d joined twice (again from %s)", h.rank, c->addr);
     }
     if (why[0] != '\0') {
@@ -224,12 +219,11 @@ static int read_request(struct root_client *c)
     while (!c->ready) {
         int err = 0;
         ssize_t n;
-        if (c->hdr_done < sizeof(c->hdr)) {
-            n = tutti__sock_recv(c->fd, (char *)&c->hdr + c->hdr_done,
-                                 sizeof(c->hdr) - c->hdr_done, &err);
-            if (n > 0 && (c->hdr_done += (size_t)n) == sizeof(c->hdr)) {
-                c->hdr.type = ntohl(c->hdr.type);
-                c->hdr.len = ntohl(c->hdr.len);
+        if (c->hdr_done < sizeof(c->hdr_raw)) {
+            n = tutti__sock_recv(c->fd, c->hdr_raw + c->hdr_done, sizeof(c->hdr_raw) - c->hdr_done,
+                                 &err);
+            if (n > 0 && (c->hdr_done += (size_t)n) == sizeof(c->hdr_raw)) {
+                tutti__boot_hdr_decode(c->hdr_raw, &c->hdr);
                 if (c->hdr.len > BOOT_MAX_PAYLOAD) {
                     return -1;
                 }
@@ -289,7 +283,7 @@ static int answer_round(struct root *rt)
         for (int r = 0; r < rt->nranks; r++) {
             struct boot_sync s;
             memcpy(&s, rt->by_rank[r]->payload, sizeof(s));
-            int32_t st = (int32_t)ntohl((uint32_t)s.status);
+            int32_t st = tutti__boot_status_decode(s.status);
             if (st < worst.status) {
                 worst.status = st;
                 worst.rank = r;

@@ -2,14 +2,20 @@
  * boot_wire.h - messages between bootstrap clients and the root (private to boot_root.c and
  * boot_client.c). Every message is an 8-byte header {type, length} in network byte order and a
  * payload of at most BOOT_MAX_PAYLOAD bytes; lengths are checked before anything is allocated.
+ * boot_wire.c decodes and checks what arrives, apart from the sockets, so that
+ * tests/fuzz/fuzz_boot_wire.c runs exactly the checks the root and the clients run.
  */
 #ifndef TUTTI_BOOT_WIRE_H
 #define TUTTI_BOOT_WIRE_H
 
+#include "tutti/status.h"
+
+#include <stddef.h>
 #include <stdint.h>
 
 #define BOOT_KIND        0x544f4f42u /* "BOOT": handshake payload kind for bootstrap links */
 #define BOOT_MAX_PAYLOAD (64u * 1024u) /* one rank's contribution to an all-gather */
+#define BOOT_HDR_BYTES   8
 
 enum boot_msg {
     BOOT_REQ_ALLGATHER = 1, /* payload: this rank's record */
@@ -20,6 +26,7 @@ enum boot_msg {
     BOOT_REP_ERROR = 31,     /* payload: struct boot_error */
 };
 
+/* A header in host byte order (the wire has it in network byte order). */
 struct boot_hdr {
     uint32_t type;
     uint32_t len;
@@ -44,5 +51,31 @@ struct boot_error {
     int32_t culprit;
     char reason[248];
 };
+
+/** Header to and from its wire form. */
+void tutti__boot_hdr_encode(uint32_t type, uint32_t len, uint8_t out[BOOT_HDR_BYTES]);
+void tutti__boot_hdr_decode(const uint8_t in[BOOT_HDR_BYTES], struct boot_hdr *h);
+
+/**
+ * Check an authenticated bootstrap hello against what the root knows (known_nranks: 0 before
+ * the first rank arrived). Returns 0 when it may join, -1 when it is refused, -2 when it is
+ * refused and the whole set-up fails (it holds the secret but disagrees on nranks); the reason
+ * goes to why. Whether its rank is already taken is the root's to check.
+ */
+int tutti__boot_hello_check(const struct boot_hello *h, int known_nranks, char *why, size_t len);
+
+/**
+ * A status that came over the wire (network byte order): an error code the library knows, or
+ * TUTTI_ERR_REMOTE for anything else, so a peer's bytes never become a success or an unknown code.
+ */
+tutti_status_t tutti__boot_status_decode(int32_t wire);
+
+/**
+ * The root's error message: its status (as tutti__boot_status_decode; OK becomes REMOTE too,
+ * since an error message always reports a failure), its culprit rank and its reason, always
+ * NUL-terminated in reason (at most len - 1 characters).
+ */
+tutti_status_t tutti__boot_error_decode(const struct boot_error *e, int *culprit_p, char *reason,
+                                        size_t len);
 
 #endif /* TUTTI_BOOT_WIRE_H */

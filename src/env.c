@@ -51,7 +51,13 @@ int tutti__parse_size(const char *s, size_t *out_p)
 {
     char *end = NULL;
     errno = 0;
-    if (s[0] == '-') {
+    /* strtoull skips white space and then negates "-2" into 2^64 - 2: refuse a sign after
+     * the space too (fuzz_env found " -2" read as 18446744073709551614 bytes). */
+    const char *digits = s;
+    while (isspace((unsigned char)*digits)) {
+        digits++;
+    }
+    if (digits[0] == '-') {
         return -1;
     }
     unsigned long long v = strtoull(s, &end, 10);

@@ -134,9 +134,11 @@ tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_comm *comm,
             ex->needs_gen = 0; /* sole_peer must be filled for the new lanes */
         }
     }
-    if (st == TUTTI_OK) {
+    if (st == TUTTI_OK && plan->nlanes > 0) { /* arrays are still NULL before any lane */
         memset(ex->next, 0, (size_t)plan->nlanes * sizeof(*ex->next));
         memset(ex->placed, 0, (size_t)plan->nlanes * sizeof(*ex->placed));
+    }
+    if (st == TUTTI_OK) {
         /* The same plan again (plan->gen is unique to one build): its needs and connections
          * are those found last time. */
         if (plan->gen == 0 || plan->gen != ex->needs_gen) {

@@ -55,24 +55,28 @@ int tutti__hex_decode(const char *hex, uint8_t *out, size_t n)
 int tutti__slurm_first_host(const char *list, char *out, size_t len)
 {
     size_t o = 0;
-    const char *p = list;
-    while (*p != '\0' && *p != ',' && *p != '[' && o + 1 < len) {
-        out[o++] = *p++;
+    if (len == 0) {
+        return -1; /* no room even for the terminator */
     }
-    if (*p == '[') {
-        p++;
-        while (*p != '\0' && isdigit((unsigned char)*p) && o + 1 < len) {
-            out[o++] = *p++;
+    /* Up to the first comma; each bracket ("[03-05,9]") gives its first number, so that a
+     * list of several ranges ("rack[1-2]-n[3-4]") starts with "rack1-n3". */
+    for (const char *p = list; *p != '\0' && *p != ',';) {
+        if (*p != '[') {
+            if (o + 1 < len) {
+                out[o++] = *p;
+            }
+            p++;
+            continue;
+        }
+        for (p++; isdigit((unsigned char)*p); p++) {
+            if (o + 1 < len) {
+                out[o++] = *p;
+            }
         }
         while (*p != '\0' && *p != ']') {
             p++;
         }
-        if (*p == ']') {
-            p++;
-            while (*p != '\0' && *p != ',' && o + 1 < len) {
-                out[o++] = *p++; /* suffix after the bracket */
-            }
-        }
+        p += *p == ']';
     }
     out[o] = '\0';
     return o > 0 ? 0 : -1;

@@ -125,6 +125,13 @@ int tutti__algo_parse(const char *spec, int forced[TUTTI_COLL_COUNT], char *err,
     for (int c = 0; c < TUTTI_COLL_COUNT; c++) {
         forced[c] = -1;
     }
+    if (strlen(spec) >= sizeof(copy)) {
+        /* Cut short, its last entries would be judged in part or not at all (fuzz_algo
+         * found a misspelled entry past byte 511 accepted). */
+        snprintf(err, errlen, "TUTTI_ALGO is %zu characters long; at most %zu are accepted",
+                 strlen(spec), sizeof(copy) - 1);
+        return -1;
+    }
     snprintf(copy, sizeof(copy), "%s", spec);
     for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok != NULL;
          tok = strtok_r(NULL, ",", &save)) {
@@ -143,14 +150,17 @@ int tutti__algo_parse(const char *spec, int forced[TUTTI_COLL_COUNT], char *err,
                      tok);
             return -1;
         }
-        int n = 0;
+        int n = 0, idx = -1;
         const struct tutti_algo *a = tutti__algos((tutti_coll_t)coll, &n);
         for (int i = 0; i < n; i++) {
             if (strcmp(colon + 1, a[i].name) == 0) {
-                forced[coll] = i;
+                idx = i;
             }
         }
-        if (forced[coll] < 0) {
+        /* Judge this entry alone: an earlier valid one for the same collective must not
+         * make a misspelled later one pass (fuzz_algo found "barrier:oneshot,barrier:one"). */
+        forced[coll] = idx;
+        if (idx < 0) {
             char names[128];
             list_names((tutti_coll_t)coll, names, sizeof(names));
             snprintf(err, errlen, "TUTTI_ALGO: %s has no algorithm '%s' (valid: %s)",

@@ -24,6 +24,9 @@ Test(env, size_suffixes_parse_as_binary_units)
     cr_assert_eq(tutti__parse_size("17", &v), 0);
     cr_assert_eq(v, 17);
     cr_assert_eq(tutti__parse_size("-1", &v), -1);
+    cr_assert_eq(tutti__parse_size(" -2", &v), -1, "fuzz_env: was 2^64 - 2");
+    cr_assert_eq(tutti__parse_size(" 2k", &v), 0);
+    cr_assert_eq(v, 2048);
     cr_assert_eq(tutti__parse_size("12q", &v), -1);
     cr_assert_eq(tutti__parse_size("", &v), -1);
     cr_assert_eq(tutti__parse_size("99999999999999999999T", &v), -1);
@@ -120,9 +123,29 @@ Test(launch, slurm_first_host_of_a_node_list)
     cr_assert_str_eq(h, "node7");
     cr_assert_eq(tutti__slurm_first_host("a1,b2", h, sizeof(h)), 0);
     cr_assert_str_eq(h, "a1");
-    cr_assert_eq(tutti__slurm_first_host("rack[1-2]-n[3]", h, sizeof(h)), 0);
-    cr_assert_str_eq(h, "rack1-n[3]");
     cr_assert_eq(tutti__slurm_first_host("", h, sizeof(h)), -1);
+}
+
+/* fuzz_env: the second bracket of a name was copied as it is ("rack1-n[3-4]"). */
+Test(launch, slurm_first_host_takes_the_first_number_of_every_bracket)
+{
+    static const char *const cases[][2] = {{"rack[1-2]-n[3-4],x", "rack1-n3"},
+                                           {"[7]a[08]b", "7a08b"}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char h[64];
+        cr_assert_eq(tutti__slurm_first_host(cases[i][0], h, sizeof(h)), 0, "%s", cases[i][0]);
+        cr_assert_str_eq(h, cases[i][1]);
+    }
+}
+
+/* A buffer of 0 bytes got its terminator written anyway. */
+Test(launch, slurm_first_host_with_no_room_writes_nothing)
+{
+    char h[2] = {'?', '?'};
+    cr_assert_eq(tutti__slurm_first_host("node1", h, 0), -1);
+    cr_assert_eq(h[0], '?');
+    cr_assert_eq(tutti__slurm_first_host("node1", h, 1), -1, "no room for a character");
+    cr_assert_eq(h[0], '\0');
 }
 
 Test(status, names_and_messages_are_distinct)

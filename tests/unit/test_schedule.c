@@ -7,6 +7,7 @@
 #include "coll/coll.h"
 #include "comm.h"
 #include "sim.h"
+#include "slow.h"
 
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -217,32 +218,32 @@ static void sweep(tutti_coll_t c, int rooted, int can_inplace)
     }
 }
 
-Test(schedule, allreduce_every_size_and_nranks, .timeout = 120)
+Test(schedule, allreduce_every_size_and_nranks, .timeout = 120 * TEST_SLOW)
 {
     sweep(TUTTI_COLL_ALLREDUCE, 0, 1);
 }
 
-Test(schedule, broadcast_every_root, .timeout = 120)
+Test(schedule, broadcast_every_root, .timeout = 120 * TEST_SLOW)
 {
     sweep(TUTTI_COLL_BROADCAST, 1, 1);
 }
 
-Test(schedule, reduce_every_root, .timeout = 120)
+Test(schedule, reduce_every_root, .timeout = 120 * TEST_SLOW)
 {
     sweep(TUTTI_COLL_REDUCE, 1, 1);
 }
 
-Test(schedule, reduce_scatter_every_size_and_nranks, .timeout = 120)
+Test(schedule, reduce_scatter_every_size_and_nranks, .timeout = 120 * TEST_SLOW)
 {
     sweep(TUTTI_COLL_REDUCE_SCATTER, 0, 1);
 }
 
-Test(schedule, allgather_every_size_and_nranks, .timeout = 120)
+Test(schedule, allgather_every_size_and_nranks, .timeout = 120 * TEST_SLOW)
 {
     sweep(TUTTI_COLL_ALLGATHER, 0, 1);
 }
 
-Test(schedule, alltoall_every_size_and_nranks, .timeout = 120)
+Test(schedule, alltoall_every_size_and_nranks, .timeout = 120 * TEST_SLOW)
 {
     sweep(TUTTI_COLL_ALLTOALL, 0, 0);
 }
@@ -478,6 +479,28 @@ Test(algos, tutti_algo_forces_known_names_and_lists_valid_ones)
     cr_assert(strstr(err, "ring") != NULL && strstr(err, "oneshot") != NULL, "%s", err);
     cr_assert_eq(tutti__algo_parse("allreduse:ring", forced, err, sizeof(err)), -1);
     cr_assert(strstr(err, "allreduse") != NULL, "%s", err);
+}
+
+/* fuzz_algo: a valid entry made a later misspelled one for the same collective pass. */
+Test(algos, misspelled_entry_after_a_valid_one_is_refused)
+{
+    int forced[TUTTI_COLL_COUNT];
+    char err[256];
+    cr_assert_eq(tutti__algo_parse("barrier:oneshot,barrier:one", forced, err, sizeof(err)), -1);
+    cr_assert(strstr(err, "'one'") != NULL, "%s", err);
+}
+
+/* fuzz_algo: entries past byte 511 were cut off unread, so a typo there passed. */
+Test(algos, spec_longer_than_511_characters_is_refused)
+{
+    int forced[TUTTI_COLL_COUNT];
+    char err[256], spec[600] = "";
+    while (strlen(spec) < 500) {
+        strcat(spec, "allreduce:ring,");
+    }
+    strcat(spec, "broadcast:rung");
+    cr_assert_eq(tutti__algo_parse(spec, forced, err, sizeof(err)), -1);
+    cr_assert(strstr(err, "characters long") != NULL, "%s", err);
 }
 
 Test(algos, small_messages_take_the_direct_variant_large_ones_the_ring)

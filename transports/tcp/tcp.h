@@ -26,12 +26,19 @@
 #include <stdint.h>
 
 #define TCP_MAX_SOCKS 16
-#define TCP_HDR_BYTES 16
+#define TCP_HDR_BYTES   16
+#define TCP_ABORT_BYTES ((uint32_t)sizeof(struct tutti_abort_info)) /* ABORT frame payload */
 
 /* Frame types: ASCII tags, so that a stray stream is unlikely to look like a frame. */
 enum {
     TCP_FRAME_DATA = 0x61746164u,  /* "data" */
     TCP_FRAME_ABORT = 0x74726261u, /* "abrt" */
+};
+
+/* A frame header, decoded. */
+struct tcp_hdr {
+    uint32_t type, len;
+    uint64_t seq;
 };
 
 /* What a connecting socket is for (kind of the handshake payload). */
@@ -131,6 +138,23 @@ struct tcp_ctx {
 
 /** The transport's table (registered by transports/registry.c). */
 extern const struct tutti_transport_ops tutti__tcp_ops;
+
+/* tcp_frame.c: frames on the wire. */
+
+/** Encode a frame header. */
+void tutti__tcp_hdr_encode(uint8_t p[TCP_HDR_BYTES], uint32_t type, uint32_t len, uint64_t seq);
+
+/**
+ * Decode and check a received header: a known type, a DATA length of at most slot_size, an
+ * ABORT length of exactly TCP_ABORT_BYTES, the sequence number expect_seq. Returns 0 with *h
+ * filled, or -1 with the reason in why (h untouched).
+ */
+int tutti__tcp_hdr_check(const uint8_t p[TCP_HDR_BYTES], size_t slot_size, uint64_t expect_seq,
+                         struct tcp_hdr *h, char *why, size_t len);
+
+/** An abort notice to and from its wire form; decode always NUL-terminates the reason. */
+void tutti__tcp_abort_encode(uint8_t p[TCP_ABORT_BYTES], const struct tutti_abort_info *info);
+void tutti__tcp_abort_decode(const uint8_t p[TCP_ABORT_BYTES], struct tutti_abort_info *info);
 
 /* tcp_data.c: connections and their data path. */
 

@@ -15,7 +15,6 @@
 #include "tutti/comm.h"
 #include "util.h"
 
-#include <endian.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -66,15 +65,6 @@ static int slot_sent(struct tcp_conn *c, uint64_t k)
 static int slot_arrived(struct tcp_conn *c, uint64_t k)
 {
     return sock_of(c, k)->rnext > k;
-}
-
-static void encode_hdr(uint8_t *p, uint32_t type, uint32_t len, uint64_t seq)
-{
-    uint32_t t = htole32(type), l = htole32(len);
-    uint64_t q = htole64(seq);
-    memcpy(p, &t, 4);
-    memcpy(p + 4, &l, 4);
-    memcpy(p + 8, &q, 8);
 }
 
 /* Add [base, base + len) to iov, minus the first *skip bytes of the frame (already sent). */
@@ -152,62 +142,28 @@ static tutti_status_t sock_write(struct tcp_conn *c, struct tcp_sock *s, int *mo
 /* A complete header is in s->rhdr: check it before anything trusts it. */
 static tutti_status_t parse_hdr(struct tcp_conn *c, struct tcp_sock *s)
 {
-    uint32_t type, len;
-    uint64_t seq;
-    memcpy(&type, s->rhdr, 4);
-    memcpy(&len, s->rhdr + 4, 4);
-    memcpy(&seq, s->rhdr + 8, 8);
-    type = le32toh(type);
-    len = le32toh(len);
-    seq = le64toh(seq);
-    if (type != TCP_FRAME_DATA && type != TCP_FRAME_ABORT) {
-        return conn_fail(c, TUTTI_ERR_REMOTE, "bad frame from %s: unknown type 0x%08x",
-                         c->peer_name, type);
+    struct tcp_hdr h;
+    char why[120];
+    if (tutti__tcp_hdr_check(s->rhdr, c->base.slot_size, s->rnext, &h, why, sizeof(why)) != 0) {
+        return conn_fail(c, TUTTI_ERR_REMOTE, "bad frame from %s: %s", c->peer_name, why);
     }
-    if (type == TCP_FRAME_DATA && len > c->base.slot_size) {
-        return conn_fail(c, TUTTI_ERR_REMOTE,
-                         "bad frame from %s: length %u exceeds the slot size %zu", c->peer_name,
-                         len, c->base.slot_size);
-    }
-    if (type == TCP_FRAME_ABORT && len != sizeof(struct tutti_abort_info)) {
-        return conn_fail(c, TUTTI_ERR_REMOTE, "bad frame from %s: abort notice of %u bytes",
-                         c->peer_name, len);
-    }
-    if (seq != s->rnext) {
-        return conn_fail(c, TUTTI_ERR_REMOTE,
-                         "bad frame from %s: sequence number %llu, expected %llu", c->peer_name,
-                         (unsigned long long)seq, (unsigned long long)s->rnext);
-    }
-    s->rtype = type;
-    s->rlen = len;
+    s->rtype = h.type;
+    s->rlen = h.len;
     s->rpay_got = 0;
     s->rhdr_ok = 1;
     return TUTTI_OK;
 }
 
-static void encode_abort(uint8_t *p, const struct tutti_abort_info *info)
-{
-    uint32_t v[4] = {htole32((uint32_t)info->origin), htole32((uint32_t)info->culprit),
-                     htole32((uint32_t)info->status), htole32(info->seq)};
-    memcpy(p, v, sizeof(v));
-    memcpy(p + sizeof(v), info->reason, sizeof(info->reason));
-    p[sizeof(struct tutti_abort_info) - 1] = '\0';
-}
-
 /* An ABORT frame arrived: the connection ends with the sender's reason. */
 static tutti_status_t on_abort(struct tcp_conn *c, const uint8_t *p)
 {
-    uint32_t v[4];
-    char reason[sizeof(((struct tutti_abort_info *)0)->reason)];
-    memcpy(v, p, sizeof(v));
-    memcpy(reason, p + sizeof(v), sizeof(reason));
-    reason[sizeof(reason) - 1] = '\0';
-    int origin = (int)le32toh(v[0]), culprit = (int)le32toh(v[1]);
-    if (culprit >= 0 && culprit != origin) {
-        return conn_fail(c, TUTTI_ERR_REMOTE, "rank %d reports that rank %d failed: %s", origin,
-                         culprit, reason);
+    struct tutti_abort_info info;
+    tutti__tcp_abort_decode(p, &info);
+    if (info.culprit >= 0 && info.culprit != info.origin) {
+        return conn_fail(c, TUTTI_ERR_REMOTE, "rank %d reports that rank %d failed: %s",
+                         info.origin, info.culprit, info.reason);
     }
-    return conn_fail(c, TUTTI_ERR_REMOTE, "rank %d reports: %s", origin, reason);
+    return conn_fail(c, TUTTI_ERR_REMOTE, "rank %d reports: %s", info.origin, info.reason);
 }
 
 /* The payload of the frame being read on s is complete. */
@@ -360,7 +316,7 @@ static tutti_status_t post(struct tcp_conn *c, const uint8_t *ref, size_t bytes)
     }
     uint64_t k = c->shead++;
     size_t slot = slot_of(c, k);
-    encode_hdr(c->shdr[slot], TCP_FRAME_DATA, (uint32_t)bytes, k);
+    tutti__tcp_hdr_encode(c->shdr[slot], TCP_FRAME_DATA, (uint32_t)bytes, k);
     c->slen[slot] = (uint32_t)bytes;
     c->sref[slot] = ref;
     c->sacquired = 0;
@@ -480,8 +436,8 @@ void tutti__tcp_conn_abort(struct tcp_conn *c, const struct tutti_abort_info *in
         if (s->soff == 0 && !s->closed) {
             /* At a frame boundary the notice takes the place of the next frame. */
             uint8_t frame[TCP_HDR_BYTES + sizeof(struct tutti_abort_info)];
-            encode_hdr(frame, TCP_FRAME_ABORT, sizeof(struct tutti_abort_info), s->snext);
-            encode_abort(frame + TCP_HDR_BYTES, info);
+            tutti__tcp_hdr_encode(frame, TCP_FRAME_ABORT, TCP_ABORT_BYTES, s->snext);
+            tutti__tcp_abort_encode(frame + TCP_HDR_BYTES, info);
             (void)send(s->fd, frame, sizeof(frame), MSG_NOSIGNAL | MSG_DONTWAIT);
         }
         /* FIN after what is queued; no RST, which could destroy the notice in flight. */

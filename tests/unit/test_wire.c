@@ -1,0 +1,94 @@
+/*
+ * test_wire.c - the checks on bytes from other processes that live apart from the sockets:
+ * bootstrap messages (src/boot_wire.c) and TCP frame headers (transports/tcp/tcp_frame.c).
+ * tests/fuzz runs the same functions on arbitrary bytes; these pin the expected answers.
+ */
+#include "boot_wire.h"
+#include "transports/tcp/tcp.h"
+
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <string.h>
+
+Test(boot_wire, header_round_trips_in_network_order)
+{
+    uint8_t raw[BOOT_HDR_BYTES];
+    struct boot_hdr h;
+    tutti__boot_hdr_encode(BOOT_REQ_SYNC, 8, raw);
+    cr_assert_eq(raw[3], BOOT_REQ_SYNC);
+    cr_assert_eq(raw[7], 8);
+    tutti__boot_hdr_decode(raw, &h);
+    cr_assert_eq(h.type, BOOT_REQ_SYNC);
+    cr_assert_eq(h.len, 8);
+}
+
+Test(boot_wire, hello_is_refused_for_kind_range_and_count)
+{
+    struct boot_hello h = {.kind = BOOT_KIND, .rank = 2, .nranks = 4, .pid = 7};
+    char why[200];
+    cr_assert_eq(tutti__boot_hello_check(&h, 0, why, sizeof(why)), 0);
+    cr_assert_eq(tutti__boot_hello_check(&h, 4, why, sizeof(why)), 0);
+    cr_assert_eq(tutti__boot_hello_check(&h, 5, why, sizeof(why)), -2, "a count mismatch is fatal");
+    cr_assert(strstr(why, "nranks 4") != NULL, "%s", why);
+    h.rank = 4;
+    cr_assert_eq(tutti__boot_hello_check(&h, 4, why, sizeof(why)), -1);
+    cr_assert(strstr(why, "out of range") != NULL, "%s", why);
+    h.rank = 0;
+    h.kind = 1;
+    cr_assert_eq(tutti__boot_hello_check(&h, 4, why, sizeof(why)), -1);
+}
+
+Test(boot_wire, unknown_status_from_the_wire_becomes_remote)
+{
+    cr_assert_eq(tutti__boot_status_decode((int32_t)htonl((uint32_t)TUTTI_ERR_TIMEOUT)),
+                 TUTTI_ERR_TIMEOUT);
+    cr_assert_eq(tutti__boot_status_decode((int32_t)htonl(0)), TUTTI_OK);
+    cr_assert_eq(tutti__boot_status_decode((int32_t)htonl(1)), TUTTI_ERR_REMOTE, "in progress");
+    cr_assert_eq(tutti__boot_status_decode((int32_t)htonl((uint32_t)-1000)), TUTTI_ERR_REMOTE);
+}
+
+Test(boot_wire, error_reason_is_terminated_and_never_success)
+{
+    struct boot_error e;
+    memset(&e, 'x', sizeof(e)); /* no terminator anywhere */
+    e.status = 0;
+    e.culprit = (int32_t)htonl(3);
+    char reason[16];
+    int culprit = -1;
+    cr_assert_eq(tutti__boot_error_decode(&e, &culprit, reason, sizeof(reason)),
+                 TUTTI_ERR_REMOTE);
+    cr_assert_eq(culprit, 3);
+    cr_assert_eq(strlen(reason), sizeof(reason) - 1);
+}
+
+Test(tcp_frame, header_checks_name_what_is_wrong)
+{
+    uint8_t raw[TCP_HDR_BYTES];
+    struct tcp_hdr h;
+    char why[120];
+    tutti__tcp_hdr_encode(raw, TCP_FRAME_DATA, 100, 5);
+    cr_assert_eq(tutti__tcp_hdr_check(raw, 100, 5, &h, why, sizeof(why)), 0);
+    cr_assert(h.type == TCP_FRAME_DATA && h.len == 100 && h.seq == 5);
+    cr_assert_eq(tutti__tcp_hdr_check(raw, 99, 5, &h, why, sizeof(why)), -1);
+    cr_assert(strstr(why, "exceeds the slot size 99") != NULL, "%s", why);
+    cr_assert_eq(tutti__tcp_hdr_check(raw, 100, 6, &h, why, sizeof(why)), -1);
+    cr_assert(strstr(why, "sequence number 5, expected 6") != NULL, "%s", why);
+    tutti__tcp_hdr_encode(raw, TCP_FRAME_ABORT, TCP_ABORT_BYTES - 1, 0);
+    cr_assert_eq(tutti__tcp_hdr_check(raw, 1 << 20, 0, &h, why, sizeof(why)), -1);
+    tutti__tcp_hdr_encode(raw, 0x41414141u, 0, 0);
+    cr_assert_eq(tutti__tcp_hdr_check(raw, 1 << 20, 0, &h, why, sizeof(why)), -1);
+    cr_assert(strstr(why, "unknown type 0x41414141") != NULL, "%s", why);
+}
+
+Test(tcp_frame, abort_notice_round_trips_with_a_terminated_reason)
+{
+    struct tutti_abort_info in = {.origin = 2, .culprit = 5, .status = TUTTI_ERR_REMOTE, .seq = 9};
+    memset(in.reason, 'r', sizeof(in.reason)); /* unterminated */
+    uint8_t raw[TCP_ABORT_BYTES];
+    struct tutti_abort_info out;
+    tutti__tcp_abort_encode(raw, &in);
+    tutti__tcp_abort_decode(raw, &out);
+    cr_assert(out.origin == 2 && out.culprit == 5 && out.status == TUTTI_ERR_REMOTE &&
+              out.seq == 9);
+    cr_assert_eq(strlen(out.reason), sizeof(out.reason) - 1);
+}

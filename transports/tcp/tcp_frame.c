@@ -1,0 +1,72 @@
+/*
+ * tcp_frame.c - the TCP transport's frame headers and abort notices on the wire (tcp.h):
+ * encoding, and the checks a received header passes before anything trusts it. Pure functions
+ * over bytes, apart from the sockets, so that tests/fuzz/fuzz_tcp_frame.c runs exactly them.
+ */
+#include "tcp.h"
+
+#include <endian.h>
+#include <stdio.h>
+#include <string.h>
+
+void tutti__tcp_hdr_encode(uint8_t p[TCP_HDR_BYTES], uint32_t type, uint32_t len, uint64_t seq)
+{
+    uint32_t t = htole32(type), l = htole32(len);
+    uint64_t q = htole64(seq);
+    memcpy(p, &t, 4);
+    memcpy(p + 4, &l, 4);
+    memcpy(p + 8, &q, 8);
+}
+
+int tutti__tcp_hdr_check(const uint8_t p[TCP_HDR_BYTES], size_t slot_size, uint64_t expect_seq,
+                         struct tcp_hdr *h, char *why, size_t len)
+{
+    uint32_t type, flen;
+    uint64_t seq;
+    memcpy(&type, p, 4);
+    memcpy(&flen, p + 4, 4);
+    memcpy(&seq, p + 8, 8);
+    type = le32toh(type);
+    flen = le32toh(flen);
+    seq = le64toh(seq);
+    if (type != TCP_FRAME_DATA && type != TCP_FRAME_ABORT) {
+        snprintf(why, len, "unknown type 0x%08x", type);
+        return -1;
+    }
+    if (type == TCP_FRAME_DATA && flen > slot_size) {
+        snprintf(why, len, "length %u exceeds the slot size %zu", flen, slot_size);
+        return -1;
+    }
+    if (type == TCP_FRAME_ABORT && flen != sizeof(struct tutti_abort_info)) {
+        snprintf(why, len, "abort notice of %u bytes", flen);
+        return -1;
+    }
+    if (seq != expect_seq) {
+        snprintf(why, len, "sequence number %llu, expected %llu", (unsigned long long)seq,
+                 (unsigned long long)expect_seq);
+        return -1;
+    }
+    *h = (struct tcp_hdr){.type = type, .len = flen, .seq = seq};
+    return 0;
+}
+
+void tutti__tcp_abort_encode(uint8_t p[TCP_ABORT_BYTES], const struct tutti_abort_info *info)
+{
+    uint32_t v[4] = {htole32((uint32_t)info->origin), htole32((uint32_t)info->culprit),
+                     htole32((uint32_t)info->status), htole32(info->seq)};
+    memcpy(p, v, sizeof(v));
+    memcpy(p + sizeof(v), info->reason, sizeof(info->reason));
+    p[TCP_ABORT_BYTES - 1] = '\0';
+}
+
+void tutti__tcp_abort_decode(const uint8_t p[TCP_ABORT_BYTES], struct tutti_abort_info *info)
+{
+    uint32_t v[4];
+    memcpy(v, p, sizeof(v));
+    info->origin = (int32_t)le32toh(v[0]);
+    info->culprit = (int32_t)le32toh(v[1]);
+    info->status = (int32_t)le32toh(v[2]);
+    info->seq = le32toh(v[3]);
+    memcpy(info->reason, p + sizeof(v), sizeof(info->reason));
+    info->reason[sizeof(info->reason) - 1] = '\0';
+}
