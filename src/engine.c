@@ -33,6 +33,8 @@
 struct waiter {
     int64_t last_progress;
     int64_t last_check;
+    int64_t last_beat;    /* when beats last went out (or the wait began) */
+    int64_t beat_vouched; /* the progress time they vouched for */
     int armed;          /* doorbell: we said we are about to sleep */
     int spinning;       /* the last wait_step busy-polled: poll again without reading the clock */
     uint32_t token;     /* doorbell sequence seen when arming */
@@ -261,6 +263,62 @@ static int advance_all(struct tutti_exec **exs, int n, int *progress_p)
     return pending;
 }
 
+/*
+ * Progress vouched for by the peer ex waits on: the time it last moved data, or saw the peer
+ * it waits on in turn do so. A local peer publishes it on its seq board (whatever operation
+ * it is in: one still moving data towards an earlier one will come); a remote one sends beats
+ * while it still owes this rank data in the operation (send_beats). A rank that waits on a
+ * peer which is busy receiving over a slow link must not time out while the data still moves.
+ * Vouching only passes on times of real data movement (or of a wait's start), never
+ * refreshes them, so ranks that wait on each other cannot keep each other alive. INT64_MIN
+ * when nothing is known.
+ */
+static int64_t vouched_progress(struct tutti_exec *ex)
+{
+    struct tutti_comm *c = ex->comm;
+    int r = tutti__exec_waited_rank(ex);
+    if (r < 0 || r >= c->nranks || r == c->rank) {
+        return INT64_MIN;
+    }
+    int64_t seen = INT64_MIN;
+    const struct tutti_seq_board *b = tutti__net_seq_board(c, r);
+    if (b != NULL) {
+        seen = atomic_load_explicit(&b->fresh, memory_order_relaxed);
+    }
+    for (int i = 0; i < ex->nneeds; i++) {
+        if (ex->conns[i] != NULL && ex->conns[i]->peer == r && ex->conns[i]->vouched != 0) {
+            seen = TUTTI_MAX(seen, ex->conns[i]->vouched);
+        }
+    }
+    return seen;
+}
+
+/* Vouch to the remote peers the running execs still send to that data moved age_ns ago. */
+static void send_beats(struct tutti_exec **exs, int n, int64_t age_ns)
+{
+    for (int i = 0; i < n; i++) {
+        struct tutti_exec *ex = exs[i];
+        for (int k = 0; ex->status == TUTTI_IN_PROGRESS && k < ex->nneeds; k++) {
+            struct tutti_tconn *c = ex->conns[k];
+            if (c != NULL && c->ops->beat != NULL &&
+                tutti__exec_owes_send(ex, c->peer, c->channel)) {
+                (void)c->ops->beat(c, age_ns); /* a failed connection says so on its next use */
+            }
+        }
+    }
+}
+
+/* Tell local peers when this rank last made (or vouched for) progress. */
+static void publish_fresh(struct tutti_exec **exs, int n, int64_t t)
+{
+    for (int i = 0; i < n; i++) {
+        struct tutti_seq_board *b = exs[i]->comm->net.board;
+        if (exs[i]->status == TUTTI_IN_PROGRESS && b != NULL) {
+            atomic_store_explicit(&b->fresh, t, memory_order_relaxed);
+        }
+    }
+}
+
 /* Nothing moved: decide how to wait. Returns the number of execs still running. */
 static int wait_step(struct tutti_exec **exs, int n, struct waiter *w, int64_t now)
 {
@@ -277,12 +335,28 @@ static int wait_step(struct tutti_exec **exs, int n, struct waiter *w, int64_t n
             (void)check_comm(ex);
         }
         if (ex->status == TUTTI_IN_PROGRESS && idle > ex->comm->cfg.timeout_ns) {
-            timeout_exec(ex, idle);
+            int64_t seen = vouched_progress(ex);
+            if (seen > w->last_progress && now - seen <= ex->comm->cfg.timeout_ns) {
+                w->last_progress = seen; /* the peer moves: wait on, and vouch for it in turn */
+                idle = now - seen;
+                publish_fresh(exs, n, seen);
+            } else {
+                timeout_exec(ex, idle);
+            }
         }
         pending += ex->status == TUTTI_IN_PROGRESS;
     }
     if (now - w->last_check > CHECK_PERIOD_NS) {
         w->last_check = now;
+        publish_fresh(exs, n, w->last_progress);
+    }
+    /* Beats, a quarter of the timeout apart, only when there is news to vouch for: a wait
+     * shorter than that sends none. */
+    int64_t beat_every = exs[0]->comm->cfg.timeout_ns / 4;
+    if (now - w->last_beat > beat_every && w->last_progress > w->beat_vouched) {
+        w->last_beat = now;
+        w->beat_vouched = w->last_progress;
+        send_beats(exs, n, now - w->last_progress);
     }
     if (pending == 0) {
         return 0;
@@ -336,6 +410,7 @@ tutti_status_t tutti__engine_run(struct tutti_exec **exs, int n)
             stale = 0;
             w.last_progress = now;
             w.last_check = w.last_check == 0 ? now : w.last_check;
+            w.last_beat = w.last_beat == 0 ? now : w.last_beat;
             w.spinning = 1;
             continue;
         }

@@ -495,6 +495,22 @@ void tutti__exec_wait_point(const struct tutti_exec *ex, struct tutti_wait_point
     }
 }
 
+int tutti__exec_owes_send(const struct tutti_exec *ex, int peer, int channel)
+{
+    if (ex->next == NULL || ex->phase != TUTTI_EXEC_RUN) {
+        return 0;
+    }
+    for (int i = 0; i < ex->plan->nlanes; i++) {
+        const struct tutti_lane *l = &ex->plan->lanes[i];
+        for (size_t k = ex->next[i]; l->channel == channel && k < l->nsteps; k++) {
+            if (l->steps[k].send_peer == peer) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
 int tutti__exec_waited_rank(const struct tutti_exec *ex)
 {
     struct tutti_wait_point wp;

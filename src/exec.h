@@ -86,4 +86,11 @@ void tutti__exec_wait_point(const struct tutti_exec *ex, struct tutti_wait_point
 /** The rank a stalled plan waits on, or -1. */
 int tutti__exec_waited_rank(const struct tutti_exec *ex);
 
+/**
+ * 1 when a step not yet run still sends to `peer` on `channel`: that peer cannot be done with
+ * this operation, so it will read everything sent to it before (beats go only there, so that
+ * no rank closes a socket with a beat unread, which would reset the connection).
+ */
+int tutti__exec_owes_send(const struct tutti_exec *ex, int peer, int channel);
+
 #endif /* TUTTI_EXEC_H */

@@ -85,11 +85,15 @@ struct tutti_doorbell {
 /**
  * A rank's operation counters (sequence numbers of the last operation posted and completed),
  * kept where local peers can read them (shm: the control segment), so that a rank that times
- * out can name the local ranks that never started the operation it waits in.
+ * out can name the local ranks that never started the operation it waits in. fresh: the
+ * CLOCK_MONOTONIC time (one clock for the whole host) of the latest progress the owner made or
+ * vouched for while waiting (published at most every millisecond), so that a rank waiting on a
+ * local peer that is itself busy on a slow link does not time out while data still moves.
  */
 struct tutti_seq_board {
     _Alignas(64) _Atomic uint64_t posted;
     _Atomic uint64_t completed;
+    _Atomic int64_t fresh;
 };
 
 /** Common head of every connection; each transport embeds it as its first member. */
@@ -98,6 +102,9 @@ struct tutti_tconn {
     int peer;    /* rank of the other end */
     int channel;
     size_t slot_size; /* capacity of one slot in bytes */
+    /* CLOCK_MONOTONIC time here of the latest progress the peer vouched for with a beat (its
+     * own data moving, or data it saw move further on), or 0: see beat() */
+    int64_t vouched;
 };
 
 struct tutti_transport_ops {
@@ -188,6 +195,15 @@ struct tutti_transport_ops {
      * anything moved. Transports without NEEDS_PROGRESS return TUTTI_OK at once.
      */
     tutti_status_t (*progress)(struct tutti_tconn *c, int *moved_p);
+
+    /**
+     * Optional (NULL: the transport has none; local peers use the seq board's `fresh`). Tell
+     * the peer, out of band of the slots, that this rank (or a rank it waits on) last moved
+     * data age_ns ago; the peer records it in its connection's `vouched`. Receiving a beat is
+     * not progress (so two waiting ranks cannot keep each other alive), and a beat that cannot
+     * go out now (a frame is half written) is dropped.
+     */
+    tutti_status_t (*beat)(struct tutti_tconn *c, int64_t age_ns);
 
     /** *done_p = 1 when every posted slot has left this process (TCP: written to the kernel). */
     tutti_status_t (*flushed)(struct tutti_tconn *c, int *done_p);

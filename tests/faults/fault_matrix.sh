@@ -27,7 +27,8 @@
 # message names another rank ("rank N (host H, pid P)" after set-up; "rank N" during it); no
 # crash (a signal other than the injected one, or exit 2); no hang (a run still going after
 # the outer timeout is killed and counted as a hang). A slow link must complete with right
-# results or fail cleanly; a mismatch must end without crash or hang on every rank (results
+# results: the data keeps moving, so a timeout there is a false alarm, counted as "slow-link
+# timeout" (clean, but not what a user wants; see docs/ARCHITECTURE.md, beats); a mismatch must end without crash or hang on every rank (results
 # that come back wrong without an error are counted as "mismatch undetected", not as wrong:
 # the library cannot see every mismatch).
 #
@@ -39,7 +40,8 @@
 #   --only   run only cases whose "transport/collective/fault" matches REGEX
 #   --keep   keep the per-run logs (printed path)
 # Prints one line per run, then "runs N, faults injected N, errors reported correctly N, hangs N,
-# wrong N" (and skips, undetected mismatches). Exits 1 if hangs or wrong > 0, 2 on usage.
+# wrong N" (and skips, undetected mismatches, slow-link timeouts). Exits 1 if hangs or wrong
+# > 0, 2 on usage.
 # Namespace cases need root and ip(8) (tc(8) for slow): without them they are skipped, saying why.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -238,7 +240,7 @@ check_clean() {
   check_fini "$dir" "$r"
 }
 
-runs=0 injected=0 correct=0 hangs=0 wrongs=0 skips=0 undetected=0
+runs=0 injected=0 correct=0 hangs=0 wrongs=0 skips=0 undetected=0 slow_timeouts=0
 declare -A skip_reason
 report() { # case verdict detail
   printf '%-40s %-10s %s\n' "$1" "$2" "$3"
@@ -399,9 +401,10 @@ run_case() {
       strangers)
         msg=$(check_clean "$dir" $r) || { why+="$msg; "; verdict=wrong; } ;;
       slow)
-        if [ "$rc" != 0 ]; then
+        if [ "$rc" != 0 ]; then # data still moves: a timeout here is a false alarm
+          why+="rank $r failed on the slow link (exit $rc): $(sed -n 's/.* msg: //p' "$dir/out.$r" | cut -c1-100); "
           msg=$(check_error "$dir" $r "$t0" 2) || { why+="$msg; "; verdict=wrong; }
-          [ $verdict = ok ] && why+="rank $r timed out on the slow link; "
+          [ $verdict = ok ] && verdict=slow_timeout
         fi ;;
       mismatch_*)
         if [ "$rc" -ge 128 ] || [ "$rc" = 2 ] || ! grep -q '^RESULT' "$dir/out.$r"; then
@@ -424,6 +427,7 @@ run_case() {
   case $verdict in
     ok) correct=$((correct + 1)) ;;
     undetected) undetected=$((undetected + 1)) ;;
+    slow_timeout) slow_timeouts=$((slow_timeouts + 1)) ;;
     wrong) wrongs=$((wrongs + 1)) ;;
   esac
   [ $verdict = ok ] && [ "$fault" != slow ] && [ "$fault" != strangers ] && why=""
@@ -460,8 +464,9 @@ else
   run_case netns all_reduce kill
   run_case netns sendrecv cut
   run_case netns all_reduce slow
+  run_case netns reduce slow
   run_case netns alltoall strangers
 fi
 for why in "${!skip_reason[@]}"; do echo "skipped: $why"; done
-echo "runs $runs, faults injected $injected, errors reported correctly $correct, hangs $hangs, wrong $wrongs (skipped $skips, mismatch undetected $undetected)"
+echo "runs $runs, faults injected $injected, errors reported correctly $correct, hangs $hangs, wrong $wrongs (skipped $skips, mismatch undetected $undetected, slow-link timeouts $slow_timeouts)"
 [ $hangs = 0 ] && [ $wrongs = 0 ]

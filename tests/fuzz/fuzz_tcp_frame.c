@@ -5,7 +5,8 @@
  * accepted header has a known type, a length the receiver can hold (at most a slot; an abort
  * notice exactly), the expected sequence number, and encodes back to the same 16 bytes; a
  * refused one comes with a reason; an abort notice decodes to a terminated reason and encodes
- * back to its input (whose last byte, the reason's terminator, is forced to 0).
+ * back to its input (whose last byte, the reason's terminator, is forced to 0); a beat (which
+ * keeps the sequence number for the next frame) carries an age >= 0 that encodes back.
  */
 #include "fuzz.h"
 #include "transports/tcp/tcp.h"
@@ -21,6 +22,16 @@ static void check_abort(const uint8_t *p)
     memcpy(want, p, sizeof(want));
     want[sizeof(want) - 1] = '\0';
     FUZZ_CHECK(memcmp(back, want, sizeof(want)) == 0, "abort notice does not round-trip");
+}
+
+static void check_beat(const uint8_t *p, uint64_t seq)
+{
+    int64_t age = tutti__tcp_beat_age(p);
+    FUZZ_CHECK(age >= 0, "negative beat age %lld", (long long)age);
+    uint8_t back[TCP_HDR_BYTES + TCP_BEAT_BYTES];
+    tutti__tcp_beat_encode(back, seq, age);
+    FUZZ_CHECK(age == INT64_MAX || memcmp(back + TCP_HDR_BYTES, p, TCP_BEAT_BYTES) == 0,
+               "beat age does not round-trip");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -41,8 +52,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             FUZZ_CHECK(why[0] != '\0', "a refused header without a reason");
             return 0; /* the connection fails here */
         }
-        FUZZ_CHECK(h.type == TCP_FRAME_DATA || h.type == TCP_FRAME_ABORT, "type 0x%x", h.type);
-        FUZZ_CHECK(h.type == TCP_FRAME_ABORT ? h.len == TCP_ABORT_BYTES : h.len <= slot_size,
+        FUZZ_CHECK(h.type == TCP_FRAME_DATA || h.type == TCP_FRAME_ABORT ||
+                       h.type == TCP_FRAME_BEAT,
+                   "type 0x%x", h.type);
+        FUZZ_CHECK(h.type == TCP_FRAME_ABORT  ? h.len == TCP_ABORT_BYTES
+                   : h.type == TCP_FRAME_BEAT ? h.len == TCP_BEAT_BYTES
+                                              : h.len <= slot_size,
                    "length %u with slot size %zu", h.len, slot_size);
         FUZZ_CHECK(h.seq == seq, "sequence %llu, expected %llu", (unsigned long long)h.seq,
                    (unsigned long long)seq);
@@ -56,6 +71,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (h.type == TCP_FRAME_ABORT) {
             check_abort(p);
             return 0; /* an abort notice ends the connection */
+        }
+        if (h.type == TCP_FRAME_BEAT) { /* out of band: the next frame keeps the number */
+            check_beat(p, h.seq);
+            p += h.len;
+            continue;
         }
         p += h.len;
         seq += nsocks;

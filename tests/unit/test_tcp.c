@@ -786,3 +786,50 @@ Test(tcp, check_closes_a_silent_stranger_at_the_deadline, .timeout = 30)
     rank_teardown(&r0);
     rank_teardown(&r1);
 }
+
+Test(tcp, beats_vouch_without_counting_as_progress_and_leave_frames_intact, .timeout = 30)
+{
+    struct rank r0, r1;
+    local_pair(&r0, &r1, 5 * SEC);
+    local_connect(&r0, &r1);
+    struct tutti_tconn *tx = r0.conn[0], *rx = r1.conn[0];
+    void *buf;
+    size_t cap;
+    int moved = 0;
+    /* a frame, a beat between two frames, a frame */
+    for (int i = 0; i < 2; i++) {
+        while (OPS->send_acquire(tx, &buf, &cap) != TUTTI_OK) {
+        }
+        memset(buf, 'a' + i, 100);
+        cr_assert_eq(OPS->send_post(tx, 100), TUTTI_OK);
+        if (i == 0) {
+            cr_assert_eq(OPS->beat(tx, 2 * SEC), TUTTI_OK);
+        }
+    }
+    int64_t t0 = tutti__now_ns();
+    for (int i = 0; i < 2; i++) {
+        const void *got;
+        size_t len;
+        while (OPS->recv_peek(rx, &got, &len) == TUTTI_IN_PROGRESS) {
+            cr_assert_eq(OPS->progress(tx, &moved), TUTTI_OK);
+        }
+        cr_assert_eq(len, 100);
+        cr_assert_eq(((const char *)got)[99], 'a' + i, "frame %d after the beat", i);
+        cr_assert_eq(OPS->recv_release(rx), TUTTI_OK);
+    }
+    /* the beat said: data moved 2 s before it was sent */
+    cr_assert_neq(rx->vouched, 0);
+    cr_assert_leq(rx->vouched, t0 - 2 * SEC + SEC / 2, "vouched %lld", (long long)rx->vouched);
+    cr_assert_geq(rx->vouched, t0 - 3 * SEC);
+    /* a beat alone is read, but is not progress */
+    rx->vouched = 0;
+    cr_assert_eq(OPS->beat(tx, 0), TUTTI_OK);
+    for (int64_t end = tutti__now_ns() + 5 * SEC; rx->vouched == 0;) {
+        moved = 0;
+        cr_assert_eq(OPS->progress(rx, &moved), TUTTI_OK);
+        cr_assert_eq(moved, 0, "reading a beat counted as progress");
+        cr_assert_lt(tutti__now_ns(), end, "the beat never arrived");
+    }
+    rank_teardown(&r0);
+    rank_teardown(&r1);
+}

@@ -75,9 +75,27 @@ Test(tcp_frame, header_checks_name_what_is_wrong)
     cr_assert(strstr(why, "sequence number 5, expected 6") != NULL, "%s", why);
     tutti__tcp_hdr_encode(raw, TCP_FRAME_ABORT, TCP_ABORT_BYTES - 1, 0);
     cr_assert_eq(tutti__tcp_hdr_check(raw, 1 << 20, 0, &h, why, sizeof(why)), -1);
+    tutti__tcp_hdr_encode(raw, TCP_FRAME_BEAT, TCP_BEAT_BYTES + 1, 0);
+    cr_assert_eq(tutti__tcp_hdr_check(raw, 1 << 20, 0, &h, why, sizeof(why)), -1);
+    cr_assert(strstr(why, "beat of 9 bytes") != NULL, "%s", why);
     tutti__tcp_hdr_encode(raw, 0x41414141u, 0, 0);
     cr_assert_eq(tutti__tcp_hdr_check(raw, 1 << 20, 0, &h, why, sizeof(why)), -1);
     cr_assert(strstr(why, "unknown type 0x41414141") != NULL, "%s", why);
+}
+
+Test(tcp_frame, beat_round_trips_its_age_and_clamps_negative_ones)
+{
+    uint8_t raw[TCP_HDR_BYTES + TCP_BEAT_BYTES];
+    struct tcp_hdr h;
+    char why[120];
+    tutti__tcp_beat_encode(raw, 7, 123456789);
+    cr_assert_eq(tutti__tcp_hdr_check(raw, 0, 7, &h, why, sizeof(why)), 0, "%s", why);
+    cr_assert(h.type == TCP_FRAME_BEAT && h.len == TCP_BEAT_BYTES && h.seq == 7);
+    cr_assert_eq(tutti__tcp_beat_age(raw + TCP_HDR_BYTES), 123456789);
+    tutti__tcp_beat_encode(raw, 7, -5);
+    cr_assert_eq(tutti__tcp_beat_age(raw + TCP_HDR_BYTES), 0);
+    memset(raw + TCP_HDR_BYTES, 0xff, TCP_BEAT_BYTES);
+    cr_assert_eq(tutti__tcp_beat_age(raw + TCP_HDR_BYTES), INT64_MAX);
 }
 
 Test(tcp_frame, abort_notice_round_trips_with_a_terminated_reason)

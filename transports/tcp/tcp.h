@@ -7,10 +7,12 @@
  * sockets and two FIFOs of nslots slots. Slot k travels as one frame on socket k % nsocks:
  *
  *   frame = header (16 bytes, little-endian) + payload (header.len bytes)
- *   header = { u32 type (TCP_FRAME_DATA or TCP_FRAME_ABORT), u32 len, u64 seq (= k) }
+ *   header = { u32 type (TCP_FRAME_DATA, _ABORT or _BEAT), u32 len, u64 seq (= k) }
  *
  * Each socket keeps its frames in order, so the receiver knows which sequence number comes
- * next on every socket and checks it. An ABORT frame carries a struct tutti_abort_info.
+ * next on every socket and checks it. An ABORT frame carries a struct tutti_abort_info. A BEAT
+ * frame (between two data frames, carrying the next one's sequence number, which it does not
+ * use up) carries a u64: how many nanoseconds ago the sender last saw data move.
  *
  * Threads: a context and its connections are driven by one thread at a time (the communicator
  * serialises its operations); abort() included.
@@ -28,11 +30,13 @@
 #define TCP_MAX_SOCKS 16
 #define TCP_HDR_BYTES   16
 #define TCP_ABORT_BYTES ((uint32_t)sizeof(struct tutti_abort_info)) /* ABORT frame payload */
+#define TCP_BEAT_BYTES 8u                                              /* BEAT frame payload */
 
 /* Frame types: ASCII tags, so that a stray stream is unlikely to look like a frame. */
 enum {
     TCP_FRAME_DATA = 0x61746164u,  /* "data" */
     TCP_FRAME_ABORT = 0x74726261u, /* "abrt" */
+    TCP_FRAME_BEAT = 0x74616562u,  /* "beat" */
 };
 
 /* A frame header, decoded. */
@@ -52,6 +56,8 @@ struct tcp_sock {
     /* sending */
     uint64_t snext; /* sequence number of the next frame to write (== index mod nsocks) */
     size_t soff;    /* bytes of that frame (header + payload) already written */
+    uint8_t sbeat[TCP_HDR_BYTES + TCP_BEAT_BYTES]; /* a BEAT frame going out before frame snext */
+    size_t sbeat_left; /* its bytes not yet written; 0: none */
     /* receiving */
     uint64_t rnext;               /* sequence number of the frame being read */
     uint8_t rhdr[TCP_HDR_BYTES];  /* its header as it arrives */
@@ -61,6 +67,7 @@ struct tcp_sock {
     size_t rpay_got;              /* payload bytes read */
     uint8_t *rtarget;             /* where the payload goes: a slot or a placed buffer */
     uint8_t rabort[sizeof(struct tutti_abort_info)]; /* payload of an ABORT frame */
+    uint8_t rbeat[TCP_BEAT_BYTES];                   /* payload of a BEAT frame */
 };
 
 /** Where received frame `seq` should land (recv_place), and where it did. */
@@ -146,11 +153,17 @@ void tutti__tcp_hdr_encode(uint8_t p[TCP_HDR_BYTES], uint32_t type, uint32_t len
 
 /**
  * Decode and check a received header: a known type, a DATA length of at most slot_size, an
- * ABORT length of exactly TCP_ABORT_BYTES, the sequence number expect_seq. Returns 0 with *h
- * filled, or -1 with the reason in why (h untouched).
+ * ABORT length of exactly TCP_ABORT_BYTES, a BEAT length of TCP_BEAT_BYTES, the sequence
+ * number expect_seq. Returns 0 with *h filled, or -1 with the reason in why (h untouched).
  */
 int tutti__tcp_hdr_check(const uint8_t p[TCP_HDR_BYTES], size_t slot_size, uint64_t expect_seq,
                          struct tcp_hdr *h, char *why, size_t len);
+
+/** A whole BEAT frame: header (sequence number seq) and age_ns (negative: 0). */
+void tutti__tcp_beat_encode(uint8_t p[TCP_HDR_BYTES + TCP_BEAT_BYTES], uint64_t seq,
+                            int64_t age_ns);
+/** The age a BEAT payload carries, clamped to INT64_MAX. */
+int64_t tutti__tcp_beat_age(const uint8_t p[TCP_BEAT_BYTES]);
 
 /** An abort notice to and from its wire form; decode always NUL-terminates the reason. */
 void tutti__tcp_abort_encode(uint8_t p[TCP_ABORT_BYTES], const struct tutti_abort_info *info);
@@ -174,6 +187,7 @@ tutti_status_t tutti__tcp_recv_place(struct tutti_tconn *tc, uint32_t ahead, voi
 tutti_status_t tutti__tcp_recv_release(struct tutti_tconn *tc);
 tutti_status_t tutti__tcp_progress(struct tutti_tconn *tc, int *moved_p);
 tutti_status_t tutti__tcp_flushed(struct tutti_tconn *tc, int *done_p);
+tutti_status_t tutti__tcp_beat(struct tutti_tconn *tc, int64_t age_ns);
 int tutti__tcp_pollfds(struct tutti_tconn *tc, struct pollfd *fds, int max);
 tutti_status_t tutti__tcp_close(struct tutti_tconn *tc);
 

@@ -568,6 +568,7 @@ const struct tutti_transport_ops tutti__tcp_ops = {
     .recv_peek = tutti__tcp_recv_peek,
     .recv_release = tutti__tcp_recv_release,
     .progress = tutti__tcp_progress,
+    .beat = tutti__tcp_beat,
     .flushed = tutti__tcp_flushed,
     .pollfds = tutti__tcp_pollfds,
     .close = tutti__tcp_close,

@@ -99,9 +99,48 @@ static void consume_sent(struct tcp_conn *c, struct tcp_sock *s, size_t r)
 
 static tutti_status_t sock_read(struct tcp_conn *c, struct tcp_sock *s, int *moved);
 
+/* A send on s failed with errno (not EAGAIN): the error that ends the connection. */
+static tutti_status_t write_failed(struct tcp_conn *c, struct tcp_sock *s)
+{
+    s->cerr = errno;
+    if (tutti__sys_status(s->cerr) == TUTTI_ERR_REMOTE) {
+        /* EPIPE, ECONNRESET. A peer that failed sent an ABORT frame before it closed; if it is
+         * waiting on this socket, it says why, so read it first. */
+        int ignored = 0;
+        TUTTI_CHECK(sock_read(c, s, &ignored));
+        return peer_closed(c, s);
+    }
+    return conn_fail(c, TUTTI_ERR_SYSTEM, "cannot send to %s: %s", c->peer_name,
+                     strerror(s->cerr));
+}
+
 /* Write the frames queued on socket s until the kernel takes no more. */
+static tutti_status_t write_failed(struct tcp_conn *c, struct tcp_sock *s);
+
+/* Write what is left of a pending BEAT frame; 1 when none is left. Not progress. */
+static int beat_out(struct tcp_conn *c, struct tcp_sock *s, tutti_status_t *st)
+{
+    *st = TUTTI_OK;
+    while (s->sbeat_left > 0) {
+        ssize_t r = send(s->fd, s->sbeat + sizeof(s->sbeat) - s->sbeat_left, s->sbeat_left,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (r < 0) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                *st = write_failed(c, s);
+            }
+            return 0;
+        }
+        s->sbeat_left -= (size_t)r;
+    }
+    return 1;
+}
+
 static tutti_status_t sock_write(struct tcp_conn *c, struct tcp_sock *s, int *moved)
 {
+    tutti_status_t st;
+    if (!beat_out(c, s, &st)) {
+        return st;
+    }
     while (s->snext < c->shead) {
         struct iovec iov[TCP_IOV_MAX];
         int n = 0;
@@ -119,16 +158,7 @@ static tutti_status_t sock_write(struct tcp_conn *c, struct tcp_sock *s, int *mo
             if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
                 return TUTTI_OK;
             }
-            s->cerr = errno;
-            if (tutti__sys_status(s->cerr) == TUTTI_ERR_REMOTE) {
-                /* EPIPE, ECONNRESET. A peer that failed sent an ABORT frame before it closed;
-                 * if it is waiting on this socket, it says why, so read it first. */
-                int ignored = 0;
-                TUTTI_CHECK(sock_read(c, s, &ignored));
-                return peer_closed(c, s);
-            }
-            return conn_fail(c, TUTTI_ERR_SYSTEM, "cannot send to %s: %s", c->peer_name,
-                             strerror(s->cerr));
+            return write_failed(c, s);
         }
         *moved = 1;
         consume_sent(c, s, (size_t)r);
@@ -172,6 +202,14 @@ static tutti_status_t frame_done(struct tcp_conn *c, struct tcp_sock *s)
     if (s->rtype == TCP_FRAME_ABORT) {
         return on_abort(c, s->rabort);
     }
+    if (s->rtype == TCP_FRAME_BEAT) { /* out of band: the next frame keeps its number */
+        int64_t now = tutti__now_ns(), age = tutti__tcp_beat_age(s->rbeat);
+        int64_t at = age >= now ? 1 : now - age;
+        c->base.vouched = TUTTI_MAX(c->base.vouched, at);
+        s->rhdr_ok = 0;
+        s->rhdr_got = 0;
+        return TUTTI_OK;
+    }
     size_t slot = slot_of(c, s->rnext);
     c->rlen[slot] = s->rlen;
     c->place[slot].landed = s->rlen > 0 ? s->rtarget : c->rbuf + slot * c->base.slot_size;
@@ -193,8 +231,9 @@ static int read_target(struct tcp_conn *c, struct tcp_sock *s, struct iovec iov[
         iov[0] = (struct iovec){s->rhdr + s->rhdr_got, TCP_HDR_BYTES - s->rhdr_got};
         return 1;
     }
-    if (s->rtype == TCP_FRAME_ABORT) {
-        iov[0] = (struct iovec){s->rabort + s->rpay_got, s->rlen - s->rpay_got};
+    if (s->rtype == TCP_FRAME_ABORT || s->rtype == TCP_FRAME_BEAT) {
+        uint8_t *p = s->rtype == TCP_FRAME_ABORT ? s->rabort : s->rbeat;
+        iov[0] = (struct iovec){p + s->rpay_got, s->rlen - s->rpay_got};
         return 1; /* never empty: parse_hdr checked its length */
     }
     if (s->rnext >= c->rtail + (uint64_t)c->nslots) {
@@ -214,21 +253,34 @@ static int read_target(struct tcp_conn *c, struct tcp_sock *s, struct iovec iov[
     return 2;
 }
 
-/* Account r bytes read on s: payload first, then read-ahead header bytes. */
-static tutti_status_t consume_read(struct tcp_conn *c, struct tcp_sock *s, size_t r)
+/* The header in s->rhdr is complete: parse it; *real is set unless it heads a BEAT. */
+static tutti_status_t header_done(struct tcp_conn *c, struct tcp_sock *s, int *real)
+{
+    TUTTI_CHECK(parse_hdr(c, s));
+    *real |= s->rtype != TCP_FRAME_BEAT;
+    return TUTTI_OK;
+}
+
+/*
+ * Account r bytes read on s: payload first, then read-ahead header bytes. *real is set when
+ * bytes of a data or abort frame were among them (a beat is not progress; a header counts
+ * once it is whole and known not to head one).
+ */
+static tutti_status_t consume_read(struct tcp_conn *c, struct tcp_sock *s, size_t r, int *real)
 {
     if (!s->rhdr_ok) {
         s->rhdr_got += r;
-        return s->rhdr_got == TCP_HDR_BYTES ? parse_hdr(c, s) : TUTTI_OK;
+        return s->rhdr_got == TCP_HDR_BYTES ? header_done(c, s, real) : TUTTI_OK;
     }
     size_t take = TUTTI_MIN(r, (size_t)s->rlen - s->rpay_got);
     s->rpay_got += take;
+    *real |= take > 0 && s->rtype != TCP_FRAME_BEAT;
     if (s->rpay_got < s->rlen) {
         return TUTTI_OK;
     }
     TUTTI_CHECK(frame_done(c, s));
     s->rhdr_got = r - take;
-    return s->rhdr_got == TCP_HDR_BYTES ? parse_hdr(c, s) : TUTTI_OK;
+    return s->rhdr_got == TCP_HDR_BYTES ? header_done(c, s, real) : TUTTI_OK;
 }
 
 /* Read what socket s has, as far as the receive slots allow. */
@@ -257,9 +309,8 @@ static tutti_status_t sock_read(struct tcp_conn *c, struct tcp_sock *s, int *mov
                         s->cerr != 0 ? strerror(s->cerr) : "");
             return TUTTI_OK;
         }
-        *moved = 1;
         size_t asked = iov[0].iov_len + (n > 1 ? iov[1].iov_len : 0);
-        TUTTI_CHECK(consume_read(c, s, (size_t)r));
+        TUTTI_CHECK(consume_read(c, s, (size_t)r, moved));
         if ((size_t)r < asked) {
             return TUTTI_OK; /* drained */
         }
@@ -409,6 +460,25 @@ tutti_status_t tutti__tcp_flushed(struct tutti_tconn *tc, int *done_p)
     return TUTTI_OK;
 }
 
+tutti_status_t tutti__tcp_beat(struct tutti_tconn *tc, int64_t age_ns)
+{
+    struct tcp_conn *c = (struct tcp_conn *)tc;
+    if (c->status != TUTTI_OK) {
+        return c->status;
+    }
+    /* One socket is enough (the receiver reads them all); at a frame boundary only. */
+    for (int i = 0; i < c->nsocks; i++) {
+        struct tcp_sock *s = &c->socks[i];
+        if (s->soff == 0 && s->sbeat_left == 0 && !s->closed) {
+            tutti__tcp_beat_encode(s->sbeat, s->snext, age_ns);
+            s->sbeat_left = sizeof(s->sbeat);
+            int moved = 0;
+            return sock_write(c, s, &moved);
+        }
+    }
+    return TUTTI_OK;
+}
+
 int tutti__tcp_pollfds(struct tutti_tconn *tc, struct pollfd *fds, int max)
 {
     struct tcp_conn *c = (struct tcp_conn *)tc;
@@ -419,7 +489,7 @@ int tutti__tcp_pollfds(struct tutti_tconn *tc, struct pollfd *fds, int max)
         /* A closed socket would always poll readable: leave it out (fd -1 is ignored). */
         fds[i].fd = s->closed ? -1 : s->fd;
         fds[i].events = (short)((read_target(c, s, iov) != 0 ? POLLIN : 0) |
-                                (s->snext < c->shead ? POLLOUT : 0));
+                                (s->snext < c->shead || s->sbeat_left > 0 ? POLLOUT : 0));
         fds[i].revents = 0;
     }
     return n;
@@ -430,10 +500,10 @@ void tutti__tcp_conn_abort(struct tcp_conn *c, const struct tutti_abort_info *in
     for (int i = 0; i < c->nsocks; i++) {
         struct tcp_sock *s = &c->socks[i];
         int moved = 0;
-        if (s->soff > 0 && c->status == TUTTI_OK) {
+        if ((s->soff > 0 || s->sbeat_left > 0) && c->status == TUTTI_OK) {
             (void)sock_write(c, s, &moved); /* a frame is half out: try to finish it */
         }
-        if (s->soff == 0 && !s->closed) {
+        if (s->soff == 0 && s->sbeat_left == 0 && !s->closed) {
             /* At a frame boundary the notice takes the place of the next frame. */
             uint8_t frame[TCP_HDR_BYTES + sizeof(struct tutti_abort_info)];
             tutti__tcp_hdr_encode(frame, TCP_FRAME_ABORT, TCP_ABORT_BYTES, s->snext);

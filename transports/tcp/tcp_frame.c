@@ -29,7 +29,7 @@ int tutti__tcp_hdr_check(const uint8_t p[TCP_HDR_BYTES], size_t slot_size, uint6
     type = le32toh(type);
     flen = le32toh(flen);
     seq = le64toh(seq);
-    if (type != TCP_FRAME_DATA && type != TCP_FRAME_ABORT) {
+    if (type != TCP_FRAME_DATA && type != TCP_FRAME_ABORT && type != TCP_FRAME_BEAT) {
         snprintf(why, len, "unknown type 0x%08x", type);
         return -1;
     }
@@ -39,6 +39,10 @@ int tutti__tcp_hdr_check(const uint8_t p[TCP_HDR_BYTES], size_t slot_size, uint6
     }
     if (type == TCP_FRAME_ABORT && flen != sizeof(struct tutti_abort_info)) {
         snprintf(why, len, "abort notice of %u bytes", flen);
+        return -1;
+    }
+    if (type == TCP_FRAME_BEAT && flen != TCP_BEAT_BYTES) {
+        snprintf(why, len, "beat of %u bytes", flen);
         return -1;
     }
     if (seq != expect_seq) {
@@ -69,4 +73,19 @@ void tutti__tcp_abort_decode(const uint8_t p[TCP_ABORT_BYTES], struct tutti_abor
     info->seq = le32toh(v[3]);
     memcpy(info->reason, p + sizeof(v), sizeof(info->reason));
     info->reason[sizeof(info->reason) - 1] = '\0';
+}
+
+void tutti__tcp_beat_encode(uint8_t p[TCP_HDR_BYTES + TCP_BEAT_BYTES], uint64_t seq, int64_t age_ns)
+{
+    tutti__tcp_hdr_encode(p, TCP_FRAME_BEAT, TCP_BEAT_BYTES, seq);
+    uint64_t a = htole64((uint64_t)(age_ns < 0 ? 0 : age_ns));
+    memcpy(p + TCP_HDR_BYTES, &a, sizeof(a));
+}
+
+int64_t tutti__tcp_beat_age(const uint8_t p[TCP_BEAT_BYTES])
+{
+    uint64_t a;
+    memcpy(&a, p, sizeof(a));
+    a = le64toh(a);
+    return a > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)a;
 }
