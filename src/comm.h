@@ -46,6 +46,9 @@ struct tutti_comm_state {
     int wakefd;           /* eventfd: written to interrupt a poll() in the engine */
     _Atomic uint64_t posted;    /* sequence number of the last operation started */
     _Atomic uint64_t completed; /* ... and of the last one finished */
+    _Atomic int64_t checked;    /* when the engine last ran the periodic checks (transports
+                                   answer strangers there): kept across operations, so that
+                                   many short ones still check every millisecond */
 };
 
 /* connect.c: transports and connections. */

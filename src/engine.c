@@ -330,8 +330,11 @@ static int wait_step(struct tutti_exec **exs, int n, struct waiter *w, int64_t n
         if (ex->status != TUTTI_IN_PROGRESS) {
             continue;
         }
+        _Atomic int64_t *checked = &ex->comm->state.checked;
         if (atomic_load_explicit(&ex->comm->state.aborting, memory_order_relaxed) ||
-            now - w->last_check > CHECK_PERIOD_NS) {
+            now - w->last_check > CHECK_PERIOD_NS ||
+            now - atomic_load_explicit(checked, memory_order_relaxed) > CHECK_PERIOD_NS) {
+            atomic_store_explicit(checked, now, memory_order_relaxed);
             (void)check_comm(ex);
         }
         if (ex->status == TUTTI_IN_PROGRESS && idle > ex->comm->cfg.timeout_ns) {
