@@ -3,7 +3,7 @@
  * environment (tutti's own variables, torchrun, Open MPI's mpirun, Slurm). Rank 0 hosts the
  * bootstrap root. On one host without a root address, rank 0 publishes a fresh root and secret
  * in a private file (mode 0600) that the other ranks read: no configuration, no shared secret
- * in the environment. README "Launching" documents every case.
+ * in the environment (rendezvous.c). README "Launching" documents every case.
  */
 #include "bootstrap.h"
 #include "check.h"
@@ -15,7 +15,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,40 +243,25 @@ static tutti_status_t file_rendezvous(struct tutti_launch *l, const char *key, i
     }
     snprintf(path, sizeof(path), "/tmp/tutti-%u-%016llx.root", (unsigned)getuid(),
              (unsigned long long)h);
-    struct tutti_wire_addr w;
     if (l->rank == 0) {
         union tutti_sockaddr lo;
         TUTTI_CHECK(tutti__sockaddr_parse("127.0.0.1", 0, 0, &lo));
         tutti__random_bytes(l->boot.secret, TUTTI_SECRET_BYTES);
         derive_job_id(l, key);
         TUTTI_CHECK(tutti__boot_root_start(&lo, l->boot.secret, l->boot.job_id, &l->boot.root));
-        tutti__wire_addr_encode(&l->boot.root, &w);
-        char tmp[320];
-        snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (fd < 0 || write(fd, &w, sizeof(w)) != sizeof(w) ||
-            write(fd, l->boot.secret, TUTTI_SECRET_BYTES) != TUTTI_SECRET_BYTES ||
-            close(fd) != 0 || rename(tmp, path) != 0) {
-            return tutti__set_error(NULL, TUTTI_ERR_SYSTEM, "writing %s: %s", path,
-                                    strerror(errno));
-        }
+        TUTTI_CHECK(tutti__rendezvous_publish(path, &l->boot));
         l->have_secret = 1;
         snprintf(l->rendezvous, sizeof(l->rendezvous), "%s", path);
         return TUTTI_OK;
     }
     for (;;) {
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd >= 0) {
-            ssize_t a = read(fd, &w, sizeof(w));
-            ssize_t b = read(fd, l->boot.secret, TUTTI_SECRET_BYTES);
-            close(fd);
-            if (a == sizeof(w) && b == TUTTI_SECRET_BYTES &&
-                tutti__wire_addr_decode(&w, &l->boot.root) == TUTTI_OK) {
-                l->have_secret = 1;
-                derive_job_id(l, key);
-                return TUTTI_OK;
-            }
+        tutti_status_t st = tutti__rendezvous_read(path, &l->boot);
+        if (st == TUTTI_OK) {
+            l->have_secret = 1;
+            derive_job_id(l, key);
+            return TUTTI_OK;
         }
+        TUTTI_CHECK(st == TUTTI_IN_PROGRESS ? TUTTI_OK : st);
         if (tutti__now_ns() > deadline) {
             return tutti__set_error(NULL, TUTTI_ERR_TIMEOUT,
                                     "rank 0 did not publish its root in %s (set TUTTI_ROOT to "

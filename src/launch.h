@@ -22,4 +22,21 @@ int tutti__hex_decode(const char *hex, uint8_t *out, size_t n);
 /** First host name of a Slurm node list ("gpu[03-05],x" -> "gpu03"). 0, or -1. */
 int tutti__slurm_first_host(const char *list, char *out, size_t len);
 
+/**
+ * One-host rendezvous (rendezvous.c): rank 0 publishes id's root address and secret in `path`,
+ * atomically (a fresh file of mode 0600, renamed into place).
+ * @return TUTTI_OK; TUTTI_ERR_SYSTEM naming the path and errno.
+ */
+tutti_status_t tutti__rendezvous_publish(const char *path, const struct tutti_boot_id *id);
+
+/**
+ * Read what rank 0 published into id->root and id->secret (the rest of id is left alone).
+ * @return TUTTI_OK; TUTTI_IN_PROGRESS while there is no such file (or not a whole one: wait);
+ *         TUTTI_ERR_INVALID_USAGE, logged with the path, owner and mode, when the file is a
+ *         symbolic link, not a regular file, not owned by this uid, or open to group or others
+ *         (any of the 077 mode bits): nobody but this user's rank 0 may tell the ranks where
+ *         to connect.
+ */
+tutti_status_t tutti__rendezvous_read(const char *path, struct tutti_boot_id *id);
+
 #endif /* TUTTI_LAUNCH_H */
