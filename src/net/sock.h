@@ -72,7 +72,10 @@ tutti_status_t tutti__sock_local_addr(const union tutti_sockaddr *toward, union 
 /**
  * Create a non-blocking listening socket bound to `local`. If local's port is 0 and
  * TUTTI_PORT_RANGE is set, the first free port of the range is used; if the port is not 0 it
- * is used as is (SO_REUSEADDR). *bound_p gets the real address with its port.
+ * is used as is (SO_REUSEADDR). *bound_p gets the real address with its port. When local is an
+ * address of TUTTI_SOCKET_IFNAME, the socket is also tied to that device (SO_BINDTODEVICE; where
+ * the kernel wants CAP_NET_RAW for it and the process lacks it, one warning, and the address
+ * bind alone).
  * @return TUTTI_OK; TUTTI_ERR_SYSTEM with a message naming the address and errno (for example
  *         "no free port in TUTTI_PORT_RANGE 30000-30010").
  */
