@@ -205,6 +205,15 @@ int tutti__sock_family_pref(void)
     return AF_UNSPEC;
 }
 
+static void set_port(union tutti_sockaddr *a, int port)
+{
+    if (a->sa.sa_family == AF_INET6) {
+        a->in6.sin6_port = htons((uint16_t)port);
+    } else {
+        a->in.sin_port = htons((uint16_t)port);
+    }
+}
+
 /* Interfaces least wanted by default: container and VM bridges, then loopback. */
 static int if_class(const struct ifaddrs *ifa)
 {
@@ -338,8 +347,38 @@ tutti_status_t tutti__sock_local_addr(const union tutti_sockaddr *toward, union 
     return TUTTI_OK;
 }
 
-/* TUTTI_PORT_RANGE: *set_p = 0 when unset, else 1 with the bounds; an error naming the value. */
-static tutti_status_t port_range(int *lo_p, int *hi_p, int *set_p)
+tutti_status_t tutti__sock_ifname_addr(int family, union tutti_sockaddr *out)
+{
+    const char *ifname = tutti__env()->SOCKET_IFNAME;
+    union tutti_sockaddr a;
+    if (ifname[0] == '\0') {
+        return TUTTI_IN_PROGRESS;
+    }
+    TUTTI_CHECK(pick_interface(ifname, family, &a));
+    set_port(&a, 0);
+    *out = a;
+    return TUTTI_OK;
+}
+
+int tutti__sock_is_local(const union tutti_sockaddr *a)
+{
+    union tutti_sockaddr probe = *a;
+    int fd = socket(a->sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    set_port(&probe, 0);
+    int ok = fd >= 0 && bind(fd, &probe.sa, tutti__sockaddr_len(&probe)) == 0;
+    if (fd >= 0) {
+        close(fd);
+    }
+    return ok;
+}
+
+int tutti__sock_is_loopback(const union tutti_sockaddr *a)
+{
+    return a->sa.sa_family == AF_INET ? (ntohl(a->in.sin_addr.s_addr) >> 24) == 127
+                                      : IN6_IS_ADDR_LOOPBACK(&a->in6.sin6_addr);
+}
+
+tutti_status_t tutti__sock_port_range(int *lo_p, int *hi_p, int *set_p)
 {
     const char *s = tutti__env()->PORT_RANGE;
     *set_p = 0;
@@ -438,15 +477,6 @@ static int listen_on(const union tutti_sockaddr *a, const char *dev)
     return fd;
 }
 
-static void set_port(union tutti_sockaddr *a, int port)
-{
-    if (a->sa.sa_family == AF_INET6) {
-        a->in6.sin6_port = htons((uint16_t)port);
-    } else {
-        a->in.sin_port = htons((uint16_t)port);
-    }
-}
-
 tutti_status_t tutti__sock_listen(const union tutti_sockaddr *local, int *fd_p,
                                   union tutti_sockaddr *bound_p)
 {
@@ -456,7 +486,7 @@ tutti_status_t tutti__sock_listen(const union tutti_sockaddr *local, int *fd_p,
     const char *dev = listen_device(&a);
     int port = ntohs(a.sa.sa_family == AF_INET6 ? a.in6.sin6_port : a.in.sin_port);
     if (port == 0) {
-        TUTTI_CHECK(port_range(&lo, &hi, &ranged));
+        TUTTI_CHECK(tutti__sock_port_range(&lo, &hi, &ranged));
     }
     if (ranged) {
         for (int p = lo; p <= hi && fd < 0; p++) {
