@@ -4,7 +4,9 @@
  * on), learns each rank from the authenticated hello, then answers rounds of requests: when
  * every rank has sent its k-th request it replies to all (an all-gather of records, or the worst
  * status of a sync). A rank that leaves early or never comes makes the root tell every other
- * rank who it was, so nobody waits for nothing.
+ * rank who it was, so nobody waits for nothing. Handshakes in progress are capped
+ * (TUTTI_BOOT_MAX_HANDSHAKES): a flood of silent connections costs the root a bounded number of
+ * descriptors, and the oldest of them makes room for a newcomer.
  */
 #include "bootstrap.h"
 #include "boot_wire.h"
@@ -26,6 +28,7 @@
 struct root_client {
     int fd;
     int rank; /* -1 until authenticated */
+    int64_t since; /* when it was accepted */
     uint32_t pid;
     char addr[80];
     struct tutti_hs hs;
@@ -47,6 +50,7 @@ struct root {
     int nbye;
     struct root_client **pending; /* accepted, not yet authenticated */
     int npending, pending_cap;
+    int nevicted; /* handshakes closed to make room (warned about once) */
     int64_t round_start; /* when the current round started waiting */
 };
 
@@ -148,9 +152,50 @@ static int place_client(struct root *rt, struct root_client *c)
     return 0;
 }
 
+/* The pending handshake that has waited longest, or -1 when there is none. */
+static int oldest_pending(const struct root *rt)
+{
+    int o = -1;
+    for (int i = 0; i < rt->npending; i++) {
+        if (o < 0 || rt->pending[i]->since < rt->pending[o]->since) {
+            o = i;
+        }
+    }
+    return o;
+}
+
+/*
+ * Room for one more handshake? At the cap, the oldest one is closed if it has waited
+ * TUTTI_BOOT_EVICT_AFTER_NS (a rank answers within a round trip: it is a stranger, or a rank so
+ * slow that it will retry nothing and fail anyway); else new connections wait in the listen queue.
+ */
+static int make_room(struct root *rt)
+{
+    if (rt->npending < TUTTI_BOOT_MAX_HANDSHAKES) {
+        return 1;
+    }
+    int o = oldest_pending(rt);
+    struct root_client *c = rt->pending[o];
+    if (tutti__now_ns() - c->since < TUTTI_BOOT_EVICT_AFTER_NS) {
+        return 0;
+    }
+    if (rt->nevicted++ == 0) {
+        tutti_warn("bootstrap root: %d handshakes in progress, the most it keeps; closing the "
+                   "oldest (from %s) to make room, and so on for each newcomer (a flood of "
+                   "connections that do not authenticate?)",
+                   rt->npending, c->addr);
+    } else {
+        tutti_debug(TUTTI_SUBSYS_BOOT, "bootstrap root: closing a handshake from %s to make room",
+                    c->addr);
+    }
+    rt->pending[o] = rt->pending[--rt->npending];
+    client_free(c);
+    return 1;
+}
+
 static void accept_new(struct root *rt)
 {
-    for (;;) {
+    while (make_room(rt)) {
         int fd;
         union tutti_sockaddr from;
         if (tutti__sock_accept(rt->lfd, &fd, &from) != TUTTI_OK) {
@@ -173,9 +218,10 @@ static void accept_new(struct root *rt)
         }
         c->fd = fd;
         c->rank = -1;
+        c->since = tutti__now_ns();
         tutti__sockaddr_str(&from, c->addr, sizeof(c->addr));
         tutti__hs_init_accept(&c->hs, fd, rt->secret, rt->job_id,
-                              tutti__now_ns() + HANDSHAKE_TIMEOUT_NS);
+                              c->since + HANDSHAKE_TIMEOUT_NS);
         rt->pending[rt->npending++] = c;
     }
 }
@@ -362,6 +408,7 @@ static int all_ready(const struct root *rt)
     return 1;
 }
 
+/* Wait for something to do, at most 100 ms; the listener only while there is room. */
 static void root_wait(struct root *rt)
 {
     int cap = 1 + rt->npending + rt->nranks;
@@ -370,17 +417,27 @@ static void root_wait(struct root *rt)
         usleep(1000);
         return;
     }
-    int n = 0;
-    fds[n++] = (struct pollfd){.fd = rt->lfd, .events = POLLIN};
+    int n = 0, ms = 100;
+    if (rt->npending < TUTTI_BOOT_MAX_HANDSHAKES) {
+        fds[n++] = (struct pollfd){.fd = rt->lfd, .events = POLLIN};
+    } else {
+        /* Full: the queue may be readable for long, so wake when the oldest can be closed. */
+        int64_t wait = rt->pending[oldest_pending(rt)]->since + TUTTI_BOOT_EVICT_AFTER_NS -
+                       tutti__now_ns();
+        ms = (int)TUTTI_MAX(0, TUTTI_MIN(wait / 1000000 + 1, ms));
+    }
+    /* POLLIN only: a handshake sends small messages that never wait for room (and at worst
+     * goes on at the next 100 ms wake-up), while POLLOUT on a silent connection would make
+     * this loop spin until its deadline. */
     for (int i = 0; i < rt->npending; i++) {
-        fds[n++] = (struct pollfd){.fd = rt->pending[i]->fd, .events = POLLIN | POLLOUT};
+        fds[n++] = (struct pollfd){.fd = rt->pending[i]->fd, .events = POLLIN};
     }
     for (int r = 0; r < rt->nranks; r++) {
         if (rt->by_rank[r] != NULL && rt->by_rank[r]->fd >= 0) {
             fds[n++] = (struct pollfd){.fd = rt->by_rank[r]->fd, .events = POLLIN};
         }
     }
-    (void)poll(fds, (nfds_t)n, 100);
+    (void)poll(fds, (nfds_t)n, ms);
     free(fds);
 }
 

@@ -46,6 +46,17 @@ struct tutti_boot_id {
 };
 
 /**
+ * The root keeps at most this many handshakes in progress (connections accepted, not yet
+ * authenticated). A rank finishes its handshake within a round trip, so a full table is a flood:
+ * once the oldest handshake in it has waited TUTTI_BOOT_EVICT_AFTER_NS, a new connection closes
+ * it and takes its place; until then new connections wait in the kernel's listen queue. 256
+ * keeps the root to a quarter of the common 1024-descriptor limit of the process it shares with
+ * rank 0 (docs/SECURITY.md).
+ */
+#define TUTTI_BOOT_MAX_HANDSHAKES 256
+#define TUTTI_BOOT_EVICT_AFTER_NS (1000ll * 1000000ll)
+
+/**
  * Start the root server for one communicator of any size in a background thread. It listens on
  * `listen` (port 0: an ephemeral port or TUTTI_PORT_RANGE) and writes the bound address into
  * *bound_p. It exits when every rank has left, on an error it has reported to the ranks, or when

@@ -26,9 +26,9 @@
     X(NCHANNELS, INT, "0", "parallel rings per collective; 0 picks per transport")                \
     X(NSOCKS, INT, "2", "TCP sockets per connection (1..16)")                                      \
     X(SOCKET_IFNAME, STRING, "",                                                                   \
-      "network interface for bootstrap and TCP (default: the one that routes to the root)")        \
+      "network interface for bootstrap and TCP; listeners are tied to it (SO_BINDTODEVICE)")      \
     X(SOCKET_FAMILY, STRING, "any", "any, ipv4 or ipv6: address family for the interface")         \
-    X(PORT_RANGE, STRING, "", "listen only on ports lo-hi (default: any free port)")              \
+    X(PORT_RANGE, STRING, "", "listen only on ports lo-hi, the root's included (default: any)")  \
     X(HOSTID, STRING, "",                                                                          \
       "override the host identity; ranks with equal ids share memory (default: boot id, "          \
       "hostname and namespaces)")                                                                  \

@@ -3,7 +3,7 @@
  * environment (tutti's own variables, torchrun, Open MPI's mpirun, Slurm). Rank 0 hosts the
  * bootstrap root. On one host without a root address, rank 0 publishes a fresh root and secret
  * in a private file (mode 0600) that the other ranks read: no configuration, no shared secret
- * in the environment. README "Launching" documents every case.
+ * in the environment (rendezvous.c). README "Launching" documents every case.
  */
 #include "bootstrap.h"
 #include "check.h"
@@ -15,7 +15,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,7 +135,9 @@ static void detect_root(struct tutti_launch *l)
     long p;
     if (tutti__env()->ROOT[0] != '\0') {
         snprintf(l->root, sizeof(l->root), "%s", tutti__env()->ROOT);
+        l->root_from = "TUTTI_ROOT";
     } else if (addr != NULL && port != NULL && tutti__parse_long(port, &p) == 0) {
+        l->root_from = "MASTER_ADDR and MASTER_PORT + 1";
         /* torchrun's own store listens on MASTER_PORT: tutti takes the next port. */
         snprintf(l->root, sizeof(l->root), "%s%s%s:%ld", strchr(addr, ':') ? "[" : "", addr,
                  strchr(addr, ':') ? "]" : "", p + 1);
@@ -147,9 +148,14 @@ static void detect_root(struct tutti_launch *l)
             nodes = tutti__env_foreign("SLURM_JOB_NODELIST");
         }
         long job = foreign_long("SLURM_JOB_ID"), step = foreign_long("SLURM_STEP_ID");
+        int lo = 0, hi = 0, ranged = 0; /* a malformed range: tutti__root_port_check says so */
+        if (tutti__sock_port_range(&lo, &hi, &ranged) != TUTTI_OK || !ranged) {
+            lo = hi = 0;
+        }
         if (nodes != NULL && tutti__slurm_first_host(nodes, host, sizeof(host)) == 0 && job >= 0) {
-            snprintf(l->root, sizeof(l->root), "%s:%ld", host,
-                     20000 + ((job * 16 + (step < 0 ? 0 : step)) % 20000));
+            snprintf(l->root, sizeof(l->root), "%s:%d", host,
+                     tutti__slurm_root_port(job, step, lo, hi));
+            l->root_from = "the Slurm node list";
         }
     }
 }
@@ -244,40 +250,25 @@ static tutti_status_t file_rendezvous(struct tutti_launch *l, const char *key, i
     }
     snprintf(path, sizeof(path), "/tmp/tutti-%u-%016llx.root", (unsigned)getuid(),
              (unsigned long long)h);
-    struct tutti_wire_addr w;
     if (l->rank == 0) {
         union tutti_sockaddr lo;
         TUTTI_CHECK(tutti__sockaddr_parse("127.0.0.1", 0, 0, &lo));
         tutti__random_bytes(l->boot.secret, TUTTI_SECRET_BYTES);
         derive_job_id(l, key);
         TUTTI_CHECK(tutti__boot_root_start(&lo, l->boot.secret, l->boot.job_id, &l->boot.root));
-        tutti__wire_addr_encode(&l->boot.root, &w);
-        char tmp[320];
-        snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (fd < 0 || write(fd, &w, sizeof(w)) != sizeof(w) ||
-            write(fd, l->boot.secret, TUTTI_SECRET_BYTES) != TUTTI_SECRET_BYTES ||
-            close(fd) != 0 || rename(tmp, path) != 0) {
-            return tutti__set_error(NULL, TUTTI_ERR_SYSTEM, "writing %s: %s", path,
-                                    strerror(errno));
-        }
+        TUTTI_CHECK(tutti__rendezvous_publish(path, &l->boot));
         l->have_secret = 1;
         snprintf(l->rendezvous, sizeof(l->rendezvous), "%s", path);
         return TUTTI_OK;
     }
     for (;;) {
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd >= 0) {
-            ssize_t a = read(fd, &w, sizeof(w));
-            ssize_t b = read(fd, l->boot.secret, TUTTI_SECRET_BYTES);
-            close(fd);
-            if (a == sizeof(w) && b == TUTTI_SECRET_BYTES &&
-                tutti__wire_addr_decode(&w, &l->boot.root) == TUTTI_OK) {
-                l->have_secret = 1;
-                derive_job_id(l, key);
-                return TUTTI_OK;
-            }
+        tutti_status_t st = tutti__rendezvous_read(path, &l->boot);
+        if (st == TUTTI_OK) {
+            l->have_secret = 1;
+            derive_job_id(l, key);
+            return TUTTI_OK;
         }
+        TUTTI_CHECK(st == TUTTI_IN_PROGRESS ? TUTTI_OK : st);
         if (tutti__now_ns() > deadline) {
             return tutti__set_error(NULL, TUTTI_ERR_TIMEOUT,
                                     "rank 0 did not publish its root in %s (set TUTTI_ROOT to "
@@ -310,23 +301,20 @@ static tutti_status_t launch_detect(struct tutti_launch *l, char *key, size_t ke
         public_secret(l, key);
     }
     derive_job_id(l, key);
+    TUTTI_CHECK(tutti__root_port_check(l));
+    union tutti_sockaddr at, bound;
+    TUTTI_CHECK(tutti__root_addrs(l, &at));
     if (l->rank == 0) {
-        union tutti_sockaddr any = l->boot.root; /* same family and port, any interface */
-        if (any.sa.sa_family == AF_INET6) {
-            any.in6.sin6_addr = in6addr_any;
-        } else {
-            any.in.sin_addr.s_addr = htonl(INADDR_ANY);
-        }
-        tutti_status_t st = tutti__boot_root_start(&any, l->boot.secret, l->boot.job_id, &any);
+        tutti_status_t st = tutti__boot_root_start(&at, l->boot.secret, l->boot.job_id, &bound);
         if (st != TUTTI_OK) {
             return tutti__set_error(NULL, st, "rank 0 cannot serve the root at %s: %s", l->root,
                                     tutti_last_error(NULL));
         }
         /* Port 0 picks a free port: fine for rank 0 itself (a one-rank job), no one else. */
         if (l->boot.root.sa.sa_family == AF_INET6) {
-            l->boot.root.in6.sin6_port = any.in6.sin6_port;
+            l->boot.root.in6.sin6_port = bound.in6.sin6_port;
         } else {
-            l->boot.root.in.sin_port = any.in.sin_port;
+            l->boot.root.in.sin_port = bound.in.sin_port;
         }
     } else if ((l->boot.root.sa.sa_family == AF_INET6 ? l->boot.root.in6.sin6_port
                                                       : l->boot.root.in.sin_port) == 0) {
@@ -351,9 +339,7 @@ tutti_status_t tutti_comm_init_env(tutti_comm_t **comm_p)
     TUTTI_CHECK(tutti__boot_client_open(&l.boot, l.rank, l.nranks, tutti__env()->TIMEOUT, &boot));
     /* A loopback root on a multi-host job (a host name resolving to 127.0.1.1): let the TCP
      * transport pick a routable interface instead of following the root's address. */
-    int lo = (l.boot.root.sa.sa_family == AF_INET &&
-              (ntohl(l.boot.root.in.sin_addr.s_addr) >> 24) == 127) ||
-             (l.boot.root.sa.sa_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&l.boot.root.in6.sin6_addr));
+    int lo = tutti__sock_is_loopback(&l.boot.root);
     tutti_status_t st = tutti__comm_create(l.nranks, l.rank, l.boot.job_id, l.boot.secret,
                                            (lo && !l.single_host) ? NULL : &l.boot.root, NULL,
                                            boot, comm_p);

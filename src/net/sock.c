@@ -205,6 +205,15 @@ int tutti__sock_family_pref(void)
     return AF_UNSPEC;
 }
 
+static void set_port(union tutti_sockaddr *a, int port)
+{
+    if (a->sa.sa_family == AF_INET6) {
+        a->in6.sin6_port = htons((uint16_t)port);
+    } else {
+        a->in.sin_port = htons((uint16_t)port);
+    }
+}
+
 /* Interfaces least wanted by default: container and VM bridges, then loopback. */
 static int if_class(const struct ifaddrs *ifa)
 {
@@ -338,8 +347,38 @@ tutti_status_t tutti__sock_local_addr(const union tutti_sockaddr *toward, union 
     return TUTTI_OK;
 }
 
-/* TUTTI_PORT_RANGE: *set_p = 0 when unset, else 1 with the bounds; an error naming the value. */
-static tutti_status_t port_range(int *lo_p, int *hi_p, int *set_p)
+tutti_status_t tutti__sock_ifname_addr(int family, union tutti_sockaddr *out)
+{
+    const char *ifname = tutti__env()->SOCKET_IFNAME;
+    union tutti_sockaddr a;
+    if (ifname[0] == '\0') {
+        return TUTTI_IN_PROGRESS;
+    }
+    TUTTI_CHECK(pick_interface(ifname, family, &a));
+    set_port(&a, 0);
+    *out = a;
+    return TUTTI_OK;
+}
+
+int tutti__sock_is_local(const union tutti_sockaddr *a)
+{
+    union tutti_sockaddr probe = *a;
+    int fd = socket(a->sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    set_port(&probe, 0);
+    int ok = fd >= 0 && bind(fd, &probe.sa, tutti__sockaddr_len(&probe)) == 0;
+    if (fd >= 0) {
+        close(fd);
+    }
+    return ok;
+}
+
+int tutti__sock_is_loopback(const union tutti_sockaddr *a)
+{
+    return a->sa.sa_family == AF_INET ? (ntohl(a->in.sin_addr.s_addr) >> 24) == 127
+                                      : IN6_IS_ADDR_LOOPBACK(&a->in6.sin6_addr);
+}
+
+tutti_status_t tutti__sock_port_range(int *lo_p, int *hi_p, int *set_p)
 {
     const char *s = tutti__env()->PORT_RANGE;
     *set_p = 0;
@@ -365,8 +404,62 @@ static tutti_status_t port_range(int *lo_p, int *hi_p, int *set_p)
     return TUTTI_OK;
 }
 
-/* socket + bind + listen on `a`; returns the fd, or -1 with errno set. */
-static int listen_on(const union tutti_sockaddr *a)
+/* Is `a` (port aside) one of the addresses of interface `ifname`? */
+static int on_interface(const char *ifname, const union tutti_sockaddr *a)
+{
+    struct ifaddrs *ifs = NULL;
+    int found = 0;
+    if (getifaddrs(&ifs) != 0) {
+        return 0;
+    }
+    for (const struct ifaddrs *ifa = ifs; ifa != NULL && !found; ifa = ifa->ifa_next) {
+        const struct sockaddr *s = ifa->ifa_addr;
+        if (s == NULL || s->sa_family != a->sa.sa_family || strcmp(ifa->ifa_name, ifname) != 0) {
+            continue;
+        }
+        found = s->sa_family == AF_INET
+                    ? ((const struct sockaddr_in *)s)->sin_addr.s_addr == a->in.sin_addr.s_addr
+                    : memcmp(&((const struct sockaddr_in6 *)s)->sin6_addr, &a->in6.sin6_addr,
+                             sizeof(a->in6.sin6_addr)) == 0;
+    }
+    freeifaddrs(ifs);
+    return found;
+}
+
+/* The interface a listener on `a` is tied to: TUTTI_SOCKET_IFNAME when `a` is one of its
+ * addresses; NULL otherwise (none named, or a loopback root of a one-host job). */
+static const char *listen_device(const union tutti_sockaddr *a)
+{
+    const char *ifname = tutti__env()->SOCKET_IFNAME;
+    return ifname[0] != '\0' && on_interface(ifname, a) ? ifname : NULL;
+}
+
+/*
+ * A listener on an address of TUTTI_SOCKET_IFNAME also takes only what arrives through that
+ * interface (SO_BINDTODEVICE): with Linux's weak-host routing, a socket bound to an address
+ * alone accepts packets for it from any interface. Older kernels (before 5.7) want CAP_NET_RAW
+ * for it: then the address bind alone stays, and one warning says so.
+ */
+static void bind_to_device(int fd, const char *dev)
+{
+    if (dev == NULL ||
+        setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, dev, (socklen_t)strlen(dev)) == 0) {
+        return;
+    }
+    if (errno == EPERM) {
+        tutti_warn_once("listening sockets are bound to the address of TUTTI_SOCKET_IFNAME %s "
+                        "but not to the device itself: SO_BINDTODEVICE needs CAP_NET_RAW on "
+                        "this kernel, so packets for that address from other interfaces are "
+                        "accepted too",
+                        dev);
+    } else {
+        tutti_warn_once("SO_BINDTODEVICE %s failed: %s; listening on its address only", dev,
+                        strerror(errno));
+    }
+}
+
+/* socket + bind + listen on `a` (tied to interface dev unless NULL); the fd, or -1 (errno). */
+static int listen_on(const union tutti_sockaddr *a, const char *dev)
 {
     int fd = socket(a->sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
@@ -374,6 +467,7 @@ static int listen_on(const union tutti_sockaddr *a)
     }
     int one = 1;
     (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    bind_to_device(fd, dev);
     if (bind(fd, &a->sa, tutti__sockaddr_len(a)) != 0 || listen(fd, LISTEN_BACKLOG) != 0) {
         int err = errno;
         close(fd);
@@ -383,29 +477,21 @@ static int listen_on(const union tutti_sockaddr *a)
     return fd;
 }
 
-static void set_port(union tutti_sockaddr *a, int port)
-{
-    if (a->sa.sa_family == AF_INET6) {
-        a->in6.sin6_port = htons((uint16_t)port);
-    } else {
-        a->in.sin_port = htons((uint16_t)port);
-    }
-}
-
 tutti_status_t tutti__sock_listen(const union tutti_sockaddr *local, int *fd_p,
                                   union tutti_sockaddr *bound_p)
 {
     union tutti_sockaddr a = *local;
     char s[80];
     int lo = 0, hi = 0, ranged = 0, fd = -1;
+    const char *dev = listen_device(&a);
     int port = ntohs(a.sa.sa_family == AF_INET6 ? a.in6.sin6_port : a.in.sin_port);
     if (port == 0) {
-        TUTTI_CHECK(port_range(&lo, &hi, &ranged));
+        TUTTI_CHECK(tutti__sock_port_range(&lo, &hi, &ranged));
     }
     if (ranged) {
         for (int p = lo; p <= hi && fd < 0; p++) {
             set_port(&a, p);
-            fd = listen_on(&a);
+            fd = listen_on(&a, dev);
             if (fd < 0 && errno != EADDRINUSE) {
                 break;
             }
@@ -417,7 +503,7 @@ tutti_status_t tutti__sock_listen(const union tutti_sockaddr *local, int *fd_p,
                                     tutti__sockaddr_str(&a, s, sizeof(s)));
         }
     } else {
-        fd = listen_on(&a);
+        fd = listen_on(&a, dev);
     }
     if (fd < 0) {
         return tutti__set_error(NULL, TUTTI_ERR_SYSTEM, "cannot listen on %s: %s",

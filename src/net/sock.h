@@ -70,9 +70,31 @@ int tutti__sock_family_pref(void);
 tutti_status_t tutti__sock_local_addr(const union tutti_sockaddr *toward, union tutti_sockaddr *out);
 
 /**
+ * The address of TUTTI_SOCKET_IFNAME of the given family (AF_UNSPEC: IPv4 first), port 0.
+ * @return TUTTI_OK; TUTTI_IN_PROGRESS when TUTTI_SOCKET_IFNAME is unset; TUTTI_ERR_INVALID_ARG
+ *         (logged, listing the interfaces) when the interface has no such address.
+ */
+tutti_status_t tutti__sock_ifname_addr(int family, union tutti_sockaddr *out);
+
+/** Is `a` an address of this host, one a socket can bind (any port)? */
+int tutti__sock_is_local(const union tutti_sockaddr *a);
+
+/** 127.0.0.0/8 or ::1. */
+int tutti__sock_is_loopback(const union tutti_sockaddr *a);
+
+/**
+ * TUTTI_PORT_RANGE: *set_p = 0 when unset, else 1 with the bounds in *lo_p, *hi_p.
+ * @return TUTTI_OK; TUTTI_ERR_INVALID_ARG (logged, naming the value) when malformed.
+ */
+tutti_status_t tutti__sock_port_range(int *lo_p, int *hi_p, int *set_p);
+
+/**
  * Create a non-blocking listening socket bound to `local`. If local's port is 0 and
  * TUTTI_PORT_RANGE is set, the first free port of the range is used; if the port is not 0 it
- * is used as is (SO_REUSEADDR). *bound_p gets the real address with its port.
+ * is used as is (SO_REUSEADDR). *bound_p gets the real address with its port. When local is an
+ * address of TUTTI_SOCKET_IFNAME, the socket is also tied to that device (SO_BINDTODEVICE; where
+ * the kernel wants CAP_NET_RAW for it and the process lacks it, one warning, and the address
+ * bind alone).
  * @return TUTTI_OK; TUTTI_ERR_SYSTEM with a message naming the address and errno (for example
  *         "no free port in TUTTI_PORT_RANGE 30000-30010").
  */

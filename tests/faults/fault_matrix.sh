@@ -346,7 +346,9 @@ run_case() {
         # the shrink listener is read only when a shrink needs it: strangers there go unanswered
         shp=$(sed -n 's/^READY.* shrink_port \([0-9-]*\).*/\1/p' "$dir/out.$r")
         [ "$tr" = netns ] && pre=(ip netns exec "${ns[$side]}")
-        for p in $("${pre[@]}" ss -Hltnp 2>/dev/null | grep "pid=$pid," | awk '{print $4}'); do
+        # (ss shows a listener tied to TUTTI_SOCKET_IFNAME as addr%dev:port: drop the %dev)
+        for p in $("${pre[@]}" ss -Hltnp 2>/dev/null | grep "pid=$pid," |
+                   awk '{a = $4; sub(/%[^:]*:/, ":", a); print a}'); do
           lo=(); [ "${p##*:}" = "$shp" ] && lo=(--listen-only)
           "${pre[@]}" "$bin/fault_stranger" "$p" "${lo[@]}" --secret "$secret" --comm-id "$cid" \
             --hold $((T + 2)) >"$dir/stranger.$r.${p##*:}" 2>&1 &

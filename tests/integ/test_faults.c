@@ -511,6 +511,66 @@ Test(faults, strangers_at_the_root_are_refused_while_the_job_goes_on, .timeout =
     strangers_close(&s);
 }
 
+/* Connections the root (a thread of this process) holds: sockets here whose local port is the
+ * root's and that have a peer. */
+static int root_held(const union tutti_sockaddr *root)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        int fd = atoi(e->d_name);
+        union tutti_sockaddr a, p;
+        socklen_t al = sizeof(a), pl = sizeof(p);
+        if (e->d_name[0] != '.' && getsockname(fd, &a.sa, &al) == 0 &&
+            a.sa.sa_family == root->sa.sa_family && a.in.sin_port == root->in.sin_port &&
+            getpeername(fd, &p.sa, &pl) == 0) {
+            n++;
+        }
+    }
+    if (d != NULL) {
+        closedir(d);
+    }
+    return n;
+}
+
+/*
+ * More silent connections than the root keeps handshakes for reach it before the ranks: it
+ * holds at most TUTTI_BOOT_MAX_HANDSHAKES of them at any time (the rest wait in the listen
+ * queue, and newcomers replace those that waited longest), and the job's set-up succeeds.
+ */
+Test(faults, a_flood_of_silent_connections_at_the_root_is_capped, .timeout = 90)
+{
+    enum { EXTRA = 100, N = TUTTI_BOOT_MAX_HANDSHAKES + EXTRA };
+    env_for_faults(0, "10s");
+    tutti_unique_id_t id;
+    cr_assert_eq(tutti_get_unique_id(&id), TUTTI_OK);
+    struct tutti_uid u;
+    cr_assert_eq(tutti__uid_decode(&id, &u), TUTTI_OK);
+    static int silent[N];
+    for (int i = 0; i < N; i++) {
+        silent[i] = dial(&u.boot.root);
+        cr_assert(silent[i] >= 0, "silent connection %d of %d: cannot connect", i, N);
+    }
+    struct integ_opts o = {.nranks = 3, .deadline_s = 60, .id = &id};
+    struct integ_job *job = integ_start(&o, small_job_rank);
+    int most = 0;
+    int64_t end = integ_now_ns() + 3 * SEC; /* the set-up ends soon after the first second */
+    while (integ_now_ns() < end) {
+        most = TUTTI_MAX(most, root_held(&u.boot.root));
+        pause_ms(5);
+    }
+    integ_finish(job, NULL, 0); /* every rank got its communicator and an allreduce */
+    cr_assert(most <= TUTTI_BOOT_MAX_HANDSHAKES, "the root held %d connections at once, cap %d",
+              most, TUTTI_BOOT_MAX_HANDSHAKES);
+    cr_assert(most >= TUTTI_BOOT_MAX_HANDSHAKES - 3, "the root held only %d of %d connections",
+              most, N);
+    for (int i = 0; i < N; i++) {
+        cr_assert(closed_by_peer(silent[i], 15), "silent connection %d was kept open", i);
+        close(silent[i]);
+    }
+}
+
 struct port_shared {
     struct tutti_wire_addr addr[INTEG_MAX_RANKS]; /* each rank's TCP listening address */
     _Atomic uint64_t comm_id;

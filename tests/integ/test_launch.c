@@ -235,13 +235,23 @@ static void tutti_vars_init(struct tutti_vars *v)
     snprintf(v->root, sizeof(v->root), "127.0.0.1:%d", port);
 }
 
+/* A job of tutti's own variables with TUTTI_SECRET; the root on loopback, or on host:port. */
+static void run_tutti_job(const char *host, integ_rank_fn fn)
+{
+    static struct tutti_vars v;
+    tutti_vars_init(&v);
+    if (host != NULL) {
+        int port = atoi(strrchr(v.root, ':') + 1);
+        snprintf(v.root, sizeof(v.root), "%s:%d", host, port);
+    }
+    v.secret = SECRET_A;
+    run_env_job(tutti_env, &v, fn);
+}
+
 Test(launch, tutti_variables_with_secret, .timeout = 60)
 {
     clear_launcher_env();
-    static struct tutti_vars v;
-    tutti_vars_init(&v);
-    v.secret = SECRET_A;
-    run_env_job(tutti_env, &v, env_rank);
+    run_tutti_job(NULL, env_rank);
 }
 
 Test(launch, tutti_variables_with_secret_file, .timeout = 60)
@@ -337,6 +347,39 @@ Test(launch, rank_with_another_tutti_secret_is_refused, .timeout = 60)
     v.odd_rank = 3;
     v.odd_secret = SECRET_B;
     run_env_job(tutti_env, &v, odd_secret_rank);
+}
+
+/* A root given by this host's name: wherever the name resolves here (loopback, as on many
+ * distributions, or the host's own address), rank 0 serves the root so that the ranks reach it. */
+Test(launch, tutti_root_given_by_host_name, .timeout = 60)
+{
+    clear_launcher_env();
+    char name[32] = "";
+    cr_assert_eq(gethostname(name, sizeof(name) - 1), 0);
+    run_tutti_job(name, env_rank);
+}
+
+/* Every rank refuses a root port outside TUTTI_PORT_RANGE at once, naming both. */
+static int port_outside_range_rank(const struct integ_ctx *ctx)
+{
+    (void)ctx;
+    tutti_comm_t *comm = NULL;
+    int64_t t0 = integ_now_ns();
+    tutti_status_t st = tutti_comm_init_env(&comm);
+    const char *msg = tutti_last_error(NULL);
+    ICHECK(st == TUTTI_ERR_INVALID_ARG, "init returned %s: %s", tutti_status_name(st), msg);
+    ICHECK(integ_contains(msg, "outside TUTTI_PORT_RANGE 1-2") && integ_contains(msg, "TUTTI_ROOT"),
+           "the message does not name the range and the root: %s", msg);
+    ICHECK(integ_now_ns() - t0 < 3000000000LL, "the error took %.1f s",
+           (double)(integ_now_ns() - t0) / 1e9);
+    return 0;
+}
+
+Test(launch, root_port_outside_the_port_range_fails_every_rank_at_once, .timeout = 60)
+{
+    clear_launcher_env();
+    integ_setenv("TUTTI_PORT_RANGE", "1-2");
+    run_tutti_job(NULL, port_outside_range_rank);
 }
 
 /* ---------------------------------------------------------------- Slurm */

@@ -12,6 +12,9 @@
  * inside a namespace and TCP across; 4 ranks with TCP everywhere. Every collective runs with
  * checked results (colls.c) for a few datatypes and ops at counts up to 1M+3.
  *
+ * One more test uses the namespaces to show that TUTTI_SOCKET_IFNAME ties a listener to the
+ * interface itself (SO_BINDTODEVICE), not only to its address.
+ *
  * Needs root (CAP_SYS_ADMIN, CAP_NET_ADMIN) and ip(8): otherwise every test is skipped, saying
  * why.
  */
@@ -31,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -293,4 +297,106 @@ ParameterizedTest(struct mh_config *cfg, multihost, every_collective_across_two_
         .arg = cfg,
     };
     integ_run(&o, multihost_rank);
+}
+
+/* ---------------------------------------------------------------- the device itself */
+
+/* From namespace B: connect to 10.78.0.1:port; 0 when connected, else the errno. */
+static int connect_from_b(int port)
+{
+    union tutti_sockaddr a;
+    char where[32];
+    snprintf(where, sizeof(where), "10.78.0.1:%d", port);
+    if (tutti__sockaddr_parse(where, -1, AF_INET, &a) != TUTTI_OK) {
+        return EINVAL;
+    }
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct timeval tv = {5, 0};
+    int err = 0;
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0 ||
+        connect(fd, &a.sa, sizeof(a.in)) != 0) {
+        err = errno;
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    return err;
+}
+
+/* In namespace A: a tutti listener (TUTTI_SOCKET_IFNAME=lo) and a plain one on 10.78.0.1; their
+ * ports go to `out`; they stay open until `hold` closes. */
+static int listeners_in_a(int out, int hold)
+{
+    ICHECK(enter_namespace(0, 2) == 0, "cannot enter namespace A");
+    setenv("TUTTI_SOCKET_IFNAME", "lo", 1);
+    union tutti_sockaddr a, bound;
+    int lfd = -1, plain = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ICHECK_OK(tutti__sockaddr_parse("10.78.0.1:0", -1, AF_INET, &a));
+    ICHECK_OK(tutti__sock_listen(&a, &lfd, &bound));
+    socklen_t len = sizeof(a);
+    ICHECK(plain >= 0 && bind(plain, &a.sa, sizeof(a.in)) == 0 && listen(plain, 8) == 0 &&
+               getsockname(plain, &a.sa, &len) == 0,
+           "plain listener: %s", strerror(errno));
+    int ports[2] = {ntohs(bound.in.sin_port), ntohs(a.in.sin_port)};
+    ICHECK(write(out, ports, sizeof(ports)) == (ssize_t)sizeof(ports), "pipe: %s",
+           strerror(errno));
+    char c;
+    (void)read(hold, &c, 1); /* returns at EOF: the test is done */
+    return 0;
+}
+
+/*
+ * TUTTI_SOCKET_IFNAME ties a listener to the interface, not only to its address. Namespace A
+ * gets a second address, 10.78.0.1 on lo, that namespace B reaches through the veth pair (a
+ * route via 10.77.0.1). With TUTTI_SOCKET_IFNAME=lo, a tutti listener on 10.78.0.1 refuses what
+ * B sends, which arrives on the veth; a plain socket bound to the same address takes it (Linux's
+ * weak-host model), which shows that the route works.
+ */
+Test(multihost, ifname_listener_refuses_what_arrives_through_another_interface, .init = setup,
+     .fini = teardown, .timeout = 60)
+{
+    char err[256];
+    cr_assert_eq(IP(err, "-n", ns_name[0], "addr", "add", "10.78.0.1/32", "dev", "lo"), 0, "%s",
+                 err);
+    cr_assert_eq(IP(err, "-n", ns_name[1], "route", "add", "10.78.0.1/32", "via", "10.77.0.1"),
+                 0, "%s", err);
+    int ports_pipe[2], hold_pipe[2];
+    cr_assert(pipe(ports_pipe) == 0 && pipe(hold_pipe) == 0);
+    pid_t a = fork();
+    if (a == 0) {
+        close(ports_pipe[0]);
+        close(hold_pipe[1]);
+        _exit(listeners_in_a(ports_pipe[1], hold_pipe[0]));
+    }
+    close(ports_pipe[1]);
+    close(hold_pipe[0]);
+    int ports[2] = {0, 0};
+    struct pollfd p = {ports_pipe[0], POLLIN, 0};
+    int got = poll(&p, 1, 20000) > 0 && read(ports_pipe[0], ports, sizeof(ports)) == sizeof(ports);
+    pid_t b = got ? fork() : -1;
+    if (b == 0) {
+        if (enter_namespace(1, 2) != 0) {
+            _exit(3);
+        }
+        int to_plain = connect_from_b(ports[1]), to_tutti = connect_from_b(ports[0]);
+        if (to_plain != 0) {
+            fprintf(stderr, "B could not reach the plain listener: %s\n", strerror(to_plain));
+        }
+        if (to_tutti != ECONNREFUSED) {
+            fprintf(stderr, "B's connection to the tutti listener: %s, expected refused\n",
+                    to_tutti == 0 ? "accepted" : strerror(to_tutti));
+        }
+        _exit(to_plain == 0 && to_tutti == ECONNREFUSED ? 0 : 1);
+    }
+    int st_b = -1, st_a = -1;
+    if (b > 0) {
+        waitpid(b, &st_b, 0);
+    }
+    close(hold_pipe[1]);
+    waitpid(a, &st_a, 0);
+    close(ports_pipe[0]);
+    cr_assert(got, "namespace A published no listeners (its exit status %d)", st_a);
+    cr_assert(WIFEXITED(st_b) && WEXITSTATUS(st_b) == 0,
+              "from namespace B (see stderr): exit status %d", st_b);
+    cr_assert(WIFEXITED(st_a) && WEXITSTATUS(st_a) == 0, "namespace A: exit status %d", st_a);
 }

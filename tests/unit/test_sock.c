@@ -269,6 +269,63 @@ Test(sock, ifname_with_ipv6_family_gives_v6_loopback, .timeout = 10)
     cr_assert(IN6_IS_ADDR_LOOPBACK(&a.in6.sin6_addr));
 }
 
+/* The device a socket is tied to (SO_BINDTODEVICE), "" when none. */
+static void bound_device(int fd, char *dev, socklen_t len)
+{
+    memset(dev, 0, len);
+    cr_assert_eq(getsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, dev, &len), 0, "getsockopt: %s",
+                 strerror(errno));
+}
+
+/* Listen on `addr` port 0 and return the device the listener is tied to in dev. */
+static void listen_and_get_device(const char *addr, char *dev, socklen_t len)
+{
+    union tutti_sockaddr a, bound;
+    int lfd = -1;
+    parse_ok(addr, 0, &a);
+    cr_assert_eq(tutti__sock_listen(&a, &lfd, &bound), TUTTI_OK, "%s", tutti_last_error(NULL));
+    bound_device(lfd, dev, len);
+    close(lfd);
+}
+
+Test(sock, listener_on_an_address_of_ifname_is_tied_to_the_device, .timeout = 10)
+{
+    setenv("TUTTI_SOCKET_IFNAME", "lo", 1);
+    char dev[IFNAMSIZ];
+    listen_and_get_device("127.0.0.1", dev, sizeof(dev));
+    cr_assert_str_eq(dev, "lo", "SO_BINDTODEVICE is '%s'", dev);
+}
+
+Test(sock, listener_off_the_addresses_of_ifname_is_not_tied, .timeout = 10)
+{
+    struct ifaddrs *ifs;
+    char host[INET_ADDRSTRLEN] = "";
+    cr_assert_eq(getifaddrs(&ifs), 0);
+    for (struct ifaddrs *i = ifs; i != NULL && host[0] == '\0'; i = i->ifa_next) {
+        if (i->ifa_addr != NULL && i->ifa_addr->sa_family == AF_INET &&
+            (i->ifa_flags & IFF_UP) != 0 && (i->ifa_flags & IFF_LOOPBACK) == 0) {
+            inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, host,
+                      sizeof(host));
+        }
+    }
+    freeifaddrs(ifs);
+    if (host[0] == '\0') {
+        cr_skip_test("no IPv4 interface but loopback");
+    }
+    setenv("TUTTI_SOCKET_IFNAME", "lo", 1);
+    char dev[IFNAMSIZ];
+    listen_and_get_device(host, dev, sizeof(dev));
+    cr_assert_str_eq(dev, "", "a listener on %s is tied to '%s'", host, dev);
+}
+
+Test(sock, listener_without_ifname_is_not_tied, .timeout = 10)
+{
+    unsetenv("TUTTI_SOCKET_IFNAME");
+    char dev[IFNAMSIZ];
+    listen_and_get_device("127.0.0.1", dev, sizeof(dev));
+    cr_assert_str_eq(dev, "", "SO_BINDTODEVICE is '%s'", dev);
+}
+
 Test(sock, unknown_ifname_is_error_listing_interfaces, .timeout = 10)
 {
     setenv("TUTTI_SOCKET_IFNAME", "nosuch9", 1);
