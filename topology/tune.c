@@ -107,6 +107,10 @@ static double step_gap(const struct ctx *c)
  */
 #define TREE_EFFICIENCY 0.9
 
+/* Each channel beyond the first costs a little to start and finish (a lane to set up, a thread
+ * block to launch): assumed, small, so that channels that do not help are not taken. */
+#define CHANNEL_US 0.05
+
 /*
  * A ring of `steps` steps over all ranks in which each rank sends `vol` bytes in all (all-reduce:
  * 2(n-1) steps, 2(n-1)/n B; reduce-scatter and all-gather: n-1, (n-1)/n B). Per channel, a step
@@ -423,7 +427,7 @@ double tutti__tune_time(tutti_coll_t coll, const char *algo, size_t bytes,
     c.in.gbps *= bw;
     c.out.gbps *= bw;
     double t = algo_us(coll, algo, &c);
-    return t < 0 ? -1 : sys->links.base_us + t;
+    return t < 0 ? -1 : sys->links.base_us + (cfg->nchannels - 1) * CHANNEL_US + t;
 }
 
 #define CHUNK_MIN ((size_t)4 << 10)
