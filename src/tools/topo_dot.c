@@ -98,11 +98,23 @@ static void package(FILE *f, const struct topo_plan *p, int h, int pkg)
 static void nvlinks(FILE *f, const struct topo_plan *p, int h)
 {
     const struct tutti_topo *t = p->t;
+    uint32_t all = t->ngpus < 32 ? (1u << t->ngpus) - 1 : ~0u;
+    int mesh = t->ngpus > 2;
+    for (int g = 0; g < t->ngpus; g++) {
+        mesh &= (t->gpu[g].nvlink | (1u << g)) == all;
+    }
+    if (mesh) { /* all-to-all (NVSwitch): one node, not n^2 edges */
+        fprintf(f, "  h%d_nvl [label=\"NVLink all-to-all\", shape=hexagon, color=darkgreen];\n", h);
+        for (int g = 0; g < t->ngpus; g++) {
+            fprintf(f, "  h%d_nvl -> h%d_g%d [dir=none, color=darkgreen, style=dashed];\n", h, h, g);
+        }
+        return;
+    }
     for (int g = 0; g < t->ngpus; g++) {
         for (int q = g + 1; q < t->ngpus; q++) {
             if ((t->gpu[g].nvlink >> q) & 1u) {
-                fprintf(f, "  h%d_g%d -> h%d_g%d [dir=none, color=darkgreen, style=dashed, "
-                           "constraint=false];\n", h, g, h, q);
+                fprintf(f, "  h%d_g%d -> h%d_g%d [dir=none, color=darkgreen, style=dashed];\n", h,
+                        g, h, q);
             }
         }
     }
@@ -112,7 +124,7 @@ void tutti__topo_dot(FILE *f, const struct topo_plan *p)
 {
     int nh = drawn_hosts(p);
     fprintf(f, "digraph tutti_topology {\n  label=\"%s: %d rank(s) on %d host(s)%s; red: the "
-               "ring, green: NVLink\";\n  node [shape=box, fontsize=10];\n", p->t->source, p->n,
+               "ring, green: NVLink\";\n  newrank=true;\n  node [shape=box, fontsize=10];\n", p->t->source, p->n,
             p->nhosts, nh < p->nhosts ? " (first hosts drawn)" : "");
     for (int h = 0; h < nh; h++) {
         fprintf(f, "  subgraph cluster_h%d {\n    label=\"host %d\";\n", h, h);
@@ -131,7 +143,7 @@ void tutti__topo_dot(FILE *f, const struct topo_plan *p)
         anchor(p, r, a, sizeof(a));
         anchor(p, nx, b, sizeof(b));
         fprintf(f, "  %s -> %s [color=red, penwidth=2, fontcolor=red, label=\"%d\", "
-                   "constraint=false];\n", a, b, i);
+                   "];\n", a, b, i);
     }
     fprintf(f, "}\n");
 }

@@ -283,7 +283,8 @@ int tutti__topo_tool(int argc, char **argv)
         fprintf(stderr, "tutti-info: %s\n", t.error);
         return 1;
     }
-    if (a.topo || a.file != NULL) {
+    int dot_out = a.dot != NULL && strcmp(a.dot, "-") == 0; /* stdout is the graph */
+    if ((a.topo || a.file != NULL) && !dot_out) {
         print_topo(stdout, &t);
     }
     if (a.dump != NULL) {
@@ -292,7 +293,7 @@ int tutti__topo_tool(int argc, char **argv)
             fprintf(stderr, "tutti-info: %s\n", err);
             return 1;
         }
-        printf("wrote %s\n", a.dump);
+        fprintf(dot_out ? stderr : stdout, "wrote %s\n", a.dump);
     }
     int ret = 0;
     if (a.nranks > 0) {
@@ -302,7 +303,7 @@ int tutti__topo_tool(int argc, char **argv)
             plan_free(&p);
             return 1;
         }
-        if (!a.no_table && (a.dot == NULL || strcmp(a.dot, "-") != 0)) {
+        if (!a.no_table && !dot_out) {
             print_ring(stdout, &p);
         }
         if (a.dot != NULL || a.png != NULL) {
