@@ -280,9 +280,12 @@ static void fallback(struct tutti_topo *t)
     t->allowed_pus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : t->pus;
 }
 
-/* An hwloc topology with the I/O objects kept: live, or from `xml` (checked for a clear error). */
-static tutti_status_t open_topology(const char *xml, hwloc_topology_t *topo_p, char *err,
-                                    size_t len)
+/*
+ * An hwloc topology with the I/O objects kept: live, from the file `xml` (checked for a clear
+ * error), or from the XML text buf[0..buflen) when buf is not NULL.
+ */
+static tutti_status_t open_topology(const char *xml, const char *buf, size_t buflen,
+                                    hwloc_topology_t *topo_p, char *err, size_t len)
 {
     if (xml != NULL) {
         FILE *f = fopen(xml, "r");
@@ -299,28 +302,37 @@ static tutti_status_t open_topology(const char *xml, hwloc_topology_t *topo_p, c
     }
     hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
     /* hwloc parses the file in set_xml (errno EINVAL) or in load: one message for both. */
+    if (buf != NULL && hwloc_topology_set_xmlbuffer(topo, buf, (int)buflen) != 0) {
+        snprintf(err, len, "not a valid hwloc XML topology (hwloc: %s)", strerror(errno));
+        hwloc_topology_destroy(topo);
+        return TUTTI_ERR_INVALID_ARG;
+    }
     if ((xml != NULL && hwloc_topology_set_xml(topo, xml) != 0) || hwloc_topology_load(topo) != 0) {
         if (xml != NULL) {
             snprintf(err, len, "topology file %s is not a valid hwloc XML topology (hwloc: %s; "
                      "`lstopo --input %s` shows hwloc's reason)", xml, strerror(errno), xml);
+        } else if (buf != NULL) {
+            snprintf(err, len, "not a valid hwloc XML topology (hwloc: %s)", strerror(errno));
         } else {
             snprintf(err, len, "hwloc could not detect this machine: %s", strerror(errno));
         }
         hwloc_topology_destroy(topo);
-        return xml != NULL ? TUTTI_ERR_INVALID_ARG : TUTTI_ERR_SYSTEM;
+        return xml != NULL || buf != NULL ? TUTTI_ERR_INVALID_ARG : TUTTI_ERR_SYSTEM;
     }
     *topo_p = topo;
     return TUTTI_OK;
 }
 
-tutti_status_t tutti__topo_load(const char *xml, struct tutti_topo *t)
+static tutti_status_t load(const char *xml, const char *buf, size_t buflen, struct tutti_topo *t)
 {
     memset(t, 0, sizeof(*t));
     fallback(t);
-    snprintf(t->source, sizeof(t->source), "%s", xml != NULL ? xml : "this machine");
-    t->from_file = xml != NULL;
+    snprintf(t->source, sizeof(t->source), "%s",
+             xml != NULL ? xml : buf != NULL ? "an XML buffer" : "this machine");
+    int live = xml == NULL && buf == NULL;
+    t->from_file = !live;
     hwloc_topology_t topo;
-    tutti_status_t st = open_topology(xml, &topo, t->error, sizeof(t->error));
+    tutti_status_t st = open_topology(xml, buf, buflen, &topo, t->error, sizeof(t->error));
     if (st != TUTTI_OK) {
         return st;
     }
@@ -329,7 +341,7 @@ tutti_status_t tutti__topo_load(const char *xml, struct tutti_topo *t)
     t->numa_nodes = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
     t->cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
     t->pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
-    if (xml == NULL) {
+    if (live) {
         cpu_locality(topo, t);
     } else {
         t->allowed_pus = t->pus; /* the file's machine, not ours */
@@ -337,7 +349,7 @@ tutti_status_t tutti__topo_load(const char *xml, struct tutti_topo *t)
     walk_pci(topo, t);
     nvlink_from_distances(topo, t);
     hwloc_topology_destroy(topo);
-    if (xml == NULL) {
+    if (live) {
         tutti__topo_nvml(t);
     } else {
         snprintf(t->nvml_note, sizeof(t->nvml_note), "not asked (topology from a file)");
@@ -346,10 +358,20 @@ tutti_status_t tutti__topo_load(const char *xml, struct tutti_topo *t)
     return TUTTI_OK;
 }
 
+tutti_status_t tutti__topo_load(const char *xml, struct tutti_topo *t)
+{
+    return load(xml, NULL, 0, t);
+}
+
+tutti_status_t tutti__topo_load_buffer(const char *buf, size_t len, struct tutti_topo *t)
+{
+    return load(NULL, buf, len, t);
+}
+
 tutti_status_t tutti__topo_dump(const char *xml, const char *out, char *err, size_t errlen)
 {
     hwloc_topology_t topo;
-    TUTTI_CHECK(open_topology(xml, &topo, err, errlen));
+    TUTTI_CHECK(open_topology(xml, NULL, 0, &topo, err, errlen));
     tutti_status_t st = TUTTI_OK;
     if (hwloc_topology_export_xml(topo, out, 0) != 0) {
         snprintf(err, errlen, "cannot write %s: %s", out, strerror(errno));

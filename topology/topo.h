@@ -98,6 +98,9 @@ const struct tutti_topo *tutti__topo(void);
  */
 tutti_status_t tutti__topo_load(const char *xml, struct tutti_topo *t);
 
+/** As tutti__topo_load, from the XML text buf[0..len) (what a file would hold). */
+tutti_status_t tutti__topo_load_buffer(const char *buf, size_t len, struct tutti_topo *t);
+
 /** Write the topology (detected, or `xml` re-read) to `out` as hwloc XML. err gets why not. */
 tutti_status_t tutti__topo_dump(const char *xml, const char *out, char *err, size_t errlen);
 

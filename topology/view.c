@@ -1,7 +1,7 @@
 /*
  * view.c - a rank's view of its machine (struct tutti_topo_rank: its GPU, NUMA node, switch,
  * nearest NIC, NVLink peers), the check of a view received from another rank, and the global
- * view: at communicator init every rank all-gathers its view over the bootstrap (48 bytes a
+ * view: at communicator init every rank all-gathers its view over the bootstrap (52 bytes a
  * rank), and every rank derives the same locality ring from the same array.
  */
 #include "topology/view.h"
@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+_Static_assert(sizeof(struct tutti_topo_rank) == 52, "the view's wire size (no padding)");
 
 void tutti__topo_rank_view(const struct tutti_topo *t, int local_rank,
                            struct tutti_topo_rank *v)
