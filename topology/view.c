@@ -93,19 +93,38 @@ static int local_rank(const struct tutti_comm *comm)
     return lr;
 }
 
-/* host[r]: the lowest rank on r's host, so that equal values mean one machine. */
+/* Order ranks by host id, then rank (qsort_r: no shared state). */
+static int by_host(const void *a, const void *b, void *arg)
+{
+    const struct tutti_comm *comm = arg;
+    int ra = *(const int *)a, rb = *(const int *)b;
+    int c = memcmp(comm->peers[ra].hostid, comm->peers[rb].hostid, TUTTI_HOSTID_BYTES);
+    return c != 0 ? c : (ra > rb) - (ra < rb);
+}
+
+/* host[r]: the lowest rank on r's host, so that equal values mean one machine. O(n log n). */
 int *tutti__topo_hosts(const struct tutti_comm *comm)
 {
-    int *host = malloc((size_t)comm->nranks * sizeof(*host));
-    for (int r = 0; host != NULL && r < comm->nranks; r++) {
-        host[r] = r;
-        for (int q = 0; q < r; q++) {
-            if (memcmp(comm->peers[q].hostid, comm->peers[r].hostid, TUTTI_HOSTID_BYTES) == 0) {
-                host[r] = q;
-                break;
-            }
-        }
+    int n = comm->nranks;
+    int *host = malloc((size_t)n * sizeof(*host));
+    int *idx = malloc((size_t)n * sizeof(*idx));
+    if (host == NULL || idx == NULL) {
+        free(host);
+        free(idx);
+        return NULL;
     }
+    for (int r = 0; r < n; r++) {
+        idx[r] = r;
+    }
+    qsort_r(idx, (size_t)n, sizeof(*idx), by_host, (void *)comm);
+    for (int i = 0, first = idx[0]; i < n; i++) {
+        if (i > 0 && memcmp(comm->peers[idx[i - 1]].hostid, comm->peers[idx[i]].hostid,
+                            TUTTI_HOSTID_BYTES) != 0) {
+            first = idx[i]; /* sorted by rank within a host: the first is the lowest */
+        }
+        host[idx[i]] = first;
+    }
+    free(idx);
     return host;
 }
 

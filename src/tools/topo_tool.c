@@ -124,6 +124,8 @@ static void print_topo(FILE *f, const struct tutti_topo *t)
     print_missing(f, t);
 }
 
+#define MAX_PER_HOST 4096 /* the ring's walk within a host is quadratic in its ranks */
+
 static int plan_make(const struct tutti_topo *t, int n, int nhosts, struct topo_plan *p)
 {
     memset(p, 0, sizeof(*p));
@@ -135,6 +137,11 @@ static int plan_make(const struct tutti_topo *t, int n, int nhosts, struct topo_
     }
     p->per_host = (n + p->nhosts - 1) / p->nhosts;
     p->nhosts = (n + p->per_host - 1) / p->per_host;
+    if (p->per_host > MAX_PER_HOST) {
+        fprintf(stderr, "tutti-info: %d ranks on one host; at most %d (--hosts H spreads them)\n",
+                p->per_host, MAX_PER_HOST);
+        return -1;
+    }
     p->v = calloc((size_t)n, sizeof(*p->v));
     p->host = calloc((size_t)n, sizeof(*p->host));
     p->order = calloc((size_t)n, sizeof(*p->order));
@@ -299,7 +306,9 @@ int tutti__topo_tool(int argc, char **argv)
     if (a.nranks > 0) {
         struct topo_plan p;
         if (plan_make(&t, a.nranks, a.nhosts, &p) != 0) {
-            fprintf(stderr, "tutti-info: no memory for %d ranks\n", a.nranks);
+            if (p.per_host <= MAX_PER_HOST) {
+                fprintf(stderr, "tutti-info: no memory for %d ranks\n", a.nranks);
+            }
             plan_free(&p);
             return 1;
         }

@@ -5,7 +5,9 @@
  * rail to rail; each GPU's nearest NIC under its own switch.
  */
 #include "topology/topo.h"
+#include "topology/view.h"
 #include "../topo/gen.h"
+#include "comm.h"
 
 #include <criterion/criterion.h>
 #include <string.h>
@@ -327,4 +329,26 @@ Test(topo, this_machine_loads_or_says_why)
     cr_expect(st == TUTTI_OK || t.error[0] != '\0');
     cr_expect(t.pus >= 1 && t.allowed_pus >= 1 && t.allowed_pus <= t.pus);
     cr_expect(t.nvml_note[0] != '\0', "NVML's state is reported either way");
+}
+
+Test(topo, hosts_label_each_rank_with_its_hosts_lowest_rank)
+{
+    enum { N = 9 };
+    static const int machine[N] = {2, 0, 2, 1, 0, 1, 2, 3, 0}; /* host id byte of each rank */
+    static const int want[N] = {0, 1, 0, 3, 1, 3, 0, 7, 1};
+    struct tutti_peer_info peers[N];
+    struct tutti_comm comm;
+    memset(peers, 0, sizeof(peers));
+    memset(&comm, 0, sizeof(comm));
+    for (int r = 0; r < N; r++) {
+        peers[r].hostid[0] = (uint8_t)(0xf0 - machine[r]); /* sorted order differs from rank order */
+    }
+    comm.nranks = N;
+    comm.peers = peers;
+    int *host = tutti__topo_hosts(&comm);
+    cr_assert(host != NULL);
+    for (int r = 0; r < N; r++) {
+        cr_expect_eq(host[r], want[r], "rank %d: host label %d, expected %d", r, host[r], want[r]);
+    }
+    free(host);
 }
