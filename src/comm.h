@@ -19,6 +19,7 @@
 
 struct tutti_request;
 struct tutti_plan;
+struct tutti_topo_rank;
 
 /* error.c: the communicator's last error message. */
 struct tutti_comm_err {
@@ -83,6 +84,7 @@ struct tutti_comm {
     int shrink_fd;     /* shrink.c: listens for a shrink's bootstrap (when this rank leads it) */
     struct tutti_peer_info *peers; /* nranks records */
     int nlocal;                    /* ranks on this host, this one included */
+    struct tutti_topo_rank *topo;  /* topology/view.c: every rank's view, nranks records */
     union tutti_sockaddr root_hint; /* toward the other ranks: children listen there too */
 
     struct tutti_comm_cfg cfg;

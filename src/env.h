@@ -45,6 +45,9 @@
       "results of at least this many bytes per rank go to memory with non-temporal stores "        \
       "(0: never)")                                                                                 \
     X(YIELD, DURATION, "2ms", "then sched_yield() this long before sleeping")                     \
+    X(TOPO_FILE, STRING, "",                                                                       \
+      "load the machine's topology from this hwloc XML file instead of detecting it "              \
+      "(tutti-info --topo --dump writes one)")                                                     \
     X(RANK, INT, "-1", "this process's rank (tutti_comm_init_env)")                               \
     X(NRANKS, INT, "-1", "number of ranks (tutti_comm_init_env)")                                 \
     X(ROOT, STRING, "", "host:port of the bootstrap root, served by rank 0 (tutti_comm_init_env)") \

@@ -13,6 +13,7 @@
 #include "global.h"
 #include "peer.h"
 #include "topology/topo.h"
+#include "topology/view.h"
 
 #include <arpa/inet.h>
 #include <string.h>
@@ -176,6 +177,7 @@ void tutti__comm_free(struct tutti_comm *comm)
     pthread_cond_destroy(&comm->queue.cond);
     tutti__plan_free(&comm->plan);
     tutti__exec_fini(&comm->exec);
+    free(comm->topo);
     free(comm->peers);
     free(comm);
 }
@@ -200,7 +202,10 @@ static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr 
 {
     struct tutti_peer_info me;
     fill_me(comm, &me);
-    tutti_status_t st = tutti__shrink_listen(comm, root_hint, &me);
+    tutti_status_t st = tutti__topo_check(comm);
+    if (st == TUTTI_OK) {
+        st = tutti__shrink_listen(comm, root_hint, &me);
+    }
     if (st == TUTTI_OK) {
         st = tutti__net_init(comm, root_hint, &me);
     }
@@ -218,6 +223,7 @@ static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr 
     for (int r = 0; r < comm->nranks; r++) {
         TUTTI_CHECK(tutti__peer_validate(&comm->peers[r], r, comm->nranks));
     }
+    TUTTI_CHECK(tutti__topo_comm_init(comm, boot));
     TUTTI_CHECK(tutti__net_attach(comm, boot));
     /* More ranks here than CPUs we may use: peers need our CPU, so spin briefly. */
     comm->cfg.oversubscribed = comm->nlocal > tutti__topo()->allowed_pus;

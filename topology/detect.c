@@ -1,52 +1,407 @@
 /*
- * detect.c - machine detection with hwloc: packages, NUMA nodes, cores and the hardware threads
- * this process may use (cpuset of its affinity and cgroup). Done once, under pthread_once; when
- * hwloc fails, sysconf's CPU count stands in and `ok` says so.
+ * detect.c - one machine with hwloc, live or from an hwloc XML file: packages, NUMA nodes,
+ * cores, the hardware threads this process may use, and the I/O side reduced to what schedules
+ * need: PCIe switches and host bridges, GPUs and NICs with their package, NUMA node, switch and
+ * host bridge, NVLink between GPUs (the file's NVLinkBandwidth matrix; live: NVML, nvml.c) and
+ * each GPU's nearest NIC. The process's own machine is loaded once (tutti__topo) from
+ * TUTTI_TOPO_FILE or by detection; when hwloc fails, sysconf's CPU count stands in.
  */
 #include "topology/topo.h"
+#include "check.h"
+#include "env.h"
 #include "global.h"
 #include "log.h"
 
+#include <errno.h>
 #include <hwloc.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
-static void detect(void)
+#define PCI_VENDOR_NVIDIA 0x10de
+#define MAX_BRIDGES       64 /* switches and host bridges numbered per machine */
+
+/* Bridges seen during one load, numbered in the order found (per load, on the stack). */
+struct bridges {
+    hwloc_obj_t obj[MAX_BRIDGES];
+    int n;
+};
+
+static int bridge_index(struct bridges *b, hwloc_obj_t o)
 {
-    struct tutti_topo *t = &tutti__g.topo;
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    t->pus = t->cores = t->allowed_pus = n > 0 ? (int)n : 1;
-    t->packages = t->numa_nodes = 1;
-    hwloc_topology_t topo;
-    if (hwloc_topology_init(&topo) != 0) {
+    for (int i = 0; i < b->n; i++) {
+        if (b->obj[i] == o) {
+            return i;
+        }
+    }
+    if (b->n == MAX_BRIDGES) {
+        return -1;
+    }
+    b->obj[b->n] = o;
+    return b->n++;
+}
+
+/* A PCIe switch: its upstream port is a PCI-to-PCI bridge with two or more downstream ports. */
+static int is_switch(hwloc_obj_t o)
+{
+    if (o->type != HWLOC_OBJ_BRIDGE || o->attr->bridge.upstream_type != HWLOC_OBJ_BRIDGE_PCI) {
+        return 0;
+    }
+    int ports = 0;
+    for (hwloc_obj_t c = o->io_first_child; c != NULL; c = c->next_sibling) {
+        ports += c->type == HWLOC_OBJ_BRIDGE;
+    }
+    return ports >= 2;
+}
+
+static int is_host_bridge(hwloc_obj_t o)
+{
+    return o->type == HWLOC_OBJ_BRIDGE && o->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST;
+}
+
+/* An OS device of the given type below PCI device o, or NULL. */
+static hwloc_obj_t osdev(hwloc_obj_t o, hwloc_obj_osdev_type_t type)
+{
+    for (hwloc_obj_t c = o->io_first_child; c != NULL; c = c->next_sibling) {
+        if (c->type == HWLOC_OBJ_OS_DEVICE && c->attr->osdev.type == type && c->name != NULL) {
+            return c;
+        }
+    }
+    return NULL;
+}
+
+static int is_gpu(hwloc_obj_t o)
+{
+    unsigned cls = o->attr->pcidev.class_id >> 8;
+    return (cls == 0x03 && o->attr->pcidev.vendor_id == PCI_VENDOR_NVIDIA) ||
+           osdev(o, HWLOC_OBJ_OSDEV_COPROC) != NULL;
+}
+
+static int is_nic(hwloc_obj_t o)
+{
+    return (o->attr->pcidev.class_id >> 8) == 0x02 || osdev(o, HWLOC_OBJ_OSDEV_OPENFABRICS) ||
+           osdev(o, HWLOC_OBJ_OSDEV_NETWORK);
+}
+
+/* Logical index of the object of `type` that holds all of o's CPUs, -1 if none or several. */
+static int cpu_ancestor(hwloc_topology_t topo, hwloc_obj_t o, hwloc_obj_type_t type)
+{
+    hwloc_obj_t a = hwloc_get_non_io_ancestor_obj(topo, o);
+    if (a == NULL || a->cpuset == NULL) {
+        return -1;
+    }
+    if (type == HWLOC_OBJ_NUMANODE) {
+        if (a->nodeset == NULL || hwloc_bitmap_weight(a->nodeset) != 1) {
+            return -1;
+        }
+        hwloc_obj_t n = hwloc_get_numanode_obj_by_os_index(topo, (unsigned)hwloc_bitmap_first(a->nodeset));
+        return n != NULL ? (int)n->logical_index : -1;
+    }
+    hwloc_obj_t p = a->type == type ? a : hwloc_get_ancestor_obj_by_type(topo, type, a);
+    if (p == NULL && hwloc_get_nbobjs_by_type(topo, type) == 1) {
+        p = hwloc_get_obj_by_type(topo, type, 0); /* I/O hung off the machine, one package */
+    }
+    return p != NULL ? (int)p->logical_index : -1;
+}
+
+static void fill_dev(hwloc_topology_t topo, hwloc_obj_t o, struct bridges *sw,
+                     struct bridges *hb, struct tutti_topo_dev *d)
+{
+    memset(d, 0, sizeof(*d));
+    const struct hwloc_pcidev_attr_s *p = &o->attr->pcidev;
+    snprintf(d->busid, sizeof(d->busid), "%04x:%02x:%02x.%x", p->domain, p->bus, p->dev, p->func);
+    d->package = cpu_ancestor(topo, o, HWLOC_OBJ_PACKAGE);
+    d->numa = cpu_ancestor(topo, o, HWLOC_OBJ_NUMANODE);
+    d->pci_switch = d->host_bridge = d->nic = -1;
+    d->nic_link = TUTTI_LINK_COUNT;
+    for (hwloc_obj_t a = o->parent; a != NULL && a->type == HWLOC_OBJ_BRIDGE; a = a->parent) {
+        if (d->pci_switch < 0 && is_switch(a)) {
+            d->pci_switch = bridge_index(sw, a);
+        }
+        if (is_host_bridge(a)) {
+            d->host_bridge = bridge_index(hb, a);
+        }
+    }
+}
+
+static void name_gpu(hwloc_obj_t o, struct tutti_topo_dev *d)
+{
+    hwloc_obj_t os = osdev(o, HWLOC_OBJ_OSDEV_COPROC);
+    if (os == NULL) {
+        os = osdev(o, HWLOC_OBJ_OSDEV_GPU);
+    }
+    snprintf(d->name, sizeof(d->name), "%s", os != NULL ? os->name : d->busid);
+}
+
+static void name_nic(hwloc_obj_t o, struct tutti_topo_dev *d)
+{
+    hwloc_obj_t of = osdev(o, HWLOC_OBJ_OSDEV_OPENFABRICS);
+    hwloc_obj_t net = osdev(o, HWLOC_OBJ_OSDEV_NETWORK);
+    d->rdma = of != NULL;
+    snprintf(d->name, sizeof(d->name), "%s", of != NULL ? of->name : net != NULL ? net->name : d->busid);
+    if (of != NULL && net != NULL) {
+        snprintf(d->alias, sizeof(d->alias), "%s", net->name);
+    }
+}
+
+/* GPUs and NICs, the PCI counts. */
+static void walk_pci(hwloc_topology_t topo, struct tutti_topo *t)
+{
+    struct bridges sw = {.n = 0}, hb = {.n = 0};
+    for (hwloc_obj_t b = NULL; (b = hwloc_get_next_bridge(topo, b)) != NULL;) {
+        if (is_switch(b)) {
+            bridge_index(&sw, b);
+        } else if (is_host_bridge(b)) {
+            bridge_index(&hb, b);
+        }
+    }
+    for (hwloc_obj_t o = NULL; (o = hwloc_get_next_pcidev(topo, o)) != NULL;) {
+        t->pci_devices++;
+        if (is_gpu(o)) {
+            if (t->ngpus < TUTTI_TOPO_MAX_GPUS) {
+                fill_dev(topo, o, &sw, &hb, &t->gpu[t->ngpus]);
+                name_gpu(o, &t->gpu[t->ngpus++]);
+            }
+            t->gpus_seen++;
+        } else if (is_nic(o)) {
+            if (t->nnics < TUTTI_TOPO_MAX_NICS) {
+                fill_dev(topo, o, &sw, &hb, &t->nic[t->nnics]);
+                name_nic(o, &t->nic[t->nnics++]);
+            }
+            t->nics_seen++;
+        }
+    }
+    t->pci_switches = sw.n;
+    t->host_bridges = hb.n;
+}
+
+/* The GPU whose PCI device is o or holds OS device o; -1 if none. */
+static int gpu_of(const struct tutti_topo *t, hwloc_obj_t o)
+{
+    while (o != NULL && o->type != HWLOC_OBJ_PCI_DEVICE) {
+        o = o->parent;
+    }
+    if (o == NULL) {
+        return -1;
+    }
+    char busid[TUTTI_TOPO_NAME];
+    const struct hwloc_pcidev_attr_s *p = &o->attr->pcidev;
+    snprintf(busid, sizeof(busid), "%04x:%02x:%02x.%x", p->domain, p->bus, p->dev, p->func);
+    for (int g = 0; g < t->ngpus; g++) {
+        if (strcmp(t->gpu[g].busid, busid) == 0) {
+            return g;
+        }
+    }
+    return -1;
+}
+
+/* NVLink from the NVLinkBandwidth matrix hwloc's NVML backend writes (kept in XML files). */
+static void nvlink_from_distances(hwloc_topology_t topo, struct tutti_topo *t)
+{
+    unsigned nr = 1;
+    struct hwloc_distances_s *d = NULL;
+    if (hwloc_distances_get_by_name(topo, "NVLinkBandwidth", &nr, &d, 0) != 0 || nr == 0) {
         return;
     }
-    if (hwloc_topology_load(topo) != 0) {
+    for (unsigned i = 0; i < d->nbobjs; i++) {
+        int gi = gpu_of(t, d->objs[i]);
+        for (unsigned j = 0; j < d->nbobjs && gi >= 0; j++) {
+            int gj = gpu_of(t, d->objs[j]);
+            if (gj >= 0 && gj != gi && d->values[i * d->nbobjs + j] > 0) {
+                t->gpu[gi].nvlink |= 1u << gj;
+                t->gpu[gj].nvlink |= 1u << gi;
+                t->nvlink_source = 1;
+            }
+        }
+    }
+    hwloc_distances_release(topo, d);
+}
+
+/* How close two PCI devices of one machine are. */
+static tutti_link_t dev_link(const struct tutti_topo_dev *a, const struct tutti_topo_dev *b)
+{
+    struct tutti_topo_place pa = {a->package, a->numa, a->pci_switch, a->host_bridge};
+    struct tutti_topo_place pb = {b->package, b->numa, b->pci_switch, b->host_bridge};
+    return tutti__topo_place_link(&pa, &pb);
+}
+
+/*
+ * Each GPU's nearest NIC: the closest link; among equals an RDMA NIC, then the one fewer GPUs
+ * chose so far (two GPUs and two NICs under one switch get one NIC each), then the first.
+ */
+static void pick_nics(struct tutti_topo *t)
+{
+    int load[TUTTI_TOPO_MAX_NICS] = {0};
+    for (int g = 0; g < t->ngpus; g++) {
+        struct tutti_topo_dev *gpu = &t->gpu[g];
+        for (int n = 0; n < t->nnics; n++) {
+            tutti_link_t l = dev_link(gpu, &t->nic[n]);
+            int better = gpu->nic < 0 || l < gpu->nic_link;
+            if (!better && l == gpu->nic_link) {
+                const struct tutti_topo_dev *cur = &t->nic[gpu->nic];
+                better = t->nic[n].rdma > cur->rdma ||
+                         (t->nic[n].rdma == cur->rdma && load[n] < load[gpu->nic]);
+            }
+            if (better) {
+                gpu->nic = n;
+                gpu->nic_link = l;
+            }
+        }
+        if (gpu->nic >= 0) {
+            load[gpu->nic]++;
+        }
+    }
+}
+
+/* Where this process may run: one package / NUMA node, or -1. Live machines only. */
+static void cpu_locality(hwloc_topology_t topo, struct tutti_topo *t)
+{
+    t->cpu_package = t->cpu_numa = -1;
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    if (set != NULL && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0) {
+        hwloc_obj_t o = hwloc_get_obj_covering_cpuset(topo, set);
+        if (o != NULL) {
+            t->cpu_package = cpu_ancestor(topo, o, HWLOC_OBJ_PACKAGE);
+            t->cpu_numa = cpu_ancestor(topo, o, HWLOC_OBJ_NUMANODE);
+        }
+    }
+    hwloc_bitmap_free(set);
+}
+
+static void fallback(struct tutti_topo *t)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    t->pus = t->cores = n > 0 ? (int)n : 1;
+    t->packages = t->numa_nodes = 1;
+    t->cpu_package = t->cpu_numa = -1;
+    cpu_set_t set;
+    t->allowed_pus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : t->pus;
+}
+
+/*
+ * An hwloc topology with the I/O objects kept: live, from the file `xml` (checked for a clear
+ * error), or from the XML text buf[0..buflen) when buf is not NULL.
+ */
+static tutti_status_t open_topology(const char *xml, const char *buf, size_t buflen,
+                                    hwloc_topology_t *topo_p, char *err, size_t len)
+{
+    if (xml != NULL) {
+        FILE *f = fopen(xml, "r");
+        if (f == NULL) {
+            snprintf(err, len, "topology file %s: %s", xml, strerror(errno));
+            return TUTTI_ERR_INVALID_ARG;
+        }
+        fclose(f);
+    }
+    hwloc_topology_t topo;
+    if (hwloc_topology_init(&topo) != 0) {
+        snprintf(err, len, "hwloc_topology_init: %s", strerror(errno));
+        return TUTTI_ERR_SYSTEM;
+    }
+    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    /* hwloc parses the file in set_xml (errno EINVAL) or in load: one message for both. */
+    if (buf != NULL && hwloc_topology_set_xmlbuffer(topo, buf, (int)buflen) != 0) {
+        snprintf(err, len, "not a valid hwloc XML topology (hwloc: %s)", strerror(errno));
         hwloc_topology_destroy(topo);
-        tutti_info(TUTTI_SUBSYS_TOPO, "hwloc could not load the topology; using sysconf");
-        return;
+        return TUTTI_ERR_INVALID_ARG;
+    }
+    if ((xml != NULL && hwloc_topology_set_xml(topo, xml) != 0) || hwloc_topology_load(topo) != 0) {
+        if (xml != NULL) {
+            snprintf(err, len, "topology file %s is not a valid hwloc XML topology (hwloc: %s; "
+                     "`lstopo --input %s` shows hwloc's reason)", xml, strerror(errno), xml);
+        } else if (buf != NULL) {
+            snprintf(err, len, "not a valid hwloc XML topology (hwloc: %s)", strerror(errno));
+        } else {
+            snprintf(err, len, "hwloc could not detect this machine: %s", strerror(errno));
+        }
+        hwloc_topology_destroy(topo);
+        return xml != NULL || buf != NULL ? TUTTI_ERR_INVALID_ARG : TUTTI_ERR_SYSTEM;
+    }
+    *topo_p = topo;
+    return TUTTI_OK;
+}
+
+static tutti_status_t load(const char *xml, const char *buf, size_t buflen, struct tutti_topo *t)
+{
+    memset(t, 0, sizeof(*t));
+    fallback(t);
+    snprintf(t->source, sizeof(t->source), "%s",
+             xml != NULL ? xml : buf != NULL ? "an XML buffer" : "this machine");
+    int live = xml == NULL && buf == NULL;
+    t->from_file = !live;
+    hwloc_topology_t topo;
+    tutti_status_t st = open_topology(xml, buf, buflen, &topo, t->error, sizeof(t->error));
+    if (st != TUTTI_OK) {
+        return st;
     }
     t->ok = 1;
     t->packages = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
     t->numa_nodes = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
     t->cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
     t->pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
-    hwloc_bitmap_t set = hwloc_bitmap_alloc();
-    if (set != NULL && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0) {
-        int w = hwloc_bitmap_weight(set);
-        t->allowed_pus = w > 0 ? w : t->pus;
+    if (live) {
+        cpu_locality(topo, t);
     } else {
-        t->allowed_pus = t->pus;
+        t->allowed_pus = t->pus; /* the file's machine, not ours */
     }
-    hwloc_bitmap_free(set);
+    walk_pci(topo, t);
+    nvlink_from_distances(topo, t);
     hwloc_topology_destroy(topo);
-    tutti_debug(TUTTI_SUBSYS_TOPO, "%d package(s), %d NUMA node(s), %d core(s), %d/%d PUs usable",
-                t->packages, t->numa_nodes, t->cores, t->allowed_pus, t->pus);
+    if (live) {
+        tutti__topo_nvml(t);
+    } else {
+        snprintf(t->nvml_note, sizeof(t->nvml_note), "not asked (topology from a file)");
+    }
+    pick_nics(t);
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__topo_load(const char *xml, struct tutti_topo *t)
+{
+    return load(xml, NULL, 0, t);
+}
+
+tutti_status_t tutti__topo_load_buffer(const char *buf, size_t len, struct tutti_topo *t)
+{
+    return load(NULL, buf, len, t);
+}
+
+tutti_status_t tutti__topo_dump(const char *xml, const char *out, char *err, size_t errlen)
+{
+    hwloc_topology_t topo;
+    TUTTI_CHECK(open_topology(xml, NULL, 0, &topo, err, errlen));
+    tutti_status_t st = TUTTI_OK;
+    if (hwloc_topology_export_xml(topo, out, 0) != 0) {
+        snprintf(err, errlen, "cannot write %s: %s", out, strerror(errno));
+        st = TUTTI_ERR_SYSTEM;
+    }
+    hwloc_topology_destroy(topo);
+    return st;
+}
+
+static void load_process_topo(void)
+{
+    struct tutti_topo *t = &tutti__g.topo;
+    const char *file = tutti__env()->TOPO_FILE;
+    if (tutti__topo_load(file[0] != '\0' ? file : NULL, t) != TUTTI_OK && !t->from_file) {
+        tutti_warn("%s", t->error); /* a bad TUTTI_TOPO_FILE is an init error (view.c) */
+    }
+    if (t->from_file) {
+        struct tutti_topo real; /* our own CPU budget, whatever machine the file describes */
+        fallback(&real);
+        t->allowed_pus = real.allowed_pus;
+    }
+    tutti_debug(TUTTI_SUBSYS_TOPO,
+                "%s: %d package(s), %d NUMA node(s), %d core(s), %d/%d PUs usable, %d GPU(s), "
+                "%d NIC(s), %d PCIe switch(es)", t->source, t->packages, t->numa_nodes, t->cores,
+                t->allowed_pus, t->pus, t->ngpus, t->nnics, t->pci_switches);
 }
 
 const struct tutti_topo *tutti__topo(void)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT; /* guards the one detection */
-    pthread_once(&once, detect);
+    pthread_once(&once, load_process_topo);
     return &tutti__g.topo;
 }

@@ -3,10 +3,11 @@
  * transports, machine. --env: every TUTTI_* variable with its type, default, current value and
  * help (the one table in src/env.c). --algos: the algorithms of each collective, as TUTTI_ALGO
  * names them. --host-id: this process's host identity. --hang LOGFILE...: which ranks are behind
- * (hang_report.c).
+ * (hang_report.c). --topo, --topo-file, --rings/--ranks: the topology and its rings (topo_tool.c).
  */
 #include "coll/coll.h"
 #include "hang_report.h"
+#include "topo_tool.h"
 #include "env.h"
 #include "peer.h"
 #include "topology/topo.h"
@@ -91,8 +92,13 @@ int main(int argc, char **argv)
         printf("\n");
     } else if (argc > 2 && strcmp(argv[1], "--hang") == 0) {
         return tutti__hang_report(stdout, argc - 2, argv + 2);
+    } else if (argc > 1 && (strcmp(argv[1], "--topo") == 0 || strcmp(argv[1], "--topo-file") == 0 ||
+                            strcmp(argv[1], "--rings") == 0 || strcmp(argv[1], "--ranks") == 0)) {
+        return tutti__topo_tool(argc - 1, argv + 1);
     } else if (argc > 1) {
-        fprintf(stderr, "usage: tutti-info [--env | --algos | --host-id | --hang LOGFILE...]\n");
+        fprintf(stderr, "usage: tutti-info [--env | --algos | --host-id | --hang LOGFILE...]\n"
+                        "       tutti-info [--topo] [--topo-file F] [--dump F] [--rings N | --ranks N]"
+                        " [--hosts H] [--dot F|-] [--png F]\n");
         return 2;
     } else {
         print_summary();

@@ -1,0 +1,186 @@
+/*
+ * view.c - a rank's view of its machine (struct tutti_topo_rank: its GPU, NUMA node, switch,
+ * nearest NIC, NVLink peers), the check of a view received from another rank, and the global
+ * view: at communicator init every rank all-gathers its view over the bootstrap (52 bytes a
+ * rank), and every rank derives the same locality ring from the same array.
+ */
+#include "topology/view.h"
+#include "check.h"
+#include "comm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(sizeof(struct tutti_topo_rank) == 52, "the view's wire size (no padding)");
+
+void tutti__topo_rank_view(const struct tutti_topo *t, int local_rank,
+                           struct tutti_topo_rank *v)
+{
+    memset(v, 0, sizeof(*v));
+    v->magic = TUTTI_TOPO_RANK_MAGIC;
+    v->flags = (uint8_t)((t->ok ? TUTTI_TOPO_F_DETECTED : 0) | (t->from_file ? TUTTI_TOPO_F_FILE : 0));
+    v->ngpus = (uint8_t)t->ngpus;
+    v->nnics = (uint8_t)t->nnics;
+    v->gpu = v->pci_switch = v->host_bridge = v->nic = -1;
+    v->package = (int8_t)t->cpu_package;
+    v->numa = (int8_t)t->cpu_numa;
+    v->nic_link = TUTTI_LINK_COUNT;
+    if (t->ngpus > 0) {
+        int g = local_rank % t->ngpus;
+        const struct tutti_topo_dev *d = &t->gpu[g];
+        v->gpu = (int8_t)g;
+        v->package = (int8_t)d->package;
+        v->numa = (int8_t)d->numa;
+        v->pci_switch = (int8_t)d->pci_switch;
+        v->host_bridge = (int8_t)d->host_bridge;
+        v->nvlink = d->nvlink;
+        v->nic = (int8_t)d->nic;
+        v->nic_link = (uint8_t)d->nic_link;
+        memcpy(v->gpu_busid, d->busid, sizeof(v->gpu_busid));
+    } else if (t->nnics > 0) {
+        /* No GPU: the NIC on our NUMA node (or package), else the first one. */
+        v->nic = 0;
+        v->nic_link = TUTTI_LINK_HOST;
+        for (int n = t->nnics - 1; n >= 0; n--) {
+            if (v->numa >= 0 && t->nic[n].numa == v->numa) {
+                v->nic = (int8_t)n;
+                v->nic_link = TUTTI_LINK_NUMA;
+            } else if (v->nic_link != TUTTI_LINK_NUMA && v->package >= 0 &&
+                       t->nic[n].package == v->package) {
+                v->nic = (int8_t)n;
+                v->nic_link = TUTTI_LINK_PACKAGE;
+            }
+        }
+    }
+    if (v->nic >= 0) {
+        memcpy(v->nic_name, t->nic[v->nic].name, sizeof(v->nic_name));
+        v->flags |= t->nic[v->nic].rdma ? TUTTI_TOPO_F_RDMA : 0;
+    }
+}
+
+tutti_status_t tutti__topo_rank_validate(const struct tutti_topo_rank *v, char *why, size_t len)
+{
+    const char *bad = NULL;
+    if (v->magic != TUTTI_TOPO_RANK_MAGIC) {
+        bad = "bad magic";
+    } else if (v->ngpus > TUTTI_TOPO_MAX_GPUS || v->nnics > TUTTI_TOPO_MAX_NICS) {
+        bad = "device counts out of range";
+    } else if (v->gpu < -1 || v->gpu >= (int)v->ngpus || v->nic < -1 || v->nic >= (int)v->nnics) {
+        bad = "GPU or NIC index out of range";
+    } else if (v->nic_link > TUTTI_LINK_COUNT || v->package < -1 || v->numa < -1 ||
+               v->pci_switch < -1 || v->host_bridge < -1) {
+        bad = "locality out of range";
+    } else if (memchr(v->nic_name, 0, sizeof(v->nic_name)) == NULL ||
+               memchr(v->gpu_busid, 0, sizeof(v->gpu_busid)) == NULL) {
+        bad = "unterminated name";
+    } else if (v->ngpus < 32 && (v->nvlink >> v->ngpus) != 0) {
+        bad = "NVLink to a GPU the machine does not have";
+    }
+    if (bad != NULL) {
+        snprintf(why, len, "%s", bad);
+        return TUTTI_ERR_INVALID_ARG;
+    }
+    return TUTTI_OK;
+}
+
+static int local_rank(const struct tutti_comm *comm)
+{
+    int lr = 0;
+    for (int r = 0; r < comm->rank; r++) {
+        lr += memcmp(comm->peers[r].hostid, comm->peers[comm->rank].hostid, TUTTI_HOSTID_BYTES) == 0;
+    }
+    return lr;
+}
+
+/* Order ranks by host id, then rank (qsort_r: no shared state). */
+static int by_host(const void *a, const void *b, void *arg)
+{
+    const struct tutti_comm *comm = arg;
+    int ra = *(const int *)a, rb = *(const int *)b;
+    int c = memcmp(comm->peers[ra].hostid, comm->peers[rb].hostid, TUTTI_HOSTID_BYTES);
+    return c != 0 ? c : (ra > rb) - (ra < rb);
+}
+
+/* host[r]: the lowest rank on r's host, so that equal values mean one machine. O(n log n). */
+int *tutti__topo_hosts(const struct tutti_comm *comm)
+{
+    int n = comm->nranks;
+    int *host = malloc((size_t)n * sizeof(*host));
+    int *idx = malloc((size_t)n * sizeof(*idx));
+    if (host == NULL || idx == NULL) {
+        free(host);
+        free(idx);
+        return NULL;
+    }
+    for (int r = 0; r < n; r++) {
+        idx[r] = r;
+    }
+    qsort_r(idx, (size_t)n, sizeof(*idx), by_host, (void *)comm);
+    for (int i = 0, first = idx[0]; i < n; i++) {
+        if (i > 0 && memcmp(comm->peers[idx[i - 1]].hostid, comm->peers[idx[i]].hostid,
+                            TUTTI_HOSTID_BYTES) != 0) {
+            first = idx[i]; /* sorted by rank within a host: the first is the lowest */
+        }
+        host[idx[i]] = first;
+    }
+    free(idx);
+    return host;
+}
+
+static void log_ring(const struct tutti_comm *comm)
+{
+    if (!tutti__log_on(TUTTI_LOG_INFO, TUTTI_SUBSYS_TOPO) || comm->rank != 0) {
+        return;
+    }
+    int *host = tutti__topo_hosts(comm);
+    int *order = malloc((size_t)comm->nranks * sizeof(*order));
+    if (host != NULL && order != NULL) {
+        tutti__topo_ring(comm->topo, host, comm->nranks, order);
+        char line[256];
+        size_t o = 0;
+        for (int i = 0; i < comm->nranks && o < sizeof(line) - 16; i++) {
+            o += (size_t)snprintf(line + o, sizeof(line) - o, "%s%d", i ? " " : "", order[i]);
+        }
+        tutti_info(TUTTI_SUBSYS_TOPO, "locality ring (not used by the schedules yet): %s%s", line,
+                   o >= sizeof(line) - 16 ? " ..." : "");
+    }
+    free(order);
+    free(host);
+}
+
+tutti_status_t tutti__topo_comm_init(struct tutti_comm *comm, struct tutti_boot *boot)
+{
+    struct tutti_topo_rank me;
+    tutti__topo_rank_view(tutti__topo(), local_rank(comm), &me);
+    struct tutti_topo_rank *all = calloc((size_t)comm->nranks, sizeof(*all));
+    if (all == NULL) {
+        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory for the topology of %d "
+                                "ranks", comm->nranks);
+    }
+    tutti_status_t st = boot->ops->allgather(boot, &me, all, sizeof(me));
+    if (st != TUTTI_OK) {
+        free(all);
+        return st;
+    }
+    for (int r = 0; r < comm->nranks; r++) {
+        char why[64];
+        if (tutti__topo_rank_validate(&all[r], why, sizeof(why)) != TUTTI_OK) {
+            free(all);
+            return tutti__set_error(comm, TUTTI_ERR_REMOTE, "rank %d sent a bad topology "
+                                    "record: %s", r, why);
+        }
+    }
+    comm->topo = all;
+    log_ring(comm);
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__topo_check(struct tutti_comm *comm)
+{
+    const struct tutti_topo *t = tutti__topo();
+    if (t->from_file && !t->ok) {
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "TUTTI_TOPO_FILE: %s", t->error);
+    }
+    return TUTTI_OK;
+}
