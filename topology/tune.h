@@ -38,9 +38,9 @@ struct tutti_link {
 const struct tutti_link *tutti__link_default(tutti_link_kind_t kind);
 
 /** "shm", "tcp", "ib", "nvlink", "pcie"; NULL for an unknown kind. */
-const char *tutti__link_name(tutti_link_kind_t kind);
+const char *tutti__link_kind_name(tutti_link_kind_t kind);
 
-/** The kind named `name` (as tutti__link_name), or -1. */
+/** The kind named `name` (as tutti__link_kind_name), or -1. */
 int tutti__link_parse(const char *name);
 
 /*

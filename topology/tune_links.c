@@ -62,7 +62,7 @@ const struct tutti_link *tutti__link_default(tutti_link_kind_t kind)
     return (unsigned)kind < TUTTI_LINK_KIND_COUNT ? &links[kind] : NULL;
 }
 
-const char *tutti__link_name(tutti_link_kind_t kind)
+const char *tutti__link_kind_name(tutti_link_kind_t kind)
 {
     return (unsigned)kind < TUTTI_LINK_KIND_COUNT ? link_names[kind] : NULL;
 }
