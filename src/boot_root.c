@@ -4,18 +4,19 @@
  * on), learns each rank from the authenticated hello, then answers rounds of requests: when
  * every rank has sent its k-th request it replies to all (an all-gather of records, or the worst
  * status of a sync). A rank that leaves early or never comes makes the root tell every other
- * rank who it was, so nobody waits for nothing.
+ * rank who it was, so nobody waits for nothing. The thread is gated against fork()
+ * (fork_gate.h): it works inside the gate and leaves it only to wait in poll().
  */
 #include "bootstrap.h"
 #include "boot_wire.h"
 #include "check.h"
 #include "env.h"
+#include "fork_gate.h"
 #include "util.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,8 @@ struct root {
     struct root_client **pending; /* accepted, not yet authenticated */
     int npending, pending_cap;
     int64_t round_start; /* when the current round started waiting */
+    struct pollfd *fds;  /* root_wait's poll set, grown as needed */
+    int fds_cap;
 };
 
 static void client_free(struct root_client *c)
@@ -74,7 +77,9 @@ static tutti_status_t write_all(int fd, const void *buf, size_t len, int64_t dea
                 return TUTTI_ERR_TIMEOUT;
             }
             struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+            tutti__fork_gate_leave();
             (void)poll(&pfd, 1, 10);
+            tutti__fork_gate_enter();
         }
     }
     return TUTTI_OK;
@@ -365,11 +370,18 @@ static int all_ready(const struct root *rt)
 static void root_wait(struct root *rt)
 {
     int cap = 1 + rt->npending + rt->nranks;
-    struct pollfd *fds = calloc((size_t)cap, sizeof(*fds));
-    if (fds == NULL) {
-        usleep(1000);
-        return;
+    if (cap > rt->fds_cap) {
+        struct pollfd *grown = realloc(rt->fds, (size_t)cap * sizeof(*grown));
+        if (grown == NULL) {
+            tutti__fork_gate_leave();
+            usleep(1000);
+            tutti__fork_gate_enter();
+            return;
+        }
+        rt->fds = grown;
+        rt->fds_cap = cap;
     }
+    struct pollfd *fds = rt->fds;
     int n = 0;
     fds[n++] = (struct pollfd){.fd = rt->lfd, .events = POLLIN};
     for (int i = 0; i < rt->npending; i++) {
@@ -380,8 +392,9 @@ static void root_wait(struct root *rt)
             fds[n++] = (struct pollfd){.fd = rt->by_rank[r]->fd, .events = POLLIN};
         }
     }
+    tutti__fork_gate_leave();
     (void)poll(fds, (nfds_t)n, 100);
-    free(fds);
+    tutti__fork_gate_enter();
 }
 
 static void root_serve(struct root *rt)
@@ -432,7 +445,9 @@ static void *root_main(void *arg)
     close(rt->lfd);
     free(rt->by_rank);
     free(rt->pending);
+    free(rt->fds);
     free(rt);
+    tutti__fork_gate_exit();
     return NULL;
 }
 
@@ -448,12 +463,7 @@ tutti_status_t tutti__boot_root_serve(int lfd, const uint8_t secret[TUTTI_SECRET
     rt->job_id = job_id;
     rt->timeout_ns = timeout_ns;
     rt->lfd = lfd;
-    pthread_t tid;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    int err = pthread_create(&tid, &attr, root_main, rt);
-    pthread_attr_destroy(&attr);
+    int err = tutti__fork_gate_thread_start(root_main, rt);
     if (err != 0) {
         close(rt->lfd);
         free(rt);
