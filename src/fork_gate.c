@@ -47,6 +47,14 @@ static void after_fork_child(void)
     pthread_mutex_unlock(&GATE.lock);
 }
 
+/* At exit (or unload), join the threads that ended: no thread of the library is left behind. */
+__attribute__((destructor)) static void join_at_exit(void)
+{
+    pthread_mutex_lock(&GATE.lock);
+    join_ended();
+    pthread_mutex_unlock(&GATE.lock);
+}
+
 static void register_handlers(void)
 {
     (void)pthread_atfork(before_fork, after_fork_parent, after_fork_child);
