@@ -6,18 +6,19 @@
  * status of a sync). A rank that leaves early or never comes makes the root tell every other
  * rank who it was, so nobody waits for nothing. Handshakes in progress are capped
  * (TUTTI_BOOT_MAX_HANDSHAKES): a flood of silent connections costs the root a bounded number of
- * descriptors, and the oldest of them makes room for a newcomer.
+ * descriptors, and the oldest of them makes room for a newcomer. The thread is gated against
+ * fork() (fork_gate.h): it works inside the gate and leaves it only to wait in poll().
  */
 #include "bootstrap.h"
 #include "boot_wire.h"
 #include "check.h"
 #include "env.h"
+#include "fork_gate.h"
 #include "util.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,8 @@ struct root {
     int npending, pending_cap;
     int nevicted; /* handshakes closed to make room (warned about once) */
     int64_t round_start; /* when the current round started waiting */
+    struct pollfd *fds;  /* root_wait's poll set, grown as needed */
+    int fds_cap;
 };
 
 static void client_free(struct root_client *c)
@@ -78,7 +81,9 @@ static tutti_status_t write_all(int fd, const void *buf, size_t len, int64_t dea
                 return TUTTI_ERR_TIMEOUT;
             }
             struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+            tutti__fork_gate_leave();
             (void)poll(&pfd, 1, 10);
+            tutti__fork_gate_enter();
         }
     }
     return TUTTI_OK;
@@ -412,11 +417,18 @@ static int all_ready(const struct root *rt)
 static void root_wait(struct root *rt)
 {
     int cap = 1 + rt->npending + rt->nranks;
-    struct pollfd *fds = calloc((size_t)cap, sizeof(*fds));
-    if (fds == NULL) {
-        usleep(1000);
-        return;
+    if (cap > rt->fds_cap) {
+        struct pollfd *grown = realloc(rt->fds, (size_t)cap * sizeof(*grown));
+        if (grown == NULL) {
+            tutti__fork_gate_leave();
+            usleep(1000);
+            tutti__fork_gate_enter();
+            return;
+        }
+        rt->fds = grown;
+        rt->fds_cap = cap;
     }
+    struct pollfd *fds = rt->fds;
     int n = 0, ms = 100;
     if (rt->npending < TUTTI_BOOT_MAX_HANDSHAKES) {
         fds[n++] = (struct pollfd){.fd = rt->lfd, .events = POLLIN};
@@ -437,8 +449,9 @@ static void root_wait(struct root *rt)
             fds[n++] = (struct pollfd){.fd = rt->by_rank[r]->fd, .events = POLLIN};
         }
     }
+    tutti__fork_gate_leave();
     (void)poll(fds, (nfds_t)n, ms);
-    free(fds);
+    tutti__fork_gate_enter();
 }
 
 static void root_serve(struct root *rt)
@@ -489,7 +502,9 @@ static void *root_main(void *arg)
     close(rt->lfd);
     free(rt->by_rank);
     free(rt->pending);
+    free(rt->fds);
     free(rt);
+    tutti__fork_gate_exit();
     return NULL;
 }
 
@@ -505,12 +520,7 @@ tutti_status_t tutti__boot_root_serve(int lfd, const uint8_t secret[TUTTI_SECRET
     rt->job_id = job_id;
     rt->timeout_ns = timeout_ns;
     rt->lfd = lfd;
-    pthread_t tid;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    int err = pthread_create(&tid, &attr, root_main, rt);
-    pthread_attr_destroy(&attr);
+    int err = tutti__fork_gate_thread_start(root_main, rt);
     if (err != 0) {
         close(rt->lfd);
         free(rt);

@@ -7,6 +7,9 @@
 
 struct tutti_global tutti__g = {
     .log_lock = PTHREAD_MUTEX_INITIALIZER,
+    .fork_gate = {.lock = PTHREAD_MUTEX_INITIALIZER,
+                  .cond = PTHREAD_COND_INITIALIZER,
+                  .once = PTHREAD_ONCE_INIT},
 };
 
 __thread struct tutti_tls tutti__tls = {

@@ -26,6 +26,16 @@ struct tutti_global {
     char hostname[64];
 
     struct tutti_topo topo; /* topology/detect.c, filled once */
+
+    struct {                   /* fork_gate.c: the library's threads against fork() */
+        pthread_mutex_t lock;
+        pthread_cond_t cond;   /* busy reached 0, or a fork ended */
+        pthread_once_t once;   /* registers the atfork handlers */
+        int busy;              /* gated threads inside the gate */
+        int forking;           /* a fork is under way: nobody enters */
+        pthread_t *ended;      /* gated threads that have exited, not yet joined */
+        int nended, ended_cap;
+    } fork_gate;
 };
 
 /** Per-thread state. */
