@@ -2,9 +2,10 @@
 # README command 2: install what is needed, build, run every test suite, and print one closing
 # line that counts the tests of all Criterion suites together.
 # Then the hardening checks (skipped with HARDENING=0): every fuzz harness for
-# FUZZ_SECONDS (default 20), the unit, example, build and most integration suites again under
-# ASan + UBSan (scripts/sanitize.sh asan), the README example under TSan and valgrind on a
-# short perf run; their results are in the same closing line.
+# FUZZ_SECONDS (default 20), the unit, example, threads, build and most integration suites
+# again under ASan + UBSan (scripts/sanitize.sh asan), the README example and the threads
+# program under TSan and valgrind on a short perf run; their results are in the same closing
+# line.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh || exit 1
@@ -18,14 +19,15 @@ if [ "${HARDENING:-1}" != 0 ]; then
   echo "test.sh: fuzzing took $((SECONDS - start)) s"
   start=$SECONDS
   # The integration tests of suite integ_sanitize (all but test_collectives' full matrix).
-  bash scripts/sanitize.sh asan --suite unit --suite example --suite build \
+  bash scripts/sanitize.sh asan --suite unit --suite example --suite threads --suite build \
     --suite integ_sanitize "$@" || rc=1
   echo "test.sh: the ASan + UBSan suites took $((SECONDS - start)) s"
   start=$SECONDS
   # Under TSan only what runs without Criterion: its process runner (BoxFort) cannot map its
-  # arena under TSan and aborts every test binary (Criterion issue #274).
-  bash scripts/sanitize.sh tsan --suite example "$@" || rc=1
-  echo "test.sh: the TSan example took $((SECONDS - start)) s"
+  # arena under TSan and aborts every test binary (Criterion issue #274). tests/threads/
+  # exercises the library's threads for it (progress thread, two comms, abort).
+  bash scripts/sanitize.sh tsan --suite example --suite threads "$@" || rc=1
+  echo "test.sh: the TSan programs took $((SECONDS - start)) s"
   vg=failed
   bash scripts/sanitize.sh valgrind && vg=ok
   echo "valgrind_all_reduce_perf $vg" >build/valgrind-result.txt

@@ -301,6 +301,10 @@ static tutti_status_t open_topology(const char *xml, const char *buf, size_t buf
         return TUTTI_ERR_SYSTEM;
     }
     hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    /* GPUs come from PCI and NVML: leave out the OpenCL and OpenGL plugins, which load vendor
+     * ICDs and X11 (slow, and the ICD loader leaks what valgrind and LSan then report). */
+    (void)hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "opencl");
+    (void)hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "gl");
     /* hwloc parses the file in set_xml (errno EINVAL) or in load: one message for both. */
     if (buf != NULL && hwloc_topology_set_xmlbuffer(topo, buf, (int)buflen) != 0) {
         snprintf(err, len, "not a valid hwloc XML topology (hwloc: %s)", strerror(errno));
