@@ -5,7 +5,8 @@
  *
  * Automatic choice (calibrated in perf/results, issue 3): the direct (one-hop) algorithms for
  * messages of at most TUTTI_DIRECT_MAX bytes that fit one slot, with at most 16 ranks (their
- * message count grows as n^2); the pipelined ring otherwise.
+ * message count grows as n^2); the pipelined ring otherwise. Entries marked `manual` (trees,
+ * recursive doubling, Rabenseifner, Bruck) run only when TUTTI_ALGO forces them.
  */
 #include "coll/coll.h"
 #include "util.h"
@@ -31,27 +32,43 @@ static int always(const struct tutti_op_desc *op, const struct tutti_plan_params
 
 static const struct tutti_algo catalog[] = {
     {TUTTI_COLL_ALLREDUCE, "ring", "reduce-scatter + all-gather around a ring, pipelined", always,
-     tutti__allreduce_ring},
+     tutti__allreduce_ring, 0},
     {TUTTI_COLL_ALLREDUCE, "oneshot", "everyone sends to everyone, reduces in rank order",
-     fits_slot, tutti__allreduce_oneshot},
-    {TUTTI_COLL_BROADCAST, "ring", "pipelined chain from the root", always, tutti__broadcast_ring},
+     fits_slot, tutti__allreduce_oneshot, 0},
+    {TUTTI_COLL_ALLREDUCE, "tree",
+     "double binary tree: half the data up and down each tree, pipelined", always,
+     tutti__allreduce_tree, .manual = 1},
+    {TUTTI_COLL_ALLREDUCE, "rd", "recursive doubling, whole message each of log2 n rounds",
+     always, tutti__allreduce_rd, .manual = 1},
+    {TUTTI_COLL_ALLREDUCE, "rabenseifner",
+     "recursive-halving reduce-scatter + recursive-doubling all-gather", always,
+     tutti__allreduce_rabenseifner, .manual = 1},
+    {TUTTI_COLL_BROADCAST, "ring", "pipelined chain from the root", always, tutti__broadcast_ring, 0},
     {TUTTI_COLL_BROADCAST, "direct", "the root sends to every rank", fits_slot,
-     tutti__broadcast_direct},
-    {TUTTI_COLL_REDUCE, "ring", "pipelined chain into the root", always, tutti__reduce_ring},
-    {TUTTI_COLL_REDUCE, "direct", "every rank sends to the root", fits_slot, tutti__reduce_direct},
+     tutti__broadcast_direct, 0},
+    {TUTTI_COLL_BROADCAST, "tree", "double binary tree from the root, half the data each",
+     always, tutti__broadcast_tree, .manual = 1},
+    {TUTTI_COLL_REDUCE, "ring", "pipelined chain into the root", always, tutti__reduce_ring, 0},
+    {TUTTI_COLL_REDUCE, "direct", "every rank sends to the root", fits_slot, tutti__reduce_direct, 0},
+    {TUTTI_COLL_REDUCE, "tree", "double binary tree into the root, half the data each", always,
+     tutti__reduce_tree, .manual = 1},
     {TUTTI_COLL_REDUCE_SCATTER, "ring", "ring reduce-scatter, pipelined", always,
-     tutti__reduce_scatter_ring},
+     tutti__reduce_scatter_ring, 0},
     {TUTTI_COLL_REDUCE_SCATTER, "direct", "every block goes to its owner", fits_slot,
-     tutti__reduce_scatter_direct},
-    {TUTTI_COLL_ALLGATHER, "ring", "ring all-gather, pipelined", always, tutti__allgather_ring},
+     tutti__reduce_scatter_direct, 0},
+    {TUTTI_COLL_ALLGATHER, "ring", "ring all-gather, pipelined", always, tutti__allgather_ring, 0},
     {TUTTI_COLL_ALLGATHER, "direct", "every rank sends its block to every rank", fits_slot,
-     tutti__allgather_direct},
+     tutti__allgather_direct, 0},
+    {TUTTI_COLL_ALLGATHER, "bruck", "log2 n rounds; scratch of nranks * count", always,
+     tutti__allgather_bruck, .manual = 1},
     {TUTTI_COLL_ALLTOALL, "pairwise", "concurrent pairwise exchanges", always,
-     tutti__alltoall_pairwise},
-    {TUTTI_COLL_SEND, "direct", "one message, split over channels", always, tutti__p2p_direct},
-    {TUTTI_COLL_RECV, "direct", "one message, split over channels", always, tutti__p2p_direct},
-    {TUTTI_COLL_BARRIER, "ring", "one-byte ring all-reduce", always, tutti__barrier_ring},
-    {TUTTI_COLL_BARRIER, "oneshot", "one-byte one-shot all-reduce", always, tutti__barrier_oneshot},
+     tutti__alltoall_pairwise, 0},
+    {TUTTI_COLL_ALLTOALL, "bruck", "log2 n rounds; scratch of 3 * nranks * count", always,
+     tutti__alltoall_bruck, .manual = 1},
+    {TUTTI_COLL_SEND, "direct", "one message, split over channels", always, tutti__p2p_direct, 0},
+    {TUTTI_COLL_RECV, "direct", "one message, split over channels", always, tutti__p2p_direct, 0},
+    {TUTTI_COLL_BARRIER, "ring", "one-byte ring all-reduce", always, tutti__barrier_ring, 0},
+    {TUTTI_COLL_BARRIER, "oneshot", "one-byte one-shot all-reduce", always, tutti__barrier_oneshot, 0},
 };
 
 const struct tutti_algo *tutti__algos(tutti_coll_t coll, int *n_p)
@@ -173,7 +190,8 @@ int tutti__algo_parse(const char *spec, int forced[TUTTI_COLL_COUNT], char *err,
 
 /*
  * The automatic choice, an index into the collective's entries: each collective lists its
- * general algorithm first and its direct (one-hop) variant, if any, second.
+ * general algorithm first and its direct (one-hop) variant, if any, second; the manual ones
+ * after them.
  */
 static int choose(const struct tutti_algo *a, int n, const struct tutti_op_desc *op,
                   const struct tutti_plan_params *pp)
@@ -181,7 +199,7 @@ static int choose(const struct tutti_algo *a, int n, const struct tutti_op_desc 
     size_t bytes = op->count * tutti_datatype_size(op->dt);
     int small = (bytes <= pp->direct_max || op->coll == TUTTI_COLL_BARRIER) &&
                 pp->nranks <= DIRECT_MAX_RANKS;
-    return (small && n > 1 && a[1].applies(op, pp)) ? 1 : 0;
+    return (small && n > 1 && !a[1].manual && a[1].applies(op, pp)) ? 1 : 0;
 }
 
 int tutti__plan_build(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
@@ -249,4 +267,10 @@ void tutti__algo_applicable(const struct tutti_op_desc *op, const struct tutti_p
             o += w > 0 ? (size_t)w : 0;
         }
     }
+}
+
+int tutti__coll_input_stable(const struct tutti_plan *plan, uint32_t src_buf, size_t off)
+{
+    return src_buf == TUTTI_BUF_SEND &&
+           !tutti__coll_same_place(plan, TUTTI_BUF_SEND, off, TUTTI_BUF_RECV, off);
 }

@@ -7,7 +7,9 @@
 #define TUTTI_COLL_H_INTERNAL
 
 #include "plan.h"
+#include "topology/tree.h"
 #include "tutti/coll.h"
+#include "tutti/comm.h"
 
 typedef int (*tutti_build_fn)(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
                               struct tutti_plan *plan);
@@ -18,6 +20,7 @@ struct tutti_algo {
     const char *desc;
     int (*applies)(const struct tutti_op_desc *op, const struct tutti_plan_params *pp);
     tutti_build_fn build;
+    int manual; /* never chosen automatically, only forced through TUTTI_ALGO */
 };
 
 /** Catalog entries for a collective; *n_p gets the count. */
@@ -62,6 +65,21 @@ int tutti__reduce_scatter_direct(const struct tutti_op_desc *op,
                                  const struct tutti_plan_params *pp, struct tutti_plan *plan);
 int tutti__allgather_direct(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
                             struct tutti_plan *plan);
+
+int tutti__allreduce_tree(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                          struct tutti_plan *plan);
+int tutti__broadcast_tree(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                          struct tutti_plan *plan);
+int tutti__reduce_tree(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                       struct tutti_plan *plan);
+int tutti__allreduce_rd(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                        struct tutti_plan *plan);
+int tutti__allreduce_rabenseifner(const struct tutti_op_desc *op,
+                                  const struct tutti_plan_params *pp, struct tutti_plan *plan);
+int tutti__allgather_bruck(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                           struct tutti_plan *plan);
+int tutti__alltoall_bruck(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                          struct tutti_plan *plan);
 
 /* ---- helpers shared by builders (algos.c) ---- */
 
@@ -119,6 +137,118 @@ int tutti__direct_send_all(struct tutti_plan *plan, const struct tutti_plan_para
 int tutti__direct_reduce_chain(struct tutti_plan *plan, const struct tutti_plan_params *pp,
                                uint32_t own_buf, size_t own_off, uint32_t dst_buf, size_t dst_off,
                                size_t count);
+
+/* ---- double binary trees (trees.c) ---- */
+
+/**
+ * This rank's node in tree t (0 or 1) of the double binary tree (topology/tree.h). root < 0:
+ * the trees as they are (all-reduce). root >= 0: relabelled so that both trees start at root;
+ * tree 1 is re-rooted there (root gets tree 1's old root as its only child).
+ */
+void tutti__coll_tree(const struct tutti_plan_params *pp, int root, int t,
+                      struct tutti_tree_node *node_p);
+
+/** One part of the data and the tree that carries it. */
+struct tutti_tree_part {
+    int channel;                 /* 2c + t: tree t of channel pair c */
+    size_t off, len;             /* elements */
+    struct tutti_tree_node node; /* this rank in that tree */
+};
+
+typedef int (*tutti_tree_part_fn)(const struct tutti_op_desc *op,
+                                  const struct tutti_plan_params *pp, struct tutti_plan *plan,
+                                  const struct tutti_tree_part *part);
+
+/**
+ * Cut op->count elements into 2 * min(nchannels, 8) parts, one per (tree, channel), and call fn
+ * for each non-empty one. On one rank: a lane that copies the input to the output instead.
+ * Returns 0, or -1 when fn or a step fails.
+ */
+int tutti__coll_tree_walk(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                          struct tutti_plan *plan, int root, tutti_tree_part_fn fn);
+
+/**
+ * A chunk coming down a tree to a rank below the root: received from the parent into the
+ * output (elements off..off+len), forwarded to each child from there (the final result: sent by
+ * reference where the transport can).
+ */
+int tutti__coll_tree_down(struct tutti_plan *plan, const struct tutti_tree_node *nd, size_t off,
+                          size_t len);
+
+/* ---- recursive doubling with the non-power-of-two fold (pow2.c) ---- */
+
+/**
+ * Where a rank stands when n is not a power of two: the first 2 * (n - p) ranks pair up
+ * (2i, 2i+1), the even one hands its data to the odd one and waits for the result; the others
+ * take part as virtual ranks 0..p-1 (p: the largest power of two <= n).
+ */
+struct tutti_fold {
+    int p;     /* ranks taking part */
+    int vrank; /* this rank's virtual rank, or -1 when it sits out */
+    int partner; /* the sitting-out rank's partner (odd), the partner's extra rank (even), or -1 */
+};
+
+void tutti__fold(int n, int rank, struct tutti_fold *f_p);
+
+/** The real rank of virtual rank v. */
+int tutti__fold_real(int n, int v);
+
+/**
+ * Fold in: the sitting-out rank sends its input [base, base+len) to its partner, which reduces it
+ * into its output. *acc_p gets the buffer that holds this rank's data afterwards (SEND, or RECV
+ * once folded). Fold out: the partner sends the result back. Both do nothing for ranks without
+ * a partner. Return 0, or -1 when out of memory.
+ */
+int tutti__pow2_fold_in(struct tutti_plan *plan, const struct tutti_plan_params *pp,
+                        const struct tutti_fold *f, size_t base, size_t len, uint32_t *acc_p);
+int tutti__pow2_fold_out(struct tutti_plan *plan, const struct tutti_plan_params *pp,
+                         const struct tutti_fold *f, size_t base, size_t len);
+
+/** One round: send a range to one rank, receive (and maybe reduce) another from one rank. */
+struct tutti_exchange {
+    int send_peer, recv_peer;
+    uint32_t send_buf;
+    size_t send_off, send_len;
+    int send_flags;            /* TUTTI_STEP_STABLE when what is sent stays unchanged */
+    int reduce;                /* 1: RECV_REDUCE_COPY of acc_buf into recv_buf; 0: RECV */
+    uint32_t acc_buf;          /* this rank's data, reduced with what arrives */
+    uint32_t recv_buf;         /* where it lands (acc_buf and recv_buf at the same offsets) */
+    size_t recv_off, recv_len;
+    int recv_flags;            /* TUTTI_STEP_FINAL, TUTTI_STEP_SWAP */
+};
+
+/**
+ * Append the round's steps, chunk by chunk, one out and one in: every rank doing the same never
+ * has more than one chunk in flight toward a peer, so any FIFO depth will do (the partner's
+ * sends must be cut like this rank's receives). Returns 0, or -1 when out of memory.
+ */
+int tutti__coll_exchange(struct tutti_plan *plan, const struct tutti_plan_params *pp,
+                         const struct tutti_exchange *x);
+
+typedef int (*tutti_pow2_lane_fn)(const struct tutti_plan_params *pp, struct tutti_plan *plan,
+                                  const struct tutti_fold *f, size_t base, size_t len);
+
+/**
+ * An all-reduce over powers of two: on one rank a copy; else the data split over channels, and
+ * `lane` fills the lane of each channel with this rank's steps for elements [base, base+len).
+ */
+int tutti__pow2_build(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                      struct tutti_plan *plan, tutti_pow2_lane_fn lane);
+
+/**
+ * Start a Bruck algorithm's plan: one lane on channel 0. On one rank or for no data, a copy of
+ * own_len elements of the input to own_off of the output, and 0. Otherwise scratch memory of
+ * scratch_elems elements as buffer *tmp_p, and 1. -1 when out of memory.
+ */
+int tutti__bruck_start(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                       struct tutti_plan *plan, size_t own_off, size_t own_len,
+                       size_t scratch_elems, uint32_t *tmp_p);
+
+/**
+ * Is `src` of (src_buf, off) safe to send by reference: the caller's input, never written during
+ * the operation (not the output's place)?
+ */
+int tutti__coll_input_stable(const struct tutti_plan *plan, uint32_t src_buf, size_t off);
 
 /**
  * Build one plan for a run of point-to-point operations of one group (all on one

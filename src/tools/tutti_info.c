@@ -50,13 +50,14 @@ static void print_env(void)
 static void print_algos(void)
 {
     printf("TUTTI_ALGO=coll:algo,... forces one; by default the first (general) algorithm, or\n"
-           "the second (one hop) for messages of at most TUTTI_DIRECT_MAX bytes on <= 16 ranks.\n");
+           "the second (one hop) for messages of at most TUTTI_DIRECT_MAX bytes on <= 16 ranks;\n"
+           "those marked [forced] run only when TUTTI_ALGO names them.\n");
     for (int c = 0; c < TUTTI_COLL_COUNT; c++) {
         int n = 0;
         const struct tutti_algo *a = tutti__algos((tutti_coll_t)c, &n);
         for (int i = 0; i < n; i++) {
-            printf("%-15s %-9s %s\n", i == 0 ? tutti__coll_name((tutti_coll_t)c) : "",
-                   a[i].name, a[i].desc);
+            printf("%-15s %-12s %s%s\n", i == 0 ? tutti__coll_name((tutti_coll_t)c) : "",
+                   a[i].name, a[i].manual ? "[forced] " : "", a[i].desc);
         }
     }
 }

@@ -122,11 +122,6 @@ static int run_algo(struct world *w, tutti_coll_t c, tutti_op_t op, int nch, siz
     return rc;
 }
 
-static int run(struct world *w, tutti_coll_t c, tutti_op_t op, int nch, size_t slot_elems)
-{
-    return run_algo(w, c, op, nch, slot_elems, 0);
-}
-
 static uint32_t sum_at(int n, size_t idx)
 {
     uint32_t s = 0;
@@ -177,12 +172,17 @@ static void check(const struct world *w, tutti_coll_t c, const char *what)
 
 /*
  * Sweep nranks x counts (x roots) x in-place for one collective and one catalog entry. The
- * general algorithms run with tiny slots (many chunks, full FIFOs); the direct ones need the
- * message in one slot, so their slot is the message.
+ * algorithms that apply to any size run with tiny slots (many chunks, full FIFOs); the direct
+ * ones need the message in one slot, so their slot is the message.
  */
 static void sweep_algo(tutti_coll_t c, int rooted, int can_inplace, int algo)
 {
-    int direct = algo > 0;
+    /* Direct: it applies only when the message fits one slot (of one element here). */
+    int nalgos = 0;
+    const struct tutti_algo *a = &tutti__algos(c, &nalgos)[algo];
+    struct tutti_op_desc two = {.coll = c, .count = 2, .dt = TUTTI_UINT32, .root = 0, .peer = -1};
+    struct tutti_plan_params one = params(0, 2, 1, 1, algo);
+    int direct = !a->applies(&two, &one);
     for (int n = 1; n <= MAXN; n++) {
         for (size_t ci = 0; ci < NCOUNTS; ci++) {
             for (int root = 0; root < (rooted ? n : 1); root++) {
@@ -311,7 +311,15 @@ Test(schedule, barrier_waits_for_the_last_rank)
 
 Test(schedule, allreduce_avg_divides_once_and_truncates)
 {
-    for (int n = 1; n <= 7; n++) {
+    int nalgos = 0;
+    const struct tutti_algo *a = tutti__algos(TUTTI_COLL_ALLREDUCE, &nalgos);
+    for (int k = 0; k < nalgos * 7; k++) {
+        int n = 1 + k % 7, algo = k / 7;
+        struct tutti_op_desc probe = {.coll = TUTTI_COLL_ALLREDUCE, .count = 37, .peer = -1};
+        struct tutti_plan_params pp = params(0, n, 2, 4, algo);
+        if (!a[algo].applies(&probe, &pp)) {
+            continue; /* oneshot: 37 elements do not fit a slot of 4 */
+        }
         struct world w = {.n = n, .count = 37, .root = -1};
         world_fill(&w, TUTTI_COLL_ALLREDUCE);
         for (int r = 0; r < n; r++) {
@@ -319,17 +327,98 @@ Test(schedule, allreduce_avg_divides_once_and_truncates)
                 w.send[r][i] = (uint32_t)(r + 1) * 3u + (uint32_t)i; /* small: no wrap */
             }
         }
-        cr_assert_eq(run(&w, TUTTI_COLL_ALLREDUCE, TUTTI_AVG, 2, 4), 0);
+        cr_assert_eq(run_algo(&w, TUTTI_COLL_ALLREDUCE, TUTTI_AVG, 2, 4, algo), 0);
         for (int r = 0; r < n; r++) {
             for (size_t i = 0; i < w.count; i++) {
                 uint32_t s = 0;
                 for (int q = 0; q < n; q++) {
                     s += (uint32_t)(q + 1) * 3u + (uint32_t)i;
                 }
-                cr_assert_eq(w.recv[r][i], s / (uint32_t)n, "n=%d rank %d elem %zu", n, r, i);
+                cr_assert_eq(w.recv[r][i], s / (uint32_t)n, "%s n=%d rank %d elem %zu",
+                             a[algo].name, n, r, i);
             }
         }
         world_free(&w);
+    }
+}
+
+/*
+ * Float sums depend on the order of the additions: every all-reduce must still give every rank
+ * the same bits (each element reduced in one order, wherever it is reduced).
+ */
+Test(schedule, allreduce_float_results_are_bitwise_identical_on_every_rank)
+{
+    int nalgos = 0;
+    const struct tutti_algo *a = tutti__algos(TUTTI_COLL_ALLREDUCE, &nalgos);
+    for (int algo = 0; algo < nalgos; algo++) {
+        for (int n = 2; n <= 11; n++) {
+            struct world w = {.n = n, .count = 301, .root = -1, .inplace = n % 2};
+            world_fill(&w, TUTTI_COLL_ALLREDUCE);
+            uint32_t x = 12345u + (uint32_t)n;
+            for (int r = 0; r < n; r++) {
+                for (size_t i = 0; i < w.count; i++) {
+                    x = x * 1664525u + 1013904223u;
+                    float f = (float)(x >> 8) * ((x & 1) ? 1e-7f : 1e3f);
+                    memcpy(w.inplace ? &w.recv[r][i] : &w.send[r][i], &f, 4);
+                }
+            }
+            size_t slot = a[algo].applies(&(struct tutti_op_desc){.count = 301},
+                                          &(struct tutti_plan_params){.chunk_elems = 16})
+                              ? 16
+                              : 301;
+            struct sim_net *net = sim_net_new(n, 2, slot * 4);
+            struct tutti_plan plans[MAXN];
+            struct tutti_exec exs[MAXN];
+            memset(plans, 0, sizeof(plans));
+            for (int r = 0; r < n; r++) {
+                struct tutti_plan_params pp = params(r, n, 1, slot, algo);
+                struct tutti_op_desc d = desc(&w, TUTTI_COLL_ALLREDUCE, r, TUTTI_SUM);
+                d.dt = TUTTI_FLOAT32;
+                cr_assert_eq(tutti__plan_build(&d, &pp, &plans[r]), 0);
+                cr_assert_eq(tutti__exec_init(&exs[r], sim_comm(net, r, 1), &plans[r], 1),
+                             TUTTI_OK);
+            }
+            cr_assert_eq(sim_run(exs, n), 0, "%s n=%d", a[algo].name, n);
+            for (int r = 0; r < n; r++) {
+                cr_assert(memcmp(w.recv[r], w.recv[0], w.count * 4) == 0,
+                          "%s n=%d: rank %d's sums differ from rank 0's", a[algo].name, n, r);
+                tutti__exec_fini(&exs[r]);
+                tutti__plan_free(&plans[r]);
+            }
+            sim_net_free(net);
+            world_free(&w);
+        }
+    }
+}
+
+/* The manual algorithms (trees, recursive doubling, Bruck...) run only when forced. */
+Test(algos, manual_algorithms_are_never_chosen_automatically)
+{
+    static const size_t sizes[] = {1, 100, 4096, 1 << 20};
+    uint32_t buf[1];
+    for (int c = 0; c < TUTTI_COLL_COUNT; c++) {
+        int nalgos = 0;
+        const struct tutti_algo *a = tutti__algos((tutti_coll_t)c, &nalgos);
+        for (int n = 1; n <= 20; n++) {
+            for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]) && c != TUTTI_COLL_SEND &&
+                               c != TUTTI_COLL_RECV;
+                 k++) {
+                struct tutti_op_desc d = {.coll = (tutti_coll_t)c, .sendbuf = buf, .recvbuf = buf,
+                                          .count = sizes[k], .dt = TUTTI_UINT32, .root = 0,
+                                          .peer = -1};
+                struct tutti_plan plan;
+                memset(&plan, 0, sizeof(plan));
+                struct tutti_plan_params pp = params(0, n, 1, 1024, -1);
+                pp.direct_max = 8192;
+                cr_assert_eq(tutti__plan_build(&d, &pp, &plan), 0);
+                for (int i = 0; i < nalgos; i++) {
+                    cr_assert(!(a[i].manual && strcmp(plan.algo, a[i].name) == 0),
+                              "%s of %zu on %d ranks chose %s", tutti__coll_name((tutti_coll_t)c),
+                              sizes[k], n, plan.algo);
+                }
+                tutti__plan_free(&plan);
+            }
+        }
     }
 }
 
@@ -475,7 +564,9 @@ Test(algos, tutti_algo_forces_known_names_and_lists_valid_ones)
     const struct tutti_algo *a = tutti__algos(TUTTI_COLL_ALLREDUCE, &n);
     cr_assert_str_eq(a[forced[TUTTI_COLL_ALLREDUCE]].name, "oneshot");
     cr_assert_eq(forced[TUTTI_COLL_REDUCE], -1);
-    cr_assert_eq(tutti__algo_parse("allreduce:tree", forced, err, sizeof(err)), -1);
+    cr_assert_eq(tutti__algo_parse("allreduce:tree,allgather:bruck", forced, err, sizeof(err)), 0);
+    cr_assert_str_eq(a[forced[TUTTI_COLL_ALLREDUCE]].name, "tree");
+    cr_assert_eq(tutti__algo_parse("allreduce:butterfly", forced, err, sizeof(err)), -1);
     cr_assert(strstr(err, "ring") != NULL && strstr(err, "oneshot") != NULL, "%s", err);
     cr_assert_eq(tutti__algo_parse("allreduse:ring", forced, err, sizeof(err)), -1);
     cr_assert(strstr(err, "allreduse") != NULL, "%s", err);
