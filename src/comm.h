@@ -37,6 +37,8 @@ struct tutti_comm_cfg {
     size_t direct_max;   /* TUTTI_DIRECT_MAX: largest message for the direct algorithms */
     size_t stream_min;   /* TUTTI_STREAM_MIN: results of at least this many bytes are streamed */
     int forced[TUTTI_COLL_COUNT]; /* TUTTI_ALGO: catalog index per collective, or -1 */
+    int tuner;           /* TUTTI_TUNER=model */
+    int nhosts;          /* distinct hosts among the ranks; 0 until first counted */
 };
 
 /* fail.c: health of the communicator. status is sticky once an error is stored. */

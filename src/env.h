@@ -39,6 +39,9 @@
     X(SPIN, DURATION, "50us", "busy-poll this long before yielding the CPU")                      \
     X(ALGO, STRING, "",                                                                            \
       "force algorithms, e.g. allreduce:oneshot,broadcast:ring (tutti-info --algos lists them)")   \
+    X(TUNER, STRING, "static",                                                                     \
+      "automatic algorithm choice: static (one hop up to TUTTI_DIRECT_MAX, else the general one) " \
+      "or model (the cost model's fastest applicable algorithm)")                                 \
     X(DIRECT_MAX, SIZE, "8k",                                                                      \
       "largest message for which the one-hop algorithms (oneshot, direct) are chosen")             \
     X(STREAM_MIN, SIZE, "0",                                                                       \

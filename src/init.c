@@ -126,6 +126,12 @@ static tutti_status_t init_config(struct tutti_comm *comm, const tutti_comm_para
                                 env->TRANSPORT);
     }
     comm->cfg.direct_max = env->DIRECT_MAX;
+    if (strcmp(env->TUNER, "model") == 0) {
+        comm->cfg.tuner = 1;
+    } else if (strcmp(env->TUNER, "static") != 0) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                                "TUTTI_TUNER '%s' is not one of static, model", env->TUNER);
+    }
     comm->cfg.stream_min = env->STREAM_MIN;
     char err[256];
     if (tutti__algo_parse(env->ALGO, comm->cfg.forced, err, sizeof(err)) != 0) {

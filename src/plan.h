@@ -109,6 +109,9 @@ struct tutti_plan_params {
     size_t chunk_elems; /* >= 1: elements per step at most */
     size_t direct_max;  /* bytes up to which the direct (one-hop) algorithms are chosen */
     int forced;         /* catalog index forced by TUTTI_ALGO for this collective, or -1 */
+    int tuner;          /* TUTTI_TUNER=model: the cost model chooses (else the static rule) */
+    int nhosts;         /* hosts the ranks are on (the model's input) */
+    int intra_tcp;      /* ranks of one host talk over TCP (TUTTI_TRANSPORT=tcp), not shm */
 };
 
 struct tutti_plan {

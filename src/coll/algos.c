@@ -196,6 +196,12 @@ int tutti__algo_parse(const char *spec, int forced[TUTTI_COLL_COUNT], char *err,
 static int choose(const struct tutti_algo *a, int n, const struct tutti_op_desc *op,
                   const struct tutti_plan_params *pp)
 {
+    if (pp->tuner) {
+        int i = tutti__algo_tuned(op, pp, NULL);
+        if (i >= 0) {
+            return i;
+        }
+    }
     size_t bytes = op->count * tutti_datatype_size(op->dt);
     int small = (bytes <= pp->direct_max || op->coll == TUTTI_COLL_BARRIER) &&
                 pp->nranks <= DIRECT_MAX_RANKS;
@@ -233,7 +239,8 @@ static int same_params(const struct tutti_plan_params *a, const struct tutti_pla
 {
     return a->rank == b->rank && a->nranks == b->nranks && a->nchannels == b->nchannels &&
            a->chunk_elems == b->chunk_elems && a->direct_max == b->direct_max &&
-           a->forced == b->forced;
+           a->forced == b->forced && a->tuner == b->tuner && a->nhosts == b->nhosts &&
+           a->intra_tcp == b->intra_tcp;
 }
 
 int tutti__plan_build_cached(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,

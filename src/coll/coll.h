@@ -33,6 +33,14 @@ const struct tutti_algo *tutti__algos(tutti_coll_t coll, int *n_p);
  */
 int tutti__algo_parse(const char *spec, int forced[TUTTI_COLL_COUNT], char *err, size_t errlen);
 
+/**
+ * TUTTI_TUNER=model: the catalog index of the applicable algorithm the cost model predicts to
+ * be fastest for op (its predicted time in *time_us_p if not NULL), or -1 when the model knows
+ * none of them (the static rule then decides). Pure.
+ */
+int tutti__algo_tuned(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                      double *time_us_p);
+
 /** Names of the algorithms that apply to op ("ring, oneshot"), for error messages. */
 void tutti__algo_applicable(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
                             char *buf, size_t len);

@@ -8,6 +8,7 @@
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <string.h>
 
 static const char *const ring_tree[] = {"ring", "tree"};
 
@@ -204,4 +205,43 @@ Test(tune, host_figures_match_their_measurements)
     double big = tutti__tune_time(TUTTI_COLL_ALLREDUCE, "ring", (size_t)256 << 20, &s, &cfg);
     double busbw = (double)((size_t)256 << 20) / big / 1e3; /* 2(n-1)/n = 1 */
     cr_expect(busbw > 3.5 && busbw < 4.1, "ring 256 MiB: busbw %g GB/s", busbw);
+}
+
+/* TUTTI_TUNER=model in the catalog (src/coll/tuned.c): only applicable algorithms, the model's
+ * choice across many hosts, and nothing for what the model does not know. */
+#include "coll/coll.h"
+#include "tutti/types.h"
+
+static const char *tuned(tutti_coll_t coll, size_t count, int nranks, int nhosts)
+{
+    struct tutti_op_desc op = {.coll = coll, .count = count, .dt = TUTTI_FLOAT32,
+                               .op = TUTTI_SUM, .root = 0, .peer = 1};
+    struct tutti_plan_params pp = {.rank = 0, .nranks = nranks, .nchannels = 1,
+                                   .chunk_elems = 131072, .direct_max = 8192, .forced = -1,
+                                   .tuner = 1, .nhosts = nhosts};
+    int n = 0;
+    const struct tutti_algo *a = tutti__algos(coll, &n);
+    int i = tutti__algo_tuned(&op, &pp, NULL);
+    if (i < 0) {
+        return NULL;
+    }
+    cr_assert_lt(i, n);
+    cr_assert(a[i].applies(&op, &pp), "%s chosen but does not apply", a[i].name);
+    return a[i].name;
+}
+
+Test(tuned, the_catalog_choice_follows_the_model_across_hosts)
+{
+    /* 64 hosts of 1 rank: a tree family for 8 bytes, a bandwidth-optimal one for 256 MiB */
+    const char *small = tuned(TUTTI_COLL_ALLREDUCE, 2, 64, 64);
+    const char *large = tuned(TUTTI_COLL_ALLREDUCE, 64u << 20, 64, 64);
+    cr_assert(small != NULL && large != NULL);
+    cr_assert(strcmp(small, "tree") == 0 || strcmp(small, "rd") == 0, "small: %s", small);
+    cr_assert(strcmp(large, "ring") == 0 || strcmp(large, "rabenseifner") == 0, "large: %s",
+              large);
+    /* one-hop algorithms never offered beyond one slot */
+    const char *big_bcast = tuned(TUTTI_COLL_BROADCAST, 64u << 20, 8, 8);
+    cr_assert(big_bcast != NULL && strcmp(big_bcast, "direct") != 0, "%s", big_bcast);
+    /* send/recv are not modelled: the static rule decides */
+    cr_assert_null(tuned(TUTTI_COLL_SEND, 16, 2, 2));
 }
