@@ -196,7 +196,9 @@ static void butterfly_step(const struct ctx *c, int dist, double bytes, struct c
 {
     int across = c->h > 1 && dist >= c->L;
     const struct tutti_link *l = across ? &c->out : &c->in;
-    k->lat += l->lat_us;
+    /* tutti's rd and rabenseifner run each round in lock step, one chunk out and one in at a
+     * time (no FIFO can then fill up on both sides): every chunk pays the hop latency. */
+    k->lat += l->lat_us * fmax(1, ceil_div(bytes / c->C, c->chunk));
     k->bw += across ? nic_us(c, bytes * c->L, c->L * c->C) : xfer_us(bytes, c->in.gbps);
     k->msgs += c->C * fmax(1, ceil_div(bytes / c->C, c->chunk));
     k->gap = fmax(k->gap, l->gap_us);
