@@ -194,6 +194,16 @@ int tutti__algo_parse(const char *spec, int forced[TUTTI_COLL_COUNT], char *err,
  * after them.
  */
 static int choose(const struct tutti_algo *a, int n, const struct tutti_op_desc *op,
+                  const struct tutti_plan_params *pp);
+
+int tutti__algo_choose(const struct tutti_op_desc *op, const struct tutti_plan_params *pp)
+{
+    int n = 0;
+    const struct tutti_algo *a = tutti__algos(op->coll, &n);
+    return a == NULL ? -1 : choose(a, n, op, pp);
+}
+
+static int choose(const struct tutti_algo *a, int n, const struct tutti_op_desc *op,
                   const struct tutti_plan_params *pp)
 {
     if (pp->tuner) {

@@ -33,6 +33,9 @@ const struct tutti_algo *tutti__algos(tutti_coll_t coll, int *n_p);
  */
 int tutti__algo_parse(const char *spec, int forced[TUTTI_COLL_COUNT], char *err, size_t errlen);
 
+/** The catalog index the automatic choice (static rule or model, as pp->tuner says) takes. */
+int tutti__algo_choose(const struct tutti_op_desc *op, const struct tutti_plan_params *pp);
+
 /**
  * TUTTI_TUNER=model: the catalog index of the applicable algorithm the cost model predicts to
  * be fastest for op (its predicted time in *time_us_p if not NULL), or -1 when the model knows

@@ -4,10 +4,12 @@
  * help (the one table in src/env.c). --algos: the algorithms of each collective, as TUTTI_ALGO
  * names them. --host-id: this process's host identity. --hang LOGFILE...: which ranks are behind
  * (hang_report.c). --topo, --topo-file, --rings/--ranks: the topology and its rings (topo_tool.c).
+ * --tune N: the automatic algorithm choice per collective and size (tune_tool.c).
  */
 #include "coll/coll.h"
 #include "hang_report.h"
 #include "topo_tool.h"
+#include "tune_tool.h"
 #include "env.h"
 #include "peer.h"
 #include "topology/topo.h"
@@ -96,8 +98,11 @@ int main(int argc, char **argv)
     } else if (argc > 1 && (strcmp(argv[1], "--topo") == 0 || strcmp(argv[1], "--topo-file") == 0 ||
                             strcmp(argv[1], "--rings") == 0 || strcmp(argv[1], "--ranks") == 0)) {
         return tutti__topo_tool(argc - 1, argv + 1);
+    } else if (argc > 2 && strcmp(argv[1], "--tune") == 0) {
+        return tutti__tune_tool(argc - 1, argv + 1);
     } else if (argc > 1) {
         fprintf(stderr, "usage: tutti-info [--env | --algos | --host-id | --hang LOGFILE...]\n"
+                        "       tutti-info --tune N [--hosts H] [--tcp]\n"
                         "       tutti-info [--topo] [--topo-file F] [--dump F] [--rings N | --ranks N]"
                         " [--hosts H] [--dot F|-] [--png F]\n");
         return 2;

@@ -1,0 +1,77 @@
+/*
+ * tune_tool.c - `tutti-info --tune N [--hosts H] [--tcp]`: for a communicator of N ranks on H
+ * hosts (default 1), the algorithm each collective gets per message size, by the static rule
+ * (the default) and by the cost model (TUTTI_TUNER=model) with its predicted time. The call is
+ * modelled with float32 data, 512 KiB chunks (a TCP slot; shared-memory slots are smaller) and
+ * one channel.
+ */
+#include "tune_tool.h"
+#include "coll/coll.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const tutti_coll_t colls[] = {TUTTI_COLL_ALLREDUCE,      TUTTI_COLL_BROADCAST,
+                                     TUTTI_COLL_REDUCE,         TUTTI_COLL_REDUCE_SCATTER,
+                                     TUTTI_COLL_ALLGATHER,      TUTTI_COLL_ALLTOALL};
+
+static void print_coll(tutti_coll_t coll, int nranks, int nhosts, int tcp)
+{
+    int n = 0;
+    const struct tutti_algo *a = tutti__algos(coll, &n);
+    int per_rank = coll == TUTTI_COLL_ALLGATHER || coll == TUTTI_COLL_REDUCE_SCATTER ||
+                   coll == TUTTI_COLL_ALLTOALL;
+    for (size_t bytes = 8; bytes <= ((size_t)1 << 30); bytes *= 16) {
+        size_t count = bytes / 4 / (per_rank ? (size_t)nranks : 1);
+        if (count == 0) {
+            continue;
+        }
+        struct tutti_op_desc op = {.coll = coll, .count = count, .dt = TUTTI_FLOAT32,
+                                   .op = TUTTI_SUM, .root = 0, .peer = -1};
+        struct tutti_plan_params pp = {.rank = 0, .nranks = nranks, .nchannels = 1,
+                                       .chunk_elems = (512 * 1024) / 4, .direct_max = 8192,
+                                       .forced = -1, .tuner = 0, .nhosts = nhosts,
+                                       .intra_tcp = tcp};
+        int st = tutti__algo_choose(&op, &pp);
+        double us = -1;
+        pp.tuner = 1;
+        int mo = tutti__algo_tuned(&op, &pp, &us);
+        printf("%-15s %11zu  %-13s %-13s", tutti__coll_name(coll), bytes,
+               st >= 0 ? a[st].name : "-", mo >= 0 ? a[mo].name : "-");
+        if (mo >= 0) {
+            printf(" %12.1f", us);
+        }
+        printf("\n");
+    }
+}
+
+int tutti__tune_tool(int argc, char **argv)
+{
+    int nranks = 0, nhosts = 1, tcp = 0;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--tune") == 0 && i + 1 < argc) {
+            nranks = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--hosts") == 0 && i + 1 < argc) {
+            nhosts = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--tcp") == 0) {
+            tcp = 1;
+        } else {
+            fprintf(stderr, "tutti-info: unknown --tune option '%s'\n", argv[i]);
+            return 2;
+        }
+    }
+    if (nranks < 1 || nhosts < 1 || nhosts > nranks) {
+        fprintf(stderr, "tutti-info: --tune N needs N >= 1 and --hosts H in 1..N (got N %d, "
+                        "H %d)\n", nranks, nhosts);
+        return 2;
+    }
+    printf("%d ranks on %d host(s), %s within a host, TCP between hosts; float32, 512 KiB "
+           "chunks, 1 channel\n%-15s %11s  %-13s %-13s %12s\n",
+           nranks, nhosts, tcp ? "TCP" : "shared memory", "collective", "bytes",
+           "static", "model", "model (us)");
+    for (size_t i = 0; i < sizeof(colls) / sizeof(colls[0]); i++) {
+        print_coll(colls[i], nranks, nhosts, tcp);
+    }
+    return 0;
+}
