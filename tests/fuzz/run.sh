@@ -29,6 +29,7 @@ if [ ${#harnesses[@]} -eq 0 ]; then
   for f in tests/fuzz/fuzz_*.c; do h=$(basename "$f" .c); harnesses+=("${h#fuzz_}"); done
 fi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/fuzz/lsan.supp}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 total=0
 crashed=0
