@@ -49,13 +49,13 @@ static tutti_status_t shrink_addr(const struct tutti_comm *comm, int rank, union
     return tutti__wire_addr_decode(&w, a);
 }
 
-/* Does rank's shrink socket accept a connection within PROBE_TIMEOUT_NS? */
-static int rank_alive(const struct tutti_comm *comm, int rank)
+/* A connection to rank's shrink socket accepted within PROBE_TIMEOUT_NS, or -1. */
+static int probe_connect(const struct tutti_comm *comm, int rank)
 {
     union tutti_sockaddr a;
     int fd = -1, err = 0;
     if (shrink_addr(comm, rank, &a) != TUTTI_OK || tutti__sock_connect_start(&a, &fd) != TUTTI_OK) {
-        return 0;
+        return -1;
     }
     int64_t deadline = tutti__now_ns() + PROBE_TIMEOUT_NS;
     tutti_status_t st;
@@ -64,8 +64,65 @@ static int rank_alive(const struct tutti_comm *comm, int rank)
         struct pollfd pfd = {.fd = fd, .events = POLLOUT};
         (void)poll(&pfd, 1, 10);
     }
-    close(fd);
-    return st == TUTTI_OK;
+    if (st != TUTTI_OK) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/*
+ * A dying process closes its sockets one by one: a survivor that saw its data socket close may
+ * still find its shrink socket accepting for a moment, and another survivor, a moment later,
+ * not (the survivors then disagree on who is in and their shrink fails). So accepted probes are
+ * held SETTLE_MS: a listener that closes meanwhile resets the connections in its queue, and that
+ * rank is gone too. A live rank does not reset a probe: it leaves it in its queue, or, already
+ * serving the shrink's bootstrap root there, sends its HELLO (data, not a reset).
+ */
+#define SETTLE_MS 200
+
+static void settle(const int *fds, int n, uint8_t *gone)
+{
+    struct pollfd *p = malloc((size_t)n * sizeof(*p));
+    int *idx = malloc((size_t)n * sizeof(*idx));
+    int64_t deadline = tutti__now_ns() + SETTLE_MS * 1000000ll;
+    for (int64_t now = tutti__now_ns(); p != NULL && idx != NULL && now < deadline;
+         now = tutti__now_ns()) {
+        int k = 0;
+        for (int r = 0; r < n; r++) {
+            if (fds[r] >= 0 && !gone[r]) {
+                p[k] = (struct pollfd){.fd = fds[r], .events = POLLIN};
+                idx[k++] = r;
+            }
+        }
+        if (k == 0 || poll(p, (nfds_t)k, (int)((deadline - now) / 1000000) + 1) <= 0) {
+            continue;
+        }
+        int reset = 0;
+        for (int i = 0; i < k; i++) {
+            reset |= (p[i].revents & (POLLERR | POLLHUP)) != 0;
+        }
+        if (!reset) {
+            usleep(5000); /* a rank already serving the shrink's root answers: not a reset */
+        }
+        for (int i = 0; i < k; i++) {
+            gone[idx[i]] |= (p[i].revents & (POLLERR | POLLHUP)) != 0;
+        }
+    }
+    free(p); /* without memory, no settling: the probes' answer stands */
+    free(idx);
+}
+
+/* Does rank's shrink socket accept a connection (and keep it SETTLE_MS)? */
+static int rank_alive(const struct tutti_comm *comm, int rank)
+{
+    int fd = probe_connect(comm, rank);
+    uint8_t gone = fd < 0;
+    if (fd >= 0) {
+        settle(&fd, 1, &gone);
+        close(fd);
+    }
+    return !gone;
 }
 
 /* Mark the ranks to leave out in gone[]: the caller's list, or those whose process ended. */
@@ -80,14 +137,28 @@ static tutti_status_t choose_gone(struct tutti_comm *comm, const int *exclude, i
         }
         gone[exclude[i]] = 1;
     }
+    int *fds = exclude == NULL ? malloc((size_t)comm->nranks * sizeof(*fds)) : NULL;
+    if (exclude == NULL && fds == NULL) {
+        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "shrink: no memory for probes");
+    }
     for (int r = 0; exclude == NULL && r < comm->nranks; r++) {
-        gone[r] = r != comm->rank && !rank_alive(comm, r);
+        fds[r] = r != comm->rank ? probe_connect(comm, r) : -1;
+        gone[r] = r != comm->rank && fds[r] < 0;
+    }
+    if (exclude == NULL) {
+        settle(fds, comm->nranks, gone);
+    }
+    for (int r = 0; exclude == NULL && r < comm->nranks; r++) {
+        if (fds[r] >= 0) {
+            close(fds[r]);
+        }
         if (gone[r]) {
             char who[128];
             tutti_info(TUTTI_SUBSYS_INIT, "shrink: %s is gone (its shrink socket is closed)",
                        tutti__peer_str(&comm->peers[r], who, sizeof(who)));
         }
     }
+    free(fds);
     return TUTTI_OK;
 }
 
