@@ -20,6 +20,7 @@
 struct tutti_request;
 struct tutti_plan;
 struct tutti_topo_rank;
+struct tutti_layout;
 
 /* error.c: the communicator's last error message. */
 struct tutti_comm_err {
@@ -38,7 +39,6 @@ struct tutti_comm_cfg {
     size_t stream_min;   /* TUTTI_STREAM_MIN: results of at least this many bytes are streamed */
     int forced[TUTTI_COLL_COUNT]; /* TUTTI_ALGO: catalog index per collective, or -1 */
     int tuner;           /* TUTTI_TUNER=model */
-    int nhosts;          /* distinct hosts among the ranks; 0 until first counted */
 };
 
 /* fail.c: health of the communicator. status is sticky once an error is stored. */
@@ -87,6 +87,7 @@ struct tutti_comm {
     struct tutti_peer_info *peers; /* nranks records */
     int nlocal;                    /* ranks on this host, this one included */
     struct tutti_topo_rank *topo;  /* topology/view.c: every rank's view, nranks records */
+    struct tutti_layout *layout;   /* topology/layout.h: hosts and the ring the schedules use */
     union tutti_sockaddr root_hint; /* toward the other ranks: children listen there too */
 
     struct tutti_comm_cfg cfg;

@@ -12,6 +12,7 @@
 #include "env.h"
 #include "global.h"
 #include "peer.h"
+#include "topology/layout.h"
 #include "topology/topo.h"
 #include "topology/view.h"
 
@@ -184,6 +185,7 @@ void tutti__comm_free(struct tutti_comm *comm)
     tutti__plan_free(&comm->plan);
     tutti__exec_fini(&comm->exec);
     free(comm->topo);
+    tutti__layout_free(comm->layout);
     free(comm->peers);
     free(comm);
 }

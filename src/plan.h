@@ -102,6 +102,7 @@ struct tutti_op_desc {
 };
 
 /** What builders need to know about the communicator. */
+struct tutti_layout;
 struct tutti_plan_params {
     int rank;
     int nranks;
@@ -111,6 +112,8 @@ struct tutti_plan_params {
     int forced;         /* catalog index forced by TUTTI_ALGO for this collective, or -1 */
     int tuner;          /* TUTTI_TUNER=model: the cost model chooses (else the static rule) */
     int nhosts;         /* hosts the ranks are on (the model's input) */
+    /* where the ranks sit (hosts, the locality ring), or NULL: rank order on one host */
+    const struct tutti_layout *layout;
     int intra_tcp;      /* ranks of one host talk over TCP (TUTTI_TRANSPORT=tcp), not shm */
 };
 

@@ -12,29 +12,11 @@
 #include "exec.h"
 #include "fail.h"
 #include "global.h"
+#include "topology/layout.h"
 #include "util.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* Distinct hosts among the ranks (every rank counts the same from the all-gathered records),
- * counted once per communicator: the cost model's input. */
-static int count_hosts(struct tutti_comm *comm)
-{
-    if (comm->cfg.nhosts == 0) {
-        int hosts = 0;
-        for (int r = 0; r < comm->nranks; r++) {
-            int first = 1;
-            for (int q = 0; q < r && first; q++) {
-                first = memcmp(comm->peers[q].hostid, comm->peers[r].hostid,
-                               sizeof(comm->peers[r].hostid)) != 0;
-            }
-            hosts += first;
-        }
-        comm->cfg.nhosts = hosts > 0 ? hosts : 1;
-    }
-    return comm->cfg.nhosts;
-}
 
 void tutti__comm_plan_params(const struct tutti_comm *comm, const struct tutti_op_desc *op,
                              struct tutti_plan_params *pp)
@@ -63,7 +45,8 @@ void tutti__comm_plan_params(const struct tutti_comm *comm, const struct tutti_o
     pp->direct_max = comm->cfg.direct_max;
     pp->forced = comm->cfg.forced[op->coll];
     pp->tuner = comm->cfg.tuner;
-    pp->nhosts = comm->cfg.tuner ? count_hosts((struct tutti_comm *)comm) : 1;
+    pp->layout = comm->layout;
+    pp->nhosts = comm->layout != NULL ? comm->layout->nhosts : 1;
     pp->intra_tcp = comm->cfg.force_tcp;
 }
 

@@ -2,11 +2,12 @@
  * view.c - a rank's view of its machine (struct tutti_topo_rank: its GPU, NUMA node, switch,
  * nearest NIC, NVLink peers), the check of a view received from another rank, and the global
  * view: at communicator init every rank all-gathers its view over the bootstrap (52 bytes a
- * rank), and every rank derives the same locality ring from the same array.
+ * rank), and every rank derives the same layout (hosts, locality ring: layout.h) from it.
  */
 #include "topology/view.h"
 #include "check.h"
 #include "comm.h"
+#include "topology/layout.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,20 +134,32 @@ static void log_ring(const struct tutti_comm *comm)
     if (!tutti__log_on(TUTTI_LOG_INFO, TUTTI_SUBSYS_TOPO) || comm->rank != 0) {
         return;
     }
+    const struct tutti_layout *l = comm->layout;
+    char line[256];
+    size_t o = 0;
+    for (int i = 0; i < comm->nranks && o < sizeof(line) - 16; i++) {
+        o += (size_t)snprintf(line + o, sizeof(line) - o, "%s%d", i ? " " : "", l->ring[i]);
+    }
+    tutti_info(TUTTI_SUBSYS_TOPO, "%d hosts (%s ranks each); ring: %s%s", l->nhosts,
+               l->ppn > 0 ? "same" : "not the same", line, o >= sizeof(line) - 16 ? " ..." : "");
+}
+
+/* comm->layout from the all-gathered view: hosts and the locality ring. */
+static tutti_status_t make_layout(struct tutti_comm *comm)
+{
     int *host = tutti__topo_hosts(comm);
     int *order = malloc((size_t)comm->nranks * sizeof(*order));
     if (host != NULL && order != NULL) {
         tutti__topo_ring(comm->topo, host, comm->nranks, order);
-        char line[256];
-        size_t o = 0;
-        for (int i = 0; i < comm->nranks && o < sizeof(line) - 16; i++) {
-            o += (size_t)snprintf(line + o, sizeof(line) - o, "%s%d", i ? " " : "", order[i]);
-        }
-        tutti_info(TUTTI_SUBSYS_TOPO, "locality ring (not used by the schedules yet): %s%s", line,
-                   o >= sizeof(line) - 16 ? " ..." : "");
+        comm->layout = tutti__layout_new(comm->nranks, host, order);
     }
     free(order);
     free(host);
+    if (comm->layout == NULL) {
+        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory for the layout of %d ranks",
+                                comm->nranks);
+    }
+    return TUTTI_OK;
 }
 
 tutti_status_t tutti__topo_comm_init(struct tutti_comm *comm, struct tutti_boot *boot)
@@ -172,6 +185,7 @@ tutti_status_t tutti__topo_comm_init(struct tutti_comm *comm, struct tutti_boot 
         }
     }
     comm->topo = all;
+    TUTTI_CHECK(make_layout(comm));
     log_ring(comm);
     return TUTTI_OK;
 }

@@ -9,12 +9,13 @@
 int tutti__allgather_ring(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
                           struct tutti_plan *plan)
 {
-    int n = pp->nranks, r = pp->rank;
+    int n = pp->nranks, r = pp->rank, pos = tutti__ring_pos(pp, r);
     size_t sc = op->count;
     for (int ch = 0; ch < pp->nchannels; ch++) {
         size_t choff, chlen;
-        int open = tutti__coll_open_lane(plan, sc, pp, ch, n > 1 ? (r + 1) % n : -1,
-                                         n > 1 ? tutti__mod(r - 1, n) : -1, &choff, &chlen);
+        int open = tutti__coll_open_lane(plan, sc, pp, ch, n > 1 ? tutti__ring_rank(pp, pos + 1) : -1,
+                                         n > 1 ? tutti__ring_rank(pp, pos - 1) : -1, &choff,
+                                         &chlen);
         if (open < 0) {
             return -1;
         }
@@ -28,11 +29,11 @@ int tutti__allgather_ring(const struct tutti_op_desc *op, const struct tutti_pla
                                            (size_t)r * sc + in, len);
             for (int s = 1; s <= n - 2; s++) {
                 rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_COPY_SEND, TUTTI_BUF_NONE, 0,
-                                           TUTTI_BUF_RECV, (size_t)tutti__mod(r - s, n) * sc + in,
+                                           TUTTI_BUF_RECV, (size_t)tutti__ring_rank(pp, pos - s) * sc + in,
                                            len, TUTTI_STEP_STABLE);
             }
             rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV, TUTTI_BUF_NONE, 0, TUTTI_BUF_RECV,
-                                       (size_t)((r + 1) % n) * sc + in, len, 0);
+                                       (size_t)tutti__ring_rank(pp, pos + 1) * sc + in, len, 0);
             if (rc != 0) {
                 return -1;
             }

@@ -2,6 +2,7 @@
  * allreduce_ring.c - ring all-reduce: a reduce-scatter pass then an all-gather pass around the
  * ring, pipelined in loops of nranks chunks, the data split over channels.
  *
+ * The ring is the layout's (coll.h: tutti__ring_rank), so below r is this rank's position on it.
  * Within one loop the data is cut into nranks blocks. Rank r first sends its block r; at
  * reduce-scatter step s (1 <= s < nranks) it receives block r-s from its predecessor, adds its
  * own contribution and forwards it, so after nranks-1 steps block r+1 is complete at rank r. The
@@ -10,23 +11,23 @@
  */
 #include "coll/coll.h"
 
-/* One loop of `len` elements starting at element `base`. */
-static int ring_loop(struct tutti_plan *plan, int n, int r, size_t base, size_t len)
+int tutti__ring_allreduce_loop(struct tutti_plan *plan, int n, int r, uint32_t src, size_t base,
+                               size_t len, int first_flags)
 {
     size_t off, blen;
 #define BLOCK(b) (tutti__split_even(len, n, tutti__mod((b), n), &off, &blen), off += base)
     int rc = 0;
     BLOCK(r);
-    rc |= tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND, off, TUTTI_BUF_NONE, 0, blen,
-                               TUTTI_STEP_STABLE);
+    rc |= tutti__plan_add_step(plan, TUTTI_STEP_SEND, src, off, TUTTI_BUF_NONE, 0, blen,
+                               first_flags);
     for (int s = 1; s <= n - 2; s++) {
         BLOCK(r - s);
-        rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_SEND, TUTTI_BUF_SEND, off,
-                                   TUTTI_BUF_NONE, 0, blen, 0);
+        rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_SEND, src, off, TUTTI_BUF_NONE, 0,
+                                   blen, 0);
     }
     BLOCK(r + 1);
-    rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_COPY_SEND, TUTTI_BUF_SEND, off,
-                               TUTTI_BUF_RECV, off, blen, TUTTI_STEP_FINAL | TUTTI_STEP_STABLE);
+    rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_COPY_SEND, src, off, TUTTI_BUF_RECV,
+                               off, blen, TUTTI_STEP_FINAL | TUTTI_STEP_STABLE);
     for (int s = 1; s <= n - 2; s++) {
         BLOCK(r + 1 - s);
         rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_COPY_SEND, TUTTI_BUF_NONE, 0,
@@ -42,7 +43,7 @@ static int ring_loop(struct tutti_plan *plan, int n, int r, size_t base, size_t 
 int tutti__allreduce_ring(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
                           struct tutti_plan *plan)
 {
-    int n = pp->nranks, r = pp->rank;
+    int n = pp->nranks, r = tutti__ring_pos(pp, pp->rank);
     plan->divisor = (op->op == TUTTI_AVG) ? n : 1;
     if (n == 1) {
         if (tutti__plan_add_lane(plan, -1, -1, 0) < 0) {
@@ -53,7 +54,8 @@ int tutti__allreduce_ring(const struct tutti_op_desc *op, const struct tutti_pla
     size_t loop = (size_t)n * pp->chunk_elems;
     for (int ch = 0; ch < pp->nchannels; ch++) {
         size_t choff, chlen;
-        int open = tutti__coll_open_lane(plan, op->count, pp, ch, (r + 1) % n, tutti__mod(r - 1, n),
+        int open = tutti__coll_open_lane(plan, op->count, pp, ch, tutti__ring_rank(pp, r + 1),
+                                         tutti__ring_rank(pp, r - 1),
                                          &choff, &chlen);
         if (open < 0) {
             return -1;
@@ -63,7 +65,8 @@ int tutti__allreduce_ring(const struct tutti_op_desc *op, const struct tutti_pla
         }
         for (size_t lo = 0; lo < chlen; lo += loop) {
             size_t len = chlen - lo < loop ? chlen - lo : loop;
-            if (ring_loop(plan, n, r, choff + lo, len) != 0) {
+            if (tutti__ring_allreduce_loop(plan, n, r, TUTTI_BUF_SEND, choff + lo, len,
+                                           TUTTI_STEP_STABLE) != 0) {
                 return -1;
             }
         }

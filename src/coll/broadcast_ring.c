@@ -9,10 +9,10 @@
 int tutti__broadcast_ring(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
                           struct tutti_plan *plan)
 {
-    int n = pp->nranks, r = pp->rank;
-    int pos = tutti__mod(r - op->root, n); /* 0 at the root, n-1 at the tail */
-    int next = pos < n - 1 ? (r + 1) % n : -1;
-    int prev = pos > 0 ? tutti__mod(r - 1, n) : -1;
+    int n = pp->nranks, me = tutti__ring_pos(pp, pp->rank);
+    int pos = tutti__mod(me - tutti__ring_pos(pp, op->root), n); /* 0 at the root, n-1 at the tail */
+    int next = pos < n - 1 ? tutti__ring_rank(pp, me + 1) : -1;
+    int prev = pos > 0 ? tutti__ring_rank(pp, me - 1) : -1;
     for (int ch = 0; ch < pp->nchannels; ch++) {
         size_t choff, chlen;
         int open = tutti__coll_open_lane(plan, op->count, pp, ch, next, prev, &choff, &chlen);

@@ -7,6 +7,7 @@
 #define TUTTI_COLL_H_INTERNAL
 
 #include "plan.h"
+#include "topology/layout.h"
 #include "topology/tree.h"
 #include "tutti/coll.h"
 #include "tutti/comm.h"
@@ -87,6 +88,18 @@ int tutti__allreduce_rd(const struct tutti_op_desc *op, const struct tutti_plan_
                         struct tutti_plan *plan);
 int tutti__allreduce_rabenseifner(const struct tutti_op_desc *op,
                                   const struct tutti_plan_params *pp, struct tutti_plan *plan);
+/**
+ * One loop of a ring all-reduce over n ring positions (this rank at r) of the len elements at
+ * base: reduce-scatter reading `src` (SEND, or RECV holding partial results), all-gather into
+ * RECV, each block at most a chunk. first_flags: flags of the first send of src.
+ */
+int tutti__ring_allreduce_loop(struct tutti_plan *plan, int n, int r, uint32_t src, size_t base,
+                               size_t len, int first_flags);
+int tutti__allreduce_hier(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                          struct tutti_plan *plan);
+/** Hierarchical all-reduce needs a layout of >= 2 hosts with the same number (>= 2) on each. */
+int tutti__allreduce_hier_applies(const struct tutti_op_desc *op,
+                                  const struct tutti_plan_params *pp);
 int tutti__allgather_bruck(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
                            struct tutti_plan *plan);
 int tutti__alltoall_bruck(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
@@ -105,6 +118,21 @@ int tutti__coll_same_place(const struct tutti_plan *plan, uint32_t a, size_t off
  */
 int tutti__coll_open_lane(struct tutti_plan *plan, size_t total, const struct tutti_plan_params *pp,
                           int ch, int send_peer, int recv_peer, size_t *off_p, size_t *len_p);
+
+/* ---- the ring the ring algorithms follow: the layout's locality ring, else rank order ---- */
+
+/** This rank's position on the ring. */
+static inline int tutti__ring_pos(const struct tutti_plan_params *pp, int rank)
+{
+    return pp->layout != NULL ? pp->layout->ring_pos[rank] : rank;
+}
+
+/** The rank at position pos (taken modulo nranks) of the ring. */
+static inline int tutti__ring_rank(const struct tutti_plan_params *pp, int pos)
+{
+    pos = tutti__mod(pos, pp->nranks);
+    return pp->layout != NULL ? pp->layout->ring[pos] : pos;
+}
 
 /** Elements of the next chunk when `left` remain. */
 static inline size_t tutti__chunk(size_t left, const struct tutti_plan_params *pp)
@@ -154,10 +182,12 @@ int tutti__direct_reduce_chain(struct tutti_plan *plan, const struct tutti_plan_
 /**
  * This rank's node in tree t (0 or 1) of the double binary tree (topology/tree.h). root < 0:
  * the trees as they are (all-reduce). root >= 0: relabelled so that both trees start at root;
- * tree 1 is re-rooted there (root gets tree 1's old root as its only child).
+ * tree 1 is re-rooted there (root gets tree 1's old root as its only child). Unrooted on a
+ * layout of several hosts (with more ranks than hosts): the per-host trees of
+ * tutti__dtree_hosts_node. Rooted trees ignore hosts. Returns 0, or -1 when out of memory.
  */
-void tutti__coll_tree(const struct tutti_plan_params *pp, int root, int t,
-                      struct tutti_tree_node *node_p);
+int tutti__coll_tree(const struct tutti_plan_params *pp, int root, int t,
+                     struct tutti_tree_node *node_p);
 
 /** One part of the data and the tree that carries it. */
 struct tutti_tree_part {

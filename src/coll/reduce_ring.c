@@ -8,10 +8,10 @@
 int tutti__reduce_ring(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
                        struct tutti_plan *plan)
 {
-    int n = pp->nranks, r = pp->rank;
-    int pos = tutti__mod(r - op->root - 1, n); /* 0 right after the root, n-1 at the root */
-    int next = pos < n - 1 ? (r + 1) % n : -1;
-    int prev = pos > 0 ? tutti__mod(r - 1, n) : -1;
+    int n = pp->nranks, me = tutti__ring_pos(pp, pp->rank);
+    int pos = tutti__mod(me - tutti__ring_pos(pp, op->root) - 1, n); /* 0 right after the root, n-1 at the root */
+    int next = pos < n - 1 ? tutti__ring_rank(pp, me + 1) : -1;
+    int prev = pos > 0 ? tutti__ring_rank(pp, me - 1) : -1;
     plan->divisor = (op->op == TUTTI_AVG) ? n : 1;
     for (int ch = 0; ch < pp->nchannels; ch++) {
         size_t choff, chlen;

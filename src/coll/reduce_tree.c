@@ -64,7 +64,9 @@ int tutti__reduce_tree(const struct tutti_op_desc *op, const struct tutti_plan_p
     int nparts = 2 * TUTTI_MIN(pp->nchannels, TUTTI_MAX_CHANNELS / 2), two = 0;
     for (int t = 0; t < 2 && pp->nranks > 1; t++) {
         struct tutti_tree_node nd;
-        tutti__coll_tree(pp, op->root, t, &nd);
+        if (tutti__coll_tree(pp, op->root, t, &nd) != 0) {
+            return -1;
+        }
         two |= nd.parent >= 0 && nd.nchildren == 2;
     }
     size_t bytes = (size_t)nparts * stride(op, pp) * tutti_datatype_size(op->dt);

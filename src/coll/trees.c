@@ -16,10 +16,16 @@ static int map_rank(int v, int shift, int n)
     return v < 0 ? -1 : tutti__mod(v + shift, n);
 }
 
-void tutti__coll_tree(const struct tutti_plan_params *pp, int root, int t,
-                      struct tutti_tree_node *node_p)
+int tutti__coll_tree(const struct tutti_plan_params *pp, int root, int t,
+                     struct tutti_tree_node *node_p)
 {
     int n = pp->nranks;
+    const struct tutti_layout *l = pp->layout;
+    if (root < 0 && l != NULL && l->nhosts > 1 && l->nhosts < n) {
+        /* Unrooted (all-reduce) on several hosts: a chain within each host, one rank per host
+         * on the trees between hosts. */
+        return tutti__dtree_hosts_node(n, l->host, pp->rank, t, node_p);
+    }
     int shift = root >= 0 ? root : 0; /* rooted: virtual rank 0 is the root */
     int v = tutti__mod(pp->rank - shift, n), r1 = tutti__dtree_root(n, 1);
     struct tutti_tree_node nd;
@@ -51,6 +57,7 @@ void tutti__coll_tree(const struct tutti_plan_params *pp, int root, int t,
     node_p->nchildren = nd.nchildren;
     node_p->child[0] = map_rank(nd.child[0], shift, n);
     node_p->child[1] = map_rank(nd.child[1], shift, n);
+    return 0;
 }
 
 int tutti__coll_tree_walk(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
@@ -69,8 +76,7 @@ int tutti__coll_tree_walk(const struct tutti_op_desc *op, const struct tutti_pla
             if (part.len == 0) {
                 continue;
             }
-            tutti__coll_tree(pp, root, t, &part.node);
-            if (fn(op, pp, plan, &part) != 0) {
+            if (tutti__coll_tree(pp, root, t, &part.node) != 0 || fn(op, pp, plan, &part) != 0) {
                 return -1;
             }
         }

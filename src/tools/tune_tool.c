@@ -1,6 +1,6 @@
 /*
  * tune_tool.c - `tutti-info --tune N [--hosts H] [--tcp]`: for a communicator of N ranks on H
- * hosts (default 1), the algorithm each collective gets per message size, by the static rule
+ * hosts (default 1; ranks numbered host by host), the algorithm each collective gets per message size, by the static rule
  * (the default) and by the cost model (TUTTI_TUNER=model) with its predicted time. The call is
  * modelled with float32 data, 512 KiB chunks (a TCP slot; shared-memory slots are smaller) and
  * one channel.
@@ -16,8 +16,9 @@ static const tutti_coll_t colls[] = {TUTTI_COLL_ALLREDUCE,      TUTTI_COLL_BROAD
                                      TUTTI_COLL_REDUCE,         TUTTI_COLL_REDUCE_SCATTER,
                                      TUTTI_COLL_ALLGATHER,      TUTTI_COLL_ALLTOALL};
 
-static void print_coll(tutti_coll_t coll, int nranks, int nhosts, int tcp)
+static void print_coll(tutti_coll_t coll, const struct tutti_layout *l, int tcp)
 {
+    int nranks = l->nranks, nhosts = l->nhosts;
     int n = 0;
     const struct tutti_algo *a = tutti__algos(coll, &n);
     int per_rank = coll == TUTTI_COLL_ALLGATHER || coll == TUTTI_COLL_REDUCE_SCATTER ||
@@ -32,7 +33,7 @@ static void print_coll(tutti_coll_t coll, int nranks, int nhosts, int tcp)
         struct tutti_plan_params pp = {.rank = 0, .nranks = nranks, .nchannels = 1,
                                        .chunk_elems = (512 * 1024) / 4, .direct_max = 8192,
                                        .forced = -1, .tuner = 0, .nhosts = nhosts,
-                                       .intra_tcp = tcp};
+                                       .intra_tcp = tcp, .layout = l};
         int st = tutti__algo_choose(&op, &pp);
         double us = -1;
         pp.tuner = 1;
@@ -70,8 +71,23 @@ int tutti__tune_tool(int argc, char **argv)
            "chunks, 1 channel\n%-15s %11s  %-13s %-13s %12s\n",
            nranks, nhosts, tcp ? "TCP" : "shared memory", "collective", "bytes",
            "static", "model", "model (us)");
-    for (size_t i = 0; i < sizeof(colls) / sizeof(colls[0]); i++) {
-        print_coll(colls[i], nranks, nhosts, tcp);
+    /* Ranks numbered host by host, N / H a host (rounded: exactly H hosts). */
+    int *label = malloc((size_t)nranks * sizeof(int));
+    struct tutti_layout *l = NULL;
+    if (label != NULL) {
+        for (int r = 0; r < nranks; r++) {
+            label[r] = (int)((long)r * nhosts / nranks);
+        }
+        l = tutti__layout_new(nranks, label, NULL);
+        free(label);
     }
+    if (l == NULL) {
+        fprintf(stderr, "tutti-info: no memory for a layout of %d ranks\n", nranks);
+        return 1;
+    }
+    for (size_t i = 0; i < sizeof(colls) / sizeof(colls[0]); i++) {
+        print_coll(colls[i], l, tcp);
+    }
+    tutti__layout_free(l);
     return 0;
 }
