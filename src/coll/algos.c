@@ -253,7 +253,7 @@ static int same_params(const struct tutti_plan_params *a, const struct tutti_pla
     return a->rank == b->rank && a->nranks == b->nranks && a->nchannels == b->nchannels &&
            a->chunk_elems == b->chunk_elems && a->direct_max == b->direct_max &&
            a->forced == b->forced && a->tuner == b->tuner && a->nhosts == b->nhosts &&
-           a->intra_tcp == b->intra_tcp;
+           a->intra_tcp == b->intra_tcp && a->layout == b->layout;
 }
 
 int tutti__plan_build_cached(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
