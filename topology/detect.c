@@ -61,28 +61,63 @@ static int is_host_bridge(hwloc_obj_t o)
     return o->type == HWLOC_OBJ_BRIDGE && o->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST;
 }
 
-/* An OS device of the given type below PCI device o, or NULL. */
-static hwloc_obj_t osdev(hwloc_obj_t o, hwloc_obj_osdev_type_t type)
+/* An OS device of the given type (and subtype, when not NULL) below PCI device o, or NULL. */
+static hwloc_obj_t osdev(hwloc_obj_t o, hwloc_obj_osdev_type_t type, const char *subtype)
 {
     for (hwloc_obj_t c = o->io_first_child; c != NULL; c = c->next_sibling) {
-        if (c->type == HWLOC_OBJ_OS_DEVICE && c->attr->osdev.type == type && c->name != NULL) {
+        if (c->type == HWLOC_OBJ_OS_DEVICE && c->attr->osdev.type == type && c->name != NULL &&
+            (subtype == NULL || (c->subtype != NULL && strcmp(c->subtype, subtype) == 0))) {
             return c;
         }
     }
     return NULL;
 }
 
+/*
+ * A GPU is an NVIDIA display controller, or a device hwloc's CUDA or NVML backend reported
+ * (those report NVIDIA devices only, even where a file's PCI ids are blank). Other coprocessors
+ * (OpenCL on an AMD GPU, a Xeon Phi, a NEC vector engine) are not GPUs tutti can use.
+ */
 static int is_gpu(hwloc_obj_t o)
 {
     unsigned cls = o->attr->pcidev.class_id >> 8;
     return (cls == 0x03 && o->attr->pcidev.vendor_id == PCI_VENDOR_NVIDIA) ||
-           osdev(o, HWLOC_OBJ_OSDEV_COPROC) != NULL;
+           osdev(o, HWLOC_OBJ_OSDEV_COPROC, "CUDA") != NULL ||
+           osdev(o, HWLOC_OBJ_OSDEV_GPU, "NVML") != NULL;
+}
+
+/* A NIC that this host can name: it has a network interface or an RDMA device. */
+static int has_port(hwloc_obj_t o)
+{
+    return osdev(o, HWLOC_OBJ_OSDEV_OPENFABRICS, NULL) != NULL ||
+           osdev(o, HWLOC_OBJ_OSDEV_NETWORK, NULL) != NULL;
 }
 
 static int is_nic(hwloc_obj_t o)
 {
-    return (o->attr->pcidev.class_id >> 8) == 0x02 || osdev(o, HWLOC_OBJ_OSDEV_OPENFABRICS) ||
-           osdev(o, HWLOC_OBJ_OSDEV_NETWORK);
+    return (o->attr->pcidev.class_id >> 8) == 0x02 || has_port(o);
+}
+
+/*
+ * The NUMA node of nodeset ns: its only node, else its only ordinary memory node (no subtype,
+ * or "DRAM"), leaving out GPU memory, MCDRAM/HBM and NVM; NULL if none or several.
+ */
+static hwloc_obj_t dram_node(hwloc_topology_t topo, hwloc_const_nodeset_t ns)
+{
+    if (hwloc_bitmap_weight(ns) == 1) {
+        return hwloc_get_numanode_obj_by_os_index(topo, (unsigned)hwloc_bitmap_first(ns));
+    }
+    hwloc_obj_t found = NULL;
+    for (int i = hwloc_bitmap_first(ns); i >= 0; i = hwloc_bitmap_next(ns, i)) {
+        hwloc_obj_t n = hwloc_get_numanode_obj_by_os_index(topo, (unsigned)i);
+        if (n != NULL && (n->subtype == NULL || strcmp(n->subtype, "DRAM") == 0)) {
+            if (found != NULL) {
+                return NULL;
+            }
+            found = n;
+        }
+    }
+    return found;
 }
 
 /* Logical index of the object of `type` that holds all of o's CPUs, -1 if none or several. */
@@ -93,10 +128,7 @@ static int cpu_ancestor(hwloc_topology_t topo, hwloc_obj_t o, hwloc_obj_type_t t
         return -1;
     }
     if (type == HWLOC_OBJ_NUMANODE) {
-        if (a->nodeset == NULL || hwloc_bitmap_weight(a->nodeset) != 1) {
-            return -1;
-        }
-        hwloc_obj_t n = hwloc_get_numanode_obj_by_os_index(topo, (unsigned)hwloc_bitmap_first(a->nodeset));
+        hwloc_obj_t n = a->nodeset != NULL ? dram_node(topo, a->nodeset) : NULL;
         return n != NULL ? (int)n->logical_index : -1;
     }
     hwloc_obj_t p = a->type == type ? a : hwloc_get_ancestor_obj_by_type(topo, type, a);
@@ -128,25 +160,40 @@ static void fill_dev(hwloc_topology_t topo, hwloc_obj_t o, struct bridges *sw,
 
 static void name_gpu(hwloc_obj_t o, struct tutti_topo_dev *d)
 {
-    hwloc_obj_t os = osdev(o, HWLOC_OBJ_OSDEV_COPROC);
+    hwloc_obj_t os = osdev(o, HWLOC_OBJ_OSDEV_COPROC, "CUDA");
     if (os == NULL) {
-        os = osdev(o, HWLOC_OBJ_OSDEV_GPU);
+        os = osdev(o, HWLOC_OBJ_OSDEV_GPU, NULL);
     }
     snprintf(d->name, sizeof(d->name), "%s", os != NULL ? os->name : d->busid);
 }
 
 static void name_nic(hwloc_obj_t o, struct tutti_topo_dev *d)
 {
-    hwloc_obj_t of = osdev(o, HWLOC_OBJ_OSDEV_OPENFABRICS);
-    hwloc_obj_t net = osdev(o, HWLOC_OBJ_OSDEV_NETWORK);
+    hwloc_obj_t of = osdev(o, HWLOC_OBJ_OSDEV_OPENFABRICS, NULL);
+    hwloc_obj_t net = osdev(o, HWLOC_OBJ_OSDEV_NETWORK, NULL);
     d->rdma = of != NULL;
+    d->port = of != NULL || net != NULL;
     snprintf(d->name, sizeof(d->name), "%s", of != NULL ? of->name : net != NULL ? net->name : d->busid);
     if (of != NULL && net != NULL) {
         snprintf(d->alias, sizeof(d->alias), "%s", net->name);
     }
 }
 
-/* GPUs and NICs, the PCI counts. */
+static void keep_nic(hwloc_topology_t topo, hwloc_obj_t o, struct bridges *sw,
+                     struct bridges *hb, struct tutti_topo *t)
+{
+    if (t->nnics < TUTTI_TOPO_MAX_NICS) {
+        fill_dev(topo, o, sw, hb, &t->nic[t->nnics]);
+        name_nic(o, &t->nic[t->nnics++]);
+    }
+    t->nics_seen++;
+}
+
+/*
+ * GPUs and NICs, the PCI counts. NICs with a network interface or RDMA device come first, then
+ * the network functions this host has no port on (SR-IOV virtual functions left for guests,
+ * usNIC functions), so that those never push a usable NIC out of the bounded list.
+ */
 static void walk_pci(hwloc_topology_t topo, struct tutti_topo *t)
 {
     struct bridges sw = {.n = 0}, hb = {.n = 0};
@@ -165,12 +212,13 @@ static void walk_pci(hwloc_topology_t topo, struct tutti_topo *t)
                 name_gpu(o, &t->gpu[t->ngpus++]);
             }
             t->gpus_seen++;
-        } else if (is_nic(o)) {
-            if (t->nnics < TUTTI_TOPO_MAX_NICS) {
-                fill_dev(topo, o, &sw, &hb, &t->nic[t->nnics]);
-                name_nic(o, &t->nic[t->nnics++]);
-            }
-            t->nics_seen++;
+        } else if (is_nic(o) && has_port(o)) {
+            keep_nic(topo, o, &sw, &hb, t);
+        }
+    }
+    for (hwloc_obj_t o = NULL; (o = hwloc_get_next_pcidev(topo, o)) != NULL;) {
+        if (!is_gpu(o) && is_nic(o) && !has_port(o)) {
+            keep_nic(topo, o, &sw, &hb, t);
         }
     }
     t->pci_switches = sw.n;
@@ -228,8 +276,9 @@ static tutti_link_t dev_link(const struct tutti_topo_dev *a, const struct tutti_
 }
 
 /*
- * Each GPU's nearest NIC: the closest link; among equals an RDMA NIC, then the one fewer GPUs
- * chose so far (two GPUs and two NICs under one switch get one NIC each), then the first.
+ * Each GPU's nearest NIC: the closest link; among equals an RDMA NIC, then one with a port on
+ * this host, then the one fewer GPUs chose so far (two GPUs and two NICs under one switch get
+ * one NIC each), then the first.
  */
 static void pick_nics(struct tutti_topo *t)
 {
@@ -241,8 +290,10 @@ static void pick_nics(struct tutti_topo *t)
             int better = gpu->nic < 0 || l < gpu->nic_link;
             if (!better && l == gpu->nic_link) {
                 const struct tutti_topo_dev *cur = &t->nic[gpu->nic];
-                better = t->nic[n].rdma > cur->rdma ||
-                         (t->nic[n].rdma == cur->rdma && load[n] < load[gpu->nic]);
+                const struct tutti_topo_dev *cand = &t->nic[n];
+                better = cand->rdma != cur->rdma ? cand->rdma > cur->rdma
+                         : cand->port != cur->port ? cand->port > cur->port
+                                                   : load[n] < load[gpu->nic];
             }
             if (better) {
                 gpu->nic = n;

@@ -59,6 +59,7 @@ struct tutti_topo_dev {
     int package, numa;           /* logical indices */
     int pci_switch, host_bridge; /* indices among the machine's switches and host bridges */
     int rdma;                    /* NIC: has an RDMA (OpenFabrics / verbs) device */
+    int port;                    /* NIC: has that or a network interface on this host */
     int nic;                     /* GPU: its nearest NIC */
     tutti_link_t nic_link;       /* GPU: how near that NIC is */
     uint32_t nvlink;             /* GPU: bit g set = NVLink to GPU g */

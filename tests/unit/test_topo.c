@@ -6,6 +6,7 @@
  */
 #include "topology/topo.h"
 #include "topology/view.h"
+#include "../topo/check.h"
 #include "../topo/gen.h"
 #include "comm.h"
 
@@ -21,50 +22,6 @@ static struct tutti_topo load_gen(const char *args)
     unlink(path);
     cr_assert(st == TUTTI_OK, "loading the generated XML: %s", t.error);
     return t;
-}
-
-/* n ranks on hosts of per_host ranks each, rank r on GPU gpu_of[r % per_host] of t. */
-static void views(const struct tutti_topo *t, int n, int per_host, const int *gpu_of,
-                  struct tutti_topo_rank *v, int *host)
-{
-    for (int r = 0; r < n; r++) {
-        int local = r % per_host;
-        tutti__topo_rank_view(t, gpu_of != NULL ? gpu_of[local] : local, &v[r]);
-        host[r] = r / per_host * per_host;
-    }
-}
-
-static void assert_permutation(const int *order, int n)
-{
-    char seen[256] = {0};
-    cr_assert(n <= 256);
-    for (int i = 0; i < n; i++) {
-        cr_assert(order[i] >= 0 && order[i] < n && !seen[order[i]], "position %d: rank %d", i,
-                  order[i]);
-        seen[order[i]] = 1;
-    }
-}
-
-/* Are ranks a and b next to each other in the ring? */
-static int adjacent(const int *order, int n, int a, int b)
-{
-    for (int i = 0; i < n; i++) {
-        int nx = order[(i + 1) % n];
-        if ((order[i] == a && nx == b) || (order[i] == b && nx == a)) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
-static int count_links(const struct tutti_topo_rank *v, const int *host, const int *order, int n,
-                       tutti_link_t kind)
-{
-    int c = 0;
-    for (int i = 0; i < n; i++) {
-        c += tutti__topo_rank_link(v, host, order[i], order[(i + 1) % n]) == kind;
-    }
-    return c;
 }
 
 Test(topo, dgx_counts)

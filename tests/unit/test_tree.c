@@ -6,6 +6,7 @@
  * host.
  */
 #include "topology/tree.h"
+#include "../topo/check.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -23,58 +24,6 @@ static int ceil_log2(int n)
     return k;
 }
 
-/*
- * Check that nodes[t][0..n) form one tree: a single root, children that name their parent,
- * every rank reached exactly once. Returns its depth (edges from the root to the deepest rank).
- */
-static int check_tree(int n, int t, const char *what)
-{
-    const struct tutti_tree_node *nd = nodes[t];
-    int root = -1;
-    for (int r = 0; r < n; r++) {
-        cr_assert(nd[r].nchildren >= 0 && nd[r].nchildren <= 2, "%s n=%d tree %d rank %d: %d children",
-                  what, n, t, r, nd[r].nchildren);
-        if (nd[r].parent < 0) {
-            cr_assert_eq(root, -1, "%s n=%d tree %d: two roots, %d and %d", what, n, t, root, r);
-            root = r;
-        } else {
-            int p = nd[r].parent, found = 0;
-            cr_assert(p < n && p != r, "%s n=%d tree %d rank %d: parent %d", what, n, t, r, p);
-            for (int c = 0; c < nd[p].nchildren; c++) {
-                found += nd[p].child[c] == r;
-            }
-            cr_assert_eq(found, 1, "%s n=%d tree %d: rank %d names parent %d, which lists it %d times",
-                         what, n, t, r, p, found);
-        }
-        for (int c = 0; c < nd[r].nchildren; c++) {
-            int k = nd[r].child[c];
-            cr_assert(k >= 0 && k < n && nd[k].parent == r,
-                      "%s n=%d tree %d: rank %d lists child %d, whose parent is %d", what, n, t, r,
-                      k, k >= 0 && k < n ? nd[k].parent : -2);
-        }
-    }
-    cr_assert_geq(root, 0, "%s n=%d tree %d: no root", what, n, t);
-    /* Breadth-first from the root: every rank once. */
-    int queue[MAXN], depth[MAXN], seen[MAXN] = {0}, head = 0, tail = 0, maxd = 0;
-    queue[tail++] = root;
-    depth[root] = 0;
-    seen[root] = 1;
-    while (head < tail) {
-        int r = queue[head++];
-        maxd = depth[r] > maxd ? depth[r] : maxd;
-        for (int c = 0; c < nd[r].nchildren; c++) {
-            int k = nd[r].child[c];
-            cr_assert(!seen[k], "%s n=%d tree %d: rank %d reached twice", what, n, t, k);
-            seen[k] = 1;
-            depth[k] = depth[r] + 1;
-            queue[tail++] = k;
-        }
-    }
-    cr_assert_eq(tail, n, "%s n=%d tree %d: %d of %d ranks reachable from root %d", what, n, t,
-                 tail, n, root);
-    return maxd;
-}
-
 Test(tree, double_binary_tree_for_every_n_up_to_300)
 {
     for (int n = 1; n <= MAXN; n++) {
@@ -82,7 +31,7 @@ Test(tree, double_binary_tree_for_every_n_up_to_300)
             for (int r = 0; r < n; r++) {
                 tutti__dtree_node(n, r, t, &nodes[t][r]);
             }
-            int d = check_tree(n, t, "flat");
+            int d = check_tree(nodes[t], n, t, "flat");
             cr_assert_leq(d, ceil_log2(n) + 2, "n=%d tree %d: depth %d > ceil(log2 n) + 2", n, t,
                           d);
             cr_assert_eq(nodes[t][tutti__dtree_root(n, t)].parent, -1,
@@ -127,7 +76,7 @@ Test(tree, chain_per_host_and_one_cross_link_into_each_host)
                     for (int r = 0; r < n; r++) {
                         cr_assert_eq(tutti__dtree_hosts_node(n, host, r, t, &nodes[t][r]), 0);
                     }
-                    check_tree(n, t, "hosts");
+                    check_tree(nodes[t], n, t, "hosts");
                     for (int r = 0; r < n; r++) {
                         /* Ranks of a host: at most one intra-host child (a chain), and the
                          * host's ranks are entered from outside exactly once (its head). */
