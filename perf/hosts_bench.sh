@@ -24,7 +24,7 @@
 # Needs root, ip(8) and tc(8).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmdline="perf/hosts_bench.sh $*"
+cmdline="perf/hosts_bench.sh$(printf " %q" "$@")"
 
 hosts=4
 rphs="1"
