@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # link_efficiency.sh - how much of a network link tutti's TCP transport uses: two network
-# namespaces joined by a veth pair (names unique to this run, removed on exit), shaped on both
-# ends with "tc qdisc add dev <veth> root tbf rate 10gbit burst 1mb latency 10ms", then raw.
+# namespaces joined by a veth pair (perf/netns_hosts.sh: names unique to this run, removed on
+# exit, nothing in the root namespace), shaped on both ends with "tc qdisc add dev <veth> root
+# tbf rate 10gbit burst 1mb latency 10ms", then raw.
 # On each link: iperf3 from namespace A to B (the reference; also --bidir), then tutti's
 # all_reduce_perf and sendrecv_perf with 2 ranks (one per namespace) and 4 ranks (two per
 # namespace, shared memory inside one), launched rank by rank with TUTTI_RANK / TUTTI_NRANKS /
@@ -59,30 +60,13 @@ if [ "$ompi" = 1 ] && { [ ! -x "$build/perf/mpi_coll_perf" ] || ! command -v mpi
 fi
 
 # --- the namespaces, always removed ---------------------------------------------------------
-ns=("tutti-link-$$-a" "tutti-link-$$-b")
-veth=("tlk$$a" "tlk$$b")
-addr=(10.79.0.1 10.79.0.2)
+. perf/netns_hosts.sh
 work="$(mktemp -d)"
-cleanup() {
-  for n in "${ns[@]}"; do # what this script started in its namespaces, then the namespaces
-    for p in $(ip netns pids "$n" 2>/dev/null); do kill "$p" 2>/dev/null || true; done
-    ip netns delete "$n" 2>/dev/null || true # takes its veth end along
-  done
-  ip link delete "${veth[0]}" 2>/dev/null || true                         # if it never moved
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-ip netns add "${ns[0]}"
-ip netns add "${ns[1]}"
-ip link add "${veth[0]}" type veth peer name "${veth[1]}"
-for i in 0 1; do
-  ip link set "${veth[$i]}" netns "${ns[$i]}"
-  ip -n "${ns[$i]}" addr add "${addr[$i]}/24" dev "${veth[$i]}"
-  ip -n "${ns[$i]}" link set "${veth[$i]}" up
-  ip -n "${ns[$i]}" link set lo up
-done
-tx() { ip netns exec "${ns[$1]}" cat "/sys/class/net/${veth[$1]}/statistics/tx_bytes"; }
+nsh_trap "$work"
+nsh_make link 2 10.79.0
+ns=("${nsh_ns[@]}")
+addr=("${nsh_addr[@]}")
+tx() { nsh_tx "$1"; }
 bytes() { # "64M" -> 67108864
   numfmt --from=iec "$1"
 }
@@ -126,20 +110,12 @@ EOF
 
 # One tutti run: COLL NRANKS SIZE; prints "<time_us> <wire GB/s A> <wire GB/s B>".
 tutti_run() {
-  local coll="$1" n="$2" size="$3" r a0 a1 b0 b1 rc=0 secret port=$((20000 + RANDOM % 20000))
-  secret="$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
-  local rpids=()
+  local coll="$1" n="$2" size="$3" a0 a1 b0 b1 rc=0
+  nsh_rank0_args=(--json "$work/tutti.json")
+  rm -f "$work"/rank*.txt
   a0=$(tx 0); b0=$(tx 1)
-  for ((r = 0; r < n; r++)); do
-    local side=$((r < n / 2 ? 0 : 1)) json=()
-    [ "$r" = 0 ] && json=(--json "$work/tutti.json")
-    ip netns exec "${ns[$side]}" env TUTTI_RANK="$r" TUTTI_NRANKS="$n" \
-      TUTTI_ROOT="${addr[0]}:$port" TUTTI_SECRET="$secret" TUTTI_SOCKET_IFNAME="${veth[$side]}" \
-      "$build/perf/${coll}_perf" -b "$size" -e "$size" -n "$iters" -w 0 -c 1 --halves out \
-      "${json[@]}" >"$work/rank$r.txt" 2>&1 &
-    rpids+=($!)
-  done
-  for p in "${rpids[@]}"; do wait "$p" || rc=$?; done
+  nsh_launch "$work" "$n" $((n / 2)) block "$build/perf/${coll}_perf" -b "$size" -e "$size" \
+    -n "$iters" -w 0 -c 1 --halves out || rc=$?
   a1=$(tx 0); b1=$(tx 1)
   cat "$work"/rank*.txt >>"$log"
   if [ "$rc" -ne 0 ]; then
@@ -158,10 +134,10 @@ ompi_run() {
               -c 1 --halves out)
   a0=$(tx 0); b0=$(tx 1)
   ip netns exec "${ns[0]}" env PMIX_MCA_ptl_tcp_remote_connections=1 \
-    PMIX_MCA_ptl_tcp_if_include="${veth[0]}" \
+    PMIX_MCA_ptl_tcp_if_include="$NSH_IF" \
     mpirun.openmpi --allow-run-as-root --oversubscribe --bind-to none --mca plm isolated \
     --mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include 10.79.0.0/24 \
-    --mca oob_tcp_if_include "${veth[0]}" \
+    --mca oob_tcp_if_include "$NSH_IF" \
     -np "$half" "${tool[@]}" --json "$work/ompi.json" : \
     -np "$half" ip netns exec "${ns[1]}" "${tool[@]}" >"$work/ompi.txt" 2>&1 || rc=$?
   a1=$(tx 0); b1=$(tx 1)
@@ -190,12 +166,7 @@ EOF
 failed=0
 start=$(date +%s)
 for link in tbf raw; do
-  for i in 0 1; do
-    ip netns exec "${ns[$i]}" tc qdisc del dev "${veth[$i]}" root 2>/dev/null || true
-    if [ "$link" = tbf ]; then
-      ip netns exec "${ns[$i]}" tc qdisc add dev "${veth[$i]}" root tbf rate 10gbit burst 1mb latency 10ms
-    fi
-  done
+  nsh_shape "$([ "$link" = tbf ] && echo 10gbit || echo raw)"
   name="veth, tbf 10gbit"
   [ "$link" = raw ] && name="veth, raw"
   read -r ref own < <(iperf)
@@ -246,7 +217,7 @@ cp "$log" "$out/$stem.log"
   echo "ranks, A's end carries rank 0's traffic; with 4, what ranks 0 and 1 send across (shared"
   echo "memory between them)."
   echo
-  echo "- tutti: \`ip netns exec <ns> env TUTTI_RANK=r TUTTI_NRANKS=n TUTTI_ROOT=${addr[0]}:<port> TUTTI_SECRET=<32 hex> TUTTI_SOCKET_IFNAME=<veth> $build/perf/<coll>_perf -b <size> -e <size> -n $iters -w 0 -c 1 --halves out\`"
+  echo "- tutti: \`ip netns exec <ns> env TUTTI_RANK=r TUTTI_NRANKS=n TUTTI_ROOT=${addr[0]}:<port> TUTTI_SECRET=<32 hex> TUTTI_SOCKET_IFNAME=$NSH_IF $build/perf/<coll>_perf -b <size> -e <size> -n $iters -w 0 -c 1 --halves out\`"
   [ "$ompi" = 1 ] && echo "- Open MPI: \`ip netns exec A mpirun.openmpi ... --mca btl self,tcp -np n/2 mpi_coll_perf ... : -np n/2 ip netns exec B mpi_coll_perf ...\` (PMIx reachable from B: PMIX_MCA_ptl_tcp_remote_connections=1)"
   echo
   echo "| link | what | ranks | size | time per call (us) | wire GB/s A to B | wire GB/s B to A | efficiency vs iperf3 |"

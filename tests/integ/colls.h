@@ -11,7 +11,8 @@
  * fp8 e5m2 included (see coll_value() in colls.c), and MIN/MAX inputs carry a few NaNs, which
  * must come out as NaN.
  *
- * Shared by test_collectives.c (every configuration) and test_multihost.c (across namespaces).
+ * Shared by test_collectives.c (every configuration), test_forced_algos.c, test_multihost.c and
+ * test_multihost_algos.c (across namespaces).
  */
 #ifndef TUTTI_INTEG_COLLS_H
 #define TUTTI_INTEG_COLLS_H

@@ -1,12 +1,11 @@
 /*
- * test_multihost.c - ranks on two "hosts": two network namespaces joined by a veth pair
- * (10.77.0.1/24 and 10.77.0.2/24, addresses that exist only inside the namespaces), made by the
+ * test_multihost.c - ranks on two "hosts": two network namespaces on a bridge (netns.h:
+ * 10.77.0.1/24 and 10.77.0.2/24, addresses that exist only inside the namespaces), made by the
  * test with ip(8) under names unique to the test process, and removed afterwards, also when the
- * test fails (Criterion's .fini; namespaces left by a test process that died are removed by the
- * next run). Each child enters its namespace with setns(2) before it touches tutti; tutti's
- * host id includes the network namespace, so ranks in different namespaces are different hosts
- * to it and talk over TCP. Rank 0 makes the unique id inside namespace A, so the bootstrap root
- * listens on 10.77.0.1, which both namespaces reach.
+ * test fails (Criterion's .fini). Each child enters its namespace with setns(2) before it
+ * touches tutti; tutti's host id includes the network namespace, so ranks in different
+ * namespaces are different hosts to it and talk over TCP. Rank 0 makes the unique id inside
+ * namespace A, so the bootstrap root listens on 10.77.0.1, which both namespaces reach.
  *
  * Configurations: 2 ranks (one per namespace); 4 ranks, 2 per namespace, with shared memory
  * inside a namespace and TCP across; 4 ranks with TCP everywhere. Every collective runs with
@@ -21,16 +20,12 @@
 #include "colls.h"
 #include "comm.h"
 #include "harness.h"
+#include "netns.h"
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,163 +34,23 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NETNS_DIR "/run/netns"
-#define NS_PREFIX "tutti-integ-"
-
-/* The namespaces and veth ends of this test process: "tutti-integ-<pid>-a", "tvi<pid>a". */
-static char ns_name[2][64], veth_name[2][16];
-static int ns_made[2], veth_made;
-
-/* Run ip(8) with the arguments; 0 when it exits with 0, else -1 with its stderr in err. */
-static int run_ip(char *err, size_t errlen, const char *const *args)
+/* Two hosts: namespaces a (10.77.0.1) and b (10.77.0.2) on a bridge (netns.h). */
+static void setup(void)
 {
-    int pipefd[2];
-    if (pipe(pipefd) != 0) {
-        snprintf(err, errlen, "pipe: %s", strerror(errno));
-        return -1;
-    }
-    const char *argv[16] = {"ip"};
-    int n = 1;
-    for (; args[n - 1] != NULL && n < 15; n++) {
-        argv[n] = args[n - 1];
-    }
-    argv[n] = NULL;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(pipefd[1], 2);
-        dup2(pipefd[1], 1);
-        close(pipefd[0]);
-        execvp("ip", (char *const *)argv);
-        fprintf(stderr, "exec ip: %s", strerror(errno));
-        _exit(127);
-    }
-    close(pipefd[1]);
-    size_t got = 0;
-    ssize_t r;
-    err[0] = '\0';
-    struct pollfd p = {pipefd[0], POLLIN, 0};
-    /* ip answers at once; 10 s is a generous bound for a loaded machine. */
-    while (got + 1 < errlen && poll(&p, 1, 10000) > 0 &&
-           (r = read(pipefd[0], err + got, errlen - 1 - got)) > 0) {
-        got += (size_t)r;
-    }
-    err[got] = '\0';
-    close(pipefd[0]);
-    int st = 0;
-    if (pid < 0 || waitpid(pid, &st, 0) != pid) {
-        return -1;
-    }
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
-}
-
-#define IP(err, ...) run_ip(err, sizeof(err), (const char *const[]){__VA_ARGS__, NULL})
-
-/* Remove namespaces that earlier test processes (now dead) left behind. */
-static void remove_stale_namespaces(void)
-{
-    DIR *d = opendir(NETNS_DIR);
-    struct dirent *e;
-    while (d != NULL && (e = readdir(d)) != NULL) {
-        long pid = 0;
-        if (strncmp(e->d_name, NS_PREFIX, strlen(NS_PREFIX)) != 0 ||
-            sscanf(e->d_name + strlen(NS_PREFIX), "%ld-", &pid) != 1) {
-            continue;
-        }
-        if (pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
-            char err[256];
-            (void)IP(err, "netns", "delete", e->d_name);
-        }
-    }
-    if (d != NULL) {
-        closedir(d);
-    }
+    netns_setup(2);
 }
 
 static void teardown(void)
 {
-    char err[256];
-    for (int i = 0; i < 2; i++) {
-        if (ns_made[i]) {
-            (void)IP(err, "netns", "delete", ns_name[i]); /* takes its veth end along */
-            ns_made[i] = 0;
-        }
-    }
-    if (veth_made) {
-        (void)IP(err, "link", "delete", veth_name[0]); /* only if it never moved */
-        veth_made = 0;
-    }
-}
-
-/* Make the two namespaces and the veth pair; on failure, undo and skip with the reason. */
-static void setup(void)
-{
-    char err[512];
-    const char *why = NULL;
-    if (geteuid() != 0) {
-        cr_skip_test("network namespaces need root (CAP_SYS_ADMIN): not root, skipped");
-    }
-    if (IP(err, "-V") != 0) {
-        cr_skip_test("ip(8) from iproute2 is not available: %s", err);
-    }
-    remove_stale_namespaces();
-    int pid = (int)getpid();
-    for (int i = 0; i < 2; i++) {
-        snprintf(ns_name[i], sizeof(ns_name[i]), NS_PREFIX "%d-%c", pid, 'a' + i);
-        snprintf(veth_name[i], sizeof(veth_name[i]), "tvi%d%c", pid, 'a' + i);
-    }
-    static const char *const addr[2] = {"10.77.0.1/24", "10.77.0.2/24"};
-    for (int i = 0; i < 2 && why == NULL; i++) {
-        if (IP(err, "netns", "add", ns_name[i]) != 0) {
-            why = "ip netns add";
-        }
-        ns_made[i] = why == NULL;
-    }
-    if (why == NULL &&
-        IP(err, "link", "add", veth_name[0], "type", "veth", "peer", "name", veth_name[1]) != 0) {
-        why = "ip link add ... type veth";
-    }
-    veth_made = why == NULL;
-    for (int i = 0; i < 2 && why == NULL; i++) {
-        if (IP(err, "link", "set", veth_name[i], "netns", ns_name[i]) != 0 ||
-            IP(err, "-n", ns_name[i], "addr", "add", addr[i], "dev", veth_name[i]) != 0 ||
-            IP(err, "-n", ns_name[i], "link", "set", veth_name[i], "up") != 0 ||
-            IP(err, "-n", ns_name[i], "link", "set", "lo", "up") != 0) {
-            why = "configuring the veth pair";
-        }
-        veth_made = 0; /* it lives in the namespaces now */
-    }
-    if (why != NULL) {
-        teardown();
-        cr_skip_test("cannot make network namespaces (%s failed: %s): needs CAP_SYS_ADMIN and "
-                     "CAP_NET_ADMIN",
-                     why, err);
-    }
+    netns_teardown();
 }
 
 /* ---------------------------------------------------------------- the job */
-
-struct mh_shared {
-    _Atomic int id_ready;
-    tutti_unique_id_t id; /* made by rank 0 inside namespace A */
-};
 
 struct mh_config {
     int nranks;
     int tcp; /* TUTTI_TRANSPORT=tcp: also between the ranks of one namespace */
 };
-
-/* Enter namespace a (ranks 0 .. n/2-1) or b. */
-static int enter_namespace(int rank, int nranks)
-{
-    char path[128];
-    const char *name = ns_name[rank < nranks / 2 ? 0 : 1];
-    snprintf(path, sizeof(path), NETNS_DIR "/%s", name);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ICHECK(fd >= 0, "open %s: %s", path, strerror(errno));
-    ICHECK(setns(fd, CLONE_NEWNET) == 0, "setns %s: %s", name, strerror(errno));
-    close(fd);
-    return 0;
-}
 
 /* Every collective, a few datatypes and ops, counts from 0 to 1M+3. */
 static int run_collectives(tutti_comm_t *comm, int nranks)
@@ -233,34 +88,15 @@ static int run_collectives(tutti_comm_t *comm, int nranks)
 
 static int multihost_rank(const struct integ_ctx *ctx)
 {
-    struct mh_shared *sh = ctx->shared;
-    if (enter_namespace(ctx->rank, ctx->nranks) != 0) {
-        return 1;
-    }
-    if (ctx->rank == 0) {
-        ICHECK_OK(tutti_get_unique_id(&sh->id));
-        atomic_store(&sh->id_ready, 1);
-    } else {
-        int64_t end = integ_now_ns() + 30000000000LL;
-        while (!atomic_load(&sh->id_ready) && integ_now_ns() < end) {
-            struct timespec ts = {0, 1000000};
-            nanosleep(&ts, NULL);
-        }
-        ICHECK(atomic_load(&sh->id_ready), "rank 0 made no id within 30 s");
-    }
-    tutti_comm_t *comm = NULL;
-    ICHECK_OK(tutti_comm_init_rank(&comm, ctx->nranks, &sh->id, ctx->rank));
-    /* Different namespaces are different hosts to tutti: TCP between them; shared memory
-     * within one unless TUTTI_TRANSPORT=tcp. (A look inside: which transport reaches whom.) */
-    const struct mh_config *cfg = ctx->arg;
+    /* Ranks 0 .. n/2-1 in namespace a, the others in b. */
+    int host[INTEG_MAX_RANKS];
     for (int r = 0; r < ctx->nranks; r++) {
-        int same = (r < ctx->nranks / 2) == (ctx->rank < ctx->nranks / 2);
-        int want = (same && !cfg->tcp) ? TUTTI_TRANSPORT_SHM : TUTTI_TRANSPORT_TCP;
-        ICHECK(r == ctx->rank || comm->net.peer_transport[r] == want,
-               "rank %d (%s namespace) is reached over %s, expected %s", r,
-               same ? "the same" : "the other",
-               tutti__transport_name((tutti_transport_id_t)comm->net.peer_transport[r]),
-               tutti__transport_name((tutti_transport_id_t)want));
+        host[r] = r < ctx->nranks / 2 ? 0 : 1;
+    }
+    const struct mh_config *cfg = ctx->arg;
+    tutti_comm_t *comm = NULL;
+    if (netns_comm_init(ctx, host, cfg->tcp, &comm) != 0) {
+        return 1;
     }
     int bad = run_collectives(comm, ctx->nranks);
     /* The bitwise-identity guarantee holds across hosts too. */
@@ -293,7 +129,7 @@ ParameterizedTest(struct mh_config *cfg, multihost, every_collective_across_two_
     struct integ_opts o = {
         .nranks = cfg->nranks,
         .deadline_s = 220,
-        .shared_bytes = sizeof(struct mh_shared),
+        .shared_bytes = sizeof(struct netns_shared),
         .arg = cfg,
     };
     integ_run(&o, multihost_rank);
@@ -327,7 +163,7 @@ static int connect_from_b(int port)
  * ports go to `out`; they stay open until `hold` closes. */
 static int listeners_in_a(int out, int hold)
 {
-    ICHECK(enter_namespace(0, 2) == 0, "cannot enter namespace A");
+    ICHECK(netns_enter(0) == 0, "cannot enter namespace A: %s", strerror(errno));
     setenv("TUTTI_SOCKET_IFNAME", "lo", 1);
     union tutti_sockaddr a, bound;
     int lfd = -1, plain = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -338,8 +174,7 @@ static int listeners_in_a(int out, int hold)
                getsockname(plain, &a.sa, &len) == 0,
            "plain listener: %s", strerror(errno));
     int ports[2] = {ntohs(bound.in.sin_port), ntohs(a.in.sin_port)};
-    ICHECK(write(out, ports, sizeof(ports)) == (ssize_t)sizeof(ports), "pipe: %s",
-           strerror(errno));
+    ICHECK(write(out, ports, sizeof(ports)) == (ssize_t)sizeof(ports), "pipe: %s", strerror(errno));
     char c;
     (void)read(hold, &c, 1); /* returns at EOF: the test is done */
     return 0;
@@ -347,7 +182,7 @@ static int listeners_in_a(int out, int hold)
 
 /*
  * TUTTI_SOCKET_IFNAME ties a listener to the interface, not only to its address. Namespace A
- * gets a second address, 10.78.0.1 on lo, that namespace B reaches through the veth pair (a
+ * gets a second address, 10.78.0.1 on lo, that namespace B reaches through the bridge (a
  * route via 10.77.0.1). With TUTTI_SOCKET_IFNAME=lo, a tutti listener on 10.78.0.1 refuses what
  * B sends, which arrives on the veth; a plain socket bound to the same address takes it (Linux's
  * weak-host model), which shows that the route works.
@@ -356,10 +191,11 @@ Test(multihost, ifname_listener_refuses_what_arrives_through_another_interface, 
      .fini = teardown, .timeout = 60)
 {
     char err[256];
-    cr_assert_eq(IP(err, "-n", ns_name[0], "addr", "add", "10.78.0.1/32", "dev", "lo"), 0, "%s",
-                 err);
-    cr_assert_eq(IP(err, "-n", ns_name[1], "route", "add", "10.78.0.1/32", "via", "10.77.0.1"),
-                 0, "%s", err);
+    cr_assert_eq(NETNS_IP(err, "-n", netns_name(0), "addr", "add", "10.78.0.1/32", "dev", "lo"), 0,
+                 "%s", err);
+    cr_assert_eq(
+        NETNS_IP(err, "-n", netns_name(1), "route", "add", "10.78.0.1/32", "via", "10.77.0.1"), 0,
+        "%s", err);
     int ports_pipe[2], hold_pipe[2];
     cr_assert(pipe(ports_pipe) == 0 && pipe(hold_pipe) == 0);
     pid_t a = fork();
@@ -375,7 +211,7 @@ Test(multihost, ifname_listener_refuses_what_arrives_through_another_interface, 
     int got = poll(&p, 1, 20000) > 0 && read(ports_pipe[0], ports, sizeof(ports)) == sizeof(ports);
     pid_t b = got ? fork() : -1;
     if (b == 0) {
-        if (enter_namespace(1, 2) != 0) {
+        if (netns_enter(1) != 0) {
             _exit(3);
         }
         int to_plain = connect_from_b(ports[1]), to_tutti = connect_from_b(ports[0]);
