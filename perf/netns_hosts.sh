@@ -93,7 +93,9 @@ nsh_launch() {
     local env0=() args0=()
     [ "$r" = 0 ] && env0=("${nsh_rank0_env[@]}") && args0=("${nsh_rank0_args[@]}")
     h=$(nsh_host_of "$r" "$per" "$place")
-    ip netns exec "${nsh_ns[$h]}" env TUTTI_RANK="$r" TUTTI_NRANKS="$n" \
+    # nsenter, not `ip netns exec`: that one also gives every process its own mount namespace,
+    # which makes each rank a host of its own to tutti (its host id includes the namespaces).
+    nsenter --net="/run/netns/${nsh_ns[$h]}" env TUTTI_RANK="$r" TUTTI_NRANKS="$n" \
       TUTTI_ROOT="${nsh_addr[0]}:$port" TUTTI_SECRET="$secret" TUTTI_SOCKET_IFNAME="$NSH_IF" \
       "${nsh_env[@]}" "${env0[@]}" timeout -k 5 "${NSH_TIMEOUT:-600}" "$@" "${args0[@]}" >"$dir/rank$r.txt" 2>&1 &
     pids+=($!)
