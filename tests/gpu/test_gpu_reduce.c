@@ -7,9 +7,12 @@
  * payload of a NaN that SUM/PROD/AVG produce (IEEE leaves it open; GPUs make it canonical):
  * kern_ref.c's same_result.
  *
- * Without the module or a GPU (CI, most laptops) those tests skip with the reason. The first
- * test needs neither: the module loads where it was built and reports no device cleanly.
+ * Without the module or a GPU (CI, most laptops) those tests skip with the reason. Two kinds of
+ * test need neither: the module loads where it was built and reports no device cleanly; and
+ * suite gpu_emul runs the very same checks on the kernels' body (reduce_body.cuh) built for the
+ * CPU and run thread by thread (emul_reduce.cc), where a C++ compiler was found.
  */
+#include "emul_reduce.h"
 #include "kern_ref.h"
 #include "kernels/cuda/tutti_cuda.h"
 #include "kernels/cuda_config.h"
@@ -229,34 +232,23 @@ Test(gpu, module_reports_no_device_cleanly, .timeout = 60)
     }
 }
 
-/* ---- on a GPU ---- */
-
-static tutti_datatype_t all_types[TUTTI_NUM_DATATYPES];
-
-ParameterizedTestParameters(gpu, every_op_and_shape)
-{
-    for (int i = 0; i < TUTTI_NUM_DATATYPES; i++) {
-        all_types[i] = (tutti_datatype_t)i;
-    }
-    return cr_make_param_array(tutti_datatype_t, all_types, TUTTI_NUM_DATATYPES);
-}
+/* ---- the checks, on a module: the GPU's, or the host emulation of its kernels ---- */
 
 /*
  * One datatype: every op, 1, 2, 3 and 8 sources, 1 and 2 destinations, counts around one and
  * two vectors and around one block's step, aligned, one element off, and only one pointer off.
  */
-ParameterizedTest(tutti_datatype_t *dt, gpu, every_op_and_shape, .timeout = 120)
+static void every_op_and_shape(const tutti_cuda_module_t *mod, tutti_datatype_t dt)
 {
-    const tutti_cuda_module_t *mod = gpu_or_skip();
-    size_t e = 16 / tutti_datatype_size(*dt);
+    size_t sz = tutti_datatype_size(dt);
+    size_t e = 16 / sz;
     size_t counts[] = {1, e - 1, e, e + 1, 2 * e + 3, 512 * 4 * e - 1, 512 * 4 * e + e + 1};
     int nsrcs[] = {1, 2, 3, 8};
-    uint64_t seed = 0x9E3779B97F4A7C15ull ^ (uint64_t)*dt;
+    uint64_t seed = 0x9E3779B97F4A7C15ull ^ (uint64_t)dt;
 
     for (int op = 0; op < TUTTI_NUM_OPS; op++) {
         for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
             for (int n = 0; n < 4; n++) {
-                size_t sz = tutti_datatype_size(*dt);
                 shape_t shapes[] = {
                     {nsrcs[n], 1, counts[c], 0, 0, 0, 3},
                     {nsrcs[n], 2, counts[c], 0, 0, 0, 5},
@@ -265,7 +257,7 @@ ParameterizedTest(tutti_datatype_t *dt, gpu, every_op_and_shape, .timeout = 120)
                 };
                 for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
                     if (shapes[k].count > 0) {
-                        check_one(mod, *dt, (tutti_op_t)op, &shapes[k], seed++);
+                        check_one(mod, dt, (tutti_op_t)op, &shapes[k], seed++);
                     }
                 }
             }
@@ -274,9 +266,8 @@ ParameterizedTest(tutti_datatype_t *dt, gpu, every_op_and_shape, .timeout = 120)
 }
 
 /* Destination 0 is source 0 (the in-place all-reduce step), aligned and not. */
-Test(gpu, in_place, .timeout = 60)
+static void in_place(const tutti_cuda_module_t *mod)
 {
-    const tutti_cuda_module_t *mod = gpu_or_skip();
     tutti_datatype_t types[] = {TUTTI_FLOAT32, TUTTI_BFLOAT16, TUTTI_INT64, TUTTI_FP8_E4M3};
 
     for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
@@ -291,9 +282,8 @@ Test(gpu, in_place, .timeout = 60)
 }
 
 /* A count past two full grids (the cap of the launch shape), so the grid-stride loop wraps. */
-Test(gpu, count_wraps_the_grid, .timeout = 120)
+static void count_wraps_the_grid(const tutti_cuda_module_t *mod)
 {
-    const tutti_cuda_module_t *mod = gpu_or_skip();
     tutti_datatype_t types[] = {TUTTI_FLOAT32, TUTTI_FLOAT16, TUTTI_UINT8, TUTTI_FLOAT64};
     int blocks = 0;
     int threads = 0;
@@ -309,3 +299,102 @@ Test(gpu, count_wraps_the_grid, .timeout = 120)
         check_one(mod, types[t], TUTTI_AVG, &sh, 29);
     }
 }
+
+static tutti_datatype_t all_types[TUTTI_NUM_DATATYPES];
+
+static struct criterion_test_params every_type(void)
+{
+    for (int i = 0; i < TUTTI_NUM_DATATYPES; i++) {
+        all_types[i] = (tutti_datatype_t)i;
+    }
+    return cr_make_param_array(tutti_datatype_t, all_types, TUTTI_NUM_DATATYPES);
+}
+
+/* ---- on a GPU ---- */
+
+ParameterizedTestParameters(gpu, every_op_and_shape)
+{
+    return every_type();
+}
+
+ParameterizedTest(tutti_datatype_t *dt, gpu, every_op_and_shape, .timeout = 120)
+{
+    every_op_and_shape(gpu_or_skip(), *dt);
+}
+
+Test(gpu, in_place, .timeout = 60)
+{
+    in_place(gpu_or_skip());
+}
+
+Test(gpu, count_wraps_the_grid, .timeout = 120)
+{
+    count_wraps_the_grid(gpu_or_skip());
+}
+
+/* ---- the same on the CPU: the kernels' body run thread by thread (emul_reduce.h) ---- */
+
+#if TUTTI_TEST_EMUL
+static const char *host_error_name(int err)
+{
+    return err == 0 ? "cudaSuccess" : "host emulation error";
+}
+
+static int host_malloc(void **ptr_p, size_t bytes)
+{
+    *ptr_p = malloc(bytes);
+    return *ptr_p == NULL ? 2 : 0; /* cudaErrorMemoryAllocation */
+}
+
+static int host_free(void *ptr)
+{
+    free(ptr);
+    return 0;
+}
+
+static int host_memcpy(void *dst, const void *src, size_t bytes, tutti_cuda_copy_t dir)
+{
+    (void)dir;
+    memcpy(dst, src, bytes);
+    return 0;
+}
+
+static int host_synchronize(void)
+{
+    return 0;
+}
+
+static const tutti_cuda_module_t emulator = {
+    .size = sizeof(tutti_cuda_module_t),
+    .abi = TUTTI_CUDA_ABI,
+    .build = "host emulation of the GPU kernels",
+    .error_name = host_error_name,
+    .error_string = host_error_name,
+    .reduce = emul_reduce,
+    .malloc = host_malloc,
+    .free = host_free,
+    .memcpy = host_memcpy,
+    .synchronize = host_synchronize,
+    .launch_shape = emul_launch_shape,
+};
+
+ParameterizedTestParameters(gpu_emul, every_op_and_shape)
+{
+    return every_type();
+}
+
+ParameterizedTest(tutti_datatype_t *dt, gpu_emul, every_op_and_shape, .timeout = 120)
+{
+    every_op_and_shape(&emulator, *dt);
+}
+
+Test(gpu_emul, in_place, .timeout = 60)
+{
+    in_place(&emulator);
+}
+
+Test(gpu_emul, count_wraps_the_grid, .timeout = 120)
+{
+    count_wraps_the_grid(&emulator);
+}
+#endif
