@@ -2,7 +2,8 @@
 # Install the Debian packages tutti needs to build, test and benchmark (idempotent).
 # Build: meson, ninja, pkg-config, a C compiler, libsodium (handshake HMAC), hwloc, verbs.
 # hwloc-nox: hwloc-info, which tests/topo/test_hwloc_xml.sh checks the vendored topologies with.
-# Tests: Criterion; Open MPI (mpirun launch test and the perf comparison); iproute2 (network
+# Tests: Criterion; g++ (tests/gpu runs the GPU kernels' body on the CPU; nvcc's host compiler
+# where CUDA is installed); Open MPI (mpirun launch test and the perf comparison); iproute2 (network
 # namespaces for the multi-host test and the fault matrix: ip, tc, ss); procps (pgrep/ps in fault
 # tests).
 # Trainer: zlib (gzip IDX files) and Fashion-MNIST (dataset-fashion-mnist, in
@@ -10,7 +11,7 @@
 # Hardening: clang and its runtime libraries (libFuzzer, sanitizers) for tests/fuzz; valgrind
 # for scripts/sanitize.sh valgrind.
 set -euo pipefail
-pkgs=(meson ninja-build pkg-config gcc libc6-dev libcriterion-dev libhwloc-dev hwloc-nox
+pkgs=(meson ninja-build pkg-config gcc g++ libc6-dev libcriterion-dev libhwloc-dev hwloc-nox
       libibverbs-dev librdmacm-dev libsodium-dev openmpi-bin libopenmpi-dev iproute2 procps python3
       zlib1g-dev dataset-fashion-mnist clang libclang-rt-dev valgrind)
 sudo=""

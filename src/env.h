@@ -51,6 +51,9 @@
     X(TOPO_FILE, STRING, "",                                                                       \
       "load the machine's topology from this hwloc XML file instead of detecting it "              \
       "(tutti-info --topo --dump writes one)")                                                     \
+    X(CUDA_MODULE, STRING, "",                                                                     \
+      "path of the GPU module libtutti-cuda.so (default: beside libtutti, then the install "       \
+      "libdir, then the loader's search)")                                                         \
     X(RANK, INT, "-1", "this process's rank (tutti_comm_init_env)")                               \
     X(NRANKS, INT, "-1", "number of ranks (tutti_comm_init_env)")                                 \
     X(ROOT, STRING, "", "host:port of the bootstrap root, served by rank 0 (tutti_comm_init_env)") \

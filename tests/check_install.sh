@@ -21,4 +21,15 @@ libs=$(PKG_CONFIG_SYSROOT_DIR="$dest" PKG_CONFIG_PATH="$pcdir" pkg-config --libs
 cc $cflags "$src/docs/example.c" -o "$dest/example" $libs
 LD_LIBRARY_PATH="$root/$libdir" TUTTI_RANK=0 TUTTI_NRANKS=1 TUTTI_ROOT=127.0.0.1:0 \
   TUTTI_SECRET=000102030405060708090a0b0c0d0e0f "$dest/example"
+# The GPU module, where it was built: installed beside libtutti, exporting its table only, and
+# found by the installed tutti-info (0 GPUs here is fine: the module loaded).
+if [ -f "$build/kernels/cuda/libtutti-cuda.so" ]; then
+  mod="$root/$libdir/libtutti-cuda.so"
+  test -f "$mod"
+  exports=$(nm -D --defined-only "$mod" | awk '{print $3}')
+  [ "$exports" = "tutti__cuda_module_v1" ] || { echo "libtutti-cuda.so exports: $exports"; exit 1; }
+  LD_LIBRARY_PATH="$root/$libdir" TUTTI_CUDA_MODULE= "$root/bin/tutti-info" --gpu |
+    grep -q "^gpu module: .*libtutti-cuda.so (CUDA"
+  echo "installed GPU module loads"
+fi
 echo "installed headers, library and tutti.pc work"

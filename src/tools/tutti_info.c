@@ -4,9 +4,11 @@
  * help (the one table in src/env.c). --algos: the algorithms of each collective, as TUTTI_ALGO
  * names them. --host-id: this process's host identity. --hang LOGFILE...: which ranks are behind
  * (hang_report.c). --topo, --topo-file, --rings/--ranks: the topology and its rings (topo_tool.c).
- * --tune N: the automatic algorithm choice per collective and size (tune_tool.c).
+ * --tune N: the automatic algorithm choice per collective and size (tune_tool.c). --gpu: the GPU
+ * module and the visible GPUs (gpu_tool.c).
  */
 #include "coll/coll.h"
+#include "gpu_tool.h"
 #include "hang_report.h"
 #include "topo_tool.h"
 #include "tune_tool.h"
@@ -78,6 +80,7 @@ static void print_summary(void)
     printf("machine: %d package(s), %d NUMA node(s), %d core(s), %d of %d CPUs usable%s\n",
            topo->packages, topo->numa_nodes, topo->cores, topo->allowed_pus, topo->pus,
            topo->ok ? "" : " (hwloc failed; from sysconf)");
+    (void)tutti__gpu_info(stdout);
 }
 
 int main(int argc, char **argv)
@@ -98,10 +101,12 @@ int main(int argc, char **argv)
     } else if (argc > 1 && (strcmp(argv[1], "--topo") == 0 || strcmp(argv[1], "--topo-file") == 0 ||
                             strcmp(argv[1], "--rings") == 0 || strcmp(argv[1], "--ranks") == 0)) {
         return tutti__topo_tool(argc - 1, argv + 1);
+    } else if (argc > 1 && strcmp(argv[1], "--gpu") == 0) {
+        (void)tutti__gpu_info(stdout);
     } else if (argc > 2 && strcmp(argv[1], "--tune") == 0) {
         return tutti__tune_tool(argc - 1, argv + 1);
     } else if (argc > 1) {
-        fprintf(stderr, "usage: tutti-info [--env | --algos | --host-id | --hang LOGFILE...]\n"
+        fprintf(stderr, "usage: tutti-info [--env | --algos | --host-id | --gpu | --hang LOGFILE...]\n"
                         "       tutti-info --tune N [--hosts H] [--tcp]\n"
                         "       tutti-info [--topo] [--topo-file F] [--dump F] [--rings N | --ranks N]"
                         " [--hosts H] [--dot F|-] [--png F]\n");

@@ -1,0 +1,15 @@
+/*
+ * cuda_internal.h - what the GPU module's files share (kernels/cuda/, compiled by nvcc only):
+ * the launcher of the reduction kernels (reduce_kernels.cu), which module.cu puts in the table.
+ */
+#ifndef TUTTI_KERNELS_CUDA_CUDA_INTERNAL_H
+#define TUTTI_KERNELS_CUDA_CUDA_INTERNAL_H
+
+#include "kernels/cuda/tutti_cuda.h"
+
+/* The table's reduce and launch_shape (tutti_cuda.h documents them). */
+int tutti__cuda_reduce(const void *const *src, int nsrc, void *const *dst, int ndst, size_t count,
+                       tutti_datatype_t dt, tutti_op_t op, int divisor, void *stream);
+int tutti__cuda_launch_shape(size_t count, tutti_datatype_t dt, int *blocks_p, int *threads_p);
+
+#endif /* TUTTI_KERNELS_CUDA_CUDA_INTERNAL_H */

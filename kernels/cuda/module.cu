@@ -1,0 +1,152 @@
+// module.cu - the one exported symbol of libtutti-cuda.so: the table of tutti_cuda.h, holding
+// the reduction launcher (reduce_kernels.cu) and thin wrappers over the CUDA runtime (device
+// count, versions, pointer kinds, allocation, copies). The wrappers exist so that libtutti, the
+// tests and the perf tools reach CUDA only through this module and never link it themselves.
+#include "kernels/cuda/cuda_internal.h"
+#include "kernels/cuda_config.h"
+
+#include <cuda_runtime.h>
+
+namespace {
+
+const char *error_name(int err)
+{
+    return cudaGetErrorName((cudaError_t)err);
+}
+
+const char *error_string(int err)
+{
+    return cudaGetErrorString((cudaError_t)err);
+}
+
+// cudaGetDeviceCount leaves its output untouched when it fails (no driver: 35; no device: 100),
+// so the count starts at 0 and is always defined.
+int device_count(int *count_p)
+{
+    int n = 0;
+    int err = (int)cudaGetDeviceCount(&n);
+
+    *count_p = (err == 0) ? n : 0;
+    return err;
+}
+
+int runtime_version(int *version_p)
+{
+    int v = 0;
+    int err = (int)cudaRuntimeGetVersion(&v);
+
+    if (err == 0) {
+        *version_p = v;
+    }
+    return err;
+}
+
+// 0 with *version_p = 0 where no driver is installed (cudaDriverGetVersion's own convention).
+int driver_version(int *version_p)
+{
+    int v = 0;
+    int err = (int)cudaDriverGetVersion(&v);
+
+    if (err == 0) {
+        *version_p = v;
+    }
+    return err;
+}
+
+int pointer_kind(const void *ptr, tutti_cuda_mem_t *kind_p, int *device_p)
+{
+    cudaPointerAttributes attr = {};
+    cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
+
+    if (err == cudaErrorInsufficientDriver || err == cudaErrorNoDevice ||
+        err == cudaErrorInvalidValue) {
+        // no driver or no GPU: nothing can be device memory; an unknown pointer on old runtimes
+        (void)cudaGetLastError();
+        *kind_p = TUTTI_CUDA_MEM_HOST;
+        *device_p = -1;
+        return 0;
+    }
+    if (err != cudaSuccess) {
+        return (int)err;
+    }
+    switch (attr.type) {
+    case cudaMemoryTypeHost:
+        *kind_p = TUTTI_CUDA_MEM_PINNED;
+        break;
+    case cudaMemoryTypeDevice:
+        *kind_p = TUTTI_CUDA_MEM_DEVICE;
+        break;
+    case cudaMemoryTypeManaged:
+        *kind_p = TUTTI_CUDA_MEM_MANAGED;
+        break;
+    default:
+        *kind_p = TUTTI_CUDA_MEM_HOST;
+        break;
+    }
+    *device_p = (attr.type == cudaMemoryTypeUnregistered) ? -1 : attr.device;
+    return 0;
+}
+
+int dev_malloc(void **ptr_p, size_t bytes)
+{
+    void *p = NULL;
+    int err = (int)cudaMalloc(&p, bytes);
+
+    if (err == 0) {
+        *ptr_p = p;
+    }
+    return err;
+}
+
+int dev_free(void *ptr)
+{
+    return (int)cudaFree(ptr);
+}
+
+int dev_memcpy(void *dst, const void *src, size_t bytes, tutti_cuda_copy_t dir)
+{
+    return (int)cudaMemcpy(dst, src, bytes, (cudaMemcpyKind)dir);
+}
+
+int memcpy_d2d_async(void *dst, const void *src, size_t bytes, void *stream)
+{
+    return (int)cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, (cudaStream_t)stream);
+}
+
+int synchronize(void)
+{
+    return (int)cudaDeviceSynchronize();
+}
+
+static_assert((int)TUTTI_CUDA_H2D == (int)cudaMemcpyHostToDevice &&
+                  (int)TUTTI_CUDA_D2H == (int)cudaMemcpyDeviceToHost &&
+                  (int)TUTTI_CUDA_D2D == (int)cudaMemcpyDeviceToDevice,
+              "tutti_cuda_copy_t values are cudaMemcpyKind values");
+static_assert(TUTTI_CUDA_ERR_INVALID_VALUE == (int)cudaErrorInvalidValue &&
+                  TUTTI_CUDA_ERR_INSUFFICIENT_DRIVER == (int)cudaErrorInsufficientDriver &&
+                  TUTTI_CUDA_ERR_NO_DEVICE == (int)cudaErrorNoDevice,
+              "tutti_cuda.h's status numbers are cudaError_t values");
+
+#define TUTTI_STR_(x) #x
+#define TUTTI_STR(x) TUTTI_STR_(x)
+
+} // namespace
+
+extern "C" __attribute__((visibility("default"))) const tutti_cuda_module_t tutti__cuda_module_v1 = {
+    sizeof(tutti_cuda_module_t),
+    TUTTI_CUDA_ABI,
+    "CUDA " TUTTI_STR(__CUDACC_VER_MAJOR__) "." TUTTI_STR(__CUDACC_VER_MINOR__) ", " TUTTI_CUDA_ARCHS,
+    error_name,
+    error_string,
+    device_count,
+    runtime_version,
+    driver_version,
+    pointer_kind,
+    tutti__cuda_reduce,
+    dev_malloc,
+    dev_free,
+    dev_memcpy,
+    memcpy_d2d_async,
+    synchronize,
+    tutti__cuda_launch_shape,
+};
