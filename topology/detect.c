@@ -7,6 +7,7 @@
  * TUTTI_TOPO_FILE or by detection; when hwloc fails, sysconf's CPU count stands in.
  */
 #include "topology/topo.h"
+#include "topology/xml_probe.h"
 #include "check.h"
 #include "env.h"
 #include "global.h"
@@ -331,6 +332,16 @@ static void fallback(struct tutti_topo *t)
     t->allowed_pus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : t->pus;
 }
 
+/* The settings of every topology tutti loads (also in the probe process of xml_probe.c). */
+static void configure(hwloc_topology_t topo)
+{
+    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    /* GPUs come from PCI and NVML: leave out the OpenCL and OpenGL plugins, which load vendor
+     * ICDs and X11 (slow, and the ICD loader leaks what valgrind and LSan then report). */
+    (void)hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "opencl");
+    (void)hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "gl");
+}
+
 /*
  * An hwloc topology with the I/O objects kept: live, from the file `xml` (checked for a clear
  * error), or from the XML text buf[0..buflen) when buf is not NULL.
@@ -346,16 +357,16 @@ static tutti_status_t open_topology(const char *xml, const char *buf, size_t buf
         }
         fclose(f);
     }
+    if ((xml != NULL || buf != NULL) &&
+        tutti__topo_xml_probe(xml, buf, buflen, configure, err, len) != 0) {
+        return TUTTI_ERR_INVALID_ARG;
+    }
     hwloc_topology_t topo;
     if (hwloc_topology_init(&topo) != 0) {
         snprintf(err, len, "hwloc_topology_init: %s", strerror(errno));
         return TUTTI_ERR_SYSTEM;
     }
-    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-    /* GPUs come from PCI and NVML: leave out the OpenCL and OpenGL plugins, which load vendor
-     * ICDs and X11 (slow, and the ICD loader leaks what valgrind and LSan then report). */
-    (void)hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "opencl");
-    (void)hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "gl");
+    configure(topo);
     /* hwloc parses the file in set_xml (errno EINVAL) or in load: one message for both. */
     if (buf != NULL && hwloc_topology_set_xmlbuffer(topo, buf, (int)buflen) != 0) {
         snprintf(err, len, "not a valid hwloc XML topology (hwloc: %s)", strerror(errno));
