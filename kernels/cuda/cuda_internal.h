@@ -1,6 +1,7 @@
 /*
  * cuda_internal.h - what the GPU module's files share (kernels/cuda/, compiled by nvcc only):
- * the launcher of the reduction kernels (reduce_kernels.cu), which module.cu puts in the table.
+ * the launcher of the reduction kernels (reduce_kernels.cu) and the stream operations
+ * (stream_ops.cu), which module.cu puts in the table.
  */
 #ifndef TUTTI_KERNELS_CUDA_CUDA_INTERNAL_H
 #define TUTTI_KERNELS_CUDA_CUDA_INTERNAL_H
@@ -11,5 +12,13 @@
 int tutti__cuda_reduce(const void *const *src, int nsrc, void *const *dst, int ndst, size_t count,
                        tutti_datatype_t dt, tutti_op_t op, int divisor, void *stream);
 int tutti__cuda_launch_shape(size_t count, tutti_datatype_t dt, int *blocks_p, int *threads_p);
+
+/* The table's stream operations (stream_ops.cu). */
+int tutti__cuda_stream_capturing(void *stream, int *capturing_p);
+int tutti__cuda_host_alloc(void **ptr_p, size_t bytes);
+int tutti__cuda_host_free(void *ptr);
+int tutti__cuda_copy_async(void *dst, const void *src, size_t bytes, void *stream);
+int tutti__cuda_host_func(void *stream, void (*fn)(void *), void *arg);
+int tutti__cuda_wait_geq(void *stream, const volatile uint64_t *word, uint64_t value);
 
 #endif /* TUTTI_KERNELS_CUDA_CUDA_INTERNAL_H */

@@ -149,4 +149,10 @@ extern "C" __attribute__((visibility("default"))) const tutti_cuda_module_t tutt
     memcpy_d2d_async,
     synchronize,
     tutti__cuda_launch_shape,
+    tutti__cuda_stream_capturing,
+    tutti__cuda_host_alloc,
+    tutti__cuda_host_free,
+    tutti__cuda_copy_async,
+    tutti__cuda_host_func,
+    tutti__cuda_wait_geq,
 };

@@ -18,6 +18,7 @@
 #include "tutti/types.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -112,6 +113,19 @@ typedef struct tutti_cuda_module {
     int (*synchronize)(void);
     /** Multiprocessors of the current device and the grid tutti__cuda_reduce would launch. */
     int (*launch_shape)(size_t count, tutti_datatype_t dt, int *blocks_p, int *threads_p);
+
+    /* ---- stream operations of libtutti's stream-ordered path (src/stream.c) ---- */
+    /** *capturing_p = 1 while the stream is being captured into a CUDA graph. */
+    int (*stream_capturing)(void *stream, int *capturing_p);
+    /** Pinned, mapped, portable host memory (cudaHostAlloc) and its release. */
+    int (*host_alloc)(void **ptr_p, size_t bytes);
+    int (*host_free)(void *ptr);
+    /** cudaMemcpyAsync with cudaMemcpyDefault (the direction from the pointers). */
+    int (*copy_async)(void *dst, const void *src, size_t bytes, void *stream);
+    /** cudaLaunchHostFunc: fn(arg) in stream order; fn must not call CUDA. */
+    int (*host_func)(void *stream, void (*fn)(void *), void *arg);
+    /** The stream waits until *word >= value (cuStreamWaitValue64, GEQ); word from host_alloc. */
+    int (*wait_geq)(void *stream, const volatile uint64_t *word, uint64_t value);
 } tutti_cuda_module_t;
 
 /* ---- the loader, in libtutti (kernels/cuda_load.c) ---- */
