@@ -1,7 +1,8 @@
 /*
  * enqueue.c - validation of every operation's arguments (clear TUTTI_ERR_INVALID_ARG naming
  * the argument: NULL buffers, datatypes, ops, roots, peers, size overflow, overlapping buffers
- * that are not NCCL's in-place forms) and the dispatch to a group, the queue or the engine.
+ * that are not NCCL's in-place forms) and the dispatch to a group, the queue, a CUDA stream
+ * (stream.c) or the engine.
  */
 #include "enqueue.h"
 #include "check.h"
@@ -10,6 +11,7 @@
 #include "global.h"
 #include "group.h"
 #include "request.h"
+#include "stream.h"
 #include "util.h"
 
 #include <stdint.h>
@@ -155,12 +157,13 @@ tutti_status_t tutti__enqueue(struct tutti_comm *comm, const struct tutti_op_des
                               void *stream, tutti_request_t **req_p)
 {
     TUTTI_CHECK(tutti__op_validate(comm, op));
-    if (stream != NULL) {
+    int on_stream = 0;
+    TUTTI_CHECK(tutti__stream_wanted(comm, op, stream, &on_stream));
+    if (on_stream && req_p != NULL) {
         return tutti__set_error(comm, TUTTI_ERR_UNSUPPORTED,
-                                "%s: stream must be NULL: this build runs collectives on host "
-                                "memory only (device buffers and CUDA streams come with the GPU "
-                                "path)",
-                                tutti__coll_name(op->coll));
+                                "i%s: device buffers need the stream form (tutti_%s with a "
+                                "stream), which is asynchronous already",
+                                tutti__coll_name(op->coll), tutti__coll_name(op->coll));
     }
     if (tutti__tls.group_depth > 0) {
         if (req_p != NULL) {
@@ -168,7 +171,7 @@ tutti_status_t tutti__enqueue(struct tutti_comm *comm, const struct tutti_op_des
                                     "%s: asynchronous calls are not allowed inside a group",
                                     tutti__coll_name(op->coll));
         }
-        return tutti__group_record(comm, op);
+        return tutti__group_record(comm, op, on_stream, stream);
     }
     if ((op->coll == TUTTI_COLL_SEND || op->coll == TUTTI_COLL_RECV) && op->peer == comm->rank) {
         return tutti__set_error(comm, TUTTI_ERR_INVALID_USAGE,
@@ -181,6 +184,9 @@ tutti_status_t tutti__enqueue(struct tutti_comm *comm, const struct tutti_op_des
     if (st != TUTTI_OK) {
         return tutti__set_error_quiet(NULL, st, "%s on a communicator that failed earlier: %s",
                                       tutti__coll_name(op->coll), tutti_last_error(comm));
+    }
+    if (on_stream) {
+        return tutti__stream_enqueue(comm, op, 1, stream);
     }
     atomic_fetch_add(&comm->state.inflight, 1);
     if (req_p != NULL) {

@@ -47,6 +47,9 @@
     X(STREAM_MIN, SIZE, "0",                                                                       \
       "results of at least this many bytes per rank go to memory with non-temporal stores "        \
       "(0: never)")                                                                                 \
+    X(STAGE_CHUNK, SIZE, "4m",                                                                     \
+      "device buffers of a call on a CUDA stream are staged through pinned host memory in pieces " \
+      "of this size (all-reduce, broadcast, reduce), so copies overlap the network")              \
     X(YIELD, DURATION, "2ms", "then sched_yield() this long before sleeping")                     \
     X(TOPO_FILE, STRING, "",                                                                       \
       "load the machine's topology from this hwloc XML file instead of detecting it "              \

@@ -13,6 +13,7 @@
 #include "fail.h"
 #include "global.h"
 #include "request.h"
+#include "stream.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,8 @@ tutti_status_t tutti_group_start(void)
     return TUTTI_OK;
 }
 
-tutti_status_t tutti__group_record(struct tutti_comm *comm, const struct tutti_op_desc *op)
+tutti_status_t tutti__group_record(struct tutti_comm *comm, const struct tutti_op_desc *op,
+                                   int on_stream, void *stream)
 {
     struct tutti_tls *t = &tutti__tls;
     if (t->group_nops == t->group_cap) {
@@ -37,6 +39,8 @@ tutti_status_t tutti__group_record(struct tutti_comm *comm, const struct tutti_o
     }
     t->group_ops[t->group_nops].comm = comm;
     t->group_ops[t->group_nops].op = *op;
+    t->group_ops[t->group_nops].on_stream = on_stream;
+    t->group_ops[t->group_nops].stream = stream;
     t->group_nops++;
     return TUTTI_OK;
 }
@@ -134,6 +138,23 @@ static void run_members(struct member *ms, int nm)
     free(exs);
 }
 
+tutti_status_t tutti__group_run_comm(struct tutti_comm *comm, const struct tutti_op_desc *ops,
+                                     int n)
+{
+    const struct tutti_op_desc **list = calloc((size_t)n, sizeof(*list));
+    if (list == NULL) {
+        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory to run a group");
+    }
+    for (int i = 0; i < n; i++) {
+        list[i] = &ops[i];
+    }
+    struct member m = {.comm = comm, .ops = list, .nops = n, .status = tutti__comm_health(comm)};
+    run_members(&m, 1);
+    tutti__plan_free(&m.plan);
+    free(list);
+    return m.status;
+}
+
 /* Group the recorded calls by communicator, keeping their order. */
 static struct member *collect(struct tutti_group_op *gops, int n, int *nm_p)
 {
@@ -172,6 +193,53 @@ static struct member *collect(struct tutti_group_op *gops, int n, int *nm_p)
     return ms;
 }
 
+/*
+ * A group holding calls on a stream (or on device buffers): every call must be, on one stream.
+ * Each communicator's calls become one stream batch (stream.c), run as a group when the stream
+ * reaches it.
+ */
+static tutti_status_t run_on_stream(struct tutti_group_op *g, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (!g[i].on_stream || g[i].stream != g[0].stream) {
+            return tutti__set_error(NULL, TUTTI_ERR_UNSUPPORTED,
+                                    "group: %s calls on a CUDA stream (or device buffers) with "
+                                    "%s; a group's calls must all be on one stream",
+                                    tutti__coll_name(g[0].op.coll),
+                                    g[i].on_stream ? "calls on another stream" : "host calls");
+        }
+    }
+    int nm = 0;
+    struct member *ms = collect(g, n, &nm);
+    struct tutti_op_desc *ops = calloc((size_t)n, sizeof(*ops));
+    tutti_status_t st = TUTTI_OK;
+    if (ms == NULL || ops == NULL) {
+        st = tutti__set_error(NULL, TUTTI_ERR_NO_MEMORY, "no memory to run a group");
+    }
+    for (int k = 0; k < nm && st == TUTTI_OK; k++) {
+        for (int i = 0; i < ms[k].nops; i++) {
+            ops[i] = *ms[k].ops[i];
+        }
+        st = tutti__comm_health(ms[k].comm);
+        if (st == TUTTI_OK) {
+            st = tutti__stream_enqueue(ms[k].comm, ops, ms[k].nops, g[0].stream);
+        }
+    }
+    if (ms != NULL) {
+        free((void *)ms[0].ops);
+        free(ms);
+    }
+    free(ops);
+    return st;
+}
+
+static void group_clear(struct tutti_tls *t)
+{
+    free(t->group_ops);
+    t->group_ops = NULL;
+    t->group_nops = t->group_cap = 0;
+}
+
 tutti_status_t tutti_group_end(void)
 {
     struct tutti_tls *t = &tutti__tls;
@@ -181,6 +249,13 @@ tutti_status_t tutti_group_end(void)
     }
     if (--t->group_depth > 0) {
         return TUTTI_OK;
+    }
+    for (int i = 0; i < t->group_nops; i++) {
+        if (t->group_ops[i].on_stream) {
+            tutti_status_t st = run_on_stream(t->group_ops, t->group_nops);
+            group_clear(t);
+            return st;
+        }
     }
     int nm = 0;
     struct member *ms = t->group_nops > 0 ? collect(t->group_ops, t->group_nops, &nm) : NULL;
@@ -208,8 +283,6 @@ tutti_status_t tutti_group_end(void)
         free((void *)ms[0].ops);
         free(ms);
     }
-    free(t->group_ops);
-    t->group_ops = NULL;
-    t->group_nops = t->group_cap = 0;
+    group_clear(t);
     return st;
 }

@@ -10,6 +10,7 @@
 #include "comm.h"
 #include "engine.h"
 #include "exec.h"
+#include "group.h"
 #include "fail.h"
 #include "global.h"
 #include "topology/layout.h"
@@ -114,8 +115,12 @@ void tutti__turn_give(struct tutti_comm *comm)
     pthread_mutex_unlock(&q->lock);
 }
 
+/* Finish req. A stream-ordered request belongs to its batch (stream.c), which may free it as
+ * soon as on_done has run: on_done comes last, and the worker touches req no more. */
 static void complete(struct tutti_request *req, tutti_status_t st)
 {
+    void (*on_done)(void *, tutti_status_t) = req->on_done;
+    void *arg = req->on_done_arg;
     pthread_mutex_lock(&req->lock);
     req->status = st;
     req->done = 1;
@@ -123,11 +128,48 @@ static void complete(struct tutti_request *req, tutti_status_t st)
     pthread_cond_broadcast(&req->cond);
     pthread_mutex_unlock(&req->lock);
     if (detached) {
-        tutti__plan_free(&req->plan);
-        pthread_mutex_destroy(&req->lock);
-        pthread_cond_destroy(&req->cond);
-        free(req);
+        tutti__request_release(req);
+    } else if (on_done != NULL) {
+        on_done(arg, st);
     }
+}
+
+void tutti__request_release(struct tutti_request *req)
+{
+    tutti__plan_free(&req->plan);
+    pthread_mutex_destroy(&req->lock);
+    pthread_cond_destroy(&req->cond);
+    free((void *)req->ops);
+    free(req);
+}
+
+/* A gated request at the head waits for its stream (tutti_comm_destroy too waits for it),
+ * unless the communicator failed or is being aborted: then it completes with that error (its
+ * ticket lets the stream go on; the results are undefined, as after any failure). */
+static int head_waits(struct tutti_comm *comm)
+{
+    struct tutti_comm_queue *q = &comm->queue;
+    return q->head != NULL && q->head->gated && !atomic_load(&comm->state.aborting) &&
+           atomic_load(&comm->state.status) == TUTTI_OK;
+}
+
+/* Run a request: one call, or a group's batch (stream.c). */
+static tutti_status_t run_request(struct tutti_comm *comm, struct tutti_request *req)
+{
+    if (req->gated) { /* failed or aborted before its stream came */
+        tutti_status_t st = tutti__comm_health(comm);
+        if (st != TUTTI_OK) {
+            return st;
+        }
+        return tutti__set_error(comm, TUTTI_ERR_ABORTED,
+                                "%s on a stream: the communicator was aborted before the stream "
+                                "reached the call",
+                                tutti__coll_name(req->op.coll));
+    }
+    if (req->nops > 1) {
+        return tutti__group_run_comm(comm, req->ops, req->nops);
+    }
+    return tutti__exec_op(comm, &req->op, &req->plan);
 }
 
 static void *worker_main(void *arg)
@@ -137,13 +179,16 @@ static void *worker_main(void *arg)
     tutti__tls.rank = comm->rank;
     pthread_mutex_lock(&q->lock);
     for (;;) {
-        while ((q->head == NULL || q->busy) && !q->stop) {
+        while ((q->head == NULL || q->busy || head_waits(comm)) && !q->stop) {
             pthread_cond_wait(&q->cond, &q->lock);
         }
         if (q->head == NULL && q->stop) {
             break;
         }
-        if (q->head == NULL || q->busy) {
+        if (q->head == NULL || q->busy || head_waits(comm)) {
+            if (q->stop) { /* destroy waits for the stream: wake at its host function */
+                pthread_cond_wait(&q->cond, &q->lock);
+            }
             continue;
         }
         struct tutti_request *req = q->head;
@@ -154,7 +199,7 @@ static void *worker_main(void *arg)
         q->busy = 1;
         pthread_mutex_unlock(&q->lock);
         atomic_fetch_add(&comm->state.inflight, 1); /* tutti_comm_abort waits for us */
-        tutti_status_t st = tutti__exec_op(comm, &req->op, &req->plan);
+        tutti_status_t st = run_request(comm, req);
         atomic_fetch_sub(&comm->state.inflight, 1);
         complete(req, st);
         pthread_mutex_lock(&q->lock);
@@ -209,6 +254,43 @@ static tutti_status_t enqueue(struct tutti_comm *comm, struct tutti_request *req
     return TUTTI_OK;
 }
 
+tutti_status_t tutti__submit_gated(struct tutti_comm *comm, const struct tutti_op_desc *ops,
+                                   int nops, void (*on_done)(void *, tutti_status_t), void *arg,
+                                   tutti_request_t **req_p)
+{
+    struct tutti_request *req = NULL;
+    TUTTI_CHECK(request_new(comm, &ops[0], &req));
+    if (nops > 1) {
+        struct tutti_op_desc *copy = malloc((size_t)nops * sizeof(*copy));
+        if (copy == NULL) {
+            tutti__request_release(req);
+            return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory for a group's batch");
+        }
+        memcpy(copy, ops, (size_t)nops * sizeof(*copy));
+        req->ops = copy;
+    }
+    req->nops = nops;
+    req->gated = 1;
+    req->on_done = on_done;
+    req->on_done_arg = arg;
+    tutti_status_t st = enqueue(comm, req);
+    if (st != TUTTI_OK) {
+        tutti__request_release(req);
+        return st;
+    }
+    *req_p = req;
+    return TUTTI_OK;
+}
+
+void tutti__request_open(tutti_request_t *req)
+{
+    struct tutti_comm_queue *q = &req->comm->queue;
+    pthread_mutex_lock(&q->lock);
+    req->gated = 0;
+    pthread_cond_broadcast(&q->cond);
+    pthread_mutex_unlock(&q->lock);
+}
+
 tutti_status_t tutti__submit(struct tutti_comm *comm, const struct tutti_op_desc *op,
                              tutti_request_t **req_p)
 {
@@ -216,8 +298,7 @@ tutti_status_t tutti__submit(struct tutti_comm *comm, const struct tutti_op_desc
     TUTTI_CHECK(request_new(comm, op, &req));
     tutti_status_t st = enqueue(comm, req);
     if (st != TUTTI_OK) {
-        complete(req, st);
-        tutti_request_free(req);
+        tutti__request_release(req);
         return st;
     }
     *req_p = req;
@@ -306,9 +387,6 @@ tutti_status_t tutti_request_free(tutti_request_t *req)
         return TUTTI_OK;
     }
     pthread_mutex_unlock(&req->lock);
-    tutti__plan_free(&req->plan);
-    pthread_mutex_destroy(&req->lock);
-    pthread_cond_destroy(&req->cond);
-    free(req);
+    tutti__request_release(req);
     return TUTTI_OK;
 }
