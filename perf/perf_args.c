@@ -37,6 +37,8 @@ void perf_args_usage(const char *tool, int mpi)
            "(default both)\n"
            "\t[--bind <core/none>] with -N: pin rank r to the r-th allowed CPU when the ranks "
            "fit the CPUs,\n\t    like mpirun's default (default core)\n"
+           "\t[--memory <host/device>] buffers in host memory or, on the GPU, device memory "
+           "(calls on\n\t    the default CUDA stream; default host)\n"
            "\t[-J,--json <file>] write every result as JSON\n"
            "\t[--print-env] list tutti's environment variables and exit\n"
            "\t[-h,--help]\n",
@@ -106,6 +108,7 @@ static const struct option long_opts[] = {
     {"halves", required_argument, 0, 'H'},
     {"bind", required_argument, 0, 'B'},
     {"debug-corrupt", no_argument, 0, 'X'},
+    {"memory", required_argument, 0, 'M'},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
 };
@@ -180,6 +183,8 @@ static const char *opt_hint(int c)
         return "0 to 3";
     case 'H':
         return "out, in or both";
+    case 'M':
+        return "host or device";
     default:
         return "a whole number in range (-n, -m and -N at least 1)";
     }
@@ -231,6 +236,9 @@ static int one_opt(int c, const char *arg, struct perf_opts *o)
     case 'X':
         o->corrupt = 1;
         return 0;
+    case 'M':
+        o->device = strcmp(arg, "device") == 0 ? 1 : strcmp(arg, "host") == 0 ? 0 : -1;
+        return o->device < 0 ? -1 : 0;
     }
     return number_opt(c, arg, o);
 }

@@ -7,6 +7,7 @@
  * output element compared with its exact value, wrong elements summed over ranks.
  */
 #include "perf_data.h"
+#include "perf_device.h"
 #include "perf_report.h"
 
 #include <stdio.h>
@@ -21,6 +22,7 @@ struct bench {
     struct perf_backend *be;
     const char *tool;
     char *sendbuf, *recvbuf; /* max_bytes each, reused for every size */
+    struct perf_device dev;  /* --memory device: the twins the calls run on */
     uint64_t seed;           /* bumped before each fill */
     struct perf_row *rows;   /* rank 0: every row, for the JSON */
     size_t nrows, cap;
@@ -57,10 +59,44 @@ static void setup_call(const struct bench *b, size_t bytes, tutti_datatype_t dt,
     }
 }
 
-/* -n iterations of -m calls, each group of -m aggregated like nccl-tests' group calls. */
-static int run_iters(struct bench *b, const struct perf_call *c, int iters)
+/* The call as it runs: on the device twins with --memory device (same offsets). */
+static struct perf_call as_run(const struct bench *b, const struct perf_call *c)
+{
+    struct perf_call d = *c;
+    if (b->o->device) {
+        const char *s = c->send;
+        int in_recv = s >= b->recvbuf && s < b->recvbuf + b->dev.bytes; /* in place */
+        d.send = in_recv ? b->dev.recv + (s - b->recvbuf) : b->dev.send + (s - b->sendbuf);
+        d.recv = b->dev.recv + ((char *)c->recv - b->recvbuf);
+    }
+    return d;
+}
+
+/* Fresh inputs (and, on the device, copied up). */
+static int fill(struct bench *b, struct perf_call *c)
+{
+    c->seed = ++b->seed;
+    b->coll->fill(c);
+    return b->o->device ? perf_dev_upload(&b->dev, b->sendbuf, b->recvbuf) : 0;
+}
+
+/* One call; on the device it is complete (synchronized) on return. */
+static int run_one(struct bench *b, const struct perf_call *c)
+{
+    struct perf_call d = as_run(b, c);
+    if (b->be->run(b->be, b->coll, &d) != 0) {
+        return -1;
+    }
+    return b->o->device ? perf_dev_sync(&b->dev) : 0;
+}
+
+/* -n iterations of -m calls, each group of -m aggregated like nccl-tests' group calls; on the
+ * device they are all complete on return. */
+static int run_iters(struct bench *b, const struct perf_call *hc, int iters)
 {
     struct perf_backend *be = b->be;
+    struct perf_call dc = as_run(b, hc);
+    const struct perf_call *c = &dc;
     for (int i = 0; i < iters; i++) {
         if (b->o->agg_iters > 1 && be->group_start(be) != 0) {
             return -1;
@@ -74,18 +110,17 @@ static int run_iters(struct bench *b, const struct perf_call *c, int iters)
             return -1;
         }
     }
-    return 0;
+    return b->o->device ? perf_dev_sync(&b->dev) : 0;
 }
 
 /* Per-call time in microseconds, combined over ranks as -a says. */
 static int timed(struct bench *b, struct perf_call *c, double *us_p)
 {
     struct perf_backend *be = b->be;
-    if (b->o->check > 0) {
-        c->seed = ++b->seed;
-        b->coll->fill(c);
+    if (b->o->check > 0 && fill(b, c) != 0) {
+        return -1;
     }
-    if (be->run(be, b->coll, c) != 0 || be->barrier(be) != 0) {
+    if (run_one(b, c) != 0 || be->barrier(be) != 0) {
         return -1;
     }
     double t0 = now_us();
@@ -115,9 +150,8 @@ static int checked(struct bench *b, struct perf_call *c, long long *wrong_p)
 {
     int64_t wrong = 0;
     for (int k = 0; k < b->o->check && wrong == 0; k++) {
-        c->seed = ++b->seed;
-        b->coll->fill(c);
-        if (b->be->run(b->be, b->coll, c) != 0) {
+        if (fill(b, c) != 0 || run_one(b, c) != 0 ||
+            (b->o->device && perf_dev_download_recv(&b->dev, b->recvbuf) != 0)) {
             return -1;
         }
         corrupt(b, c);
@@ -280,6 +314,12 @@ static int alloc_buffers(struct bench *b)
     }
     memset(b->sendbuf, 0, bytes); /* fault the pages in before anything is timed */
     memset(b->recvbuf, 0, bytes);
+    if (b->o->device) {
+        return perf_dev_alloc(&b->dev, bytes, b->tool, b->be->rank) == 0 &&
+                       perf_dev_upload(&b->dev, b->sendbuf, b->recvbuf) == 0
+                   ? 0
+                   : -1;
+    }
     return 0;
 }
 
@@ -309,6 +349,13 @@ int perf_bench_run(const struct perf_coll *coll, const struct perf_opts *o, stru
         }
         return PERF_EXIT_USAGE;
     }
+    if (o->device && strcmp(be->lib, "tutti") != 0) {
+        if (be->rank == 0) {
+            fprintf(stderr, "%s: --memory device is for tutti's tools only (%s is not asked "
+                    "to take device pointers)\n", tool, be->lib);
+        }
+        return PERF_EXIT_USAGE;
+    }
     int rc = alloc_buffers(&b) == 0 && header(&b) == 0 ? run_all(&b) : -1;
     struct perf_summary s = {.tool = tool,
                              .coll = coll->name,
@@ -330,5 +377,8 @@ int perf_bench_run(const struct perf_coll *coll, const struct perf_opts *o, stru
     free(b.rows);
     free(b.sendbuf);
     free(b.recvbuf);
+    if (o->device) {
+        perf_dev_free(&b.dev);
+    }
     return rc != 0 || b.errors != 0 ? PERF_EXIT_FAIL : PERF_EXIT_OK;
 }

@@ -44,6 +44,7 @@ struct perf_opts {
     int halves;                              /* --halves: PERF_HALF_* bits to run */
     int bind;                                /* --bind: 1 = pin forked ranks to CPUs */
     int corrupt;                             /* hidden --debug-corrupt: flip one output element */
+    int device;                              /* --memory device: buffers in GPU memory */
 };
 
 /** Element counts of one call for a given count, as nccl-tests' getCollByteCount(). */
