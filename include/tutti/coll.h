@@ -1,8 +1,14 @@
 /*
  * tutti/coll.h - collectives, point-to-point, group calls and the asynchronous host form.
  *
- * Argument order follows NCCL. Buffers are host memory in this build; `stream` must be NULL and
- * the call blocks until this rank's part is done (its buffers may be reused on return).
+ * Argument order follows NCCL. With host buffers and a NULL stream the call blocks until this
+ * rank's part is done (its buffers may be reused on return). With a CUDA stream (a
+ * cudaStream_t), or with device buffers, the call is queued and returns at once, as in NCCL:
+ * the stream runs it in stream order (device data staged through pinned host memory), and its
+ * results are there for the stream's later work; calls inside a group must then all be on one
+ * stream, and a group is one batch. Graph capture is refused (TUTTI_ERR_UNSUPPORTED). A
+ * failure on the stream is the communicator's asynchronous error
+ * (tutti_comm_get_async_error); the stream still goes on.
  *
  * In-place use is as in NCCL: all-reduce, broadcast and reduce with sendbuf == recvbuf;
  * reduce-scatter with recvbuf == sendbuf + rank * recvcount (in elements); all-gather with
@@ -14,7 +20,8 @@
  *
  * Common return values: TUTTI_OK; TUTTI_ERR_INVALID_ARG naming the bad argument (NULL comm, NULL
  * buffer with count > 0, unknown datatype or op, root or peer out of range, bad overlap, size
- * overflow); TUTTI_ERR_UNSUPPORTED for a non-NULL stream in a build without CUDA; the stored
+ * overflow); TUTTI_ERR_UNSUPPORTED for a stream where no GPU runtime is usable (no GPU module,
+ * no device, or no CUDA driver loaded in the process) or a stream being captured; the stored
  * error of a failed communicator; TUTTI_ERR_REMOTE when a peer died or reported a failure;
  * TUTTI_ERR_TIMEOUT when no progress was made for TUTTI_TIMEOUT; TUTTI_ERR_ABORTED after
  * tutti_comm_abort(). Thread safety: one thread at a time per communicator.
