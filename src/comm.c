@@ -8,6 +8,7 @@
 #include "fail.h"
 #include "global.h"
 #include "request.h"
+#include "ipc.h"
 #include "stream.h"
 
 #include <sched.h>
@@ -40,6 +41,7 @@ tutti_status_t tutti_comm_get_async_error(tutti_comm_t *comm, tutti_status_t *st
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "%s is NULL",
                                 comm == NULL ? "comm" : "st_p");
     }
+    tutti__ipc_check(comm);
     *st_p = tutti__comm_health(comm);
     return TUTTI_OK;
 }
@@ -52,6 +54,7 @@ tutti_status_t tutti_comm_destroy(tutti_comm_t *comm)
     tutti__tls.rank = comm->rank;
     tutti__queue_drain(comm); /* asynchronous operations finish first, */
     tutti__stream_fini(comm, 0); /* and the streams pass their last host functions */
+    tutti__ipc_fini(comm, 0);
     tutti_status_t st = tutti__comm_health(comm);
     tutti_debug(TUTTI_SUBSYS_INIT, "destroying communicator (%s)", tutti_status_name(st));
     tutti__comm_free(comm);
@@ -73,6 +76,7 @@ tutti_status_t tutti_comm_abort(tutti_comm_t *comm)
     } while (atomic_load(&comm->state.inflight) > 0);
     tutti__queue_drain(comm);
     tutti__stream_fini(comm, 1);
+    tutti__ipc_fini(comm, 1);
     if (tutti__comm_health(comm) == TUTTI_OK) {
         tutti__set_error(comm, TUTTI_ERR_ABORTED, "rank %d aborted its communicator",
                          comm->rank);

@@ -67,6 +67,7 @@ struct tutti_comm_net {
 
 /* request.c: the asynchronous queue and its progress thread. */
 struct tutti_stream_state;
+struct tutti_ipc_state;
 
 struct tutti_comm_queue {
     pthread_mutex_t lock;
@@ -98,6 +99,7 @@ struct tutti_comm {
     struct tutti_comm_net net;
     struct tutti_comm_queue queue;
     struct tutti_stream_state *stream; /* stream.c: calls on CUDA streams; NULL until the first */
+    struct tutti_ipc_state *ipc;       /* ipc.c: the CUDA IPC all-reduce; NULL until the first */
     struct tutti_plan plan;    /* storage for blocking calls, under the turn */
     struct tutti_exec exec;    /* the executor of the operation holding the turn */
 };

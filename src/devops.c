@@ -87,6 +87,53 @@ static int cuda_wait_geq(void *stream, const volatile uint64_t *word, uint64_t v
     return mod->wait_geq(stream, word, value);
 }
 
+static int cuda_dev_alloc(void **ptr_p, size_t bytes)
+{
+    return mod->malloc(ptr_p, bytes);
+}
+
+static int cuda_dev_free(void *ptr)
+{
+    return mod->free(ptr);
+}
+
+static int cuda_ipc_export(void *ptr, struct tutti_ipc_handle *h)
+{
+    return mod->ipc_get_handle(ptr, h->bytes);
+}
+
+static int cuda_ipc_import(const struct tutti_ipc_handle *h, void **ptr_p)
+{
+    return mod->ipc_open(h->bytes, ptr_p);
+}
+
+static int cuda_ipc_close(void *ptr)
+{
+    return mod->ipc_close(ptr);
+}
+
+static int cuda_host_register(void *ptr, size_t bytes)
+{
+    return mod->host_register(ptr, bytes);
+}
+
+static int cuda_host_unregister(void *ptr)
+{
+    return mod->host_unregister(ptr);
+}
+
+static int cuda_write_value(void *stream, volatile uint64_t *word, uint64_t value)
+{
+    return mod->write_value(stream, word, value);
+}
+
+static int cuda_reduce(const void *const *src, int nsrc, void *dst, size_t count,
+                       tutti_datatype_t dt, tutti_op_t op, int divisor, void *stream)
+{
+    void *const dsts[1] = {dst};
+    return mod->reduce(src, nsrc, dsts, 1, count, dt, op, divisor, stream);
+}
+
 static const char *cuda_error_string(int err)
 {
     return mod->error_string(err);
@@ -102,6 +149,15 @@ static const struct tutti_devops cuda_ops = {
     .host_func = cuda_host_func,
     .wait_geq = cuda_wait_geq,
     .error_string = cuda_error_string,
+    .dev_alloc = cuda_dev_alloc,
+    .dev_free = cuda_dev_free,
+    .ipc_export = cuda_ipc_export,
+    .ipc_import = cuda_ipc_import,
+    .ipc_close = cuda_ipc_close,
+    .host_register = cuda_host_register,
+    .host_unregister = cuda_host_unregister,
+    .write_value = cuda_write_value,
+    .reduce = cuda_reduce,
 };
 
 static void detect(void)

@@ -8,8 +8,15 @@
 #ifndef TUTTI_DEVOPS_H
 #define TUTTI_DEVOPS_H
 
+#include "tutti/types.h"
+
 #include <stddef.h>
 #include <stdint.h>
+
+/** An opaque IPC handle (cudaIpcMemHandle_t is 64 bytes). */
+struct tutti_ipc_handle {
+    uint8_t bytes[64];
+};
 
 /* Every function returns 0 on success, else a runtime status (a cudaError_t for CUDA) that
  * `error_string` turns into words. Streams are opaque (cudaStream_t; NULL = the default). */
@@ -29,6 +36,23 @@ struct tutti_devops {
     /** Enqueue a wait until *word >= value (word in memory from host_alloc). */
     int (*wait_geq)(void *stream, const volatile uint64_t *word, uint64_t value);
     const char *(*error_string)(int err);
+
+    /* ---- the CUDA IPC path (ipc.c); NULL members: not offered ---- */
+    /** Device memory of the current device. */
+    int (*dev_alloc)(void **ptr_p, size_t bytes);
+    int (*dev_free)(void *ptr);
+    /** A handle other processes of this host open to map ptr's allocation (64 bytes). */
+    int (*ipc_export)(void *ptr, struct tutti_ipc_handle *h);
+    int (*ipc_import)(const struct tutti_ipc_handle *h, void **ptr_p);
+    int (*ipc_close)(void *ptr);
+    /** Make host memory (a shared mapping) usable by the device and by stream waits/writes. */
+    int (*host_register)(void *ptr, size_t bytes);
+    int (*host_unregister)(void *ptr);
+    /** Enqueue *word = value (after the stream's earlier work is visible, system-wide). */
+    int (*write_value)(void *stream, volatile uint64_t *word, uint64_t value);
+    /** Enqueue dst = src[0] op ... op src[nsrc-1] (the module's reduce, one destination). */
+    int (*reduce)(const void *const *src, int nsrc, void *dst, size_t count, tutti_datatype_t dt,
+                  tutti_op_t op, int divisor, void *stream);
 };
 
 /**

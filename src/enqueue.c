@@ -11,6 +11,7 @@
 #include "global.h"
 #include "group.h"
 #include "request.h"
+#include "ipc.h"
 #include "stream.h"
 #include "util.h"
 
@@ -180,6 +181,7 @@ tutti_status_t tutti__enqueue(struct tutti_comm *comm, const struct tutti_op_des
                                 tutti__coll_name(op->coll),
                                 op->coll == TUTTI_COLL_SEND ? "recv" : "send");
     }
+    tutti__ipc_check(comm);
     tutti_status_t st = tutti__comm_health(comm);
     if (st != TUTTI_OK) {
         return tutti__set_error_quiet(NULL, st, "%s on a communicator that failed earlier: %s",

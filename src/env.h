@@ -50,6 +50,10 @@
     X(STAGE_CHUNK, SIZE, "4m",                                                                     \
       "device buffers of a call on a CUDA stream are staged through pinned host memory in pieces " \
       "of this size (all-reduce, broadcast, reduce), so copies overlap the network")              \
+    X(IPC, INT, "1",                                                                               \
+      "1: all-reduce of device buffers among 2-8 ranks of one host reads the peers' buffers "      \
+      "through CUDA IPC; 0: staged through host memory like the other calls")                     \
+    X(IPC_CHUNK, SIZE, "4m", "bytes per piece of the CUDA IPC all-reduce (its scratch is twice)") \
     X(YIELD, DURATION, "2ms", "then sched_yield() this long before sleeping")                     \
     X(TOPO_FILE, STRING, "",                                                                       \
       "load the machine's topology from this hwloc XML file instead of detecting it "              \

@@ -24,6 +24,7 @@
 #include "enqueue.h"
 #include "env.h"
 #include "fail.h"
+#include "ipc.h"
 #include "log.h"
 #include "request.h"
 #include "util.h"
@@ -389,6 +390,13 @@ static tutti_status_t stream_broken(struct tutti_comm *comm, const char *what, i
 tutti_status_t tutti__stream_enqueue(struct tutti_comm *comm, const struct tutti_op_desc *ops,
                                      int n, void *stream)
 {
+    int ipc = 0;
+    if (n == 1) {
+        TUTTI_CHECK(tutti__ipc_wanted(comm, &ops[0], &ipc));
+    }
+    if (ipc) {
+        return tutti__ipc_allreduce(comm, &ops[0], stream);
+    }
     struct tutti_stream_state *ss = NULL;
     TUTTI_CHECK(state_get(comm, &ss));
     struct batch *b = NULL;

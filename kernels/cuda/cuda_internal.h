@@ -20,5 +20,11 @@ int tutti__cuda_host_free(void *ptr);
 int tutti__cuda_copy_async(void *dst, const void *src, size_t bytes, void *stream);
 int tutti__cuda_host_func(void *stream, void (*fn)(void *), void *arg);
 int tutti__cuda_wait_geq(void *stream, const volatile uint64_t *word, uint64_t value);
+int tutti__cuda_ipc_get_handle(void *ptr, unsigned char handle[64]);
+int tutti__cuda_ipc_open(const unsigned char handle[64], void **ptr_p);
+int tutti__cuda_ipc_close(void *ptr);
+int tutti__cuda_host_register(void *ptr, size_t bytes);
+int tutti__cuda_host_unregister(void *ptr);
+int tutti__cuda_write_value(void *stream, volatile uint64_t *word, uint64_t value);
 
 #endif /* TUTTI_KERNELS_CUDA_CUDA_INTERNAL_H */

@@ -155,4 +155,10 @@ extern "C" __attribute__((visibility("default"))) const tutti_cuda_module_t tutt
     tutti__cuda_copy_async,
     tutti__cuda_host_func,
     tutti__cuda_wait_geq,
+    tutti__cuda_ipc_get_handle,
+    tutti__cuda_ipc_open,
+    tutti__cuda_ipc_close,
+    tutti__cuda_host_register,
+    tutti__cuda_host_unregister,
+    tutti__cuda_write_value,
 };

@@ -124,8 +124,21 @@ typedef struct tutti_cuda_module {
     int (*copy_async)(void *dst, const void *src, size_t bytes, void *stream);
     /** cudaLaunchHostFunc: fn(arg) in stream order; fn must not call CUDA. */
     int (*host_func)(void *stream, void (*fn)(void *), void *arg);
-    /** The stream waits until *word >= value (cuStreamWaitValue64, GEQ); word from host_alloc. */
+    /** The stream waits until *word >= value (cuStreamWaitValue64, GEQ); word is pinned or
+     * registered host memory, or device memory. */
     int (*wait_geq)(void *stream, const volatile uint64_t *word, uint64_t value);
+
+    /* ---- the CUDA IPC path (src/ipc.c) ---- */
+    /** cudaIpcGetMemHandle into 64 bytes; cudaIpcOpenMemHandle (lazy peer access); close. */
+    int (*ipc_get_handle)(void *ptr, unsigned char handle[64]);
+    int (*ipc_open)(const unsigned char handle[64], void **ptr_p);
+    int (*ipc_close)(void *ptr);
+    /** cudaHostRegister (portable, mapped) of shared host memory, and unregister. */
+    int (*host_register)(void *ptr, size_t bytes);
+    int (*host_unregister)(void *ptr);
+    /** The stream writes *word = value (cuStreamWriteValue64, with a system-wide fence before);
+     * word is device memory or registered host memory. */
+    int (*write_value)(void *stream, volatile uint64_t *word, uint64_t value);
 } tutti_cuda_module_t;
 
 /* ---- the loader, in libtutti (kernels/cuda_load.c) ---- */

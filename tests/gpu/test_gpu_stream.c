@@ -1,7 +1,8 @@
 /*
  * test_gpu_stream.c - collectives on real device buffers and the default CUDA stream (suite
  * gpu): 2 and 4 ranks sharing GPU 0, each a process of its own, every rank's results checked
- * against the sums computed on the host. This is the real-GPU counterpart of
+ * against the sums computed on the host. The all-reduce goes through CUDA IPC (src/ipc.c), the
+ * rest is staged (src/stream.c); one test stages the all-reduce too. This is the real-GPU counterpart of
  * tests/integ/test_stream.c (which runs the same path on an emulated GPU); it skips, saying
  * why, where there is no module or no GPU. CUDA is never initialised in the test process
  * itself (a forked child of an initialised process cannot use CUDA): a probe child asks.
@@ -12,6 +13,7 @@
 
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -142,4 +144,12 @@ Test(gpu, four_ranks_share_the_gpu_on_the_default_stream, .timeout = 300)
 {
     gpu_or_skip();
     integ_run_ranks(4, stream_rank, NULL, 0);
+}
+
+/* The same with the all-reduce staged through host memory instead of CUDA IPC. */
+Test(gpu, two_ranks_share_the_gpu_all_staged, .timeout = 300)
+{
+    gpu_or_skip();
+    integ_setenv("TUTTI_IPC", "0");
+    integ_run_ranks(2, stream_rank, NULL, 0);
 }

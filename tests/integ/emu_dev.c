@@ -1,10 +1,14 @@
 /*
- * emu_dev.c - the emulated GPU of emu_dev.h: device memory as memfd mappings, streams as
- * threads, pinned memory as ordinary memory.
+ * emu_dev.c - the emulated GPU of emu_dev.h: device memory as POSIX shared memory mapped
+ * twice (IPC handles are its names), streams as threads, pinned memory as ordinary memory,
+ * the reduction kernel as the CPU's fold.
  */
 #include "emu_dev.h"
 #include "devops.h"
+#include "kernels/reduce.h"
+#include "tutti.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -21,9 +25,13 @@ struct dev_buf {
     char *dev;   /* PROT_NONE: what users hold */
     char *alias; /* read-write view of the same pages, for the copy engine */
     size_t bytes;
+    char name[48]; /* the shared memory object; unlinked by its owner at free */
+    int owner;
 };
 
-enum op_kind { OP_COPY, OP_HOSTFN, OP_WAIT, OP_HOLD };
+enum op_kind { OP_COPY, OP_HOSTFN, OP_WAIT, OP_HOLD, OP_WRITE, OP_REDUCE };
+
+enum { MAX_SRC = 8 };
 
 struct emu_op {
     enum op_kind kind;
@@ -34,6 +42,11 @@ struct emu_op {
     void *arg;
     const volatile uint64_t *word;
     uint64_t value;
+    const void *srcs[MAX_SRC];
+    int nsrc, divisor;
+    size_t count;
+    tutti_datatype_t dt;
+    tutti_op_t rop;
     struct emu_op *next;
 };
 
@@ -52,7 +65,7 @@ static pthread_mutex_t bufs_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct dev_buf bufs[MAX_BUFS];
 static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 static emu_stream_t *default_stream;
-static _Atomic long n_hostfn, n_copies, n_pinned;
+static _Atomic long n_hostfn, n_copies, n_pinned, n_reduces, n_names;
 
 static void die(const char *what)
 {
@@ -80,12 +93,12 @@ static void *view(const void *p, size_t bytes)
     return (void *)p;
 }
 
-void *emu_dev_malloc(size_t bytes)
+/* Map a shared memory object as a device buffer (PROT_NONE) and its alias; register it. */
+static void *map_buf(const char *name, size_t len, int owner)
 {
-    size_t len = bytes > 0 ? bytes : 1;
-    int fd = memfd_create("emu_dev", 0);
-    if (fd < 0 || ftruncate(fd, (off_t)len) != 0) {
-        die("memfd");
+    int fd = shm_open(name, O_RDWR | (owner ? O_CREAT | O_EXCL : 0), 0600);
+    if (fd < 0 || (owner && ftruncate(fd, (off_t)len) != 0)) {
+        die("shm_open");
     }
     char *dev = mmap(NULL, len, PROT_NONE, MAP_SHARED, fd, 0);
     char *alias = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -101,9 +114,18 @@ void *emu_dev_malloc(size_t bytes)
     if (i == MAX_BUFS) {
         die("too many device buffers");
     }
-    bufs[i] = (struct dev_buf){dev, alias, len};
+    bufs[i] = (struct dev_buf){dev, alias, len, "", owner};
+    snprintf(bufs[i].name, sizeof(bufs[i].name), "%s", name);
     pthread_mutex_unlock(&bufs_lock);
     return dev;
+}
+
+void *emu_dev_malloc(size_t bytes)
+{
+    char name[48];
+    snprintf(name, sizeof(name), "/tutti-emu-%d-%ld", (int)getpid(),
+             atomic_fetch_add(&n_names, 1));
+    return map_buf(name, bytes > 0 ? bytes : 1, 1);
 }
 
 void emu_dev_free(void *dev)
@@ -113,6 +135,9 @@ void emu_dev_free(void *dev)
         if (bufs[i].dev == dev) {
             munmap(bufs[i].dev, bufs[i].bytes);
             munmap(bufs[i].alias, bufs[i].bytes);
+            if (bufs[i].owner) {
+                shm_unlink(bufs[i].name);
+            }
             bufs[i] = (struct dev_buf){0};
         }
     }
@@ -141,10 +166,33 @@ static void run_op(emu_stream_t *s, struct emu_op *op)
         op->fn(op->arg);
         break;
     case OP_WAIT:
-        while (__atomic_load_n(op->word, __ATOMIC_ACQUIRE) < op->value) {
+        while (__atomic_load_n((const uint64_t *)view((const void *)op->word, 8),
+                               __ATOMIC_ACQUIRE) < op->value) {
             usleep(20);
         }
         break;
+    case OP_WRITE:
+        __atomic_store_n((uint64_t *)view((const void *)op->word, 8), op->value, __ATOMIC_RELEASE);
+        break;
+    case OP_REDUCE: { /* the kernel's fold: left to right, AVG divided in the last step */
+        size_t bytes = op->count * tutti_datatype_size(op->dt);
+        char *dst = view(op->dst, bytes);
+        char *tmp = malloc(bytes > 0 ? bytes : 1);
+        if (tmp == NULL) {
+            die("no memory");
+        }
+        memcpy(tmp, view(op->srcs[0], bytes), bytes);
+        if (op->nsrc == 1 && op->rop == TUTTI_AVG && op->divisor > 1) {
+            tutti__reduce_div(tmp, tmp, op->count, op->dt, op->divisor);
+        }
+        for (int k = 1; k < op->nsrc; k++) {
+            tutti__reduce(tmp, NULL, tmp, view(op->srcs[k], bytes), op->count, op->dt, op->rop,
+                          k == op->nsrc - 1 ? op->divisor : 1);
+        }
+        memcpy(dst, tmp, bytes);
+        free(tmp);
+        break;
+    }
     case OP_HOLD:
         pthread_mutex_lock(&s->lock);
         s->held = 1;
@@ -301,6 +349,11 @@ long emu_pinned_live(void)
     return atomic_load(&n_pinned);
 }
 
+long emu_reduces(void)
+{
+    return atomic_load(&n_reduces);
+}
+
 /* ---- struct tutti_devops ---- */
 
 static int e_is_device(const void *ptr, int *dev_p)
@@ -353,6 +406,82 @@ static int e_wait_geq(void *stream, const volatile uint64_t *word, uint64_t valu
     return 0;
 }
 
+static int e_dev_alloc(void **ptr_p, size_t bytes)
+{
+    *ptr_p = emu_dev_malloc(bytes);
+    return 0;
+}
+
+static int e_dev_free(void *ptr)
+{
+    emu_dev_free(ptr);
+    return 0;
+}
+
+/* The handle is the shared memory object's name, then its size. */
+static int e_ipc_export(void *ptr, struct tutti_ipc_handle *h)
+{
+    memset(h, 0, sizeof(*h));
+    pthread_mutex_lock(&bufs_lock);
+    for (int i = 0; i < MAX_BUFS; i++) {
+        if (bufs[i].dev == ptr) {
+            memcpy(h->bytes, bufs[i].name, 48);
+            memcpy(h->bytes + 48, &bufs[i].bytes, sizeof(size_t));
+        }
+    }
+    pthread_mutex_unlock(&bufs_lock);
+    return h->bytes[0] == 0 ? 1 : 0; /* as cudaErrorInvalidValue: not an allocation's start */
+}
+
+static int e_ipc_import(const struct tutti_ipc_handle *h, void **ptr_p)
+{
+    char name[48];
+    size_t bytes;
+    memcpy(name, h->bytes, 48);
+    name[47] = '\0';
+    memcpy(&bytes, h->bytes + 48, sizeof(size_t));
+    *ptr_p = map_buf(name, bytes, 0);
+    return 0;
+}
+
+static int e_ipc_close(void *ptr)
+{
+    emu_dev_free(ptr);
+    return 0;
+}
+
+static int e_host_register(void *ptr, size_t bytes)
+{
+    (void)ptr, (void)bytes;
+    return 0;
+}
+
+static int e_host_unregister(void *ptr)
+{
+    (void)ptr;
+    return 0;
+}
+
+static int e_write_value(void *stream, volatile uint64_t *word, uint64_t value)
+{
+    push(stream, (struct emu_op){.kind = OP_WRITE, .word = word, .value = value});
+    return 0;
+}
+
+static int e_reduce(const void *const *src, int nsrc, void *dst, size_t count,
+                    tutti_datatype_t dt, tutti_op_t op, int divisor, void *stream)
+{
+    if (nsrc < 1 || nsrc > MAX_SRC) {
+        return 1;
+    }
+    struct emu_op o = {.kind = OP_REDUCE, .dst = dst, .nsrc = nsrc, .count = count, .dt = dt,
+                       .rop = op, .divisor = divisor};
+    memcpy(o.srcs, src, (size_t)nsrc * sizeof(*src));
+    atomic_fetch_add(&n_reduces, 1);
+    push(stream, o);
+    return 0;
+}
+
 static const char *e_error_string(int err)
 {
     return err == 2 ? "emulated: out of memory" : "emulated: error";
@@ -368,6 +497,15 @@ static const struct tutti_devops emu_ops = {
     .host_func = e_host_func,
     .wait_geq = e_wait_geq,
     .error_string = e_error_string,
+    .dev_alloc = e_dev_alloc,
+    .dev_free = e_dev_free,
+    .ipc_export = e_ipc_export,
+    .ipc_import = e_ipc_import,
+    .ipc_close = e_ipc_close,
+    .host_register = e_host_register,
+    .host_unregister = e_host_unregister,
+    .write_value = e_write_value,
+    .reduce = e_reduce,
 };
 
 void emu_dev_install(void)

@@ -1,7 +1,8 @@
 /*
  * emu_dev.h - an emulated GPU for the stream path (src/devops.h), so device-buffer collectives
  * run where no GPU is. "Device memory" is a PROT_NONE mapping that only the emulated copy engine
- * reaches (through a second, writable mapping of the same memfd): a library that touched a
+ * reaches (through a second, writable mapping of the same shared memory object, which is also
+ * what an IPC handle names, so other processes map it): a library that touched a
  * device pointer from the CPU would crash the test. Each stream is a thread that runs its
  * operations in order; waits poll the pinned word like a GPU's stream-memory wait.
  */
@@ -38,5 +39,7 @@ void emu_stream_set_capturing(emu_stream_t *s, int capturing);
 long emu_host_funcs(void);
 long emu_copies(void);
 long emu_pinned_live(void);
+/** Reductions enqueued (the CUDA IPC path's kernel launches). */
+long emu_reduces(void);
 
 #endif /* TUTTI_TESTS_EMU_DEV_H */

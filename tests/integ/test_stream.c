@@ -209,16 +209,32 @@ static int every_collective_rank(const struct integ_ctx *ctx)
             }
         }
     }
+    long reduces = emu_reduces();
+    int ipc = *(const int *)ctx->arg;
+    ICHECK(ipc ? reduces > 0 : reduces == 0, "%ld reductions on the stream with TUTTI_IPC=%d",
+           reduces, ipc);
     ICHECK_OKC(tutti_comm_destroy(comm), comm);
     ICHECK(emu_pinned_live() == 0, "%ld pinned blocks left after destroy", emu_pinned_live());
     emu_stream_destroy(s);
     return 0;
 }
 
+/* All-reduce through CUDA IPC (in 64 KiB pieces), the rest staged. */
 Test(stream, every_collective_on_device_buffers, .timeout = 120)
 {
+    static int ipc = 1;
     integ_setenv("TUTTI_STAGE_CHUNK", "64k");
-    integ_run_ranks(3, every_collective_rank, NULL, 0);
+    integ_setenv("TUTTI_IPC_CHUNK", "64k");
+    integ_run_ranks(3, every_collective_rank, &ipc, 0);
+}
+
+/* Everything staged, all-reduce included. */
+Test(stream, every_collective_on_device_buffers_staged, .timeout = 120)
+{
+    static int ipc = 0;
+    integ_setenv("TUTTI_STAGE_CHUNK", "64k");
+    integ_setenv("TUTTI_IPC", "0");
+    integ_run_ranks(3, every_collective_rank, &ipc, 0);
 }
 
 /* The call returns while its stream is held; the results arrive once the stream runs. */
@@ -322,6 +338,7 @@ static int group_rank(const struct integ_ctx *ctx)
 
 Test(stream, a_group_is_one_batch_on_the_stream, .timeout = 60)
 {
+    integ_setenv("TUTTI_IPC", "0"); /* apart, the all-reduces would not be staged */
     integ_run_ranks(2, group_rank, NULL, 0);
 }
 
@@ -399,7 +416,98 @@ static int bits_rank(const struct integ_ctx *ctx)
 
 Test(stream, float_results_equal_the_host_path_bit_for_bit, .timeout = 60)
 {
+    integ_setenv("TUTTI_IPC", "0");
     integ_run_ranks(4, bits_rank, NULL, 0);
+}
+
+/* Rank r's float input for the IPC tests. */
+static void ipc_input(float *h, size_t n, int rank)
+{
+    uint64_t x = 0x9e3779b97f4a7c15ull * (uint64_t)(rank + 1);
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        h[i] = (float)((double)(x >> 11) / 9007199254740992.0 - 0.5) * 1e3f;
+    }
+}
+
+/* Through CUDA IPC every rank folds the inputs in rank order: the bits of that fold, on every
+ * rank, for SUM and AVG, in several pieces and in place. */
+static int ipc_bits_rank(const struct integ_ctx *ctx)
+{
+    tutti_comm_t *comm = NULL;
+    emu_stream_t *s = NULL;
+    ICHECK(setup(ctx, &comm, &s) == 0, "init");
+    enum { N = 40000 };
+    float *h = malloc(N * sizeof(float)), *want = malloc(N * sizeof(float)),
+          *got = malloc(N * sizeof(float));
+    float *din = emu_dev_malloc(N * sizeof(float)), *dout = emu_dev_malloc(N * sizeof(float));
+    for (int k = 0; k < 2; k++) {
+        tutti_op_t op = k == 0 ? TUTTI_SUM : TUTTI_AVG;
+        for (int q = 0; q < ctx->nranks; q++) {
+            ipc_input(q == 0 ? want : h, N, q);
+            for (int i = 0; i < N && q > 0; i++) {
+                want[i] += h[i];
+            }
+        }
+        for (int i = 0; i < N && op == TUTTI_AVG; i++) {
+            want[i] /= (float)ctx->nranks;
+        }
+        ipc_input(h, N, ctx->rank);
+        emu_dev_upload(din, h, N * sizeof(float));
+        emu_dev_upload(dout, h, N * sizeof(float));
+        ICHECK_OKC(tutti_allreduce(din, dout, N, TUTTI_FLOAT32, op, comm, s), comm);
+        ICHECK_OKC(tutti_allreduce(dout, dout, N, TUTTI_FLOAT32, TUTTI_MAX, comm, s), comm);
+        ICHECK(emu_stream_sync(s, SYNC_MS) == 0, "the stream did not finish");
+        emu_dev_download(got, dout, N * sizeof(float));
+        ICHECK(memcmp(got, want, N * sizeof(float)) == 0, "%s: not the rank-order fold's bits",
+               k == 0 ? "sum" : "avg");
+    }
+    ICHECK(emu_reduces() > 0, "the all-reduces did not go through CUDA IPC");
+    emu_dev_free(din);
+    emu_dev_free(dout);
+    free(h);
+    free(want);
+    free(got);
+    ICHECK_OKC(tutti_comm_destroy(comm), comm);
+    return 0;
+}
+
+Test(stream, ipc_allreduce_gives_the_rank_order_fold_on_every_rank, .timeout = 60)
+{
+    integ_setenv("TUTTI_IPC_CHUNK", "32k");
+    integ_run_ranks(4, ipc_bits_rank, NULL, 0);
+}
+
+/* Through CUDA IPC, a peer that dies between two all-reduces: the watchdog fails the
+ * communicator on the others and their streams go on. */
+static int ipc_dead_rank(const struct integ_ctx *ctx)
+{
+    tutti_comm_t *comm = NULL;
+    emu_stream_t *s = NULL;
+    ICHECK(setup(ctx, &comm, &s) == 0, "init");
+    struct bufs b;
+    bufs_make(&b, ctx->rank, 1000, 1000);
+    ICHECK_OKC(tutti_allreduce(b.in, b.out, 1000, TUTTI_INT32, TUTTI_SUM, comm, s), comm);
+    ICHECK(emu_stream_sync(s, SYNC_MS) == 0, "the stream did not finish");
+    if (ctx->rank == ctx->nranks - 1) {
+        _exit(0);
+    }
+    ICHECK_OKC(tutti_allreduce(b.in, b.out, 1000, TUTTI_INT32, TUTTI_SUM, comm, s), comm);
+    ICHECK(emu_stream_sync(s, SYNC_MS) == 0, "the stream hung after the peer died");
+    tutti_status_t async = TUTTI_OK;
+    ICHECK_OKC(tutti_comm_get_async_error(comm, &async), comm);
+    ICHECK(async == TUTTI_ERR_REMOTE, "asynchronous error %s after the peer died: %s",
+           tutti_status_name(async), tutti_last_error(comm));
+    ICHECK(strstr(tutti_last_error(comm), "died") != NULL, "message: %s", tutti_last_error(comm));
+    bufs_free(&b);
+    (void)tutti_comm_destroy(comm);
+    return 0;
+}
+
+Test(stream, ipc_dead_peer_fails_the_call_and_the_stream_goes_on, .timeout = 60)
+{
+    integ_setenv("TUTTI_TIMEOUT", "2s");
+    integ_run_ranks(3, ipc_dead_rank, NULL, 0);
 }
 
 /* A peer exits: the stream call fails as the communicator's error, and the stream goes on. */
@@ -430,6 +538,7 @@ static int dead_peer_rank(const struct integ_ctx *ctx)
 
 Test(stream, a_dead_peer_fails_the_call_and_the_stream_goes_on, .timeout = 60)
 {
+    integ_setenv("TUTTI_IPC", "0");
     integ_setenv("TUTTI_TIMEOUT", "3s");
     integ_run_ranks(3, dead_peer_rank, NULL, 0);
 }

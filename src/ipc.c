@@ -1,0 +1,415 @@
+/*
+ * ipc.c - the CUDA IPC all-reduce (one-shot) between the 2-8 ranks of one host.
+ *
+ * Set-up, once per communicator at its first device all-reduce (every rank makes the same call,
+ * so every rank is there): each rank allocates a device scratch of two halves of
+ * TUTTI_IPC_CHUNK bytes and exports its IPC handle; rank 0 creates a shared-memory segment of
+ * flags that every rank registers with CUDA; a host all-gather swaps handles and pids, each rank
+ * maps the others' scratch, and a host all-reduce agrees that everyone succeeded (else nobody
+ * uses the path and the calls are staged instead).
+ *
+ * Piece s of a call (TUTTI_IPC_CHUNK bytes, half h = s mod 2), all enqueued on the stream:
+ *   copy the input piece into half h of my scratch; write arrived[me] = s;
+ *   wait until arrived[q] >= s for every q; reduce the n scratch halves, in rank order (the
+ *   same bits on every rank), into the output; write done[me] = s.
+ * Half h is written again at piece s + 2, after this rank waited for arrived[q] >= s + 1 at
+ * piece s + 1, which every q writes after its reduction of piece s: nobody still reads it.
+ *
+ * A watchdog thread turns a peer that stops into an error: when this rank's stream has arrived
+ * at a piece (arrived[me] >= s) and a peer's has not for TUTTI_TIMEOUT, the communicator fails
+ * (TUTTI_ERR_REMOTE naming the rank when its process is gone, else TUTTI_ERR_TIMEOUT), records
+ * who failed in the segment (the other ranks' watchdogs fail theirs with TUTTI_ERR_REMOTE
+ * naming both) and raises the flags so that every stream goes on. Destroy waits for done[q] of every rank before
+ * freeing memory the others map.
+ */
+#include "ipc.h"
+#include "check.h"
+#include "comm.h"
+#include "devops.h"
+#include "env.h"
+#include "fail.h"
+#include "log.h"
+#include "topology/layout.h"
+#include "tutti/coll.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define IPC_MAX_RANKS 8 /* the reduction kernel's sources */
+#define FLAG_STRIDE 8   /* uint64_t words: one 64-byte line per flag */
+
+struct ipc_peer_info {
+    struct tutti_ipc_handle handle;
+    int32_t pid;
+    int32_t ok;
+};
+
+struct tutti_ipc_state {
+    const struct tutti_devops *ops;
+    int usable; /* 0: set up failed on some rank, the calls are staged */
+    int nranks, rank;
+    size_t chunk;
+    char *peer[IPC_MAX_RANKS]; /* every rank's scratch as mapped here (mine: my allocation) */
+    int32_t pid[IPC_MAX_RANKS];
+    volatile uint64_t *flags; /* shared: arrived[q] at q * FLAG_STRIDE, done[q] after them */
+    size_t flags_bytes;
+    int registered;
+    uint64_t seq; /* pieces issued */
+    pthread_t watchdog;
+    int watching;
+    _Atomic int stop;
+    struct tutti_comm *comm;
+};
+
+static volatile uint64_t *arrived(struct tutti_ipc_state *st, int q)
+{
+    return st->flags + (size_t)q * FLAG_STRIDE;
+}
+
+static volatile uint64_t *done_flag(struct tutti_ipc_state *st, int q)
+{
+    return st->flags + (size_t)(IPC_MAX_RANKS + q) * FLAG_STRIDE;
+}
+
+static void shm_name(const struct tutti_comm *comm, int32_t pid0, char *out, size_t len)
+{
+    snprintf(out, len, "/tutti-ipc-%016" PRIx64 "-%d", comm->comm_id, (int)pid0);
+}
+
+/* The failure record after the flags: reporter + 1 (0: none), culprit, status. */
+static volatile uint64_t *fail_info(struct tutti_ipc_state *st)
+{
+    return st->flags + (size_t)(2 * IPC_MAX_RANKS) * FLAG_STRIDE;
+}
+
+/* Raise every flag: each stream waiting on this communicator goes on. */
+static void release_all(struct tutti_ipc_state *st)
+{
+    for (int q = 0; q < 2 * IPC_MAX_RANKS; q++) {
+        __atomic_store_n(st->flags + (size_t)q * FLAG_STRIDE, UINT64_MAX, __ATOMIC_RELEASE);
+    }
+}
+
+/* Has another rank's watchdog failed the communicator? Then fail ours the same way (once). */
+static int adopt_failure(struct tutti_ipc_state *st)
+{
+    volatile uint64_t *fi = fail_info(st);
+    uint64_t reporter = __atomic_load_n(&fi[0], __ATOMIC_ACQUIRE);
+    if (reporter == 0 || reporter == (uint64_t)st->rank + 1) {
+        return 0;
+    }
+    if (tutti__comm_health(st->comm) == TUTTI_OK) {
+        int q = (int)fi[1];
+        tutti_status_t why = (tutti_status_t)fi[2];
+        tutti__set_error(st->comm, TUTTI_ERR_REMOTE,
+                         "allreduce on a stream (CUDA IPC): rank %d reports that rank %d (pid %d) "
+                         "%s", (int)reporter - 1, q, (int)st->pid[q],
+                         why == TUTTI_ERR_REMOTE ? "died (its process ended)"
+                                                 : "did not arrive within TUTTI_TIMEOUT");
+        tutti__comm_fail(st->comm, TUTTI_ERR_REMOTE, q);
+    }
+    return 1;
+}
+
+void tutti__ipc_check(struct tutti_comm *comm)
+{
+    if (comm->ipc != NULL && comm->ipc->usable) {
+        (void)adopt_failure(comm->ipc);
+    }
+}
+
+/* The watchdog: a peer whose stream does not arrive where this rank's waits for it. */
+static void *watch(void *arg)
+{
+    struct tutti_ipc_state *st = arg;
+    int64_t timeout = tutti__env()->TIMEOUT;
+    uint64_t last_seen[IPC_MAX_RANKS] = {0};
+    int64_t since[IPC_MAX_RANKS] = {0};
+    while (!atomic_load(&st->stop)) {
+        usleep(20000);
+        if (adopt_failure(st)) {
+            return NULL;
+        }
+        volatile uint64_t *fi = fail_info(st);
+        uint64_t mine = __atomic_load_n(arrived(st, st->rank), __ATOMIC_ACQUIRE);
+        int64_t now = tutti__now_ns();
+        for (int q = 0; q < st->nranks && mine != UINT64_MAX; q++) {
+            uint64_t theirs = __atomic_load_n(arrived(st, q), __ATOMIC_ACQUIRE);
+            if (theirs >= mine || theirs != last_seen[q]) {
+                last_seen[q] = theirs;
+                since[q] = now;
+                continue;
+            }
+            if (now - since[q] < timeout) {
+                continue;
+            }
+            struct tutti_comm *comm = st->comm;
+            int gone = kill(st->pid[q], 0) != 0 && errno == ESRCH;
+            tutti_status_t err = gone ? TUTTI_ERR_REMOTE : TUTTI_ERR_TIMEOUT;
+            tutti__set_error(comm, err,
+                             "allreduce on a stream (CUDA IPC), piece %" PRIu64 ": rank %d (pid %d) "
+                             "%s; rank %d waited %.1f s (TUTTI_TIMEOUT)",
+                             mine, q, (int)st->pid[q],
+                             gone ? "died (its process ended)" : "did not arrive",
+                             st->rank, (double)(now - since[q]) / 1e9);
+            tutti__comm_fail(comm, err, q);
+            fi[1] = (uint64_t)q;
+            fi[2] = (uint64_t)err;
+            __atomic_store_n(&fi[0], (uint64_t)st->rank + 1, __ATOMIC_RELEASE);
+            release_all(st);
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+static int ipc_offered(const struct tutti_devops *ops)
+{
+    return ops->dev_alloc != NULL && ops->ipc_export != NULL && ops->ipc_import != NULL &&
+           ops->write_value != NULL && ops->reduce != NULL && ops->host_register != NULL;
+}
+
+/* This rank's half of the set-up before the exchange: scratch, handle, rank 0's segment. */
+static int setup_local(struct tutti_comm *comm, struct tutti_ipc_state *st,
+                       struct ipc_peer_info *me)
+{
+    const struct tutti_devops *ops = st->ops;
+    void *scratch = NULL;
+    if (ops->dev_alloc(&scratch, 2 * st->chunk) != 0) {
+        return -1;
+    }
+    st->peer[st->rank] = scratch;
+    if (ops->ipc_export(scratch, &me->handle) != 0) {
+        return -1;
+    }
+    if (st->rank == 0) {
+        char name[80];
+        shm_name(comm, me->pid, name, sizeof(name));
+        int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        if (fd < 0 || ftruncate(fd, (off_t)st->flags_bytes) != 0) {
+            if (fd >= 0) {
+                close(fd);
+                shm_unlink(name);
+            }
+            return -1;
+        }
+        void *m = mmap(NULL, st->flags_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+        if (m == MAP_FAILED) {
+            shm_unlink(name);
+            return -1;
+        }
+        st->flags = m;
+    }
+    return 0;
+}
+
+/* After the exchange: map the peers' scratch and the flags. */
+static int setup_peers(struct tutti_comm *comm, struct tutti_ipc_state *st,
+                       const struct ipc_peer_info *all)
+{
+    for (int q = 0; q < st->nranks; q++) {
+        st->pid[q] = all[q].pid;
+        if (q != st->rank && st->ops->ipc_import(&all[q].handle, (void **)&st->peer[q]) != 0) {
+            return -1;
+        }
+    }
+    if (st->rank != 0) {
+        char name[80];
+        shm_name(comm, all[0].pid, name, sizeof(name));
+        int fd = shm_open(name, O_RDWR, 0600);
+        if (fd < 0) {
+            return -1;
+        }
+        void *m = mmap(NULL, st->flags_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+        if (m == MAP_FAILED) {
+            return -1;
+        }
+        st->flags = m;
+    }
+    if (st->ops->host_register((void *)st->flags, st->flags_bytes) != 0) {
+        return -1;
+    }
+    st->registered = 1;
+    return 0;
+}
+
+/* Unmap and free what this rank holds (nothing of it may be in use any more). */
+static void teardown(struct tutti_ipc_state *st)
+{
+    for (int q = 0; q < st->nranks; q++) {
+        if (st->peer[q] != NULL) {
+            (void)(q == st->rank ? st->ops->dev_free(st->peer[q]) : st->ops->ipc_close(st->peer[q]));
+        }
+    }
+    if (st->flags != NULL) {
+        if (st->registered) {
+            (void)st->ops->host_unregister((void *)st->flags);
+        }
+        munmap((void *)st->flags, st->flags_bytes);
+    }
+    free(st);
+}
+
+/* The collective set-up; comm->ipc is set either way (usable or not). */
+static tutti_status_t setup(struct tutti_comm *comm)
+{
+    struct tutti_ipc_state *st = calloc(1, sizeof(*st));
+    if (st == NULL) {
+        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory for the CUDA IPC state");
+    }
+    st->ops = tutti__devops();
+    st->comm = comm;
+    st->rank = comm->rank;
+    st->nranks = comm->nranks;
+    st->chunk = (tutti__env()->IPC_CHUNK + 255) & ~(size_t)255;
+    st->flags_bytes = (2 * IPC_MAX_RANKS + 1) * FLAG_STRIDE * sizeof(uint64_t);
+    struct ipc_peer_info me = {.pid = (int32_t)getpid()}, *all = calloc((size_t)comm->nranks,
+                                                                        sizeof(*all));
+    if (all == NULL) {
+        free(st);
+        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory for the CUDA IPC set-up");
+    }
+    me.ok = setup_local(comm, st, &me) == 0;
+    tutti_status_t rc = tutti_allgather(&me, all, sizeof(me), TUTTI_UINT8, comm, NULL);
+    int32_t ok = rc == TUTTI_OK && me.ok;
+    for (int q = 0; q < comm->nranks && ok; q++) {
+        ok = all[q].ok;
+    }
+    if (ok) {
+        ok = setup_peers(comm, st, all) == 0;
+    }
+    if (rc == TUTTI_OK) {
+        rc = tutti_allreduce(&ok, &ok, 1, TUTTI_INT32, TUTTI_MIN, comm, NULL);
+    }
+    if (comm->rank == 0 && all[0].pid != 0) { /* everyone has mapped the flags, or gave up */
+        char name[80];
+        shm_name(comm, all[0].pid, name, sizeof(name));
+        shm_unlink(name);
+    }
+    free(all);
+    if (rc != TUTTI_OK) {
+        teardown(st);
+        return rc;
+    }
+    st->usable = ok;
+    if (ok && pthread_create(&st->watchdog, NULL, watch, st) == 0) {
+        st->watching = 1;
+    } else if (ok) {
+        st->usable = 0;
+    }
+    tutti_info(TUTTI_SUBSYS_COLL, "CUDA IPC all-reduce: %s (%d ranks, %zu-byte pieces)",
+               st->usable ? "ready" : "not available on every rank; staging instead",
+               comm->nranks, st->chunk);
+    comm->ipc = st;
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__ipc_wanted(struct tutti_comm *comm, const struct tutti_op_desc *op,
+                                 int *use_p)
+{
+    *use_p = 0;
+    const struct tutti_devops *ops = tutti__devops();
+    if (op->coll != TUTTI_COLL_ALLREDUCE || op->count == 0 || tutti__env()->IPC == 0 ||
+        comm->nranks < 2 || comm->nranks > IPC_MAX_RANKS || ops == NULL || !ipc_offered(ops) ||
+        (comm->layout != NULL && comm->layout->nhosts != 1)) {
+        return TUTTI_OK;
+    }
+    int sdev = 0, rdev = 0;
+    if (ops->is_device(op->sendbuf, &sdev) != 0 || ops->is_device(op->recvbuf, &rdev) != 0 ||
+        !sdev || !rdev) {
+        return TUTTI_OK;
+    }
+    if (comm->ipc == NULL) {
+        TUTTI_CHECK(setup(comm));
+    }
+    *use_p = comm->ipc->usable;
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__ipc_allreduce(struct tutti_comm *comm, const struct tutti_op_desc *op,
+                                    void *stream)
+{
+    struct tutti_ipc_state *st = comm->ipc;
+    const struct tutti_devops *d = st->ops;
+    size_t es = tutti_datatype_size(op->dt), per = st->chunk / es;
+    int divisor = op->op == TUTTI_AVG ? st->nranks : 1;
+    int err = 0;
+    for (size_t first = 0; first < op->count && err == 0; first += per) {
+        size_t n = TUTTI_MIN(per, op->count - first), off = first * es;
+        uint64_t s = ++st->seq;
+        size_t half = (size_t)(s & 1) * st->chunk;
+        const void *src[IPC_MAX_RANKS];
+        for (int q = 0; q < st->nranks; q++) {
+            src[q] = st->peer[q] + half;
+        }
+        err = d->copy_async(st->peer[st->rank] + half, (const char *)op->sendbuf + off, n * es,
+                            stream);
+        if (err == 0) {
+            err = d->write_value(stream, arrived(st, st->rank), s);
+        }
+        for (int q = 0; q < st->nranks && err == 0; q++) {
+            if (q != st->rank) {
+                err = d->wait_geq(stream, arrived(st, q), s);
+            }
+        }
+        if (err == 0) {
+            err = d->reduce(src, st->nranks, (char *)op->recvbuf + off, n, op->dt, op->op,
+                            divisor, stream);
+        }
+        if (err == 0) {
+            err = d->write_value(stream, done_flag(st, st->rank), s);
+        }
+    }
+    if (err != 0) {
+        tutti__set_error(comm, TUTTI_ERR_SYSTEM, "allreduce (CUDA IPC): enqueueing on the "
+                         "stream: %s", d->error_string(err));
+        release_all(st);
+        return tutti__comm_fail(comm, TUTTI_ERR_SYSTEM, comm->rank);
+    }
+    return TUTTI_OK;
+}
+
+void tutti__ipc_fini(struct tutti_comm *comm, int aborting)
+{
+    struct tutti_ipc_state *st = comm->ipc;
+    if (st == NULL) {
+        return;
+    }
+    comm->ipc = NULL;
+    if (st->usable && !aborting) {
+        /* Every rank's stream must be past its last reduction, which reads this scratch. */
+        int64_t start = tutti__now_ns();
+        for (int q = 0; q < st->nranks; q++) {
+            while (__atomic_load_n(done_flag(st, q), __ATOMIC_ACQUIRE) < st->seq &&
+                   tutti__now_ns() - start < tutti__env()->TIMEOUT) {
+                usleep(100);
+            }
+        }
+        if (tutti__now_ns() - start >= tutti__env()->TIMEOUT) {
+            tutti_warn("tutti_comm_destroy: a rank's stream did not finish its CUDA IPC "
+                       "all-reduces within TUTTI_TIMEOUT; its memory is left mapped");
+            aborting = 1;
+        }
+    }
+    if (st->watching) {
+        atomic_store(&st->stop, 1);
+        pthread_join(st->watchdog, NULL);
+    }
+    if (aborting && st->usable) {
+        release_all(st);
+        return; /* streams may still read the scratch: it stays */
+    }
+    teardown(st);
+}
