@@ -53,7 +53,10 @@
     X(IPC, INT, "1",                                                                               \
       "1: all-reduce of device buffers among 2-8 ranks of one host reads the peers' buffers "      \
       "through CUDA IPC; 0: staged through host memory like the other calls")                     \
-    X(IPC_CHUNK, SIZE, "4m", "bytes per piece of the CUDA IPC all-reduce (its scratch is twice)") \
+    X(IPC_CHUNK, SIZE, "4m", "bytes per piece of the CUDA IPC all-reduce (its scratch is 4x)")    \
+    X(IPC_TWOSHOT_MIN, SIZE, "256k",                                                               \
+      "CUDA IPC all-reduce pieces of at least this size are two-shot (reduce-scatter, then "       \
+      "all-gather: 2x the data read per rank instead of nranks x)")                               \
     X(YIELD, DURATION, "2ms", "then sched_yield() this long before sleeping")                     \
     X(TOPO_FILE, STRING, "",                                                                       \
       "load the machine's topology from this hwloc XML file instead of detecting it "              \

@@ -2,18 +2,21 @@
  * ipc.c - the CUDA IPC all-reduce (one-shot) between the 2-8 ranks of one host.
  *
  * Set-up, once per communicator at its first device all-reduce (every rank makes the same call,
- * so every rank is there): each rank allocates a device scratch of two halves of
- * TUTTI_IPC_CHUNK bytes and exports its IPC handle; rank 0 creates a shared-memory segment of
+ * so every rank is there): each rank allocates a device scratch of two halves, each an input
+ * and a result area of TUTTI_IPC_CHUNK bytes, and exports its IPC handle; rank 0 creates a shared-memory segment of
  * flags that every rank registers with CUDA; a host all-gather swaps handles and pids, each rank
  * maps the others' scratch, and a host all-reduce agrees that everyone succeeded (else nobody
  * uses the path and the calls are staged instead).
  *
  * Piece s of a call (TUTTI_IPC_CHUNK bytes, half h = s mod 2), all enqueued on the stream:
- *   copy the input piece into half h of my scratch; write arrived[me] = s;
- *   wait until arrived[q] >= s for every q; reduce the n scratch halves, in rank order (the
- *   same bits on every rank), into the output; write done[me] = s.
- * Half h is written again at piece s + 2, after this rank waited for arrived[q] >= s + 1 at
- * piece s + 1, which every q writes after its reduction of piece s: nobody still reads it.
+ *   copy the input piece into half h of my scratch; arrive (write arrived[me] = t, the next
+ *   tick) and wait until arrived[q] >= t for every q;
+ *   one-shot: reduce the n inputs, in rank order (the same bits on every rank), into the output;
+ *   two-shot (pieces of at least TUTTI_IPC_TWOSHOT_MIN bytes): reduce my slice of the n inputs
+ *   into my result area, arrive and wait again (tick t + 1), copy every rank's slice out;
+ *   write done[me] = s.
+ * Half h is written again at piece s + 2, after this rank's first wait of piece s + 1, which
+ * every q arrives at only after it finished reading half h of piece s: nobody still reads it.
  *
  * A watchdog thread turns a peer that stops into an error: when this rank's stream has arrived
  * at a piece (arrived[me] >= s) and a peer's has not for TUTTI_TIMEOUT, the communicator fails
@@ -64,7 +67,8 @@ struct tutti_ipc_state {
     volatile uint64_t *flags; /* shared: arrived[q] at q * FLAG_STRIDE, done[q] after them */
     size_t flags_bytes;
     int registered;
-    uint64_t seq; /* pieces issued */
+    uint64_t seq;  /* pieces issued */
+    uint64_t tick; /* arrivals issued: one per one-shot piece, two per two-shot piece */
     pthread_t watchdog;
     int watching;
     _Atomic int stop;
@@ -185,7 +189,7 @@ static int setup_local(struct tutti_comm *comm, struct tutti_ipc_state *st,
 {
     const struct tutti_devops *ops = st->ops;
     void *scratch = NULL;
-    if (ops->dev_alloc(&scratch, 2 * st->chunk) != 0) {
+    if (ops->dev_alloc(&scratch, 4 * st->chunk) != 0) {
         return -1;
     }
     st->peer[st->rank] = scratch;
@@ -338,43 +342,86 @@ tutti_status_t tutti__ipc_wanted(struct tutti_comm *comm, const struct tutti_op_
     return TUTTI_OK;
 }
 
+/* Enqueue "arrived[me] = tick, then wait until every rank's arrived >= tick". */
+static int barrier(struct tutti_ipc_state *st, void *stream, uint64_t tick)
+{
+    const struct tutti_devops *d = st->ops;
+    int err = d->write_value(stream, arrived(st, st->rank), tick);
+    for (int q = 0; q < st->nranks && err == 0; q++) {
+        if (q != st->rank) {
+            err = d->wait_geq(stream, arrived(st, q), tick);
+        }
+    }
+    return err;
+}
+
+/*
+ * One piece of n elements at byte offset off. Scratch half h holds the input piece, then (two-
+ * shot) the reduced slices after it. One-shot: every rank reduces all n elements from every
+ * scratch. Two-shot: rank q reduces slice q from every scratch into its own result area, a
+ * second barrier, then every rank copies every slice from its owner: each rank reads 2 x the
+ * piece instead of nranks x. Either way each element is folded in rank order.
+ */
+static int piece(struct tutti_ipc_state *st, const struct tutti_op_desc *op, size_t off,
+                 size_t n, void *stream)
+{
+    const struct tutti_devops *d = st->ops;
+    size_t es = tutti_datatype_size(op->dt);
+    uint64_t s = ++st->seq;
+    size_t half = (size_t)(s & 1) * 2 * st->chunk;
+    int divisor = op->op == TUTTI_AVG ? st->nranks : 1;
+    int two = n * es >= tutti__env()->IPC_TWOSHOT_MIN && n >= (size_t)st->nranks;
+    const void *src[IPC_MAX_RANKS];
+    char *out = (char *)op->recvbuf + off;
+    int err = d->copy_async(st->peer[st->rank] + half, (const char *)op->sendbuf + off, n * es,
+                            stream);
+    if (err == 0) {
+        err = barrier(st, stream, ++st->tick);
+    }
+    if (!two) {
+        for (int q = 0; q < st->nranks; q++) {
+            src[q] = st->peer[q] + half;
+        }
+        err = err != 0 ? err : d->reduce(src, st->nranks, out, n, op->dt, op->op, divisor, stream);
+    } else {
+        /* slices of `per` elements, a multiple of 64 bytes where the piece allows */
+        size_t line = 64 / es > 0 ? 64 / es : 1;
+        size_t per = ((n + (size_t)st->nranks - 1) / (size_t)st->nranks + line - 1) / line * line;
+        size_t mine = (size_t)st->rank * per;
+        size_t cnt = mine < n ? TUTTI_MIN(per, n - mine) : 0;
+        for (int q = 0; q < st->nranks; q++) {
+            src[q] = st->peer[q] + half + mine * es;
+        }
+        if (err == 0 && cnt > 0) {
+            err = d->reduce(src, st->nranks, st->peer[st->rank] + half + st->chunk + mine * es,
+                            cnt, op->dt, op->op, divisor, stream);
+        }
+        if (err == 0) {
+            err = barrier(st, stream, ++st->tick);
+        }
+        for (int q = 0; q < st->nranks && err == 0; q++) {
+            size_t first = (size_t)q * per;
+            if (first < n) {
+                err = d->copy_async(out + first * es, st->peer[q] + half + st->chunk + first * es,
+                                    TUTTI_MIN(per, n - first) * es, stream);
+            }
+        }
+    }
+    return err != 0 ? err : d->write_value(stream, done_flag(st, st->rank), s);
+}
+
 tutti_status_t tutti__ipc_allreduce(struct tutti_comm *comm, const struct tutti_op_desc *op,
                                     void *stream)
 {
     struct tutti_ipc_state *st = comm->ipc;
-    const struct tutti_devops *d = st->ops;
     size_t es = tutti_datatype_size(op->dt), per = st->chunk / es;
-    int divisor = op->op == TUTTI_AVG ? st->nranks : 1;
     int err = 0;
     for (size_t first = 0; first < op->count && err == 0; first += per) {
-        size_t n = TUTTI_MIN(per, op->count - first), off = first * es;
-        uint64_t s = ++st->seq;
-        size_t half = (size_t)(s & 1) * st->chunk;
-        const void *src[IPC_MAX_RANKS];
-        for (int q = 0; q < st->nranks; q++) {
-            src[q] = st->peer[q] + half;
-        }
-        err = d->copy_async(st->peer[st->rank] + half, (const char *)op->sendbuf + off, n * es,
-                            stream);
-        if (err == 0) {
-            err = d->write_value(stream, arrived(st, st->rank), s);
-        }
-        for (int q = 0; q < st->nranks && err == 0; q++) {
-            if (q != st->rank) {
-                err = d->wait_geq(stream, arrived(st, q), s);
-            }
-        }
-        if (err == 0) {
-            err = d->reduce(src, st->nranks, (char *)op->recvbuf + off, n, op->dt, op->op,
-                            divisor, stream);
-        }
-        if (err == 0) {
-            err = d->write_value(stream, done_flag(st, st->rank), s);
-        }
+        err = piece(st, op, first * es, TUTTI_MIN(per, op->count - first), stream);
     }
     if (err != 0) {
         tutti__set_error(comm, TUTTI_ERR_SYSTEM, "allreduce (CUDA IPC): enqueueing on the "
-                         "stream: %s", d->error_string(err));
+                         "stream: %s", st->ops->error_string(err));
         release_all(st);
         return tutti__comm_fail(comm, TUTTI_ERR_SYSTEM, comm->rank);
     }

@@ -219,12 +219,13 @@ static int every_collective_rank(const struct integ_ctx *ctx)
     return 0;
 }
 
-/* All-reduce through CUDA IPC (in 64 KiB pieces), the rest staged. */
+/* All-reduce through CUDA IPC (64 KiB pieces, two-shot from 4 KiB), the rest staged. */
 Test(stream, every_collective_on_device_buffers, .timeout = 120)
 {
     static int ipc = 1;
     integ_setenv("TUTTI_STAGE_CHUNK", "64k");
     integ_setenv("TUTTI_IPC_CHUNK", "64k");
+    integ_setenv("TUTTI_IPC_TWOSHOT_MIN", "4k");
     integ_run_ranks(3, every_collective_rank, &ipc, 0);
 }
 
@@ -474,8 +475,15 @@ static int ipc_bits_rank(const struct integ_ctx *ctx)
 
 Test(stream, ipc_allreduce_gives_the_rank_order_fold_on_every_rank, .timeout = 60)
 {
-    integ_setenv("TUTTI_IPC_CHUNK", "32k");
+    integ_setenv("TUTTI_IPC_CHUNK", "32k"); /* one-shot pieces */
     integ_run_ranks(4, ipc_bits_rank, NULL, 0);
+}
+
+Test(stream, ipc_two_shot_allreduce_gives_the_rank_order_fold_on_every_rank, .timeout = 60)
+{
+    integ_setenv("TUTTI_IPC_CHUNK", "32k");
+    integ_setenv("TUTTI_IPC_TWOSHOT_MIN", "1k"); /* every piece two-shot, uneven slices */
+    integ_run_ranks(3, ipc_bits_rank, NULL, 0);
 }
 
 /* Through CUDA IPC, a peer that dies between two all-reduces: the watchdog fails the
