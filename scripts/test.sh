@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # README command 2: install what is needed, build, run every test suite, and print one closing
-# line that counts the tests of all Criterion suites together.
+# line that counts the tests of all Criterion suites together. Then the build without CUDA
+# (scripts/nocuda.sh) and its suites.
 # Then the hardening checks (skipped with HARDENING=0): every fuzz harness for
 # FUZZ_SECONDS (default 20), the unit, example, threads, build and most integration suites
 # again under ASan + UBSan (scripts/sanitize.sh asan), the README example and the threads
@@ -13,6 +14,10 @@ bash scripts/build.sh || exit 1
 meson test -C build --print-errorlogs --num-processes 1 "$@"
 rc=$?
 logs=(build/meson-logs/testlog.json)
+start=$SECONDS
+bash scripts/nocuda.sh || rc=1
+echo "test.sh: the build without CUDA and its suites took $((SECONDS - start)) s"
+logs+=(build-nocuda/meson-logs/testlog.json)
 if [ "${HARDENING:-1}" != 0 ]; then
   start=$SECONDS
   bash tests/fuzz/run.sh "${FUZZ_SECONDS:-20}" || rc=1
