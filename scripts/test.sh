@@ -18,6 +18,10 @@ start=$SECONDS
 bash scripts/nocuda.sh || rc=1
 echo "test.sh: the build without CUDA and its suites took $((SECONDS - start)) s"
 logs+=(build-nocuda/meson-logs/testlog.json)
+start=$SECONDS
+bash tests/rdma/vm_suite.sh || rc=1
+echo "test.sh: the RDMA checks in the Soft-RoCE VM took $((SECONDS - start)) s"
+logs+=(--plain build/rdma-vm-results.txt)
 if [ "${HARDENING:-1}" != 0 ]; then
   start=$SECONDS
   bash tests/fuzz/run.sh "${FUZZ_SECONDS:-20}" || rc=1

@@ -36,6 +36,9 @@
     X(SHM_NSLOTS, INT, "8", "slots per shared-memory FIFO")                                       \
     X(TCP_SLOT_SIZE, SIZE, "512k", "bytes per TCP FIFO slot")                                     \
     X(TCP_NSLOTS, INT, "4", "slots per TCP FIFO")                                                  \
+    X(IB_HCA, STRING, "",                                                                          \
+      "RDMA devices and ports to use, as NCCL_IB_HCA: dev[:port],...; ^ excludes, = matches "      \
+      "names whole (default: all)")                                                               \
     X(SPIN, DURATION, "50us", "busy-poll this long before yielding the CPU")                      \
     X(ALGO, STRING, "",                                                                            \
       "force algorithms, e.g. allreduce:oneshot,broadcast:ring (tutti-info --algos lists them)")   \

@@ -5,7 +5,8 @@
  * names them. --host-id: this process's host identity. --hang LOGFILE...: which ranks are behind
  * (hang_report.c). --topo, --topo-file, --rings/--ranks: the topology and its rings (topo_tool.c).
  * --tune N: the automatic algorithm choice per collective and size (tune_tool.c). --gpu: the GPU
- * module and the visible GPUs (gpu_tool.c).
+ * module and the visible GPUs (gpu_tool.c). --rdma: the RDMA ports and the address tutti would
+ * use on each (transports/ibverbs/ib_devices.c).
  */
 #include "coll/coll.h"
 #include "gpu_tool.h"
@@ -15,6 +16,7 @@
 #include "env.h"
 #include "peer.h"
 #include "topology/topo.h"
+#include "transports/ibverbs/ib_devices.h"
 #include "transports/transport.h"
 #include "tutti.h"
 #include "kernels/reduce.h"
@@ -81,6 +83,7 @@ static void print_summary(void)
            topo->packages, topo->numa_nodes, topo->cores, topo->allowed_pus, topo->pus,
            topo->ok ? "" : " (hwloc failed; from sysconf)");
     (void)tutti__gpu_info(stdout);
+    (void)tutti__ib_info(stdout);
 }
 
 int main(int argc, char **argv)
@@ -103,10 +106,12 @@ int main(int argc, char **argv)
         return tutti__topo_tool(argc - 1, argv + 1);
     } else if (argc > 1 && strcmp(argv[1], "--gpu") == 0) {
         (void)tutti__gpu_info(stdout);
+    } else if (argc > 1 && strcmp(argv[1], "--rdma") == 0) {
+        (void)tutti__ib_info(stdout);
     } else if (argc > 2 && strcmp(argv[1], "--tune") == 0) {
         return tutti__tune_tool(argc - 1, argv + 1);
     } else if (argc > 1) {
-        fprintf(stderr, "usage: tutti-info [--env | --algos | --host-id | --gpu | --hang LOGFILE...]\n"
+        fprintf(stderr, "usage: tutti-info [--env | --algos | --host-id | --gpu | --rdma | --hang LOGFILE...]\n"
                         "       tutti-info --tune N [--hosts H] [--tcp]\n"
                         "       tutti-info [--topo] [--topo-file F] [--dump F] [--rings N | --ranks N]"
                         " [--hosts H] [--dot F|-] [--png F]\n");
