@@ -179,16 +179,14 @@ static void *worker_main(void *arg)
     tutti__tls.rank = comm->rank;
     pthread_mutex_lock(&q->lock);
     for (;;) {
-        while ((q->head == NULL || q->busy || head_waits(comm)) && !q->stop) {
-            pthread_cond_wait(&q->cond, &q->lock);
-        }
-        if (q->head == NULL && q->stop) {
+        /* A request to run, the end (stopped with nothing queued), or wait. A gated head keeps
+         * us waiting even when stopped: destroy waits for its stream's host function. */
+        if (q->head != NULL && !q->busy && !head_waits(comm)) {
+            /* run it, below */
+        } else if (q->head == NULL && q->stop) {
             break;
-        }
-        if (q->head == NULL || q->busy || head_waits(comm)) {
-            if (q->stop) { /* destroy waits for the stream: wake at its host function */
-                pthread_cond_wait(&q->cond, &q->lock);
-            }
+        } else {
+            pthread_cond_wait(&q->cond, &q->lock);
             continue;
         }
         struct tutti_request *req = q->head;

@@ -74,8 +74,8 @@ struct batch {
     struct piece *pieces;
     int npieces;
     struct stage *stages; /* back to the cache at release */
-    struct tutti_op_desc *ops;
-    struct copy *copies;
+    struct tutti_op_desc *ops; /* every staged call, pieces in order */
+    struct copy *in, *out;     /* per call: its copy in and its copy out (at most one each) */
 };
 
 static const char *devops_err(const struct tutti_devops *ops, int err)
@@ -309,7 +309,8 @@ static void batch_free(struct batch *b)
     }
     free(b->pieces);
     free(b->ops);
-    free(b->copies);
+    free(b->in);
+    free(b->out);
     free(b);
 }
 
@@ -350,9 +351,10 @@ static tutti_status_t batch_build(struct tutti_comm *comm, struct tutti_stream_s
         b->npieces = np;
         b->pieces = calloc((size_t)np, sizeof(*b->pieces));
         b->ops = calloc((size_t)ncalls, sizeof(*b->ops));
-        b->copies = calloc((size_t)ncalls * 4, sizeof(*b->copies));
+        b->in = calloc((size_t)ncalls, sizeof(*b->in));
+        b->out = calloc((size_t)ncalls, sizeof(*b->out));
     }
-    if (b == NULL || b->pieces == NULL || b->ops == NULL || b->copies == NULL) {
+    if (b == NULL || b->pieces == NULL || b->ops == NULL || b->in == NULL || b->out == NULL) {
         if (b != NULL) {
             batch_free(b);
         }
@@ -364,8 +366,8 @@ static tutti_status_t batch_build(struct tutti_comm *comm, struct tutti_stream_s
         p->b = b;
         p->nops = n == 1 ? 1 : n;
         p->ops = b->ops + (n == 1 ? k : 0);
-        p->in = b->copies + (size_t)(n == 1 ? k : 0) * 4;
-        p->out = p->in + (n == 1 ? 2 : 2 * (size_t)n);
+        p->in = b->in + (n == 1 ? k : 0);
+        p->out = b->out + (n == 1 ? k : 0);
         for (int i = 0; i < p->nops; i++) {
             p->ops[i] = ops[n == 1 ? 0 : i];
             if (n == 1 && np > 1) {
