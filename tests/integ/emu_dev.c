@@ -8,7 +8,10 @@
 #include "kernels/reduce.h"
 #include "tutti.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -65,7 +68,7 @@ static pthread_mutex_t bufs_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct dev_buf bufs[MAX_BUFS];
 static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 static emu_stream_t *default_stream;
-static _Atomic long n_hostfn, n_copies, n_pinned, n_reduces, n_names;
+static _Atomic long n_hostfn, n_pinned, n_reduces, n_names;
 
 static void die(const char *what)
 {
@@ -122,9 +125,12 @@ static void *map_buf(const char *name, size_t len, int owner)
 
 void *emu_dev_malloc(size_t bytes)
 {
+    /* pid, a counter and the clock: a reused pid never meets a dead process's leftover */
     char name[48];
-    snprintf(name, sizeof(name), "/tutti-emu-%d-%ld", (int)getpid(),
-             atomic_fetch_add(&n_names, 1));
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    snprintf(name, sizeof(name), "/tutti-emu-%d-%ld-%lx", (int)getpid(),
+             atomic_fetch_add(&n_names, 1), (unsigned long)t.tv_nsec);
     return map_buf(name, bytes > 0 ? bytes : 1, 1);
 }
 
@@ -339,11 +345,6 @@ long emu_host_funcs(void)
     return atomic_load(&n_hostfn);
 }
 
-long emu_copies(void)
-{
-    return atomic_load(&n_copies);
-}
-
 long emu_pinned_live(void)
 {
     return atomic_load(&n_pinned);
@@ -388,7 +389,6 @@ static int e_host_free(void *ptr)
 
 static int e_copy_async(void *dst, const void *src, size_t bytes, void *stream)
 {
-    atomic_fetch_add(&n_copies, 1);
     push(stream, (struct emu_op){.kind = OP_COPY, .dst = dst, .src = src, .bytes = bytes});
     return 0;
 }
@@ -508,7 +508,28 @@ static const struct tutti_devops emu_ops = {
     .reduce = e_reduce,
 };
 
+/* Unlink the device memory of processes that are gone (ranks a test killed or let die leave
+ * theirs behind; nobody can import it any more). */
+static void sweep_dead(void)
+{
+    DIR *d = opendir("/dev/shm");
+    struct dirent *e;
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        int pid = 0;
+        if (sscanf(e->d_name, "tutti-emu-%d-", &pid) == 1 && pid > 0 && kill(pid, 0) != 0 &&
+            errno == ESRCH) {
+            char name[300];
+            snprintf(name, sizeof(name), "/%s", e->d_name);
+            shm_unlink(name);
+        }
+    }
+    if (d != NULL) {
+        closedir(d);
+    }
+}
+
 void emu_dev_install(void)
 {
+    sweep_dead();
     tutti__devops_install(&emu_ops);
 }

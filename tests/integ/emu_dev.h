@@ -13,7 +13,8 @@
 
 typedef struct emu_stream emu_stream_t;
 
-/** Install the emulator as tutti's GPU runtime (call in each rank before its communicator). */
+/** Install the emulator as tutti's GPU runtime (call in each rank before its communicator);
+ * it first removes device memory left in /dev/shm by processes that are gone. */
 void emu_dev_install(void);
 
 /** Device memory of `bytes` (never NULL: aborts on failure) and its release. */
@@ -35,9 +36,8 @@ void emu_stream_release(emu_stream_t *s);
 /** Make the stream report that it is being captured into a graph (1) or not (0). */
 void emu_stream_set_capturing(emu_stream_t *s, int capturing);
 
-/** Host functions and copies enqueued on any stream so far, and pinned blocks not yet freed. */
+/** Host functions enqueued on any stream so far, and pinned blocks not yet freed. */
 long emu_host_funcs(void);
-long emu_copies(void);
 long emu_pinned_live(void);
 /** Reductions enqueued (the CUDA IPC path's kernel launches). */
 long emu_reduces(void);
