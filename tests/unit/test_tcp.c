@@ -833,3 +833,65 @@ Test(tcp, beats_vouch_without_counting_as_progress_and_leave_frames_intact, .tim
     rank_teardown(&r0);
     rank_teardown(&r1);
 }
+
+/* ------------------------------------------------------------------ side connections */
+
+/* Channel 0 twice: a data connection and a side connection (the verbs transport's), each
+ * carrying its own message; then rank 1 leaves and the side connection tells so. */
+static int rank_side(struct rank *r, int nsocks)
+{
+    (void)nsocks;
+    int rc = connect_channels(r, 1);
+    struct tutti_tconn *side = NULL;
+    int64_t end = tutti__now_ns() + 10 * SEC;
+    while (rc == 0 && side == NULL) {
+        EXPECT(tutti__tcp_side_connect(r->tctx, 1 - r->rank, 0, &side) == TUTTI_OK,
+               "side connect: %s", tutti_last_error(NULL));
+        EXPECT(tutti__now_ns() < end, "side connect timed out");
+    }
+    EXPECT(side->slot_size == TCP_SIDE_SLOT_SIZE && ((struct tcp_conn *)side)->nsocks == 1,
+           "side connection: %zu-byte slots", side->slot_size);
+    EXPECT(tutti__tcp_side_connect(r->tctx, 1 - r->rank, 0, &side) == TUTTI_ERR_INVALID_USAGE,
+           "a second side connection on channel 0");
+    struct tutti_tconn *both[2] = {r->conn[0], side};
+    for (int k = 0; k < 2; k++) {
+        void *buf;
+        size_t cap;
+        EXPECT(OPS->send_acquire(both[k], &buf, &cap) == TUTTI_OK, "acquire %d", k);
+        memset(buf, 'd' + k + 2 * r->rank, 10);
+        EXPECT(OPS->send_post(both[k], 10) == TUTTI_OK, "post %d", k);
+    }
+    for (int k = 0; k < 2; k++) {
+        const void *buf;
+        size_t len;
+        tutti_status_t st;
+        int moved;
+        while ((st = OPS->recv_peek(both[k], &buf, &len)) == TUTTI_IN_PROGRESS) {
+            EXPECT(OPS->progress(both[k], &moved) == TUTTI_OK && tutti__now_ns() < end, "wait");
+        }
+        EXPECT(st == TUTTI_OK && len == 10 &&
+                   ((const char *)buf)[9] == 'd' + k + 2 * (1 - r->rank),
+               "connection %d carried the other one's message", k);
+        EXPECT(OPS->recv_release(both[k]) == TUTTI_OK, "release");
+    }
+    EXPECT(!tutti__tcp_peer_gone(side), "peer gone too early");
+    rc = barrier(r);
+    if (r->rank == 1) {
+        OPS->close(side);
+        return rc;
+    }
+    int moved; /* rank 1 closes its side connection right after the barrier */
+    while (!tutti__tcp_peer_gone(side)) {
+        EXPECT(OPS->progress(side, &moved) == TUTTI_OK && tutti__now_ns() < end, "no EOF");
+    }
+    OPS->close(side);
+    return rc;
+}
+
+Test(tcp, side_connection_beside_a_data_connection_tells_when_the_peer_leaves, .timeout = 60)
+{
+    struct pair p;
+    start_pair(&p, 2, rank_side);
+    cr_assert_eq(rank_side(&p.r, 2), 0);
+    finish_pair(&p);
+}

@@ -23,6 +23,7 @@
 #include "net/handshake.h"
 #include "net/sock.h"
 #include "transports/transport.h"
+#include "tutti/comm.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -45,8 +46,15 @@ struct tcp_hdr {
     uint64_t seq;
 };
 
-/* What a connecting socket is for (kind of the handshake payload). */
-enum { TCP_KIND_DATA = 1 };
+/*
+ * What a connecting socket is for (kind of the handshake payload). DATA: the transport's own
+ * connections. SIDE: a small control connection another transport rides on (the verbs transport
+ * sets up its queue pairs over it, and it carries abort notices and beats and tells when the
+ * peer's process ends): one socket, TCP_SIDE_NSLOTS slots of TCP_SIDE_SLOT_SIZE bytes.
+ */
+enum { TCP_KIND_DATA = 1, TCP_KIND_SIDE = 2 };
+#define TCP_SIDE_SLOT_SIZE 1024
+#define TCP_SIDE_NSLOTS 4
 
 /** One socket of a connection, with the position of both directions in its frame stream. */
 struct tcp_sock {
@@ -85,6 +93,7 @@ struct tcp_conn {
     struct tcp_ctx *ctx;
     struct tcp_conn *prev, *next; /* the context's open connections, for abort() */
     tutti_status_t status;        /* sticky: the error that ended the connection */
+    int kind;                     /* TCP_KIND_DATA or TCP_KIND_SIDE */
     char peer_name[128];          /* "rank 3 (host node7, pid 4242)" for messages */
     int nsocks;
     int nslots;
@@ -113,6 +122,7 @@ struct tcp_incoming {
 /** An authenticated socket waiting for connect() of its (peer, channel) to claim it. */
 struct tcp_ready {
     int fd;
+    int kind; /* TCP_KIND_* */
     int peer, channel, index, nsocks;
 };
 
@@ -137,14 +147,36 @@ struct tcp_ctx {
     int nin, capin;
     struct tcp_ready *ready;
     int nready, capready;
-    int npairs;              /* nranks * TUTTI_MAX_CHANNELS: size of the two tables below */
-    struct tcp_link **links; /* [peer * TUTTI_MAX_CHANNELS + channel] while setting up */
-    uint8_t *connected;      /* [peer * TUTTI_MAX_CHANNELS + channel] */
+    int npairs;              /* nranks * TUTTI_MAX_CHANNELS; the tables below hold 2 * npairs */
+    struct tcp_link **links; /* [tutti__tcp_pair(ctx, kind, peer, channel)] while setting up */
+    uint8_t *connected;      /* [tutti__tcp_pair(ctx, kind, peer, channel)] */
     struct tcp_conn *conns;  /* open connections */
 };
 
 /** The transport's table (registered by transports/registry.c). */
 extern const struct tutti_transport_ops tutti__tcp_ops;
+
+/** Index of (kind, peer, channel) in a context's links and connected tables. */
+static inline int tutti__tcp_pair(const struct tcp_ctx *ctx, int kind, int peer, int channel)
+{
+    return (kind == TCP_KIND_SIDE ? ctx->npairs : 0) + peer * TUTTI_MAX_CHANNELS + channel;
+}
+
+/**
+ * The side connection to `peer` for `channel` (TCP_KIND_SIDE), made like a data connection
+ * (the lower rank connects, both authenticate) but of one socket and small slots, for another
+ * transport of the same communicator. `tcp_tctx` is the TCP transport's context. Returns
+ * TUTTI_OK with *conn_p NULL while not yet connected; call again. Its data path is the TCP
+ * transport's ops (send_acquire, recv_peek, progress...), and it closes with them.
+ */
+tutti_status_t tutti__tcp_side_connect(void *tcp_tctx, int peer, int channel,
+                                       struct tutti_tconn **conn_p);
+
+/** Whether the peer has closed a side (or data) connection's socket: its process ended. */
+int tutti__tcp_peer_gone(const struct tutti_tconn *tc);
+
+/** Whether a received slot is there to peek (no error when there is none and the peer left). */
+int tutti__tcp_recv_ready(const struct tutti_tconn *tc);
 
 /* tcp_frame.c: frames on the wire. */
 
@@ -171,9 +203,10 @@ void tutti__tcp_abort_decode(const uint8_t p[TCP_ABORT_BYTES], struct tutti_abor
 
 /* tcp_data.c: connections and their data path. */
 
-/** Make a connection over nsocks connected, authenticated sockets (fds[i] = socket i). */
-tutti_status_t tutti__tcp_conn_new(struct tcp_ctx *ctx, int peer, int channel, const int *fds,
-                                   int nsocks, struct tcp_conn **conn_p);
+/** Make a connection of `kind` over nsocks connected, authenticated sockets (fds[i] =
+ * socket i). */
+tutti_status_t tutti__tcp_conn_new(struct tcp_ctx *ctx, int kind, int peer, int channel,
+                                   const int *fds, int nsocks, struct tcp_conn **conn_p);
 
 /** Best effort, non-blocking: an ABORT frame on every socket that can take it, then shutdown. */
 void tutti__tcp_conn_abort(struct tcp_conn *c, const struct tutti_abort_info *info);

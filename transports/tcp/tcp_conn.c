@@ -90,30 +90,37 @@ static const char *hs_failure(tutti_status_t st)
     }
 }
 
+/* The slot size connections of `kind` use. */
+static size_t kind_slot_size(const struct tcp_ctx *ctx, uint32_t kind)
+{
+    return kind == TCP_KIND_SIDE ? TCP_SIDE_SLOT_SIZE : ctx->slot_size;
+}
+
 /* Why an authenticated payload cannot be admitted into `why`; 0 when it can. */
 static int bad_payload(const struct tcp_ctx *ctx, const struct tcp_hello *h, char *why,
                        size_t len)
 {
     int rank = ctx->args->rank;
-    if (h->kind != TCP_KIND_DATA) {
-        snprintf(why, len, "not a data connection (kind %u)", h->kind);
+    if (h->kind != TCP_KIND_DATA && h->kind != TCP_KIND_SIDE) {
+        snprintf(why, len, "not a data or side connection (kind %u)", h->kind);
     } else if (h->to != (uint32_t)rank) {
         snprintf(why, len, "meant for rank %u, this is rank %d", h->to, rank);
     } else if (h->from >= (uint32_t)rank) {
         snprintf(why, len, "claims rank %u, which does not connect to rank %d", h->from, rank);
     } else if (h->channel >= TUTTI_MAX_CHANNELS || h->nsocks < 1 || h->nsocks > TCP_MAX_SOCKS ||
-               h->index >= h->nsocks) {
+               h->index >= h->nsocks || (h->kind == TCP_KIND_SIDE && h->nsocks != 1)) {
         snprintf(why, len, "channel %u, socket %u of %u out of range", h->channel, h->index,
                  h->nsocks);
-    } else if (h->slot_size != ctx->slot_size) {
+    } else if (h->slot_size != kind_slot_size(ctx, h->kind)) {
         snprintf(why, len, "rank %u uses TUTTI_TCP_SLOT_SIZE %llu, this rank %zu", h->from,
-                 (unsigned long long)h->slot_size, ctx->slot_size);
-    } else if (ctx->connected[h->from * TUTTI_MAX_CHANNELS + h->channel]) {
+                 (unsigned long long)h->slot_size, kind_slot_size(ctx, h->kind));
+    } else if (ctx->connected[tutti__tcp_pair(ctx, (int)h->kind, (int)h->from, (int)h->channel)]) {
         snprintf(why, len, "rank %u channel %u is already connected", h->from, h->channel);
     } else {
         for (int i = 0; i < ctx->nready; i++) {
             const struct tcp_ready *r = &ctx->ready[i];
-            if (r->peer == (int)h->from && r->channel == (int)h->channel &&
+            if (r->kind == (int)h->kind && r->peer == (int)h->from &&
+                r->channel == (int)h->channel &&
                 (r->index == (int)h->index || r->nsocks != (int)h->nsocks)) {
                 snprintf(why, len, "socket %u of %u of rank %u channel %u %s", h->index,
                          h->nsocks, h->from, h->channel,
@@ -158,6 +165,7 @@ static tutti_status_t admit(struct tcp_ctx *ctx, const struct tcp_incoming *in)
     }
     ctx->ready[ctx->nready++] = (struct tcp_ready){
         .fd = in->hs.fd,
+        .kind = (int)h.kind,
         .peer = (int)h.from,
         .channel = (int)h.channel,
         .index = (int)h.index,
@@ -212,13 +220,20 @@ static tutti_status_t accept_all(struct tcp_ctx *ctx)
     return TUTTI_OK;
 }
 
-/* Claim the sockets of (peer, channel) once all of them are authenticated. */
-static tutti_status_t claim(struct tcp_ctx *ctx, int peer, int channel, struct tcp_conn **conn_p)
+/* The sockets of (kind, peer, channel) are ready[i]. */
+static int ready_for(const struct tcp_ready *r, int kind, int peer, int channel)
+{
+    return r->kind == kind && r->peer == peer && r->channel == channel;
+}
+
+/* Claim the sockets of (kind, peer, channel) once all of them are authenticated. */
+static tutti_status_t claim(struct tcp_ctx *ctx, int kind, int peer, int channel,
+                            struct tcp_conn **conn_p)
 {
     int fds[TCP_MAX_SOCKS], nsocks = 0, found = 0;
     for (int i = 0; i < ctx->nready; i++) {
         const struct tcp_ready *r = &ctx->ready[i];
-        if (r->peer == peer && r->channel == channel) {
+        if (ready_for(r, kind, peer, channel)) {
             nsocks = r->nsocks;
             fds[r->index] = r->fd; /* admit() checked index < nsocks and no duplicates */
             found++;
@@ -227,10 +242,10 @@ static tutti_status_t claim(struct tcp_ctx *ctx, int peer, int channel, struct t
     if (found == 0 || found < nsocks) {
         return TUTTI_OK;
     }
-    TUTTI_CHECK(tutti__tcp_conn_new(ctx, peer, channel, fds, nsocks, conn_p));
+    TUTTI_CHECK(tutti__tcp_conn_new(ctx, kind, peer, channel, fds, nsocks, conn_p));
     int n = 0;
     for (int i = 0; i < ctx->nready; i++) {
-        if (ctx->ready[i].peer != peer || ctx->ready[i].channel != channel) {
+        if (!ready_for(&ctx->ready[i], kind, peer, channel)) {
             ctx->ready[n++] = ctx->ready[i];
         }
     }
@@ -253,8 +268,8 @@ static void link_free(struct tcp_ctx *ctx, int idx)
 }
 
 /* Start nsocks connections to the address `peer` published. */
-static tutti_status_t link_start(struct tcp_ctx *ctx, struct tcp_link *l, int peer, char *name,
-                                 size_t len)
+static tutti_status_t link_start(struct tcp_ctx *ctx, struct tcp_link *l, int nsocks, int peer,
+                                 char *name, size_t len)
 {
     const struct tutti_peer_info *p = &ctx->args->peers[peer];
     struct tutti_wire_addr w;
@@ -266,7 +281,7 @@ static tutti_status_t link_start(struct tcp_ctx *ctx, struct tcp_link *l, int pe
         return tutti__set_error(ctx->args->comm, TUTTI_ERR_REMOTE,
                                 "%s published no tcp address (family %u)", name, w.family);
     }
-    for (int i = 0; i < ctx->nsocks; i++) {
+    for (int i = 0; i < nsocks; i++) {
         tutti_status_t st = tutti__sock_connect_start(&to, &l->fds[i]);
         if (st == TUTTI_ERR_REMOTE) {
             int err = errno; /* refused at once: the peer is gone */
@@ -304,9 +319,10 @@ static tutti_status_t connect_hs_error(struct tcp_ctx *ctx, tutti_status_t st, c
     }
 }
 
-/* Move this rank's sockets to (peer, channel) forward; build the connection when all are in. */
-static tutti_status_t connect_out(struct tcp_ctx *ctx, struct tcp_link *l, int peer, int channel,
-                                  const char *name, struct tcp_conn **conn_p)
+/* Move this rank's sockets to (kind, peer, channel) forward; build the connection when all
+ * are in. */
+static tutti_status_t connect_out(struct tcp_ctx *ctx, struct tcp_link *l, int kind, int peer,
+                                  int channel, const char *name, struct tcp_conn **conn_p)
 {
     int ready = 0;
     for (int i = 0; i < l->nsocks; i++) {
@@ -319,13 +335,13 @@ static tutti_status_t connect_out(struct tcp_ctx *ctx, struct tcp_link *l, int p
             }
             if (st == TUTTI_OK) {
                 struct tcp_hello h = {
-                    .kind = TCP_KIND_DATA,
+                    .kind = (uint32_t)kind,
                     .from = (uint32_t)ctx->args->rank,
                     .to = (uint32_t)peer,
                     .channel = (uint32_t)channel,
                     .index = (uint32_t)i,
                     .nsocks = (uint32_t)l->nsocks,
-                    .slot_size = ctx->slot_size,
+                    .slot_size = kind_slot_size(ctx, (uint32_t)kind),
                 };
                 uint8_t payload[TUTTI_HS_PAYLOAD];
                 hello_encode(&h, payload);
@@ -344,7 +360,7 @@ static tutti_status_t connect_out(struct tcp_ctx *ctx, struct tcp_link *l, int p
         ready += l->stage[i] == 2;
     }
     if (ready == l->nsocks) {
-        TUTTI_CHECK(tutti__tcp_conn_new(ctx, peer, channel, l->fds, l->nsocks, conn_p));
+        TUTTI_CHECK(tutti__tcp_conn_new(ctx, kind, peer, channel, l->fds, l->nsocks, conn_p));
         l->nsocks = 0; /* the connection owns the sockets now */
         return TUTTI_OK;
     }
@@ -358,9 +374,10 @@ static tutti_status_t connect_out(struct tcp_ctx *ctx, struct tcp_link *l, int p
 
 /* ---------------------------------------------------------------- ops */
 
-static tutti_status_t tcp_connect(void *tctx, int peer, int channel, struct tutti_tconn **conn_p)
+/* connect() of either kind of connection. */
+static tutti_status_t connect_kind(struct tcp_ctx *ctx, int kind, int peer, int channel,
+                                   struct tutti_tconn **conn_p)
 {
-    struct tcp_ctx *ctx = tctx;
     const struct tutti_tctx_args *args = ctx->args;
     if (peer < 0 || peer >= args->nranks || peer == args->rank || channel < 0 ||
         channel >= TUTTI_MAX_CHANNELS || args->peers == NULL) {
@@ -368,7 +385,7 @@ static tutti_status_t tcp_connect(void *tctx, int peer, int channel, struct tutt
                                 "tcp connect of rank %d to rank %d channel %d%s", args->rank,
                                 peer, channel, args->peers == NULL ? " before attach" : "");
     }
-    int idx = peer * TUTTI_MAX_CHANNELS + channel;
+    int idx = tutti__tcp_pair(ctx, kind, peer, channel);
     if (ctx->connected[idx]) {
         return tutti__set_error(args->comm, TUTTI_ERR_INVALID_USAGE,
                                 "tcp: rank %d channel %d is already connected", peer, channel);
@@ -386,15 +403,17 @@ static tutti_status_t tcp_connect(void *tctx, int peer, int channel, struct tutt
         l->deadline_ns = tutti__now_ns() + ctx->timeout_ns;
         ctx->links[idx] = l;
         if (peer > args->rank) {
-            TUTTI_CHECK_GOTO(link_start(ctx, l, peer, name, sizeof(name)), status, err_free_link);
+            int nsocks = kind == TCP_KIND_SIDE ? 1 : ctx->nsocks;
+            TUTTI_CHECK_GOTO(link_start(ctx, l, nsocks, peer, name, sizeof(name)), status,
+                             err_free_link);
         }
     }
     if (peer > args->rank) {
-        TUTTI_CHECK_GOTO(connect_out(ctx, ctx->links[idx], peer, channel, name, &conn), status,
-                         err_free_link);
+        TUTTI_CHECK_GOTO(connect_out(ctx, ctx->links[idx], kind, peer, channel, name, &conn),
+                         status, err_free_link);
     } else {
         TUTTI_CHECK_GOTO(accept_all(ctx), status, err_free_link);
-        TUTTI_CHECK_GOTO(claim(ctx, peer, channel, &conn), status, err_free_link);
+        TUTTI_CHECK_GOTO(claim(ctx, kind, peer, channel, &conn), status, err_free_link);
         if (conn == NULL && tutti__now_ns() > ctx->links[idx]->deadline_ns) {
             status = tutti__set_error(args->comm, TUTTI_ERR_TIMEOUT,
                                       "%s did not connect channel %d within %.1f s", name,
@@ -404,8 +423,8 @@ static tutti_status_t tcp_connect(void *tctx, int peer, int channel, struct tutt
     }
     if (conn != NULL) {
         link_free(ctx, idx);
-        tutti_debug(TUTTI_SUBSYS_NET, "tcp: connected to %s on channel %d with %d sockets", name,
-                    channel, conn->nsocks);
+        tutti_debug(TUTTI_SUBSYS_NET, "tcp: connected to %s on channel %d with %d sockets%s",
+                    name, channel, conn->nsocks, kind == TCP_KIND_SIDE ? " (side)" : "");
     }
     *conn_p = conn != NULL ? &conn->base : NULL;
     return TUTTI_OK;
@@ -413,6 +432,17 @@ static tutti_status_t tcp_connect(void *tctx, int peer, int channel, struct tutt
 err_free_link:
     link_free(ctx, idx);
     return status;
+}
+
+static tutti_status_t tcp_connect(void *tctx, int peer, int channel, struct tutti_tconn **conn_p)
+{
+    return connect_kind(tctx, TCP_KIND_DATA, peer, channel, conn_p);
+}
+
+tutti_status_t tutti__tcp_side_connect(void *tcp_tctx, int peer, int channel,
+                                       struct tutti_tconn **conn_p)
+{
+    return connect_kind(tcp_tctx, TCP_KIND_SIDE, peer, channel, conn_p);
 }
 
 static tutti_status_t read_config(struct tcp_ctx *ctx, const struct tutti_tctx_args *args)
@@ -452,7 +482,7 @@ static tutti_status_t tcp_fini(void *tctx)
     for (int i = 0; i < ctx->nready; i++) {
         close(ctx->ready[i].fd);
     }
-    for (int i = 0; ctx->links != NULL && i < ctx->npairs; i++) {
+    for (int i = 0; ctx->links != NULL && i < 2 * ctx->npairs; i++) {
         if (ctx->links[i] != NULL) {
             link_free(ctx, i);
         }
@@ -479,8 +509,8 @@ static tutti_status_t tcp_init(const struct tutti_tctx_args *args, void **tctx_p
     ctx->lfd = -1;
     memcpy(ctx->secret, args->secret, TUTTI_SECRET_BYTES);
     ctx->npairs = args->nranks * TUTTI_MAX_CHANNELS;
-    ctx->links = calloc((size_t)ctx->npairs, sizeof(*ctx->links));
-    ctx->connected = calloc((size_t)ctx->npairs, 1);
+    ctx->links = calloc(2 * (size_t)ctx->npairs, sizeof(*ctx->links));
+    ctx->connected = calloc(2 * (size_t)ctx->npairs, 1);
     if (ctx->links == NULL || ctx->connected == NULL) {
         status = tutti__set_error(args->comm, TUTTI_ERR_NO_MEMORY, "tcp: no memory");
         goto err_fini;

@@ -479,6 +479,23 @@ tutti_status_t tutti__tcp_beat(struct tutti_tconn *tc, int64_t age_ns)
     return TUTTI_OK;
 }
 
+int tutti__tcp_peer_gone(const struct tutti_tconn *tc)
+{
+    const struct tcp_conn *c = (const struct tcp_conn *)tc;
+    for (int i = 0; i < c->nsocks; i++) {
+        if (c->socks[i].closed) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int tutti__tcp_recv_ready(const struct tutti_tconn *tc)
+{
+    const struct tcp_conn *c = (const struct tcp_conn *)tc;
+    return c->status == TUTTI_OK && c->socks[c->rtail % (uint64_t)c->nsocks].rnext > c->rtail;
+}
+
 int tutti__tcp_pollfds(struct tutti_tconn *tc, struct pollfd *fds, int max)
 {
     struct tcp_conn *c = (struct tcp_conn *)tc;
@@ -518,10 +535,12 @@ void tutti__tcp_conn_abort(struct tcp_conn *c, const struct tutti_abort_info *in
     }
 }
 
-tutti_status_t tutti__tcp_conn_new(struct tcp_ctx *ctx, int peer, int channel, const int *fds,
-                                   int nsocks, struct tcp_conn **conn_p)
+tutti_status_t tutti__tcp_conn_new(struct tcp_ctx *ctx, int kind, int peer, int channel,
+                                   const int *fds, int nsocks, struct tcp_conn **conn_p)
 {
-    size_t ss = ctx->slot_size, ns = (size_t)ctx->nslots;
+    int side = kind == TCP_KIND_SIDE;
+    size_t ss = side ? TCP_SIDE_SLOT_SIZE : ctx->slot_size;
+    size_t ns = side ? TCP_SIDE_NSLOTS : (size_t)ctx->nslots;
     size_t fifo = tutti__align_up(ns * ss, 4096);
     size_t total = 2 * fifo + ns * sizeof(struct tcp_place) +
                    ns * (TCP_HDR_BYTES + 2 * sizeof(uint32_t)) + ns * sizeof(void *);
@@ -538,8 +557,9 @@ tutti_status_t tutti__tcp_conn_new(struct tcp_ctx *ctx, int peer, int channel, c
     c->base.channel = channel;
     c->base.slot_size = ss;
     c->ctx = ctx;
+    c->kind = kind;
     c->nsocks = nsocks;
-    c->nslots = ctx->nslots;
+    c->nslots = (int)ns;
     c->mem = mem;
     c->sbuf = c->mem;
     c->rbuf = c->mem + fifo;
@@ -567,7 +587,7 @@ tutti_status_t tutti__tcp_conn_new(struct tcp_ctx *ctx, int peer, int channel, c
         ctx->conns->prev = c;
     }
     ctx->conns = c;
-    ctx->connected[peer * TUTTI_MAX_CHANNELS + channel] = 1;
+    ctx->connected[tutti__tcp_pair(ctx, kind, peer, channel)] = 1;
     *conn_p = c;
     return TUTTI_OK;
 }
@@ -584,7 +604,7 @@ tutti_status_t tutti__tcp_close(struct tutti_tconn *tc)
     if (c->next != NULL) {
         c->next->prev = c->prev;
     }
-    ctx->connected[c->base.peer * TUTTI_MAX_CHANNELS + c->base.channel] = 0;
+    ctx->connected[tutti__tcp_pair(ctx, c->kind, c->base.peer, c->base.channel)] = 0;
     for (int i = 0; i < c->nsocks; i++) {
         close(c->socks[i].fd);
     }
