@@ -33,6 +33,7 @@ struct tutti_comm_cfg {
     int64_t timeout_ns;
     int nchannels;       /* channels a ring collective is split over */
     int force_tcp;       /* TUTTI_TRANSPORT=tcp */
+    int force_ib;        /* TUTTI_TRANSPORT=ib */
     size_t chunk_bytes;  /* largest step: the smallest slot of the transports in use */
     int oversubscribed;  /* more local ranks than CPUs: sleep sooner when waiting */
     size_t direct_max;   /* TUTTI_DIRECT_MAX: largest message for the direct algorithms */
@@ -91,6 +92,7 @@ struct tutti_comm {
     int nlocal;                    /* ranks on this host, this one included */
     struct tutti_topo_rank *topo;  /* topology/view.c: every rank's view, nranks records */
     struct tutti_layout *layout;   /* topology/layout.h: hosts and the ring the schedules use */
+    struct tutti_reg *regs;        /* register.c: memory registered with tutti_comm_register */
     union tutti_sockaddr root_hint; /* toward the other ranks: children listen there too */
 
     struct tutti_comm_cfg cfg;

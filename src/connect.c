@@ -6,6 +6,7 @@
 #include "check.h"
 #include "comm.h"
 #include "env.h"
+#include "transports/ibverbs/ib.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@ static void fill_args(struct tutti_comm *comm, const union tutti_sockaddr *root_
     a->root_hint = (root_hint != NULL && comm->root_hint.sa.sa_family != 0) ? &comm->root_hint
                                                                              : NULL;
     a->peers = comm->peers;
+    a->force_ib = comm->cfg.force_ib;
 }
 
 static void drop_transport(struct tutti_comm *comm, tutti_transport_id_t id)
@@ -48,7 +50,9 @@ tutti_status_t tutti__net_init(struct tutti_comm *comm, const union tutti_sockad
     }
     for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {
         const struct tutti_transport_ops *ops = tutti__transport_get((tutti_transport_id_t)id);
-        if (ops == NULL || (id == TUTTI_TRANSPORT_SHM && comm->cfg.force_tcp)) {
+        int off = (id == TUTTI_TRANSPORT_SHM && (comm->cfg.force_tcp || comm->cfg.force_ib)) ||
+                  (id == TUTTI_TRANSPORT_IB && comm->cfg.force_tcp);
+        if (ops == NULL || off) {
             continue;
         }
         tutti_status_t st = ops->init(a, &comm->net.tctx[id], me->blob[id]);
@@ -60,6 +64,9 @@ tutti_status_t tutti__net_init(struct tutti_comm *comm, const union tutti_sockad
             return st;
         }
         comm->net.ops[id] = ops;
+        if (id == TUTTI_TRANSPORT_TCP) {
+            a->side_tctx = comm->net.tctx[id]; /* the verbs transport's side connections */
+        }
     }
     return TUTTI_OK;
 }
@@ -78,46 +85,71 @@ static tutti_status_t agree(struct tutti_comm *comm, struct tutti_boot *boot, tu
     return agreed < 0 ? st : TUTTI_OK;
 }
 
-/* Same host = same host id; TCP reaches everyone. */
-static void choose_transports(struct tutti_comm *comm)
+/*
+ * The transport between ranks r and q, from what every rank knows alike (host ids, the blobs,
+ * whether shared memory and verbs are on), so that each rank can tell what any pair uses:
+ * shared memory within a host, then verbs where both ranks have a port of the same link layer,
+ * then TCP, which reaches everyone.
+ */
+static tutti_transport_id_t pair_transport(const struct tutti_comm *comm, int r, int q)
+{
+    const struct tutti_peer_info *a = &comm->peers[r], *b = &comm->peers[q];
+    if (comm->net.ops[TUTTI_TRANSPORT_SHM] != NULL &&
+        memcmp(a->hostid, b->hostid, TUTTI_HOSTID_BYTES) == 0) {
+        return TUTTI_TRANSPORT_SHM;
+    }
+    if (comm->net.ops[TUTTI_TRANSPORT_IB] != NULL &&
+        tutti__ib_blob_compatible(a->blob[TUTTI_TRANSPORT_IB], b->blob[TUTTI_TRANSPORT_IB])) {
+        return TUTTI_TRANSPORT_IB;
+    }
+    return TUTTI_TRANSPORT_TCP;
+}
+
+static size_t slot_size_of(tutti_transport_id_t id, const struct tutti_env *env)
+{
+    return id == TUTTI_TRANSPORT_SHM ? env->SHM_SLOT_SIZE
+           : id == TUTTI_TRANSPORT_IB ? env->IB_SLOT_SIZE
+                                      : env->TCP_SLOT_SIZE;
+}
+
+/* The transport per peer, and the chunk size and channels every rank derives alike. */
+static tutti_status_t choose_transports(struct tutti_comm *comm)
 {
     const uint8_t *mine = comm->peers[comm->rank].hostid;
-    int shm_used = 0, tcp_used = 0;
     comm->nlocal = 0;
     for (int r = 0; r < comm->nranks; r++) {
-        int local = memcmp(comm->peers[r].hostid, mine, TUTTI_HOSTID_BYTES) == 0;
-        comm->nlocal += local;
-        int score = 0;
-        if (comm->net.ops[TUTTI_TRANSPORT_SHM] != NULL) {
-            (void)comm->net.ops[TUTTI_TRANSPORT_SHM]->can_connect(
-                comm->net.tctx[TUTTI_TRANSPORT_SHM], r, &score);
+        comm->nlocal += memcmp(comm->peers[r].hostid, mine, TUTTI_HOSTID_BYTES) == 0;
+        tutti_transport_id_t id = r == comm->rank ? TUTTI_TRANSPORT_SHM
+                                                  : pair_transport(comm, comm->rank, r);
+        if (comm->cfg.force_ib && r != comm->rank && id != TUTTI_TRANSPORT_IB) {
+            char who[128];
+            return tutti__set_error(comm, TUTTI_ERR_UNSUPPORTED,
+                                    "TUTTI_TRANSPORT=ib, but %s has no RDMA port of the link layer "
+                                    "this rank uses (tutti-info --rdma on both)",
+                                    tutti__peer_str(&comm->peers[r], who, sizeof(who)));
         }
-        comm->net.peer_transport[r] = score > 0 ? TUTTI_TRANSPORT_SHM : TUTTI_TRANSPORT_TCP;
+        comm->net.peer_transport[r] = (uint8_t)id;
     }
     /* The chunk size must be the same on every rank, so it is derived from the global view:
      * which transports any pair of ranks uses, not only this rank's pairs. */
+    unsigned used = 0;
     for (int r = 0; r < comm->nranks; r++) {
         for (int q = r + 1; q < comm->nranks; q++) {
-            int same = memcmp(comm->peers[r].hostid, comm->peers[q].hostid, TUTTI_HOSTID_BYTES) == 0;
-            shm_used |= same && comm->net.ops[TUTTI_TRANSPORT_SHM] != NULL;
-            tcp_used |= !(same && comm->net.ops[TUTTI_TRANSPORT_SHM] != NULL);
-        }
-        if (shm_used && tcp_used) {
-            break;
+            used |= 1u << pair_transport(comm, r, q);
         }
     }
     const struct tutti_env *env = tutti__env();
     size_t chunk = SIZE_MAX;
-    if (shm_used) {
-        chunk = env->SHM_SLOT_SIZE;
-    }
-    if (tcp_used && env->TCP_SLOT_SIZE < chunk) {
-        chunk = env->TCP_SLOT_SIZE;
+    for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {
+        if ((used & (1u << id)) != 0 && slot_size_of((tutti_transport_id_t)id, env) < chunk) {
+            chunk = slot_size_of((tutti_transport_id_t)id, env);
+        }
     }
     comm->cfg.chunk_bytes = chunk == SIZE_MAX ? env->SHM_SLOT_SIZE : chunk;
     if (comm->cfg.nchannels == 0) {
-        comm->cfg.nchannels = tcp_used ? 2 : 1;
+        comm->cfg.nchannels = (used & ~(1u << TUTTI_TRANSPORT_SHM)) != 0 ? 2 : 1;
     }
+    return TUTTI_OK;
 }
 
 tutti_status_t tutti__net_attach(struct tutti_comm *comm, struct tutti_boot *boot)
@@ -145,7 +177,7 @@ tutti_status_t tutti__net_attach(struct tutti_comm *comm, struct tutti_boot *boo
         }
     }
     TUTTI_CHECK(agree(comm, boot, st, "attaching transports"));
-    choose_transports(comm);
+    TUTTI_CHECK(agree(comm, boot, choose_transports(comm), "choosing transports"));
     if (comm->net.ops[TUTTI_TRANSPORT_SHM] != NULL) {
         comm->net.doorbell = comm->net.ops[TUTTI_TRANSPORT_SHM]->doorbell(
             comm->net.tctx[TUTTI_TRANSPORT_SHM]);
@@ -196,6 +228,7 @@ void tutti__net_abort(struct tutti_comm *comm, const struct tutti_abort_info *in
 
 void tutti__net_fini(struct tutti_comm *comm)
 {
+    tutti__reg_free_all(comm); /* registrations left by the program go before the transports */
     for (size_t i = 0; comm->net.conns != NULL &&
                        i < (size_t)comm->nranks * TUTTI_MAX_CHANNELS; i++) {
         struct tutti_tconn *c = comm->net.conns[i];
@@ -203,7 +236,8 @@ void tutti__net_fini(struct tutti_comm *comm)
             c->ops->close(c);
         }
     }
-    for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {
+    /* Last made, first gone: the verbs transport's side connections belong to TCP's context. */
+    for (int id = TUTTI_TRANSPORT_COUNT - 1; id >= 0; id--) {
         drop_transport(comm, (tutti_transport_id_t)id);
     }
     free(comm->net.conns);

@@ -22,7 +22,8 @@
     X(LOG_FILE, STRING, "", "write logs to this file instead of stderr; %h = host, %p = pid")      \
     X(TIMEOUT, DURATION, "300s", "longest wait without progress before TUTTI_ERR_TIMEOUT")         \
     X(TRANSPORT, STRING, "auto",                                                                   \
-      "auto (shared memory on one host, else TCP), shm (the same) or tcp (TCP for every pair)")    \
+      "auto (shared memory on one host, else RDMA verbs where both ranks have a port, else "        \
+      "TCP), shm (the same), tcp (TCP for every pair) or ib (verbs for every pair, or an error)")   \
     X(NCHANNELS, INT, "0", "parallel rings per collective; 0 picks per transport")                \
     X(NSOCKS, INT, "2", "TCP sockets per connection (1..16)")                                      \
     X(SOCKET_IFNAME, STRING, "",                                                                   \
@@ -39,6 +40,13 @@
     X(IB_HCA, STRING, "",                                                                          \
       "RDMA devices and ports to use, as NCCL_IB_HCA: dev[:port],...; ^ excludes, = matches "      \
       "names whole (default: all)")                                                               \
+    X(IB_QPS, INT, "1", "RDMA queue pairs per connection (1..8); slots alternate between them")   \
+    X(IB_SLOT_SIZE, SIZE, "512k", "bytes per RDMA FIFO slot (below 16M)")                          \
+    X(IB_NSLOTS, INT, "8", "slots per RDMA FIFO (1..256)")                                         \
+    X(IB_TIMEOUT, INT, "18",                                                                       \
+      "RDMA ACK timeout exponent: 4.096 us x 2^N per try (18: about 1 s), as NCCL_IB_TIMEOUT")     \
+    X(IB_RETRY_CNT, INT, "7", "RDMA retries before a queue pair fails (0..7)")                     \
+    X(IB_INLINE, SIZE, "128", "RDMA writes up to this many bytes go inline in the work request")  \
     X(SPIN, DURATION, "50us", "busy-poll this long before yielding the CPU")                      \
     X(ALGO, STRING, "",                                                                            \
       "force algorithms, e.g. allreduce:oneshot,broadcast:ring (tutti-info --algos lists them)")   \

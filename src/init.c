@@ -121,9 +121,11 @@ static tutti_status_t init_config(struct tutti_comm *comm, const tutti_comm_para
     }
     if (strcmp(env->TRANSPORT, "tcp") == 0) {
         comm->cfg.force_tcp = 1;
+    } else if (strcmp(env->TRANSPORT, "ib") == 0) {
+        comm->cfg.force_ib = 1;
     } else if (strcmp(env->TRANSPORT, "auto") != 0 && strcmp(env->TRANSPORT, "shm") != 0) {
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
-                                "TUTTI_TRANSPORT '%s' is not one of auto, shm, tcp",
+                                "TUTTI_TRANSPORT '%s' is not one of auto, shm, tcp, ib",
                                 env->TRANSPORT);
     }
     comm->cfg.direct_max = env->DIRECT_MAX;

@@ -6,10 +6,12 @@
 #include "transports/transport.h"
 #include "transports/shm/shm.h"
 #include "transports/tcp/tcp.h"
+#include "transports/ibverbs/ib.h"
 
 static const struct tutti_transport_ops *const transports[TUTTI_TRANSPORT_COUNT] = {
     [TUTTI_TRANSPORT_SHM] = &tutti__shm_ops,
     [TUTTI_TRANSPORT_TCP] = &tutti__tcp_ops,
+    [TUTTI_TRANSPORT_IB] = &tutti__ib_ops,
 };
 
 const struct tutti_transport_ops *tutti__transport_get(tutti_transport_id_t id)

@@ -34,6 +34,7 @@ union tutti_sockaddr;
 typedef enum {
     TUTTI_TRANSPORT_SHM = 0,
     TUTTI_TRANSPORT_TCP = 1,
+    TUTTI_TRANSPORT_IB = 2,
     TUTTI_TRANSPORT_COUNT
 } tutti_transport_id_t;
 
@@ -74,6 +75,9 @@ struct tutti_tctx_args {
     int64_t timeout_ns; /* longest wait without progress */
     const union tutti_sockaddr *root_hint; /* address toward the root, or NULL */
     const struct tutti_peer_info *peers; /* nranks records, after the all-gather */
+    void *side_tctx; /* the TCP transport's context, set once it exists: another transport's
+                        side connections (tutti__tcp_side_connect, tcp.h) */
+    int force_ib;    /* TUTTI_TRANSPORT=ib: verbs for every pair, or an error */
 };
 
 /** Per-process sleeping support: one futex word per rank that local peers ring (shm). */
@@ -159,6 +163,16 @@ struct tutti_transport_ops {
      * NULL (a rank on another host, or a transport that has none).
      */
     struct tutti_seq_board *(*seq_board)(void *tctx, int rank);
+
+    /**
+     * Optional (NULL: nothing to register). Register [buf, buf + len) of user memory, so that
+     * send_post_ref sends from it without a copy (verbs). *handle_p: the transport's handle.
+     * TUTTI_ERR_UNSUPPORTED: this transport has nothing to do for this communicator.
+     */
+    tutti_status_t (*reg_mem)(void *tctx, void *buf, size_t len, void **handle_p);
+
+    /** Optional, with reg_mem: undo one registration. */
+    tutti_status_t (*dereg_mem)(void *tctx, void *handle);
 
     /* ---- per connection ---- */
 

@@ -164,6 +164,27 @@ TUTTI_API tutti_status_t tutti_comm_shrink(tutti_comm_t *comm, const int *exclud
  */
 TUTTI_API tutti_status_t tutti_comm_get_async_error(tutti_comm_t *comm, tutti_status_t *st_p);
 
+/**
+ * Register [buf, buf + bytes) of host memory with comm's network transports, as
+ * ncclCommRegister: over RDMA verbs, collectives then send from it without copying it into
+ * tutti's own buffers (the pages are pinned and registered with the NIC). Optional: every call
+ * works on memory that is not registered. The memory must stay allocated, at the same address,
+ * until tutti_comm_deregister or tutti_comm_destroy (which undoes what is left).
+ * @param handle_p out: the registration, for tutti_comm_deregister.
+ * @return TUTTI_OK (also when no transport of comm needs it: nothing is pinned then);
+ *         TUTTI_ERR_INVALID_ARG for NULL arguments or 0 bytes; TUTTI_ERR_SYSTEM when the NIC
+ *         refuses (the message says why, e.g. the locked-memory limit); comm's stored error.
+ *         Waits for comm's operations in flight; thread-safe.
+ */
+TUTTI_API tutti_status_t tutti_comm_register(tutti_comm_t *comm, void *buf, size_t bytes,
+                                             void **handle_p);
+
+/**
+ * Undo tutti_comm_register. No operation may still use the memory.
+ * @return TUTTI_OK; TUTTI_ERR_INVALID_ARG for NULL or a handle that is not comm's. Thread-safe.
+ */
+TUTTI_API tutti_status_t tutti_comm_deregister(tutti_comm_t *comm, void *handle);
+
 #ifdef __cplusplus
 }
 #endif

@@ -80,8 +80,9 @@ struct side {
 static int side_up(struct side *s, const char *dev, int sock, char *why, size_t len)
 {
     struct tutti_ib_port port;
+    int inl = 64;
     if (find_port(dev, &port) != 0 || tutti__ib_dev_open(&port, 64, &s->d, why, len) != 0 ||
-        tutti__ib_qp_create(&s->d, 16, 64, &s->qp, &s->me.qp, why, len) != 0) {
+        tutti__ib_qp_create(&s->d, s->d.cq, 16, &inl, &s->qp, &s->me.qp, why, len) != 0) {
         return -1;
     }
     s->buf = aligned_alloc(4096, BIG);

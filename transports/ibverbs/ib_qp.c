@@ -39,8 +39,8 @@ int tutti__ib_dev_open(const struct tutti_ib_port *port, int cq_depth, struct tu
         tutti__ib_dev_close(d);
         return fail(why, len, d, "allocating a protection domain", err);
     }
-    d->cq = ibv_create_cq(d->ctx, cq_depth, NULL, NULL, 0);
-    if (d->cq == NULL) {
+    d->cq = cq_depth > 0 ? ibv_create_cq(d->ctx, cq_depth, NULL, NULL, 0) : NULL;
+    if (cq_depth > 0 && d->cq == NULL) {
         err = errno;
         tutti__ib_dev_close(d);
         return fail(why, len, d, "creating a completion queue", err);
@@ -73,20 +73,26 @@ static enum ibv_mtu mtu_enum(uint32_t bytes)
                            : IBV_MTU_256;
 }
 
-int tutti__ib_qp_create(struct tutti_ib_dev *d, int depth, int inline_max, struct ibv_qp **qp_p,
-                        struct tutti_ib_qp_addr *addr_p, char *why, size_t len)
+int tutti__ib_qp_create(struct tutti_ib_dev *d, struct ibv_cq *cq, int depth, int *inline_p,
+                        struct ibv_qp **qp_p, struct tutti_ib_qp_addr *addr_p, char *why,
+                        size_t len)
 {
     struct ibv_qp_init_attr ia = {
-        .send_cq = d->cq,
-        .recv_cq = d->cq,
+        .send_cq = cq,
+        .recv_cq = cq,
         .qp_type = IBV_QPT_RC,
         .cap = {.max_send_wr = (uint32_t)depth, .max_recv_wr = (uint32_t)depth,
-                .max_send_sge = 1, .max_recv_sge = 1, .max_inline_data = (uint32_t)inline_max},
+                .max_send_sge = 1, .max_recv_sge = 1, .max_inline_data = (uint32_t)*inline_p},
     };
     struct ibv_qp *qp = ibv_create_qp(d->pd, &ia);
+    if (qp == NULL && *inline_p > 0) { /* some devices take less inline data: try without */
+        ia.cap.max_inline_data = 0;
+        qp = ibv_create_qp(d->pd, &ia);
+    }
     if (qp == NULL) {
         return fail(why, len, d, "creating a queue pair", errno);
     }
+    *inline_p = (int)ia.cap.max_inline_data;
     struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT,
                             .pkey_index = 0,
                             .port_num = (uint8_t)d->port.port,

@@ -17,7 +17,7 @@ struct tutti_ib_dev {
     struct tutti_ib_port port; /* the port this context uses (ib_devices.h) */
     struct ibv_context *ctx;
     struct ibv_pd *pd;
-    struct ibv_cq *cq;
+    struct ibv_cq *cq; /* a shared completion queue, or NULL (cq_depth 0) */
 };
 
 /** What the other end needs to connect a queue pair to this one (fixed size, on the wire). */
@@ -32,17 +32,20 @@ struct tutti_ib_qp_addr {
 };
 _Static_assert(sizeof(struct tutti_ib_qp_addr) == 32, "qp address is 32 bytes");
 
-/** Open the device of `port`, allocate a PD and a CQ of cq_depth entries. 0 or -1 + why. */
+/** Open the device of `port`, allocate a PD and, when cq_depth > 0, a CQ of cq_depth entries.
+ * 0 or -1 + why. */
 int tutti__ib_dev_open(const struct tutti_ib_port *port, int cq_depth, struct tutti_ib_dev *d,
                        char *why, size_t len);
 void tutti__ib_dev_close(struct tutti_ib_dev *d);
 
 /**
- * An RC queue pair in INIT with room for `depth` work requests each way and `inline_max`
- * bytes inline; *addr_p gets what the peer needs. 0 or -1 + why.
+ * An RC queue pair in INIT on completion queue `cq` with room for `depth` work requests each
+ * way and *inline_p bytes inline (set to what the device granted); *addr_p gets what the peer
+ * needs. 0 or -1 + why.
  */
-int tutti__ib_qp_create(struct tutti_ib_dev *d, int depth, int inline_max, struct ibv_qp **qp_p,
-                        struct tutti_ib_qp_addr *addr_p, char *why, size_t len);
+int tutti__ib_qp_create(struct tutti_ib_dev *d, struct ibv_cq *cq, int depth, int *inline_p,
+                        struct ibv_qp **qp_p, struct tutti_ib_qp_addr *addr_p, char *why,
+                        size_t len);
 
 /**
  * Bring qp to RTR then RTS against the peer's address (RoCE: a GRH to its GID; InfiniBand: its
