@@ -39,6 +39,8 @@ void perf_args_usage(const char *tool, int mpi)
            "fit the CPUs,\n\t    like mpirun's default (default core)\n"
            "\t[--memory <host/device>] buffers in host memory or, on the GPU, device memory "
            "(calls on\n\t    the default CUDA stream; default host)\n"
+           "\t[--register <0/1>] 1: register the buffers with tutti_comm_register (RDMA: sends "
+           "without\n\t    a copy into tutti's FIFOs; tutti's tools only; default 0)\n"
            "\t[-J,--json <file>] write every result as JSON\n"
            "\t[--print-env] list tutti's environment variables and exit\n"
            "\t[-h,--help]\n",
@@ -109,6 +111,7 @@ static const struct option long_opts[] = {
     {"bind", required_argument, 0, 'B'},
     {"debug-corrupt", no_argument, 0, 'X'},
     {"memory", required_argument, 0, 'M'},
+    {"register", required_argument, 0, 'R'},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
 };
@@ -185,6 +188,8 @@ static const char *opt_hint(int c)
         return "out, in or both";
     case 'M':
         return "host or device";
+    case 'R':
+        return "0 or 1";
     default:
         return "a whole number in range (-n, -m and -N at least 1)";
     }
@@ -239,6 +244,9 @@ static int one_opt(int c, const char *arg, struct perf_opts *o)
     case 'M':
         o->device = strcmp(arg, "device") == 0 ? 1 : strcmp(arg, "host") == 0 ? 0 : -1;
         return o->device < 0 ? -1 : 0;
+    case 'R':
+        o->reg = strcmp(arg, "1") == 0 ? 1 : strcmp(arg, "0") == 0 ? 0 : -1;
+        return o->reg < 0 ? -1 : 0;
     }
     return number_opt(c, arg, o);
 }

@@ -349,6 +349,12 @@ int perf_bench_run(const struct perf_coll *coll, const struct perf_opts *o, stru
         }
         return PERF_EXIT_USAGE;
     }
+    if (o->reg && (be->register_buffers == NULL || o->device)) {
+        if (be->rank == 0) {
+            fprintf(stderr, "%s: --register 1 takes host buffers and tutti's tools\n", tool);
+        }
+        return PERF_EXIT_USAGE;
+    }
     if (o->device && strcmp(be->lib, "tutti") != 0) {
         if (be->rank == 0) {
             fprintf(stderr, "%s: --memory device is for tutti's tools only (%s is not asked "
@@ -356,7 +362,15 @@ int perf_bench_run(const struct perf_coll *coll, const struct perf_opts *o, stru
         }
         return PERF_EXIT_USAGE;
     }
-    int rc = alloc_buffers(&b) == 0 && header(&b) == 0 ? run_all(&b) : -1;
+    int rc = alloc_buffers(&b) == 0 && header(&b) == 0 ? 0 : -1;
+    size_t bytes = (o->max_bytes + 4095) & ~(size_t)4095;
+    if (rc == 0 && o->reg) {
+        rc = be->register_buffers(be, b.sendbuf, b.recvbuf, bytes ? bytes : 4096);
+    }
+    rc = rc == 0 ? run_all(&b) : rc;
+    if (o->reg && rc == 0) {
+        rc = be->register_buffers(be, b.sendbuf, b.recvbuf, 0);
+    }
     struct perf_summary s = {.tool = tool,
                              .coll = coll->name,
                              .opts = o,

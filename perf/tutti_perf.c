@@ -19,6 +19,7 @@
 struct tutti_ctx {
     tutti_comm_t *comm; /* NULL once aborted */
     const char *tool;
+    void *reg[2]; /* --register: the buffers' registrations */
 };
 
 /* Report a failed call with tutti's message, then abort so the peers fail too. */
@@ -123,6 +124,21 @@ static int gather_info(struct perf_backend *be, const struct perf_rank_info *min
     return st == TUTTI_OK ? 0 : failed(be, "rank info all-gather", st);
 }
 
+static int register_buffers(struct perf_backend *be, void *send, void *recv, size_t bytes)
+{
+    COMM_OR_FAIL(be, "tutti_comm_register");
+    struct tutti_ctx *t = be->ctx;
+    void *buf[2] = {send, recv};
+    for (int i = 0; i < 2; i++) {
+        tutti_status_t st = bytes > 0 ? tutti_comm_register(t->comm, buf[i], bytes, &t->reg[i])
+                                      : tutti_comm_deregister(t->comm, t->reg[i]);
+        if (st != TUTTI_OK) {
+            return failed(be, bytes > 0 ? "tutti_comm_register" : "tutti_comm_deregister", st);
+        }
+    }
+    return 0;
+}
+
 /* Run the benchmark on a communicator, then free it. */
 static int bench_comm(const struct perf_coll *coll, const struct perf_opts *o, const char *tool,
                       tutti_comm_t *comm)
@@ -139,7 +155,8 @@ static int bench_comm(const struct perf_coll *coll, const struct perf_opts *o, c
                               .barrier = barrier,
                               .reduce_f64 = reduce_f64,
                               .sum_i64 = sum_i64,
-                              .gather_info = gather_info};
+                              .gather_info = gather_info,
+                              .register_buffers = register_buffers};
     tutti_comm_rank(comm, &be.rank);
     tutti_comm_size(comm, &be.nranks);
     int rc = perf_bench_run(coll, o, &be, tool);

@@ -45,6 +45,7 @@ struct perf_opts {
     int bind;                                /* --bind: 1 = pin forked ranks to CPUs */
     int corrupt;                             /* hidden --debug-corrupt: flip one output element */
     int device;                              /* --memory device: buffers in GPU memory */
+    int reg;                                 /* --register 1: tutti_comm_register the buffers */
 };
 
 /** Element counts of one call for a given count, as nccl-tests' getCollByteCount(). */
@@ -139,6 +140,9 @@ struct perf_backend {
     /** Gather every rank's info to rank 0 (all has nranks entries there). */
     int (*gather_info)(struct perf_backend *be, const struct perf_rank_info *mine,
                        struct perf_rank_info *all);
+    /** --register: register (bytes > 0) or deregister (bytes 0) the buffers; NULL: no such
+     * thing in this library. */
+    int (*register_buffers)(struct perf_backend *be, void *send, void *recv, size_t bytes);
 };
 
 /**
