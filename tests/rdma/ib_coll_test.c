@@ -14,6 +14,16 @@
  *                      rank 1's message names the device, the queue pair and rank 2
  *   ib_peer_killed     3 ranks: rank 2 is SIGKILLed during a 16 MiB all-reduce; ranks 0 and 1
  *                      fail with TUTTI_ERR_REMOTE naming rank 2 within TUTTI_TIMEOUT
+ *   ib_peer_stopped    3 ranks: rank 2 is SIGSTOPped; ranks 0 and 1 fail with TUTTI_ERR_TIMEOUT
+ *                      (or REMOTE from the one that timed out) after TUTTI_TIMEOUT (5 s)
+ *   ib_link_down       2 ranks, rank 0 on rxe0, rank 1 on rxe1: rxe1's link (veth1) goes down
+ *                      during all-reduces while the side connections (loopback) stay up: both
+ *                      fail with TUTTI_ERR_REMOTE from the port's error event, naming the port
+ *   ib_link_lost       the same, but the link stays up and every packet is dropped where it
+ *                      arrives (tc ingress filters): the queue pairs exhaust their retries, and
+ *                      the error names device, port, queue pair and peer
+ * The fault checks also require that every rank's registrations and files are gone after
+ * tutti_comm_destroy.
  * Usage: ib_coll_test [check...] (default: all). Exit status 0 when every check passed.
  */
 #include "comm.h"
@@ -59,12 +69,13 @@ static int fds_before_init; /* in a rank: its open files before tutti_comm_init_
 
 /*
  * Run body on nranks forked ranks with the environment `env` ("NAME=value" strings, NULL
- * terminated) and per rank hostids (NULL: none). Returns a bitmask of ranks whose exit status
- * was not 0 (bit 31: a rank had to be killed after `limit_s`); *signaled_p gets the ranks that
- * died by a signal.
+ * terminated) and per rank hostids (NULL: none). Ranks in `stuck` are killed once every other
+ * rank has exited. Returns a bitmask of ranks whose exit status was not 0 (bit 31: ranks had to
+ * be killed after `limit_s`); *signaled_p gets the ranks that died by a signal.
  */
-static unsigned run_job(int nranks, int port, const char *const *env, const char *const *hostid,
-                        body_fn body, double limit_s, unsigned *signaled_p)
+static unsigned run_job_stuck(int nranks, int port, const char *const *env,
+                              const char *const *hostid, body_fn body, double limit_s,
+                              unsigned stuck, unsigned *signaled_p)
 {
     pid_t pid[16];
     for (int r = 0; r < nranks; r++) {
@@ -95,11 +106,16 @@ static unsigned run_job(int nranks, int port, const char *const *env, const char
             _exit(body(comm, r, nranks));
         }
     }
-    unsigned bad = 0, sig = 0;
+    unsigned bad = 0, sig = 0, left = (1u << nranks) - 1;
     double end = now_s() + limit_s;
     for (int done = 0; done < nranks;) {
         int status;
         pid_t p = waitpid(-1, &status, WNOHANG);
+        if (p <= 0 && (left & ~stuck) == 0) {
+            for (int r = 0; r < nranks; r++) {
+                kill(pid[r], (left >> r) & 1u ? SIGKILL : 0);
+            }
+        }
         if (p <= 0) {
             if (now_s() > end) {
                 for (int r = 0; r < nranks; r++) {
@@ -113,6 +129,7 @@ static unsigned run_job(int nranks, int port, const char *const *env, const char
         }
         for (int r = 0; r < nranks; r++) {
             if (pid[r] == p) {
+                left &= ~(1u << r);
                 bad |= (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ? 1u << r : 0;
                 sig |= WIFSIGNALED(status) ? 1u << r : 0;
             }
@@ -123,6 +140,12 @@ static unsigned run_job(int nranks, int port, const char *const *env, const char
         *signaled_p = sig;
     }
     return bad;
+}
+
+static unsigned run_job(int nranks, int port, const char *const *env, const char *const *hostid,
+                        body_fn body, double limit_s, unsigned *signaled_p)
+{
+    return run_job_stuck(nranks, port, env, hostid, body, limit_s, 0, signaled_p);
 }
 
 /* ------------------------------------------------------------------ ib_auto_choice */
@@ -224,15 +247,29 @@ static int body_zero_copy(tutti_comm_t *comm, int rank, int nranks)
 
 /* ------------------------------------------------------------------ faults */
 
+/* The call failed as expected (status `want`, or REMOTE: a peer reports it), the message holds
+ * `must`, and destroy leaves no registration and no file behind. */
+static int expect_error(tutti_comm_t *comm, int rank, tutti_status_t st, tutti_status_t want,
+                        double t0, const char *must)
+{
+    char msg[600];
+    snprintf(msg, sizeof(msg), "%s", tutti_last_error(comm));
+    int good = (st == want || st == TUTTI_ERR_REMOTE) && (must == NULL || strstr(msg, must));
+    printf("rank %d: %s after %.2f s: %s\n", rank, tutti_status_name(st), now_s() - t0, msg);
+    tutti_comm_destroy(comm);
+    if (tutti__ib_live_mrs() != 0 || count_fds() != fds_before_init) {
+        printf("rank %d: after destroy %ld registrations and %d files are left (%d before)\n",
+               rank, tutti__ib_live_mrs(), count_fds(), fds_before_init);
+        good = 0;
+    }
+    fflush(stdout);
+    return !good;
+}
+
 static int expect_remote(tutti_comm_t *comm, int rank, tutti_status_t st, double t0,
                          const char *must)
 {
-    const char *msg = tutti_last_error(comm);
-    int good = st == TUTTI_ERR_REMOTE && (must == NULL || strstr(msg, must) != NULL);
-    printf("rank %d: %s after %.2f s: %s\n", rank, tutti_status_name(st), now_s() - t0, msg);
-    fflush(stdout);
-    tutti_comm_destroy(comm);
-    return !good;
+    return expect_error(comm, rank, st, TUTTI_ERR_REMOTE, t0, must);
 }
 
 static int body_qp_error(tutti_comm_t *comm, int rank, int nranks)
@@ -280,6 +317,57 @@ static int body_kill(tutti_comm_t *comm, int rank, int nranks)
     }
     free(buf);
     return expect_remote(comm, rank, st, t0, "rank 2");
+}
+
+static int body_stop(tutti_comm_t *comm, int rank, int nranks)
+{
+    (void)nranks;
+    size_t n = 1u << 16;
+    float *buf = calloc(n, sizeof(float));
+    tutti_status_t st = TUTTI_OK;
+    double t0 = now_s();
+    for (int it = 0; it < 100000 && st == TUTTI_OK; it++) {
+        if (rank == 2 && it == 5) {
+            raise(SIGSTOP); /* the parent kills it at the end */
+        }
+        st = tutti_allreduce(buf, buf, n, TUTTI_FLOAT32, TUTTI_SUM, comm, NULL);
+    }
+    free(buf);
+    return expect_error(comm, rank, st, TUTTI_ERR_TIMEOUT, t0, NULL);
+}
+
+static const char *link_cmd; /* what rank 0 runs to break the link */
+
+/* All-reduces until rank 0 breaks the link at the 5th; the error must contain `must`. */
+static int link_fault(tutti_comm_t *comm, int rank, const char *must)
+{
+    size_t n = 1u << 18;
+    float *buf = calloc(n, sizeof(float));
+    tutti_status_t st = TUTTI_OK;
+    double t0 = 0;
+    for (int it = 0; it < 100000 && st == TUTTI_OK; it++) {
+        if (it == 5) {
+            t0 = now_s();
+            if (rank == 0 && system(link_cmd) != 0) {
+                fprintf(stderr, "rank 0: '%s' failed\n", link_cmd);
+            }
+        }
+        st = tutti_allreduce(buf, buf, n, TUTTI_FLOAT32, TUTTI_SUM, comm, NULL);
+    }
+    free(buf);
+    return expect_remote(comm, rank, st, t0, must);
+}
+
+static int body_link_down(tutti_comm_t *comm, int rank, int nranks)
+{
+    (void)nranks;
+    return link_fault(comm, rank, rank == 0 ? "rxe0:1" : "rxe1:1");
+}
+
+static int body_link_lost(tutti_comm_t *comm, int rank, int nranks)
+{
+    (void)nranks;
+    return link_fault(comm, rank, "retry counter exceeded");
 }
 
 /* ------------------------------------------------------------------ main */
@@ -335,6 +423,41 @@ int main(int argc, char **argv)
         snprintf(detail, sizeof(detail), "(ranks without the expected error: mask 0x%x)",
                  bad & ~4u);
         failed += report("ib_peer_killed", (bad & ~4u) == 0 && sig == 4u, bad & ~4u ? detail : "");
+    }
+    if (wanted(argc, argv, "ib_peer_stopped")) {
+        static const char *const env[] = {"TUTTI_TRANSPORT=ib", "TUTTI_TIMEOUT=5s",
+                                          "TUTTI_LOG_LEVEL=error", NULL};
+        double t0 = now_s();
+        unsigned bad = run_job_stuck(3, 29650, env, NULL, body_stop, 60, 4u, NULL);
+        snprintf(detail, sizeof(detail), "(ranks without the expected error: mask 0x%x)",
+                 bad & ~4u);
+        /* rank 2 stays stopped until the others are done, then it is killed: bit 2 expected */
+        failed += report("ib_peer_stopped", (bad & ~4u) == 0 && (bad & 4u) != 0,
+                         (bad & ~4u) ? detail : "");
+        printf("(ib_peer_stopped: %.1f s)\n", now_s() - t0);
+    }
+    /* Retry count 6: Soft-RoCE takes 7 (NCCL's default, and tutti's) as "retry for ever", as
+     * the InfiniBand spec does for the RNR retry count only; a lost link is then found by
+     * TUTTI_TIMEOUT instead. */
+    static const char *const link_env[] = {"TUTTI_TRANSPORT=ib",   "TUTTI_TIMEOUT=30s",
+                                           "TUTTI_IB_TIMEOUT=12",  "TUTTI_IB_RETRY_CNT=6",
+                                           "TUTTI_LOG_LEVEL=error", NULL};
+    if (wanted(argc, argv, "ib_link_down")) {
+        link_cmd = "ip link set veth1 down";
+        unsigned bad = run_job(2, 29660, link_env, NULL, body_link_down, 90, NULL);
+        int up = system("ip link set veth1 up && sleep 2");
+        snprintf(detail, sizeof(detail), "(ranks without the expected error: mask 0x%x)", bad);
+        failed += report("ib_link_down", bad == 0 && up == 0, bad ? detail : "");
+    }
+    if (wanted(argc, argv, "ib_link_lost")) {
+        /* Dropped where packets arrive, as a fabric would lose them: a qdisc that drops on the
+         * way out tells rxe, which then resends at once forever instead of timing out. */
+        link_cmd = "for d in veth0 veth1; do tc qdisc add dev $d ingress && "
+                   "tc filter add dev $d ingress matchall action drop || exit 1; done";
+        unsigned bad = run_job(2, 29670, link_env, NULL, body_link_lost, 90, NULL);
+        int up = system("tc qdisc del dev veth0 ingress; tc qdisc del dev veth1 ingress");
+        snprintf(detail, sizeof(detail), "(ranks without the expected error: mask 0x%x)", bad);
+        failed += report("ib_link_lost", bad == 0 && up == 0, bad ? detail : "");
     }
     return failed != 0;
 }

@@ -17,7 +17,9 @@
 #                       slot reuse wrapping many times)
 #   ib_auto_choice ...  tests/rdma/ib_coll_test.c: the automatic choice (shared memory within a
 #                       host, verbs across), registration without copies and without leaks, a
-#                       queue pair forced into error, a rank killed mid-collective
+#                       queue pair forced into error, a rank killed mid-collective, a rank
+#                       stopped, rxe1's link down, every packet lost (retries exhausted); the
+#                       fault checks also require no registration and no file left after destroy
 # The commands run in the guest are tests/rdma/vm_checks.sh.
 set -uo pipefail
 cd "$(dirname "$0")/../.."

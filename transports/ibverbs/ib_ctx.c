@@ -270,8 +270,11 @@ static tutti_status_t on_async_event(struct ib_ctx *ctx, const struct ibv_async_
         if (ev->event_type == IBV_EVENT_PORT_ERR && ev->element.port_num != ctx->port.port) {
             return TUTTI_OK;
         }
-        return tutti__set_error(comm, TUTTI_ERR_REMOTE, "%s:%d: %s", ctx->port.dev, ctx->port.port,
-                                what);
+        return tutti__set_error(comm, TUTTI_ERR_REMOTE, "%s:%d: %s%s", ctx->port.dev,
+                                ctx->port.port, what,
+                                ev->event_type == IBV_EVENT_PORT_ERR
+                                    ? " (the port left the active state: its link is down)"
+                                    : "");
     default:
         tutti_info(TUTTI_SUBSYS_NET, "ib: %s:%d: event %s", ctx->port.dev, ctx->port.port, what);
         return TUTTI_OK;

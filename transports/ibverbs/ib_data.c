@@ -16,6 +16,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -59,16 +60,34 @@ static const char *where(const struct ib_conn *c, int q, char *buf, size_t len)
 }
 
 /* A completion with an error: the peer's abort notice if it sent one, else the completion's. */
+/*
+ * A completion with an error. When the peer died or failed, the queue pair often learns first
+ * (its memory was deregistered: "remote access error"; nothing answers: retries exhausted) and
+ * the side connection's end or abort notice follows within milliseconds: wait for them up to
+ * IB_GRACE_MS, so that the message says what happened to the peer, not only what the NIC saw.
+ */
+#define IB_GRACE_MS 250
 static tutti_status_t wc_failed(struct ib_conn *c, const struct ibv_wc *wc)
 {
-    tutti_status_t st = tutti__ib_side_check(c);
-    if (st != TUTTI_OK || c->status != TUTTI_OK) {
-        return c->status != TUTTI_OK ? c->status : st;
+    int64_t end = tutti__now_ns() + IB_GRACE_MS * 1000000ll;
+    while (c->status == TUTTI_OK) {
+        tutti_status_t st = tutti__ib_side_check(c); /* an abort notice, or the peer died */
+        int64_t left = end - tutti__now_ns();
+        if (st != TUTTI_OK || c->peer_bye || left <= 0) {
+            break;
+        }
+        struct pollfd pfd;
+        if (tutti__tcp_pollfds(c->side, &pfd, 1) == 1) {
+            (void)poll(&pfd, 1, (int)(left / 1000000 + 1));
+        }
+    }
+    if (c->status != TUTTI_OK) {
+        return c->status;
     }
     char msg[200];
     tutti__ib_wc_error(&c->ctx->dev, wc, msg, sizeof(msg));
     return tutti__ib_conn_fail(c, TUTTI_ERR_REMOTE, "%s to %s%s", msg, c->peer_name,
-                               tutti__tcp_peer_gone(c->side) ? " (its process has ended)" : "");
+                               c->peer_bye ? " (it destroyed its communicator)" : "");
 }
 
 /* The peer broke the protocol (a bug or memory corruption there): fail loudly. */
