@@ -5,6 +5,8 @@
  * one "name ok|failed detail" line:
  *   ib_auto_choice     4 ranks on two "hosts" (TUTTI_HOSTID): shared memory within a host and
  *                      verbs between hosts are chosen, and an all-reduce over both is exact
+ *   ib_hier            the same layout with the hierarchical all-reduce forced (reduce-scatter
+ *                      over shared memory, all-reduce over verbs per rail, all-gather)
  *   ib_zero_copy       TUTTI_TRANSPORT=ib, 2 ranks: broadcast and all-gather from memory
  *                      registered with tutti_comm_register go without a copy (counted), are exact,
  *                      and unregistered memory is copied; after destroy no registration and no
@@ -406,6 +408,13 @@ int main(int argc, char **argv)
         unsigned bad = run_job(4, 29610, env, hosts, body_auto, 120, NULL);
         snprintf(detail, sizeof(detail), "(failed ranks mask 0x%x)", bad);
         failed += report("ib_auto_choice", bad == 0, bad ? detail : "");
+    }
+    if (wanted(argc, argv, "ib_hier")) {
+        static const char *const hosts[] = {"hostA", "hostA", "hostB", "hostB"};
+        static const char *const env[] = {"TUTTI_TIMEOUT=20s", "TUTTI_ALGO=allreduce:hier", NULL};
+        unsigned bad = run_job(4, 29615, env, hosts, body_auto, 120, NULL);
+        snprintf(detail, sizeof(detail), "(failed ranks mask 0x%x)", bad);
+        failed += report("ib_hier", bad == 0, bad ? detail : "");
     }
     if (wanted(argc, argv, "ib_zero_copy")) {
         unsigned bad = run_job(2, 29620, forced, NULL, body_zero_copy, 180, NULL);
