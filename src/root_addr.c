@@ -109,7 +109,9 @@ tutti_status_t tutti__root_addrs(struct tutti_launch *l, union tutti_sockaddr *l
         if (tutti__sock_is_loopback(&r)) {
             /* The root is on this host, where it listens on the interface's address. */
             l->boot.root = dev;
-        } else if (tutti__sock_is_local(&r) && !same_ip(&r, &dev)) {
+        } else if (l->rank == 0 && tutti__sock_is_local(&r) && !same_ip(&r, &dev)) {
+            /* Only rank 0 listens there; another rank of this host may use another interface
+             * (one NIC per rank) and reaches the root at the address given. */
             return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
                                     "the root address %s (%s) is an address of this host but not "
                                     "of TUTTI_SOCKET_IFNAME %s, where the root listens (%s): give "

@@ -9,7 +9,9 @@
 #   tcp    tutti over TCP between the same two addresses (TUTTI_SOCKET_IFNAME per rank)
 # for all_reduce and broadcast at SIZES, LAUNCHES rounds interleaved (every variant once, then
 # again), each rank a process of its own started with tutti's launcher variables. Prints one
-# "BENCH variant coll size busbw_GBps" line per run; the reading is done on the host.
+# "BENCH variant coll size value" line per run: MB/s for the wire, the time per call in us for
+# tutti (2 ranks: busbw = algbw = size / time for both collectives); the reading is done on the
+# host (perf/rxe_bench_table.py).
 set -u
 SIZES=${SIZES:-"65536 1048576 8388608"}
 LAUNCHES=${LAUNCHES:-3}
@@ -19,10 +21,10 @@ wire() { # one-way or bidirectional ib_write_bw at size $1: MB/s
   timeout 60 ib_write_bw -d rxe1 -x 1 -F -D 3 $flag -s "$s" >/dev/null 2>&1 &
   sleep 1
   timeout 60 ib_write_bw -d rxe0 -x 1 -F -D 3 $flag -s "$s" 10.99.0.2 2>/dev/null |
-    awk -v s="$s" '$1 == s { print $4 }'
+    awk -v s="$s" '$1 == s { print $4; exit }'
   wait
 }
-tutti() { # variant coll size: busbw of the out-of-place call, GB/s
+tutti() { # variant coll size: time per out-of-place call, us
   local variant=$1 coll=$2 s=$3 env=() reg=0
   port=$((port + 1))
   case $variant in
@@ -37,7 +39,7 @@ tutti() { # variant coll size: busbw of the out-of-place call, GB/s
     >/dev/null 2>&1 &
   env "${common[@]}" TUTTI_RANK=0 TUTTI_SOCKET_IFNAME=veth0 \
     "./build/perf/${coll}_perf" -b "$s" -e "$s" -n 5 -w 2 -c 1 --halves out --register $reg \
-    2>&1 | awk -v s="$s" '$1 == s && $NF == 0 { print $8 }'
+    2>&1 | awk -v s="$s" '$1 == s && $9 == 0 { print $6 }'
   wait
 }
 echo "BENCH-START $(date -u +%FT%TZ) $(uname -r) $(nproc) vCPUs"

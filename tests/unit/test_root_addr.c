@@ -147,6 +147,21 @@ Test(root_addr, with_ifname_a_root_on_another_local_interface_is_an_error_naming
               "%s", msg);
 }
 
+Test(root_addr, another_rank_on_the_roots_host_may_use_another_interface)
+{
+    char host[INET_ADDRSTRLEN], root[64];
+    non_loopback_v4(host, sizeof(host));
+    if (host[0] == '\0') {
+        cr_skip_test("no IPv4 interface but loopback");
+    }
+    setenv("TUTTI_SOCKET_IFNAME", "lo", 1);
+    snprintf(root, sizeof(root), "%s:29600", host);
+    struct tutti_launch l = job(root, 1);
+    union tutti_sockaddr at;
+    cr_assert_eq(tutti__root_addrs(&l, &at), TUTTI_OK, "%s", tutti_last_error(NULL));
+    cr_assert_str_eq(str(&l.boot.root), root, "rank 1 must connect to the root as given");
+}
+
 Test(root_addr, a_root_port_outside_the_port_range_is_an_error_naming_both)
 {
     setenv("TUTTI_PORT_RANGE", "30000-30010", 1);
