@@ -6,8 +6,10 @@
 #include "check.h"
 #include "comm.h"
 #include "env.h"
+#include "topology/topo.h"
 #include "transports/ibverbs/ib.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -178,6 +180,12 @@ tutti_status_t tutti__net_attach(struct tutti_comm *comm, struct tutti_boot *boo
     }
     TUTTI_CHECK(agree(comm, boot, st, "attaching transports"));
     TUTTI_CHECK(agree(comm, boot, choose_transports(comm), "choosing transports"));
+    /* A rank with a GPU uses the RDMA NIC nearest it (topology/view.c), as NCCL does; without
+     * one, local ranks spread over the NICs (tutti__ib_pick_port). */
+    const struct tutti_topo_rank *v = comm->topo != NULL ? &comm->topo[comm->rank] : NULL;
+    if (v != NULL && v->gpu >= 0 && (v->flags & TUTTI_TOPO_F_RDMA) != 0) {
+        snprintf(comm->net.targs.nic_hint, sizeof(comm->net.targs.nic_hint), "%s", v->nic_name);
+    }
     if (comm->net.ops[TUTTI_TRANSPORT_SHM] != NULL) {
         comm->net.doorbell = comm->net.ops[TUTTI_TRANSPORT_SHM]->doorbell(
             comm->net.tctx[TUTTI_TRANSPORT_SHM]);

@@ -78,6 +78,7 @@ struct tutti_tctx_args {
     void *side_tctx; /* the TCP transport's context, set once it exists: another transport's
                         side connections (tutti__tcp_side_connect, tcp.h) */
     int force_ib;    /* TUTTI_TRANSPORT=ib: verbs for every pair, or an error */
+    char nic_hint[16]; /* the RDMA NIC nearest this rank's GPU (topology), or "": set at attach */
 };
 
 /** Per-process sleeping support: one futex word per rank that local peers ring (shm). */

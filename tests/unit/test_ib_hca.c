@@ -5,6 +5,7 @@
  */
 #include "transports/ibverbs/ib_devices.h"
 #include "transports/ibverbs/ib_hca.h"
+#include "transports/ibverbs/ib.h"
 
 #include <criterion/criterion.h>
 #include <string.h>
@@ -100,4 +101,16 @@ Test(ib_devices, the_ports_or_why_there_are_none)
     for (int i = 0; i < n; i++) {
         cr_assert(p[i].dev[0] != '\0' && p[i].port >= 1);
     }
+}
+
+Test(ib_hca, a_rank_takes_the_nic_nearest_its_gpu_else_spreads_by_local_index)
+{
+    struct tutti_ib_port p[3] = {{.dev = "mlx5_0", .port = 1},
+                                 {.dev = "mlx5_1", .port = 1},
+                                 {.dev = "mlx5_1", .port = 2}};
+    cr_assert_eq(tutti__ib_pick_port(p, 3, 0, "mlx5_1"), 1, "the first port of the hinted NIC");
+    cr_assert_eq(tutti__ib_pick_port(p, 3, 2, "mlx5_1"), 1, "the hint wins over the index");
+    cr_assert_eq(tutti__ib_pick_port(p, 3, 4, ""), 1, "local rank 4 of 3 ports");
+    cr_assert_eq(tutti__ib_pick_port(p, 3, 2, NULL), 2);
+    cr_assert_eq(tutti__ib_pick_port(p, 3, 5, "mlx5_7"), 2, "a hint that is not usable");
 }

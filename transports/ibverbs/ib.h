@@ -119,6 +119,13 @@ extern const struct tutti_transport_ops tutti__ib_ops;
 /** Open the device of the chosen port once (attach or the first connect needs it). */
 tutti_status_t tutti__ib_ctx_open(struct ib_ctx *ctx);
 
+/**
+ * The port a rank uses among the n usable ones: the first port of device `hint` (the RDMA NIC
+ * nearest its GPU) when one is usable, else the `local`-th modulo n (local ranks spread over
+ * the NICs). Pure.
+ */
+int tutti__ib_pick_port(const struct tutti_ib_port *ports, int n, int local, const char *hint);
+
 /** Whether some peer will be reached over verbs (TUTTI_TRANSPORT=ib, or a peer on another host
  * with a compatible port). */
 int tutti__ib_needed(const struct ib_ctx *ctx);

@@ -163,6 +163,16 @@ err_fini:
     return status;
 }
 
+int tutti__ib_pick_port(const struct tutti_ib_port *ports, int n, int local, const char *hint)
+{
+    for (int i = 0; hint != NULL && hint[0] != '\0' && i < n; i++) {
+        if (strcmp(ports[i].dev, hint) == 0) {
+            return i;
+        }
+    }
+    return n > 0 ? local % n : 0;
+}
+
 tutti_status_t tutti__ib_ctx_open(struct ib_ctx *ctx)
 {
     if (ctx->dev.ctx != NULL) {
@@ -180,7 +190,7 @@ tutti_status_t tutti__ib_ctx_open(struct ib_ctx *ctx)
     for (int r = 0; r < a->rank; r++) {
         local += memcmp(a->peers[r].hostid, a->peers[a->rank].hostid, TUTTI_HOSTID_BYTES) == 0;
     }
-    ctx->port = ports[local % n];
+    ctx->port = ports[tutti__ib_pick_port(ports, n, local, a->nic_hint)];
     if (tutti__ib_dev_open(&ctx->port, 0, &ctx->dev, why, sizeof(why)) != 0) {
         return tutti__set_error(a->comm, TUTTI_ERR_SYSTEM, "ib: %s", why);
     }
@@ -190,9 +200,10 @@ tutti_status_t tutti__ib_ctx_open(struct ib_ctx *ctx)
                                 "ib: %s:%d: cannot make the event channel non-blocking: %s",
                                 ctx->port.dev, ctx->port.port, strerror(errno));
     }
-    tutti_info(TUTTI_SUBSYS_NET, "ib: rank %d uses %s:%d (%s, mtu %d)", a->rank, ctx->port.dev,
-               ctx->port.port, ctx->port.link == TUTTI_IB_LINK_ETH ? "RoCE" : "InfiniBand",
-               ctx->port.mtu);
+    tutti_info(
+        TUTTI_SUBSYS_NET, "ib: rank %d uses %s:%d (%s, mtu %d; %s)", a->rank, ctx->port.dev,
+        ctx->port.port, ctx->port.link == TUTTI_IB_LINK_ETH ? "RoCE" : "InfiniBand", ctx->port.mtu,
+        strcmp(ctx->port.dev, a->nic_hint) == 0 ? "nearest its GPU" : "by its index on the host");
     return TUTTI_OK;
 }
 
