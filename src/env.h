@@ -47,6 +47,10 @@
       "RDMA ACK timeout exponent: 4.096 us x 2^N per try (18: about 1 s), as NCCL_IB_TIMEOUT")     \
     X(IB_RETRY_CNT, INT, "7", "RDMA retries before a queue pair fails (0..7)")                     \
     X(IB_INLINE, SIZE, "128", "RDMA writes up to this many bytes go inline in the work request")  \
+    X(IB_GID_INDEX, INT, "-1",                                                                     \
+      "RoCE: use this GID index of every port instead of the automatic choice (-1)")               \
+    X(IB_TC, INT, "0", "RoCE: traffic class of RDMA packets (0..255), as NCCL_IB_TC")              \
+    X(IB_SL, INT, "0", "InfiniBand service level (0..15), as NCCL_IB_SL")                          \
     X(SPIN, DURATION, "50us", "busy-poll this long before yielding the CPU")                      \
     X(ALGO, STRING, "",                                                                            \
       "force algorithms, e.g. allreduce:oneshot,broadcast:ring (tutti-info --algos lists them)")   \

@@ -8,6 +8,8 @@ info=$(./build/src/tools/tutti-info --rdma); echo "$info"
 check rdma_vm_ports "echo \"\$info\" | grep -q \"^rdma: rxe0:1 active RoCE .*RoCEv2 .*: usable\" && echo \"\$info\" | grep -q \"^rdma: rxe1:1 active RoCE .*RoCEv2 .*: usable\""
 f=$(TUTTI_IB_HCA=^rxe1 ./build/src/tools/tutti-info --rdma); echo "$f"
 check rdma_vm_hca_filter "echo \"\$f\" | grep -q \"rxe1:1.*left out by TUTTI_IB_HCA\" && echo \"\$f\" | grep -q \"rxe0:1.*: usable\""
+g=$(TUTTI_IB_GID_INDEX=99 ./build/src/tools/tutti-info --rdma); echo "$g"
+check rdma_vm_gid_index "echo \"\$g\" | grep -q \"rxe0:1.*no gid 99 (TUTTI_IB_GID_INDEX)\" && TUTTI_IB_GID_INDEX=1 ./build/src/tools/tutti-info --rdma | grep -q \"rxe0:1.*gid\[1\].*: usable\""
 check rdma_vm_unit "./build/tests/unit/test_ib_hca --verbose"
 ./build/tests/rdma/ib_qp_test rxe0 rxe1 | sed "s/^/RESULT /"
 
@@ -44,6 +46,8 @@ for a in $(algos broadcast); do
   perf "ib_perf_broadcast_$a" TUTTI_ALGO=broadcast:$a ./build/perf/broadcast_perf -N 4 -b 8 \
     -e 256K -f 64 -n 1 -w 0
 done
+perf ib_perf_gid_tc TUTTI_IB_GID_INDEX=1 TUTTI_IB_TC=106 ./build/perf/all_reduce_perf -N 2 \
+  -b 8 -e 64K -f 64 -n 1 -w 0
 perf ib_perf_tiny_fifos TUTTI_IB_QPS=3 TUTTI_IB_SLOT_SIZE=4k TUTTI_IB_NSLOTS=2 \
   ./build/perf/all_reduce_perf -N 3 -b 8 -e 512K -f 8 -n 2 -w 1
 ./build/tests/rdma/ib_coll_test 2>&1 | sed -E "s/^(ib_[a-z_]* (ok|failed))/RESULT \1/"

@@ -6,6 +6,7 @@
 # and prints them. Checks:
 #   rdma_vm_ports       tutti-info --rdma finds rxe0:1 and rxe1:1 active, RoCE v2, usable
 #   rdma_vm_hca_filter  TUTTI_IB_HCA=^rxe1 leaves rxe1 out and keeps rxe0
+#   rdma_vm_gid_index   TUTTI_IB_GID_INDEX=99 is no GID of rxe0:1 (said so), 1 is usable
 #   rdma_vm_unit        the test_ib_hca suite passes in the guest (its enumeration test sees ports)
 #   ib_qp_*             tests/rdma/ib_qp_test.c between rxe0 and rxe1: RC queue pairs, RDMA
 #                       WRITE with immediate (4 MiB and 64 B inline), a dead peer's error
@@ -13,8 +14,8 @@
 #                       with its results checked: 4 ranks (ranks 0 and 2 on rxe0, 1 and 3 on
 #                       rxe1: two ranks per device, and pairs within and across devices), every
 #                       datatype x op of all-reduce on 2 ranks, every all-reduce and broadcast
-#                       algorithm forced in turn, and tiny FIFOs on 3 queue pairs (credits and
-#                       slot reuse wrapping many times)
+#                       algorithm forced in turn, a chosen GID index and traffic class, and tiny
+#                       FIFOs on 3 queue pairs (credits and slot reuse wrapping many times)
 #   ib_auto_choice ...  tests/rdma/ib_coll_test.c: the automatic choice (shared memory within a
 #                       host, verbs across), registration without copies and without leaks, a
 #                       queue pair forced into error, a rank killed mid-collective, a rank

@@ -85,6 +85,13 @@ static tutti_status_t read_config(struct ib_ctx *ctx, const struct tutti_env *en
                                 "31 / 0 to 7)",
                                 env->IB_TIMEOUT, env->IB_RETRY_CNT);
     }
+    if (env->IB_SL < 0 || env->IB_SL > 15 || env->IB_TC < 0 || env->IB_TC > 255 ||
+        env->IB_GID_INDEX < -1 || env->IB_GID_INDEX > 255) {
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+                                "TUTTI_IB_SL %ld / TUTTI_IB_TC %ld / TUTTI_IB_GID_INDEX %ld out of "
+                                "range (0 to 15 / 0 to 255 / -1 to 255)",
+                                env->IB_SL, env->IB_TC, env->IB_GID_INDEX);
+    }
     if (env->IB_INLINE > 1024) {
         return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
                                 "TUTTI_IB_INLINE value %zu is out of range (0 to 1024)",

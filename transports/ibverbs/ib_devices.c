@@ -57,13 +57,16 @@ static void pick_gid(struct ibv_context *ctx, struct tutti_ib_port *p)
 {
     struct ibv_gid_entry g[MAX_GIDS];
     ssize_t n = ibv_query_gid_table(ctx, g, MAX_GIDS, 0);
+    long want = tutti__env()->IB_GID_INDEX; /* RoCE: the user's choice, or -1 */
     int best = 0;
     p->gid_index = -1;
     for (ssize_t i = 0; i < n; i++) {
         if ((int)g[i].port_num != p->port) {
             continue;
         }
-        int r = p->link == TUTTI_IB_LINK_IB ? (g[i].gid_index == 0 ? 1 : 0) : gid_rank(&g[i]);
+        int r = p->link == TUTTI_IB_LINK_IB ? (g[i].gid_index == 0 ? 1 : 0)
+                : want >= 0                 ? (g[i].gid_index == want && gid_rank(&g[i]) > 0)
+                                            : gid_rank(&g[i]);
         if (r > best) {
             best = r;
             p->gid_index = (int)g[i].gid_index;
@@ -167,6 +170,8 @@ int tutti__ib_info(FILE *out)
                     : p->gid_type == TUTTI_IB_GID_ROCE_V1 ? "RoCEv1"
                                                           : "IB",
                     gid);
+        } else if (p->link == TUTTI_IB_LINK_ETH && tutti__env()->IB_GID_INDEX >= 0) {
+            fprintf(out, " no gid %ld (TUTTI_IB_GID_INDEX)", tutti__env()->IB_GID_INDEX);
         } else {
             fprintf(out, " no usable gid");
         }

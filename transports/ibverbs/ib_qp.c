@@ -2,6 +2,7 @@
  * ib_qp.c - device contexts and RC queue pairs (ib_qp.h).
  */
 #include "ib_qp.h"
+#include "env.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -132,14 +133,15 @@ int tutti__ib_qp_connect(struct tutti_ib_dev *d, struct ibv_qp *qp,
         .rq_psn = peer->psn,
         .max_dest_rd_atomic = 1,
         .min_rnr_timer = 12,
-        .ah_attr = {.dlid = peer->lid, .sl = 0, .src_path_bits = 0,
-                    .port_num = (uint8_t)d->port.port},
+        .ah_attr = {.dlid = peer->lid, .sl = (uint8_t)(tutti__env()->IB_SL & 15),
+                    .src_path_bits = 0, .port_num = (uint8_t)d->port.port},
     };
     if (mine->link == TUTTI_IB_LINK_ETH) { /* RoCE: always routed by GID */
         a.ah_attr.is_global = 1;
         memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);
         a.ah_attr.grh.sgid_index = (uint8_t)d->port.gid_index;
         a.ah_attr.grh.hop_limit = 64;
+        a.ah_attr.grh.traffic_class = (uint8_t)(tutti__env()->IB_TC & 255);
     }
     int err = ibv_modify_qp(qp, &a,
                             IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
