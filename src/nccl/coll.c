@@ -8,19 +8,18 @@
 #include "shim.h"
 
 static const tutti_datatype_t dtype_table[ncclNumTypes] = {
-    [ncclInt8] = TUTTI_INT8,         [ncclUint8] = TUTTI_UINT8,
-    [ncclInt32] = TUTTI_INT32,       [ncclUint32] = TUTTI_UINT32,
-    [ncclInt64] = TUTTI_INT64,       [ncclUint64] = TUTTI_UINT64,
-    [ncclFloat16] = TUTTI_FLOAT16,   [ncclFloat32] = TUTTI_FLOAT32,
-    [ncclFloat64] = TUTTI_FLOAT64,   [ncclBfloat16] = TUTTI_BFLOAT16,
+    [ncclInt8] = TUTTI_INT8,           [ncclUint8] = TUTTI_UINT8,
+    [ncclInt32] = TUTTI_INT32,         [ncclUint32] = TUTTI_UINT32,
+    [ncclInt64] = TUTTI_INT64,         [ncclUint64] = TUTTI_UINT64,
+    [ncclFloat16] = TUTTI_FLOAT16,     [ncclFloat32] = TUTTI_FLOAT32,
+    [ncclFloat64] = TUTTI_FLOAT64,     [ncclBfloat16] = TUTTI_BFLOAT16,
     [ncclFloat8e4m3] = TUTTI_FP8_E4M3, [ncclFloat8e5m2] = TUTTI_FP8_E5M2,
 };
 
 ncclResult_t shim_dtype(struct ncclComm *c, ncclDataType_t dt, tutti_datatype_t *dt_p)
 {
     if ((int)dt < 0 || dt >= ncclNumTypes) {
-        return shim_error(c, ncclInvalidArgument, "datatype %d is not an NCCL datatype",
-                          (int)dt);
+        return shim_error(c, ncclInvalidArgument, "datatype %d is not an NCCL datatype", (int)dt);
     }
     *dt_p = dtype_table[dt];
     return ncclSuccess;
@@ -35,9 +34,9 @@ ncclResult_t shim_dtype(struct ncclComm *c, ncclDataType_t dt, tutti_datatype_t 
  */
 enum red { RED_ALLREDUCE, RED_REDUCE, RED_REDUCE_SCATTER };
 
-static ncclResult_t reduction(enum red kind, const char *what, const void *sendbuff,
-                              void *recvbuff, size_t count, ncclDataType_t datatype,
-                              ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream)
+static ncclResult_t reduction(enum red kind, const char *what, const void *sendbuff, void *recvbuff,
+                              size_t count, ncclDataType_t datatype, ncclRedOp_t op, int root,
+                              ncclComm_t comm, cudaStream_t stream)
 {
     struct ncclComm *c;
     const struct shim_redop *pm = NULL;
@@ -59,7 +58,8 @@ static ncclResult_t reduction(enum red kind, const char *what, const void *sendb
     }
     if (r == ncclSuccess) {
         tutti_status_t st =
-            kind == RED_ALLREDUCE ? tutti_allreduce(sendbuff, recvbuff, count, dt, top, c->tc, stream)
+            kind == RED_ALLREDUCE
+                ? tutti_allreduce(sendbuff, recvbuff, count, dt, top, c->tc, stream)
             : kind == RED_REDUCE
                 ? tutti_reduce(sendbuff, recvbuff, count, dt, top, root, c->tc, stream)
                 : tutti_reduce_scatter(sendbuff, recvbuff, count, dt, top, c->tc, stream);
@@ -148,8 +148,8 @@ NCCL_API(ncclResult_t, Bcast, void *buff, size_t count, ncclDataType_t datatype,
 NCCL_API(ncclResult_t, AllGather, const void *sendbuff, void *recvbuff, size_t sendcount,
          ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
 {
-    return forward(FWD_ALLGATHER, "ncclAllGather", sendbuff, recvbuff, sendcount, datatype, 0,
-                   comm, stream);
+    return forward(FWD_ALLGATHER, "ncclAllGather", sendbuff, recvbuff, sendcount, datatype, 0, comm,
+                   stream);
 }
 
 NCCL_API(ncclResult_t, AlltoAll, const void *sendbuff, void *recvbuff, size_t count,

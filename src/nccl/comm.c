@@ -124,7 +124,8 @@ ncclResult_t shim_config_apply(struct ncclComm *c, const ncclConfig_t *config)
     if (config == NULL) {
         return ncclSuccess;
     }
-    if (config->magic != NCCL_CONFIG_MAGIC || config->size < offsetof(ncclConfig_t, cgaClusterSize) ||
+    if (config->magic != NCCL_CONFIG_MAGIC ||
+        config->size < offsetof(ncclConfig_t, cgaClusterSize) ||
         config->version < (unsigned)NCCL_VERSION(2, 14, 0)) {
         return shim_error(NULL, ncclInvalidArgument,
                           "config %p was not set up by NCCL_CONFIG_INITIALIZER (size %zu, magic "
@@ -305,12 +306,10 @@ NCCL_API(ncclResult_t, CommInitRankScalable, ncclComm_t *newcomm, int nranks, in
          ncclUniqueId *commIds, ncclConfig_t *config)
 {
     if (nId < 1 || commIds == NULL) {
-        return shim_error(NULL, ncclInvalidArgument,
-                          "ncclCommInitRankScalable: %s (nId %d)",
+        return shim_error(NULL, ncclInvalidArgument, "ncclCommInitRankScalable: %s (nId %d)",
                           commIds == NULL ? "commIds is NULL" : "nId must be >= 1", nId);
     }
-    return init_rank(newcomm, nranks, &commIds[0], myrank, config, -1,
-                     "ncclCommInitRankScalable");
+    return init_rank(newcomm, nranks, &commIds[0], myrank, config, -1, "ncclCommInitRankScalable");
 }
 
 /* ndev ranks in this process, one thread each (the group runs the inits together). */

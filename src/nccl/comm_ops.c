@@ -217,8 +217,8 @@ NCCL_API(ncclResult_t, CommSplit, ncclComm_t comm, int color, int key, ncclComm_
         shim_leave(c);
         return r;
     }
-    *j = (struct split_job){.parent = c, .child = child, .color = color, .key = key,
-                            .newcomm = newcomm};
+    *j = (struct split_job){
+        .parent = c, .child = child, .color = color, .key = key, .newcomm = newcomm};
     return shim_defer(split_run, j); /* the job leaves c */
 }
 
@@ -292,9 +292,9 @@ static ncclResult_t query(const ncclComm_t comm, const void *out, const char *wh
         return r;
     }
     pthread_mutex_lock(&c->lock);
-    r = c->state == SHIM_INITIALIZING ? ncclInProgress
+    r = c->state == SHIM_INITIALIZING  ? ncclInProgress
         : c->state == SHIM_INIT_FAILED ? c->stored
-                                        : ncclSuccess;
+                                       : ncclSuccess;
     pthread_mutex_unlock(&c->lock);
     if (r != ncclSuccess) {
         shim_leave(c);

@@ -1,7 +1,7 @@
 /*
- * device.c - the host entry points of NCCL's device API (the nccl_device headers). The team functions
- * are arithmetic on a communicator's ranks and work: the world team is every rank, stride 1;
- * the LSA team (ranks whose memory this GPU's threads can load and store) is this rank alone,
+ * device.c - the host entry points of NCCL's device API (the nccl_device headers). The team
+ * functions are arithmetic on a communicator's ranks and work: the world team is every rank, stride
+ * 1; the LSA team (ranks whose memory this GPU's threads can load and store) is this rank alone,
  * since tutti gives kernels no access to peers' memory; the rail team is the world divided by
  * the LSA team. Device communicators and the barriers and all-to-all that live in them need
  * device-side code tutti does not have: those calls return ncclInvalidUsage and say so.
@@ -107,8 +107,8 @@ NCCL_API(ncclResult_t, LsaBarrierCreateRequirement, ncclTeam_t team, int nBarrie
     return shim_error(NULL, ncclInvalidUsage, "ncclLsaBarrierCreateRequirement: " NO_DEVICE_API);
 }
 
-NCCL_API(ncclResult_t, GinBarrierCreateRequirement, ncclComm_t comm, ncclTeam_t team,
-         int nBarriers, ncclGinBarrierHandle_t *outHandle, ncclDevResourceRequirements_t *outReq)
+NCCL_API(ncclResult_t, GinBarrierCreateRequirement, ncclComm_t comm, ncclTeam_t team, int nBarriers,
+         ncclGinBarrierHandle_t *outHandle, ncclDevResourceRequirements_t *outReq)
 {
     struct ncclComm *c;
     (void)team;

@@ -154,8 +154,8 @@ NCCL_API(ncclResult_t, GroupEnd, void)
 NCCL_API(ncclResult_t, GroupSimulateEnd, ncclSimInfo_t *simInfo)
 {
     double us = 0;
-    if (simInfo != NULL && (simInfo->magic != NCCL_SIM_INFO_MAGIC ||
-                            simInfo->size < sizeof(ncclSimInfo_t))) {
+    if (simInfo != NULL &&
+        (simInfo->magic != NCCL_SIM_INFO_MAGIC || simInfo->size < sizeof(ncclSimInfo_t))) {
         return shim_error(NULL, ncclInvalidArgument,
                           "ncclGroupSimulateEnd: simInfo was not set up by "
                           "NCCL_SIM_INFO_INITIALIZER (magic 0x%x)",

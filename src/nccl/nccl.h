@@ -315,7 +315,8 @@ _Static_assert(ncclInt8 == 0 && ncclUint8 == 1 && ncclInt32 == 2 && ncclUint32 =
 _Static_assert(ncclScalarDevice == 0 && ncclScalarHostImmediate == 1, "residence values");
 _Static_assert(NCCL_VERSION_CODE == 22809, "the 2.28.9 version code");
 _Static_assert(offsetof(ncclConfig_t, magic) == 8 && offsetof(ncclConfig_t, version) == 12 &&
-                   offsetof(ncclConfig_t, blocking) == 16 && offsetof(ncclConfig_t, netName) == 32 &&
+                   offsetof(ncclConfig_t, blocking) == 16 &&
+                   offsetof(ncclConfig_t, netName) == 32 &&
                    offsetof(ncclConfig_t, commName) == 48 &&
                    offsetof(ncclConfig_t, shrinkShare) == 64 &&
                    offsetof(ncclConfig_t, nvlinkCentricSched) == 76 && sizeof(ncclConfig_t) == 80,

@@ -43,9 +43,8 @@ ncclResult_t shim_redop(struct ncclComm *c, ncclRedOp_t op, tutti_datatype_t dt,
                           (int)op);
     }
     if (c->ops[slot].dt != dt) {
-        return shim_error(c, ncclInvalidArgument,
-                          "reduction operator %d was made for %s, not %s", (int)op,
-                          tutti_datatype_name(c->ops[slot].dt), tutti_datatype_name(dt));
+        return shim_error(c, ncclInvalidArgument, "reduction operator %d was made for %s, not %s",
+                          (int)op, tutti_datatype_name(c->ops[slot].dt), tutti_datatype_name(dt));
     }
     *op_p = TUTTI_SUM;
     *premul_p = &c->ops[slot];
@@ -60,25 +59,39 @@ static void scale(void *dst, const void *src, size_t n, tutti_datatype_t dt, con
         T kv;                                                                                      \
         memcpy(&kv, k, sizeof(kv));                                                                \
         for (size_t i = 0; i < n; i++) {                                                           \
-            ((T *)dst)[i] = kern_prod_##sfx(((const T *)src)[i], kv);                             \
+            ((T *)dst)[i] = kern_prod_##sfx(((const T *)src)[i], kv);                              \
         }                                                                                          \
     }                                                                                              \
     break;
     switch (dt) {
-    case TUTTI_INT8: SCALE_(i8, int8_t)
-    case TUTTI_UINT8: SCALE_(u8, uint8_t)
-    case TUTTI_INT16: SCALE_(i16, int16_t)
-    case TUTTI_UINT16: SCALE_(u16, uint16_t)
-    case TUTTI_INT32: SCALE_(i32, int32_t)
-    case TUTTI_UINT32: SCALE_(u32, uint32_t)
-    case TUTTI_INT64: SCALE_(i64, int64_t)
-    case TUTTI_UINT64: SCALE_(u64, uint64_t)
-    case TUTTI_FLOAT16: SCALE_(half, uint16_t)
-    case TUTTI_BFLOAT16: SCALE_(bf16, uint16_t)
-    case TUTTI_FLOAT32: SCALE_(f32, float)
-    case TUTTI_FLOAT64: SCALE_(f64, double)
-    case TUTTI_FP8_E4M3: SCALE_(e4m3, uint8_t)
-    case TUTTI_FP8_E5M2: SCALE_(e5m2, uint8_t)
+    case TUTTI_INT8:
+        SCALE_(i8, int8_t)
+    case TUTTI_UINT8:
+        SCALE_(u8, uint8_t)
+    case TUTTI_INT16:
+        SCALE_(i16, int16_t)
+    case TUTTI_UINT16:
+        SCALE_(u16, uint16_t)
+    case TUTTI_INT32:
+        SCALE_(i32, int32_t)
+    case TUTTI_UINT32:
+        SCALE_(u32, uint32_t)
+    case TUTTI_INT64:
+        SCALE_(i64, int64_t)
+    case TUTTI_UINT64:
+        SCALE_(u64, uint64_t)
+    case TUTTI_FLOAT16:
+        SCALE_(half, uint16_t)
+    case TUTTI_BFLOAT16:
+        SCALE_(bf16, uint16_t)
+    case TUTTI_FLOAT32:
+        SCALE_(f32, float)
+    case TUTTI_FLOAT64:
+        SCALE_(f64, double)
+    case TUTTI_FP8_E4M3:
+        SCALE_(e4m3, uint8_t)
+    case TUTTI_FP8_E5M2:
+        SCALE_(e5m2, uint8_t)
     default:
         break;
     }
@@ -112,15 +125,14 @@ ncclResult_t shim_premul(struct ncclComm *c, const struct shim_redop *pm, const 
                           count * esize);
     }
     unsigned char k[8];
-    memcpy(k, pm->residence == ncclScalarDevice ? pm->scalar_ptr : (const void *)pm->scalar,
-           esize);
+    memcpy(k, pm->residence == ncclScalarDevice ? pm->scalar_ptr : (const void *)pm->scalar, esize);
     scale(out, src, count, pm->dt, k);
     *scaled_p = out;
     return ncclSuccess;
 }
 
-NCCL_API(ncclResult_t, RedOpCreatePreMulSum, ncclRedOp_t *op, void *scalar,
-         ncclDataType_t datatype, ncclScalarResidence_t residence, ncclComm_t comm)
+NCCL_API(ncclResult_t, RedOpCreatePreMulSum, ncclRedOp_t *op, void *scalar, ncclDataType_t datatype,
+         ncclScalarResidence_t residence, ncclComm_t comm)
 {
     struct ncclComm *c;
     tutti_datatype_t dt = TUTTI_INT8;
@@ -133,8 +145,7 @@ NCCL_API(ncclResult_t, RedOpCreatePreMulSum, ncclRedOp_t *op, void *scalar,
         r = shim_error(c, ncclInvalidArgument, "ncclRedOpCreatePreMulSum: %s is NULL",
                        op == NULL ? "op" : "scalar");
     }
-    if (r == ncclSuccess && residence != ncclScalarDevice &&
-        residence != ncclScalarHostImmediate) {
+    if (r == ncclSuccess && residence != ncclScalarDevice && residence != ncclScalarHostImmediate) {
         r = shim_error(c, ncclInvalidArgument,
                        "ncclRedOpCreatePreMulSum: residence %d is not an ncclScalarResidence_t",
                        (int)residence);

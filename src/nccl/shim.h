@@ -18,21 +18,22 @@
 
 /* Define pnccl<name> and alias nccl<name> to it; the definition follows the macro. */
 #define NCCL_API(ret, name, ...)                                                                   \
-    ret nccl##name(__VA_ARGS__) __attribute__((weak, alias("pnccl" #name), visibility("default"))); \
+    ret nccl##name(__VA_ARGS__)                                                                    \
+        __attribute__((weak, alias("pnccl" #name), visibility("default")));                        \
     __attribute__((visibility("default"))) ret pnccl##name(__VA_ARGS__)
 
 /* Written into a live communicator, cleared when it is freed: a stale handle is refused. */
 #define SHIM_COMM_MAGIC 0x7475636eu
 /* Most PreMulSum operators alive at once per communicator (PyTorch makes one per call). */
 #define SHIM_MAX_REDOPS 256
-#define SHIM_ERR_LEN 1024
+#define SHIM_ERR_LEN    1024
 
 /* A communicator's life, as NCCL describes it. */
 enum shim_state {
     SHIM_INITIALIZING, /* a nonblocking or grouped init still running (ncclInProgress) */
     SHIM_READY,
-    SHIM_INIT_FAILED,  /* init failed; only destroy/abort and the queries are allowed */
-    SHIM_FINALIZED,    /* ncclCommFinalize ran: tutti's communicator is gone, the handle stays */
+    SHIM_INIT_FAILED, /* init failed; only destroy/abort and the queries are allowed */
+    SHIM_FINALIZED,   /* ncclCommFinalize ran: tutti's communicator is gone, the handle stays */
 };
 
 /* One operator made by ncclRedOpCreatePreMulSum: inputs are scaled by `scalar`, then summed. */
@@ -60,15 +61,15 @@ struct ncclComm {
     pthread_cond_t cond;  /* signalled when state leaves SHIM_INITIALIZING */
     tutti_comm_t *tc;     /* NULL until init ends, and after finalize */
     enum shim_state state;
-    ncclResult_t stored;  /* the result of init (failed) or of finalize */
+    ncclResult_t stored; /* the result of init (failed) or of finalize */
     int rank, nranks;
-    int cudev;            /* the CUDA device of this rank; -1 on a host without CUDA */
-    int blocking;         /* config.blocking: 0 makes init return ncclInProgress */
-    int aborted;          /* ncclCommAbort ran: the last reference aborts tc */
-    int revoked;          /* ncclCommRevoke ran: quiescent, its asynchronous error is success */
+    int cudev;    /* the CUDA device of this rank; -1 on a host without CUDA */
+    int blocking; /* config.blocking: 0 makes init return ncclInProgress */
+    int aborted;  /* ncclCommAbort ran: the last reference aborts tc */
+    int revoked;  /* ncclCommRevoke ran: quiescent, its asynchronous error is success */
     struct shim_redop ops[SHIM_MAX_REDOPS];
     struct shim_reg *regs;
-    char name[64];        /* config.commName, for messages */
+    char name[64]; /* config.commName, for messages */
     char err[SHIM_ERR_LEN];
 };
 

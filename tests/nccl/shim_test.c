@@ -35,7 +35,7 @@ static int npass, nfail;
 #define CHECK(cond, ...)                                                                           \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            fprintf(stderr, "rank %d: %s:%d: %s: ", g_rank, __FILE__, __LINE__, #cond);           \
+            fprintf(stderr, "rank %d: %s:%d: %s: ", g_rank, __FILE__, __LINE__, #cond);            \
             fprintf(stderr, __VA_ARGS__);                                                          \
             fprintf(stderr, "\n");                                                                 \
             return 1;                                                                              \
@@ -44,7 +44,7 @@ static int npass, nfail;
 #define NCCLOK(call)                                                                               \
     do {                                                                                           \
         ncclResult_t r_ = (call);                                                                  \
-        CHECK(r_ == ncclSuccess, "%s -> %d (%s): %s", #call, (int)r_, ncclGetErrorString(r_),     \
+        CHECK(r_ == ncclSuccess, "%s -> %d (%s): %s", #call, (int)r_, ncclGetErrorString(r_),      \
               ncclGetLastError(NULL));                                                             \
     } while (0)
 
@@ -62,9 +62,9 @@ static double now_s(void)
 /* ---- element encoding: exact small values in every NCCL datatype ---- */
 
 static const size_t type_size[ncclNumTypes] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
-static const char *type_name[ncclNumTypes] = {"int8",    "uint8",   "int32", "uint32",
-                                              "int64",   "uint64",  "half",  "float",
-                                              "double",  "bfloat16", "e4m3", "e5m2"};
+static const char *type_name[ncclNumTypes] = {"int8",   "uint8",    "int32", "uint32",
+                                              "int64",  "uint64",   "half",  "float",
+                                              "double", "bfloat16", "e4m3",  "e5m2"};
 static const char *op_name[ncclNumOps] = {"sum", "prod", "max", "min", "avg"};
 
 /* A small non-negative integer as a float format with `mbits` mantissa bits and bias `bias`
@@ -83,19 +83,44 @@ static void put(void *buf, size_t i, ncclDataType_t t, double v)
 {
     unsigned char *p = (unsigned char *)buf + i * type_size[t];
     switch (t) {
-    case ncclInt8: *(int8_t *)p = (int8_t)v; break;
-    case ncclUint8: *(uint8_t *)p = (uint8_t)v; break;
-    case ncclInt32: *(int32_t *)p = (int32_t)v; break;
-    case ncclUint32: *(uint32_t *)p = (uint32_t)v; break;
-    case ncclInt64: *(int64_t *)p = (int64_t)v; break;
-    case ncclUint64: *(uint64_t *)p = (uint64_t)v; break;
-    case ncclFloat16: *(uint16_t *)p = (uint16_t)fenc(v, 10, 15); break;
-    case ncclFloat32: *(float *)p = (float)v; break;
-    case ncclFloat64: *(double *)p = v; break;
-    case ncclBfloat16: *(uint16_t *)p = (uint16_t)fenc(v, 7, 127); break;
-    case ncclFloat8e4m3: *p = (uint8_t)fenc(v, 3, 7); break;
-    case ncclFloat8e5m2: *p = (uint8_t)fenc(v, 2, 15); break;
-    default: break;
+    case ncclInt8:
+        *(int8_t *)p = (int8_t)v;
+        break;
+    case ncclUint8:
+        *(uint8_t *)p = (uint8_t)v;
+        break;
+    case ncclInt32:
+        *(int32_t *)p = (int32_t)v;
+        break;
+    case ncclUint32:
+        *(uint32_t *)p = (uint32_t)v;
+        break;
+    case ncclInt64:
+        *(int64_t *)p = (int64_t)v;
+        break;
+    case ncclUint64:
+        *(uint64_t *)p = (uint64_t)v;
+        break;
+    case ncclFloat16:
+        *(uint16_t *)p = (uint16_t)fenc(v, 10, 15);
+        break;
+    case ncclFloat32:
+        *(float *)p = (float)v;
+        break;
+    case ncclFloat64:
+        *(double *)p = v;
+        break;
+    case ncclBfloat16:
+        *(uint16_t *)p = (uint16_t)fenc(v, 7, 127);
+        break;
+    case ncclFloat8e4m3:
+        *p = (uint8_t)fenc(v, 3, 7);
+        break;
+    case ncclFloat8e5m2:
+        *p = (uint8_t)fenc(v, 2, 15);
+        break;
+    default:
+        break;
     }
 }
 
@@ -116,8 +141,10 @@ static double expect(size_t i, ncclDataType_t t, int op, int n)
     double acc = input(0, i, t, op);
     for (int r = 1; r < n; r++) {
         double x = input(r, i, t, op);
-        acc = op == ncclProd ? acc * x : op == ncclMax ? fmax(acc, x)
-              : op == ncclMin ? fmin(acc, x) : acc + x;
+        acc = op == ncclProd  ? acc * x
+              : op == ncclMax ? fmax(acc, x)
+              : op == ncclMin ? fmin(acc, x)
+                              : acc + x;
     }
     return op == ncclAvg ? acc / n : acc;
 }
@@ -235,8 +262,8 @@ static int t_premulsum(ncclComm_t comm, int rank, int n)
         for (int r = 0; r < n; r++) {
             want += (r + 1) * (1 + (r + i) % 2);
         }
-        CHECK(fout[i] == (float)want && iout[i] == (int32_t)want, "premulsum[%d] %g %d want %g",
-              i, fout[i], iout[i], want);
+        CHECK(fout[i] == (float)want && iout[i] == (int32_t)want, "premulsum[%d] %g %d want %g", i,
+              fout[i], iout[i], want);
     }
     NCCLOK(ncclReduce(fin, fout, COUNT, ncclFloat32, fop, n - 1, comm, NULL));
     if (rank == n - 1) {
@@ -408,8 +435,7 @@ static int t_split(ncclComm_t comm, int rank, int n)
     }
     NCCLOK(ncclCommCount(sub, &cnt));
     NCCLOK(ncclCommUserRank(sub, &urank));
-    CHECK(cnt == members && urank == my, "split: %d of %d, want %d of %d", urank, cnt, my,
-          members);
+    CHECK(cnt == members && urank == my, "split: %d of %d, want %d of %d", urank, cnt, my, members);
     int32_t v = rank, sum = 0;
     NCCLOK(ncclAllReduce(&v, &sum, 1, ncclInt32, ncclSum, sub, NULL));
     int want = 0;
@@ -575,8 +601,7 @@ static int t_misc(ncclComm_t comm, int rank, int n)
           "bad datatype accepted");
     CHECK(strstr(ncclGetLastError(comm), "datatype 77") != NULL, "message: %s",
           ncclGetLastError(comm));
-    CHECK(ncclAllReduce(x, x, 16, ncclFloat32, (ncclRedOp_t)99, comm, NULL) ==
-              ncclInvalidArgument,
+    CHECK(ncclAllReduce(x, x, 16, ncclFloat32, (ncclRedOp_t)99, comm, NULL) == ncclInvalidArgument,
           "bad op accepted");
     CHECK(ncclBroadcast(x, x, 16, ncclFloat32, n, comm, NULL) == ncclInvalidArgument,
           "bad root accepted");
