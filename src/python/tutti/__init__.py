@@ -43,9 +43,13 @@ class Error(RuntimeError):
 
 
 def _check(code, comm=None):
+    """Raise tutti.Error for a failed call. comm: the Comm it was made on (its message is the
+    communicator's); once the Comm was aborted or destroyed (perhaps by another thread while
+    this call ran) only the calling thread's message is read, never the freed communicator."""
     if code != 0:
-        msg = lib.tutti_last_error(comm)
-        if not msg and comm is not None:
+        handle = comm._handle if comm is not None else None
+        msg = lib.tutti_last_error(handle) if handle is not None else None
+        if not msg:
             msg = lib.tutti_last_error(None)
         raise Error(code, (msg or lib.tutti_status_string(code)).decode(errors="replace"))
 
@@ -113,7 +117,7 @@ class Request:
         lib.tutti_request_free(self._h)
         self._h = None
         self._keep = None
-        _check(code, self._comm._handle)
+        _check(code, self._comm)
 
     def __del__(self):
         if not self._done and self._h is not None:
@@ -178,8 +182,8 @@ class Comm:
         self._handle = handle
         self._orphans = []  # buffers of requests freed before completing
         r, n = ctypes.c_int(), ctypes.c_int()
-        _check(lib.tutti_comm_rank(handle, ctypes.byref(r)), handle)
-        _check(lib.tutti_comm_size(handle, ctypes.byref(n)), handle)
+        _check(lib.tutti_comm_rank(handle, ctypes.byref(r)))
+        _check(lib.tutti_comm_size(handle, ctypes.byref(n)))
         self.rank, self.size = r.value, n.value
 
     # ---- life ----
@@ -206,7 +210,7 @@ class Comm:
     def split(self, color, key=0):
         """A new communicator per color (None for SPLIT_NOCOLOR), ranks ordered by key."""
         out = ctypes.c_void_p()
-        _check(lib.tutti_comm_split(self._live(), color, key, ctypes.byref(out)), self._handle)
+        _check(lib.tutti_comm_split(self._live(), color, key, ctypes.byref(out)), self)
         if not out.value:
             return None
         c = Comm.__new__(Comm)
@@ -216,7 +220,7 @@ class Comm:
     def async_error(self):
         """None while healthy, else the tutti.Error that failed the communicator."""
         st = ctypes.c_int(0)
-        _check(lib.tutti_comm_get_async_error(self._live(), ctypes.byref(st)), self._handle)
+        _check(lib.tutti_comm_get_async_error(self._live(), ctypes.byref(st)), self)
         if st.value == 0:
             return None
         return Error(st.value, (lib.tutti_last_error(self._handle) or b"").decode())
@@ -231,9 +235,9 @@ class Comm:
         h = self._live()
         if async_op:
             req = ctypes.c_void_p()
-            _check(getattr(lib, "tutti_i" + name)(*args, h, ctypes.byref(req)), h)
+            _check(getattr(lib, "tutti_i" + name)(*args, h, ctypes.byref(req)), self)
             return Request(req.value, self, keep)
-        _check(getattr(lib, "tutti_" + name)(*args, h, None), h)
+        _check(getattr(lib, "tutti_" + name)(*args, h, None), self)
         return None
 
     def _pair(self, sendbuf, recvbuf, what):
