@@ -118,9 +118,9 @@ void shim_leave(struct ncclComm *c);
 struct ncclComm *shim_comm_new(void);
 
 /**
- * Adopt a config: blocking and commName (the other fields tune NCCL's kernels and have no
- * meaning for tutti; their values are checked against NCCL's ranges). Refuses a config not made
- * by NCCL_CONFIG_INITIALIZER (size, magic, version) with ncclInvalidArgument.
+ * Adopt a config: blocking (0 or 1) and commName. The other fields tune NCCL's kernels, network
+ * plugin and resource sharing, and mean nothing to tutti: they are ignored. Refuses a config not
+ * made by NCCL_CONFIG_INITIALIZER (size, magic, version) with ncclInvalidArgument.
  */
 ncclResult_t shim_config_apply(struct ncclComm *c, const ncclConfig_t *config);
 

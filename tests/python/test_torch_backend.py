@@ -101,6 +101,22 @@ def check_collectives(rank, n, stores):
         dist.irecv(got, src=0).wait()
         assert got.tolist() == [0, 1, 2]
     dist.barrier()
+    # a ring exchange of 4 MiB both ways at once: isend/irecv, waited in the "wrong" order, and
+    # batch_isend_irecv (separate requests run one after the other would deadlock here)
+    big = 1 << 20
+    right, left = (rank + 1) % n, (rank - 1) % n
+    out_r, out_l = torch.full((big,), float(rank)), torch.full((big,), float(-rank))
+    in_l, in_r = torch.zeros(big), torch.zeros(big)
+    works = [dist.isend(out_r, right), dist.isend(out_l, left), dist.irecv(in_l, left),
+             dist.irecv(in_r, right)]
+    for w in reversed(works):
+        w.wait()
+    assert (in_l == left).all() and (in_r == -right).all(), (in_l[:2], in_r[:2])
+    in_l.zero_()
+    ops = [dist.P2POp(dist.isend, out_r, right), dist.P2POp(dist.irecv, in_l, left)]
+    for w in dist.batch_isend_irecv(ops):
+        w.wait()
+    assert (in_l == left).all()
     # objects ride on all_gather and broadcast
     objs = [None] * n
     dist.all_gather_object(objs, {"rank": rank})

@@ -21,7 +21,9 @@ returns), so the group keeps each Work until it has completed and 1024 newer one
 Calls: allreduce, allreduce_coalesced, broadcast, reduce, allgather, _allgather_base
 (all_gather_into_tensor), gather, scatter, reduce_scatter, _reduce_scatter_base
 (reduce_scatter_tensor), alltoall, alltoall_base (all_to_all_single, even or uneven splits),
-send, recv, barrier. Ops: SUM, PRODUCT, MIN, MAX, AVG. Refused with a clear error: recv from
+send, recv, barrier. Ops: SUM, PRODUCT, MIN, MAX, AVG. Sends and receives are batched until one
+of them is waited for (or another call comes) and run as one tutti group, so isend/irecv
+pairs and batch_isend_irecv exchanges cannot deadlock on large messages. Refused with a clear error: recv from
 any source, monitored_barrier, the bitwise ops and PREMUL_SUM, non-CPU or non-contiguous
 tensors. Message tags are ignored: tutti matches a peer's sends and receives in order.
 """
@@ -64,18 +66,26 @@ class _Work(Work):
     """torch's Work over a future: wait() raises the operation's error; get_future() for
     DDP's communication hooks."""
 
-    def __init__(self, fut):
+    def __init__(self, fut, engine=None):
         super().__init__()
         self._fut = fut
+        self._engine = engine  # set for sends and receives, which wait to be batched
+
+    def _start(self):
+        if self._engine is not None:
+            self._engine.flush()
 
     def wait(self, timeout=None):
+        self._start()
         self._fut.wait()  # raises the tutti.Error of a failed operation
         return True
 
     def get_future(self):
+        self._start()
         return self._fut
 
     def is_completed(self):
+        self._start()
         return self._fut.done()
 
     def is_success(self):
@@ -103,6 +113,7 @@ class _Engine:
         self.lock = threading.Lock()
         self.pending = queue.SimpleQueue()
         self.works = collections.deque()
+        self.batch = []  # sends and receives not yet issued (p2p())
         self.thread = threading.Thread(target=self._complete, name="tutti-completion",
                                        daemon=True)
         self.thread.start()
@@ -113,18 +124,61 @@ class _Engine:
         fut = torch.futures.Future()
         work = _Work(fut)
         with self.lock:
+            self._flush_locked()  # sends and receives issued before go first
             reqs = issue()
             self.pending.put((reqs, finish, outputs, fut))
-            self.works.append(work)
-            while len(self.works) > KEEP_WORKS and self.works[0].is_completed():
-                self.works.popleft()
+            self._keep(work)
         return work
+
+    def p2p(self, is_send, tensor, peer):
+        """A send or receive. It waits in a batch until a Work of the batch is waited for (or
+        another call comes): the batch then runs as one tutti group, so a rank's sends and
+        receives are in flight together (a ring exchange cannot deadlock), which separate
+        tutti requests, run one after the other, would not be."""
+        fut = torch.futures.Future()
+        work = _Work(fut, self)
+        with self.lock:
+            self.batch.append((is_send, tensor, peer, fut))
+            self._keep(work)
+        return work
+
+    def flush(self):
+        with self.lock:
+            self._flush_locked()
+
+    def _flush_locked(self):
+        if self.batch:
+            self.pending.put(("group", self.batch))
+            self.batch = []
+
+    def _keep(self, work):
+        self.works.append(work)
+        while len(self.works) > KEEP_WORKS and self.works[0].is_completed():
+            self.works.popleft()
+
+    def _run_group(self, batch):
+        """A batch of sends and receives as one blocking tutti group, the lock held (no other
+        call may drive the communicator meanwhile); every Work of it completes."""
+        try:
+            with self.lock:
+                with tutti.group():
+                    for is_send, tensor, peer, _ in batch:
+                        (self.comm.send if is_send else self.comm.recv)(tensor, peer)
+        except Exception as e:
+            for *_, fut in batch:
+                fut.set_exception(e)
+            return
+        for _, tensor, _, fut in batch:
+            fut.set_result([tensor])
 
     def _complete(self):
         while True:
             item = self.pending.get()
             if item is None:
                 return
+            if item[0] == "group":
+                self._run_group(item[1])
+                continue
             reqs, finish, outputs, fut = item
             try:
                 for r in reqs:
@@ -137,6 +191,7 @@ class _Engine:
 
     def close(self):
         """Stop the thread once the issued work is done, then free the communicator."""
+        self.flush()
         self.pending.put(None)
         if threading.current_thread() is self.thread:
             return  # the last reference was dropped by a completion: leave the comm to exit
@@ -254,8 +309,8 @@ class ProcessGroupTutti(ProcessGroup):
         dtype = send_blocks[0].dtype
         local = max([b.numel() for b in send_blocks + recv_blocks] + [0])
         top = torch.tensor([local], dtype=torch.int64)
-        with self._engine.lock:
-            self._comm.allreduce(top, op=tutti.MAX, async_op=True).wait()
+        self._engine.submit(lambda: [self._comm.allreduce(top, op=tutti.MAX, async_op=True)],
+                            [top]).wait()  # in issue order, like every call
         m = int(top.item())
         sendbuf = torch.zeros(n * m, dtype=dtype)
         recvbuf = torch.empty(n * m, dtype=dtype)
@@ -287,12 +342,10 @@ class ProcessGroupTutti(ProcessGroup):
 
     # ---- point to point and barrier ----
     def send(self, tensors, dstRank, tag=0):
-        t = _one(tensors, "send")
-        return self._engine.submit(lambda: [self._comm.send(t, dstRank, async_op=True)], tensors)
+        return self._engine.p2p(True, _one(tensors, "send"), dstRank)
 
     def recv(self, tensors, srcRank, tag=0):
-        t = _one(tensors, "recv")
-        return self._engine.submit(lambda: [self._comm.recv(t, srcRank, async_op=True)], tensors)
+        return self._engine.p2p(False, _one(tensors, "recv"), srcRank)
 
     def recv_anysource(self, tensors, tag=0):
         raise RuntimeError("tutti backend: receiving from any source is not supported (tutti "
