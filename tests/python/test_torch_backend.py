@@ -36,6 +36,14 @@ def check_collectives(rank, n, stores):
         t = torch.full((1000,), rank + 1, dtype=torch.int64)
         dist.all_reduce(t, op=op)
         assert want is None or (t == want).all(), (op, t[:3])
+    # more calls than the group keeps Works for (KEEP_WORKS), the oldest ones sends and
+    # receives (their Works flush the batch: dropping them must not take the lock again)
+    for i in range(40):
+        dist.isend(torch.ones(1), (rank + 1) % n)
+        dist.irecv(torch.zeros(1), (rank - 1) % n).wait()
+    k = torch.zeros(1, dtype=torch.int64)
+    for i in range(1100):
+        dist.all_reduce(k)
     t = torch.full((4097,), float(rank), dtype=torch.float32)
     work = dist.all_reduce(t, async_op=True)
     work.wait()

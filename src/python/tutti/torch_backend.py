@@ -153,7 +153,8 @@ class _Engine:
 
     def _keep(self, work):
         self.works.append(work)
-        while len(self.works) > KEEP_WORKS and self.works[0].is_completed():
+        # the future itself: is_completed() would flush, taking the lock the caller holds
+        while len(self.works) > KEEP_WORKS and self.works[0]._fut.done():
             self.works.popleft()
 
     def _run_group(self, batch):
