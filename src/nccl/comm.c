@@ -13,6 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * Every communicator object not yet freed, and the lock that guards the list and the step of
+ * taking a reference. Process-wide on purpose: a handle is checked against it before it is
+ * touched, so a destroyed or aborted handle (freed memory) is refused instead of read.
+ */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ncclComm *live;
+
 struct ncclComm *shim_comm_new(void)
 {
     struct ncclComm *c = calloc(1, sizeof(*c));
@@ -27,6 +35,10 @@ struct ncclComm *shim_comm_new(void)
     c->blocking = 1;
     c->cudev = -1;
     c->rank = -1;
+    pthread_mutex_lock(&live_lock);
+    c->next_live = live;
+    live = c;
+    pthread_mutex_unlock(&live_lock);
     return c;
 }
 
@@ -34,6 +46,14 @@ struct ncclComm *shim_comm_new(void)
  * that were inside when it was aborted could still read it) and the object. */
 static void comm_free(struct ncclComm *c)
 {
+    pthread_mutex_lock(&live_lock);
+    for (struct ncclComm **pp = &live; *pp != NULL; pp = &(*pp)->next_live) {
+        if (*pp == c) {
+            *pp = c->next_live;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&live_lock);
     if (c->tc != NULL) {
         if (c->aborted) {
             tutti_comm_abort(c->tc);
@@ -64,12 +84,24 @@ ncclResult_t shim_enter_any(ncclComm_t comm, const char *what, struct ncclComm *
     if (comm == NULL) {
         return shim_error(NULL, ncclInvalidArgument, "%s: comm is NULL", what);
     }
-    if (atomic_load(&comm->magic) != SHIM_COMM_MAGIC) {
+    /* A reference is taken only from a listed object whose count is not already 0 (the last
+     * leave, about to unlist and free it, has it at 0), so nothing freed is ever touched. */
+    int ok = 0;
+    pthread_mutex_lock(&live_lock);
+    for (struct ncclComm *c = live; c != NULL && !ok; c = c->next_live) {
+        if (c == comm && atomic_load(&c->magic) == SHIM_COMM_MAGIC) {
+            int n = atomic_load(&c->refs);
+            while (n > 0 && !atomic_compare_exchange_weak(&c->refs, &n, n + 1)) {
+            }
+            ok = n > 0;
+        }
+    }
+    pthread_mutex_unlock(&live_lock);
+    if (!ok) {
         return shim_error(NULL, ncclInvalidArgument,
                           "%s: comm %p is not a live communicator (destroyed or aborted?)", what,
                           (void *)comm);
     }
-    atomic_fetch_add(&comm->refs, 1);
     *c_p = comm;
     return ncclSuccess;
 }

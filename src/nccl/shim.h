@@ -55,6 +55,7 @@ struct shim_reg {
 };
 
 struct ncclComm {
+    struct ncclComm *next_live; /* the list of objects not yet freed (comm.c) */
     atomic_uint magic;
     atomic_int refs;      /* 1 for the handle, 1 per call inside: freed at 0 */
     pthread_mutex_t lock; /* guards everything below */
