@@ -48,6 +48,10 @@ _Static_assert(sizeof(result_table) / sizeof(result_table[0]) == SHIM_NSTATUS,
  */
 static _Thread_local char thread_err[SHIM_ERR_LEN];
 
+/* ncclGetLastError(comm) hands out a copy in the calling thread, which stays valid when the
+ * communicator is freed or another thread records a newer error on it. */
+static _Thread_local char comm_copy[SHIM_ERR_LEN];
+
 ncclResult_t shim_result_of(tutti_status_t st)
 {
     for (size_t i = 0; i < sizeof(result_table) / sizeof(result_table[0]); i++) {
@@ -129,21 +133,25 @@ NCCL_API(const char *, GetErrorString, ncclResult_t result)
 
 NCCL_API(const char *, GetLastError, ncclComm_t comm)
 {
-    if (comm == NULL) {
+    struct ncclComm *c;
+    if (comm == NULL || shim_enter_any(comm, "ncclGetLastError", &c) != ncclSuccess) {
+        /* no communicator, or not a live one (the thread's message now says which) */
         return thread_err[0] != '\0' ? thread_err : tutti_last_error(NULL);
     }
     /* A failed communicator reports what failed it (a peer died, possibly under an
      * asynchronous operation or a stream's call): that cause matters more than anything
      * refused on it since. */
-    pthread_mutex_lock(&comm->lock);
-    if (comm->tc != NULL && !comm->aborted) {
+    pthread_mutex_lock(&c->lock);
+    if (c->tc != NULL) {
         tutti_status_t st = TUTTI_OK;
-        if (tutti_comm_get_async_error(comm->tc, &st) == TUTTI_OK && st != TUTTI_OK) {
-            snprintf(comm->err, sizeof(comm->err), "%s", tutti_last_error(comm->tc));
+        if (tutti_comm_get_async_error(c->tc, &st) == TUTTI_OK && st != TUTTI_OK) {
+            snprintf(c->err, sizeof(c->err), "%s", tutti_last_error(c->tc));
         }
     }
-    pthread_mutex_unlock(&comm->lock);
-    return comm->err;
+    snprintf(comm_copy, sizeof(comm_copy), "%s", c->err);
+    pthread_mutex_unlock(&c->lock);
+    shim_leave(c);
+    return comm_copy;
 }
 
 NCCL_API(ncclResult_t, GetVersion, int *version)

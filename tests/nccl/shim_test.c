@@ -481,6 +481,8 @@ static int t_abort(ncclComm_t comm, int rank, int n)
     g_comm_gone = 1;
     CHECK(ncclAllReduce(x, x, 64, ncclFloat32, ncclSum, comm, NULL) == ncclInvalidArgument,
           "an aborted comm was accepted");
+    CHECK(strstr(ncclGetLastError(comm), "not a live communicator") != NULL, "message: %s",
+          ncclGetLastError(comm));
     return 0;
 }
 
