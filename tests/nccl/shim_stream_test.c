@@ -166,6 +166,10 @@ static int run_rank(int rank, int n, ncclUniqueId id)
           ncclGetLastError(comm));
     NCCLOK(ncclRedOpDestroy(op, comm));
 
+    ncclResult_t async = ncclInProgress;
+    NCCLOK(ncclCommGetAsyncError(comm, &async));
+    CHECK(async == ncclSuccess, "asynchronous error %d: %s", (int)async, ncclGetLastError(comm));
+
     ncclTestEmuFree(din);
     ncclTestEmuFree(dout);
     ncclTestEmuFree(dbig);
