@@ -11,6 +11,8 @@
  */
 #include <nccl.h>
 
+#include "shim_check.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,20 +30,9 @@ void *ncclTestEmuStreamCreate(void);
 int ncclTestEmuStreamSync(void *s, int timeout_ms);
 void ncclTestEmuStreamDestroy(void *s);
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "rank %d: %s:%d: %s: ", rank, __FILE__, __LINE__, #cond);              \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
-#define NCCLOK(call)                                                                               \
-    do {                                                                                           \
-        ncclResult_t r_ = (call);                                                                  \
-        CHECK(r_ == ncclSuccess, "%s -> %d: %s", #call, (int)r_, ncclGetLastError(comm));          \
-    } while (0)
+/* The rank this process runs, for shim_check.h's messages. */
+static int g_rank = -1;
+#define NCCLOK(call) NCCLOK_ON(comm, call)
 #define SYNC(s) CHECK(ncclTestEmuStreamSync((s), 30000) == 0, "stream sync timed out")
 
 /* A host array of n int32 uploaded to new device memory. */
@@ -59,6 +50,7 @@ static int run_rank(int rank, int n, ncclUniqueId id)
     int32_t *h = malloc(C * n * sizeof(int32_t)), *out = malloc(C * n * sizeof(int32_t));
     void *s;
 
+    g_rank = rank;
     ncclTestEmuInstall();
     NCCLOK(ncclCommInitRank(&comm, n, id, rank));
     s = ncclTestEmuStreamCreate();

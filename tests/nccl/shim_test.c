@@ -16,6 +16,8 @@
  */
 #include <nccl.h>
 
+#include "shim_check.h"
+
 #include <dlfcn.h>
 #include <limits.h>
 #include <math.h>
@@ -32,21 +34,7 @@
 static int nranks = 3;
 static int npass, nfail;
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "rank %d: %s:%d: %s: ", g_rank, __FILE__, __LINE__, #cond);            \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
-#define NCCLOK(call)                                                                               \
-    do {                                                                                           \
-        ncclResult_t r_ = (call);                                                                  \
-        CHECK(r_ == ncclSuccess, "%s -> %d (%s): %s", #call, (int)r_, ncclGetErrorString(r_),      \
-              ncclGetLastError(NULL));                                                             \
-    } while (0)
+#define NCCLOK(call) NCCLOK_ON(NULL, call)
 
 static int g_rank = -1;
 /* Set by a check that aborted its rank's communicator: there is nothing left to destroy. */
