@@ -32,8 +32,8 @@ step() { # name, command...
 nvidia-smi >"$out/nvidia-smi.log" 2>&1
 [ -f build/build.ninja ] || meson setup build -Dgpu_archs=sm_90 >"$out/setup.log" 2>&1
 step build ninja -C build
-step torch_version "$py" -c 'import torch; print(torch.__version__, torch.version.cuda,
-  torch.cuda.is_available(), torch.cuda.nccl.version())'
+step torch_version "$py" -c 'import torch
+print(torch.__version__, torch.version.cuda, torch.cuda.is_available(), torch.cuda.nccl.version())'
 
 cat >"$out/torch_shim.py" <<'PY'
 import os, sys, datetime, torch, torch.distributed as dist
@@ -99,9 +99,10 @@ grep -q "nccl shim\|INFO" "$out/torch_allreduce.log" && echo "   tutti logged in
   | tee -a "$out/summary.txt"
 step torch_ddp_shim run_ranks ddp "$out/w_shim.pt"
 step torch_ddp_gloo run_ranks gloo "$out/w_gloo.pt"
-step torch_ddp_compare "$py" -c "import torch; a, b = torch.load('$out/w_shim.pt'),
-  torch.load('$out/w_gloo.pt'); d = (a - b).abs().max().item(); print('max diff', d);
-  assert torch.allclose(a, b, rtol=1e-4, atol=1e-5)"
+step torch_ddp_compare "$py" -c "import torch
+a, b = torch.load('$out/w_shim.pt'), torch.load('$out/w_gloo.pt')
+print('max diff', (a - b).abs().max().item())
+assert torch.allclose(a, b, rtol=1e-4, atol=1e-5)"
 
 if [ -d "${NCCL_TESTS:-/nonexistent}" ]; then
   ranks=(-g 1)
