@@ -7,13 +7,16 @@
 # namespaces for the multi-host test and the fault matrix: ip, tc, ss); procps (pgrep/ps in fault
 # tests).
 # Trainer: zlib (gzip IDX files) and Fashion-MNIST (dataset-fashion-mnist, in
-# /usr/share/datasets/fashion-mnist). The DDP comparison's python3-torch is not installed here.
+# /usr/share/datasets/fashion-mnist).
+# Python: python3-numpy and python3-torch (torch 1.13, for /usr/bin/python3) for the tutti
+# package and its torch.distributed backend (suite python), the trainer's DDP comparison and
+# perf/torch_allreduce_bench.py; about 30 s to install on the development VM.
 # Hardening: clang and its runtime libraries (libFuzzer, sanitizers) for tests/fuzz; valgrind
 # for scripts/sanitize.sh valgrind.
 set -euo pipefail
 pkgs=(meson ninja-build pkg-config gcc g++ libc6-dev libcriterion-dev libhwloc-dev hwloc-nox
       libibverbs-dev librdmacm-dev libsodium-dev openmpi-bin libopenmpi-dev iproute2 procps python3
-      zlib1g-dev dataset-fashion-mnist clang libclang-rt-dev valgrind)
+      zlib1g-dev dataset-fashion-mnist clang libclang-rt-dev valgrind python3-numpy python3-torch)
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 missing=()

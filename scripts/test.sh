@@ -3,8 +3,8 @@
 # line that counts the tests of all Criterion suites together. Then the build without CUDA
 # (scripts/nocuda.sh) and its suites.
 # Then the hardening checks (skipped with HARDENING=0): every fuzz harness for
-# FUZZ_SECONDS (default 20), the unit, example, threads, build and most integration suites
-# again under ASan + UBSan (scripts/sanitize.sh asan), the README example and the threads
+# FUZZ_SECONDS (default 20), the unit, example, threads, build, nccl and most integration
+# suites again under ASan + UBSan (scripts/sanitize.sh asan), the README example and the threads
 # program under TSan and valgrind on a short perf run; their results are in the same closing
 # line.
 set -uo pipefail
@@ -29,7 +29,7 @@ if [ "${HARDENING:-1}" != 0 ]; then
   start=$SECONDS
   # The integration tests of suite integ_sanitize (all but test_collectives' full matrix).
   bash scripts/sanitize.sh asan --suite unit --suite example --suite threads --suite build \
-    --suite integ_sanitize "$@" || rc=1
+    --suite integ_sanitize --suite nccl "$@" || rc=1
   echo "test.sh: the ASan + UBSan suites took $((SECONDS - start)) s"
   start=$SECONDS
   # Under TSan only what runs without Criterion: its process runner (BoxFort) cannot map its

@@ -61,11 +61,8 @@ tutti_status_t tutti_comm_destroy(tutti_comm_t *comm)
     return st;
 }
 
-tutti_status_t tutti_comm_abort(tutti_comm_t *comm)
+tutti_status_t tutti__comm_stop(struct tutti_comm *comm, const char *why)
 {
-    if (comm == NULL) {
-        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "comm is NULL");
-    }
     atomic_store(&comm->state.aborting, 1);
     /* Every thread inside an operation (callers and the progress thread) sees the flag at its
      * next check, fails its operation, tells the peers and leaves. Connections are driven by
@@ -75,13 +72,21 @@ tutti_status_t tutti_comm_abort(tutti_comm_t *comm)
         usleep(200);
     } while (atomic_load(&comm->state.inflight) > 0);
     tutti__queue_drain(comm);
-    tutti__stream_fini(comm, 1);
-    tutti__ipc_fini(comm, 1);
     if (tutti__comm_health(comm) == TUTTI_OK) {
-        tutti__set_error(comm, TUTTI_ERR_ABORTED, "rank %d aborted its communicator",
-                         comm->rank);
+        tutti__set_error(comm, TUTTI_ERR_ABORTED, "rank %d %s", comm->rank, why);
         tutti__comm_fail(comm, TUTTI_ERR_ABORTED, comm->rank);
     }
+    return tutti__comm_health(comm);
+}
+
+tutti_status_t tutti_comm_abort(tutti_comm_t *comm)
+{
+    if (comm == NULL) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "comm is NULL");
+    }
+    tutti__comm_stop(comm, "aborted its communicator");
+    tutti__stream_fini(comm, 1);
+    tutti__ipc_fini(comm, 1);
     tutti__comm_free(comm);
     return TUTTI_OK;
 }

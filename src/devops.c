@@ -139,6 +139,16 @@ static const char *cuda_error_string(int err)
     return mod->error_string(err);
 }
 
+static int cuda_get_device(int *device_p)
+{
+    return mod->get_device(device_p);
+}
+
+static int cuda_set_device(int device)
+{
+    return mod->set_device(device);
+}
+
 static const struct tutti_devops cuda_ops = {
     .name = "cuda",
     .is_device = cuda_is_device,
@@ -158,6 +168,8 @@ static const struct tutti_devops cuda_ops = {
     .host_unregister = cuda_host_unregister,
     .write_value = cuda_write_value,
     .reduce = cuda_reduce,
+    .get_device = cuda_get_device,
+    .set_device = cuda_set_device,
 };
 
 static void detect(void)

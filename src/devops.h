@@ -53,6 +53,11 @@ struct tutti_devops {
     /** Enqueue dst = src[0] op ... op src[nsrc-1] (the module's reduce, one destination). */
     int (*reduce)(const void *const *src, int nsrc, void *dst, size_t count, tutti_datatype_t dt,
                   tutti_op_t op, int divisor, void *stream);
+
+    /* ---- the NCCL shim (src/nccl/); NULL members: not offered ---- */
+    /** The calling thread's current device, and making another one current. */
+    int (*get_device)(int *device_p);
+    int (*set_device)(int device);
 };
 
 /**

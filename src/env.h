@@ -83,7 +83,10 @@
     X(NRANKS, INT, "-1", "number of ranks (tutti_comm_init_env)")                                 \
     X(ROOT, STRING, "", "host:port of the bootstrap root, served by rank 0 (tutti_comm_init_env)") \
     X(SECRET, STRING, "", "32 hex digits: the job's shared secret (tutti_comm_init_env)")         \
-    X(SECRET_FILE, STRING, "", "file holding the secret, as TUTTI_SECRET (tutti_comm_init_env)")
+    X(SECRET_FILE, STRING, "", "file holding the secret, as TUTTI_SECRET (tutti_comm_init_env)")   \
+    X(LIBRARY, STRING, "",                                                                         \
+      "libtutti.so the Python package (src/python/tutti) loads; the C library ignores it "         \
+      "(default: beside the package, then the loader's search)")
 
 typedef enum { TUTTI_ENV_STRING, TUTTI_ENV_INT, TUTTI_ENV_SIZE, TUTTI_ENV_DURATION } tutti_env_type_t;
 

@@ -286,3 +286,28 @@ tutti_status_t tutti_group_end(void)
     group_clear(t);
     return st;
 }
+
+tutti_status_t tutti__group_simulate(double *time_us_p)
+{
+    struct tutti_tls *t = &tutti__tls;
+    double total = 0;
+    if (t->group_depth == 0) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_USAGE,
+                                "simulating a group's end without an open group");
+    }
+    *time_us_p = 0;
+    if (--t->group_depth > 0) {
+        return TUTTI_OK;
+    }
+    for (int i = 0; i < t->group_nops; i++) {
+        struct tutti_plan_params pp;
+        double us = 0;
+        tutti__comm_plan_params(t->group_ops[i].comm, &t->group_ops[i].op, &pp);
+        if (tutti__algo_tuned(&t->group_ops[i].op, &pp, &us) >= 0) {
+            total += us;
+        }
+    }
+    group_clear(t);
+    *time_us_p = total;
+    return TUTTI_OK;
+}

@@ -24,4 +24,13 @@ tutti_status_t tutti__group_run_comm(struct tutti_comm *comm, const struct tutti
 tutti_status_t tutti__group_record(struct tutti_comm *comm, const struct tutti_op_desc *op,
                                    int on_stream, void *stream);
 
+/**
+ * End the calling thread's group without running it (NCCL's ncclGroupSimulateEnd): the
+ * recorded calls are dropped and *time_us_p is the cost model's time for them, summed (each
+ * collective as its fastest applicable algorithm, topology/tune.c; sends and receives are not
+ * modelled and count 0). An inner end only closes its level (*time_us_p = 0).
+ * @return TUTTI_OK; TUTTI_ERR_INVALID_USAGE without an open group.
+ */
+tutti_status_t tutti__group_simulate(double *time_us_p);
+
 #endif /* TUTTI_GROUP_H */

@@ -138,7 +138,12 @@ static void *watch(void *arg)
     struct tutti_ipc_state *st = arg;
     int64_t timeout = tutti__env()->TIMEOUT;
     uint64_t last_seen[IPC_MAX_RANKS] = {0};
-    int64_t since[IPC_MAX_RANKS] = {0};
+    int64_t since[IPC_MAX_RANKS];
+    /* a peer is waited for from now on, not since the clock's zero (boot): else a peer whose
+     * stream had not yet arrived at the first sample would count as late since boot */
+    for (int q = 0; q < IPC_MAX_RANKS; q++) {
+        since[q] = tutti__now_ns();
+    }
     while (!atomic_load(&st->stop)) {
         usleep(20000);
         if (adopt_failure(st)) {

@@ -32,4 +32,16 @@ if [ -f "$build/kernels/cuda/libtutti-cuda.so" ]; then
     grep -q "^gpu module: .*libtutti-cuda.so (CUDA"
   echo "installed GPU module loads"
 fi
+# The NCCL shim, in a directory of its own: NCCL's names only (tutti is inside it).
+shim="$root/$libdir/tutti-nccl/libnccl.so.2"
+test -f "$shim"
+foreign=$(nm -D --defined-only "$shim" | awk '{print $3}' | grep -v -E '^p?nccl' || true)
+[ -z "$foreign" ] || { echo "libnccl.so.2 exports: $foreign"; exit 1; }
+echo "installed NCCL shim exports NCCL names only"
+# The Python package beside the interpreter's other modules, loading the installed library.
+pkg=$(find "$root/lib" -path '*dist-packages/tutti/__init__.py' | head -1)
+if [ -n "$pkg" ] && /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+  PYTHONPATH=$(dirname "$(dirname "$pkg")") LD_LIBRARY_PATH="$root/$libdir" /usr/bin/python3 -c \
+    'import tutti; assert tutti.version() > 0; print("installed Python package loads", tutti._lib.path)'
+fi
 echo "installed headers, library and tutti.pc work"

@@ -118,6 +118,22 @@ int synchronize(void)
     return (int)cudaDeviceSynchronize();
 }
 
+int get_device(int *device_p)
+{
+    int d = -1;
+    int err = (int)cudaGetDevice(&d);
+
+    if (err == 0) {
+        *device_p = d;
+    }
+    return err;
+}
+
+int set_device(int device)
+{
+    return (int)cudaSetDevice(device);
+}
+
 static_assert((int)TUTTI_CUDA_H2D == (int)cudaMemcpyHostToDevice &&
                   (int)TUTTI_CUDA_D2H == (int)cudaMemcpyDeviceToHost &&
                   (int)TUTTI_CUDA_D2D == (int)cudaMemcpyDeviceToDevice,
@@ -161,4 +177,6 @@ extern "C" __attribute__((visibility("default"))) const tutti_cuda_module_t tutt
     tutti__cuda_host_register,
     tutti__cuda_host_unregister,
     tutti__cuda_write_value,
+    get_device,
+    set_device,
 };

@@ -139,6 +139,11 @@ typedef struct tutti_cuda_module {
     /** The stream writes *word = value (cuStreamWriteValue64, with a system-wide fence before);
      * word is device memory or registered host memory. */
     int (*write_value)(void *stream, volatile uint64_t *word, uint64_t value);
+
+    /* ---- the NCCL shim (src/nccl/): a communicator's device ---- */
+    /** cudaGetDevice and cudaSetDevice: the calling thread's current device. */
+    int (*get_device)(int *device_p);
+    int (*set_device)(int device);
 } tutti_cuda_module_t;
 
 /* ---- the loader, in libtutti (kernels/cuda_load.c) ---- */

@@ -518,6 +518,51 @@ Test(stream, ipc_dead_peer_fails_the_call_and_the_stream_goes_on, .timeout = 60)
     integ_run_ranks(3, ipc_dead_rank, NULL, 0);
 }
 
+/* Bug: the IPC watchdog measured a peer's lateness from the clock's zero (boot), so a peer
+ * whose stream had not yet arrived at the first piece when this rank's had was "late" by the
+ * uptime: a false timeout that failed the communicator and released every stream with the
+ * result unfinished (the NCCL shim's stream test met it under load). Here the last rank's
+ * stream is held 300 ms at the first all-reduce: the others must wait for it and succeed. */
+static int ipc_late_rank(const struct integ_ctx *ctx)
+{
+    tutti_comm_t *comm = NULL;
+    emu_stream_t *s = NULL;
+    ICHECK(setup(ctx, &comm, &s) == 0, "init");
+    struct bufs b;
+    bufs_make(&b, ctx->rank, 1000, 1000);
+    int late = ctx->rank == ctx->nranks - 1;
+    if (late) {
+        emu_stream_hold(s);
+    }
+    ICHECK_OKC(tutti_allreduce(b.in, b.out, 1000, TUTTI_INT32, TUTTI_SUM, comm, s), comm);
+    if (late) {
+        usleep(300 * 1000);
+        emu_stream_release(s);
+    }
+    ICHECK(emu_stream_sync(s, SYNC_MS) == 0, "the stream did not finish");
+    tutti_status_t async = TUTTI_OK;
+    ICHECK_OKC(tutti_comm_get_async_error(comm, &async), comm);
+    ICHECK(async == TUTTI_OK, "a peer 300 ms late failed the communicator: %s",
+           tutti_last_error(comm));
+    emu_dev_download(b.hout, b.out, 1000 * 4);
+    for (size_t i = 0; i < 1000; i++) {
+        int64_t want = 0;
+        for (int q = 0; q < ctx->nranks; q++) {
+            want += val(q, i);
+        }
+        ICHECK(b.hout[i] == (int32_t)want, "[%zu] %d, want %lld", i, b.hout[i], (long long)want);
+    }
+    bufs_free(&b);
+    ICHECK_OKC(tutti_comm_destroy(comm), comm);
+    return 0;
+}
+
+Test(stream, ipc_watchdog_waits_for_a_peer_whose_stream_arrives_late, .timeout = 60)
+{
+    integ_setenv("TUTTI_TIMEOUT", "10s");
+    integ_run_ranks(3, ipc_late_rank, NULL, 0);
+}
+
 /* A peer exits: the stream call fails as the communicator's error, and the stream goes on. */
 static int dead_peer_rank(const struct integ_ctx *ctx)
 {

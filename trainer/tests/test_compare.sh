@@ -3,7 +3,7 @@
 # so that the benchmark scripts cannot rot, and a check that ddp_gloo.py really trains the same
 # thing: from the same weights over the same batches, PyTorch DDP and tutti-train must end at the
 # same test accuracy (to 0.5%) and nearly the same loss. Skips (77) without Fashion-MNIST or
-# without python3-torch (not a CI dependency).
+# without python3-torch (scripts/install-deps.sh installs it; a machine without it skips).
 data=/usr/share/datasets/fashion-mnist
 if [ ! -r "$data/train-images-idx3-ubyte.gz" ]; then
     echo "SKIP: $data not installed (apt-get install dataset-fashion-mnist)"

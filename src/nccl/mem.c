@@ -1,0 +1,201 @@
+/*
+ * mem.c - ncclMemAlloc/ncclMemFree and buffer registration. Memory comes from the GPU runtime
+ * when the process has one (device memory of the current device, through tutti's GPU module),
+ * else it is page-aligned host memory, the memory tutti's host path serves; every block is
+ * remembered, so ncclMemFree refuses a pointer it did not hand out. tutti's transports need no
+ * registration: ncclCommRegister and ncclCommWindowRegister record and check the buffer and
+ * hand back a handle the deregistration must match (windows are local here, not collective).
+ */
+#include "shim.h"
+#include "devops.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct block {
+    struct block *next;
+    void *ptr;
+    size_t size;
+    int device; /* 1: from the GPU runtime's dev_alloc; 0: host memory */
+};
+
+/*
+ * Every block ncclMemAlloc handed out and not yet freed, with the lock that guards the list.
+ * Process-wide on purpose: memory belongs to the process, not to a communicator (NCCL's
+ * functions take none), and any thread may free what another allocated.
+ */
+static pthread_mutex_t blocks_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct block *blocks;
+
+#define HOST_ALIGN 4096
+
+NCCL_API(ncclResult_t, MemAlloc, void **ptr, size_t size)
+{
+    const struct tutti_devops *dev = tutti__devops();
+    struct block *b;
+
+    if (ptr == NULL || size == 0) {
+        return shim_error(NULL, ncclInvalidArgument, "ncclMemAlloc: %s",
+                          ptr == NULL ? "ptr is NULL" : "size is 0");
+    }
+    b = calloc(1, sizeof(*b));
+    if (b == NULL) {
+        return shim_error(NULL, ncclSystemError, "ncclMemAlloc: no memory");
+    }
+    b->size = size;
+    if (dev != NULL && dev->dev_alloc != NULL) {
+        int err = dev->dev_alloc(&b->ptr, size);
+        if (err != 0) {
+            free(b);
+            return shim_error(NULL, ncclUnhandledCudaError,
+                              "ncclMemAlloc: %zu bytes of device memory: %s", size,
+                              dev->error_string(err));
+        }
+        b->device = 1;
+    } else if (posix_memalign(&b->ptr, HOST_ALIGN, size) != 0) {
+        free(b);
+        return shim_error(NULL, ncclSystemError, "ncclMemAlloc: no memory for %zu bytes", size);
+    }
+    pthread_mutex_lock(&blocks_lock);
+    b->next = blocks;
+    blocks = b;
+    pthread_mutex_unlock(&blocks_lock);
+    *ptr = b->ptr;
+    return ncclSuccess;
+}
+
+NCCL_API(ncclResult_t, MemFree, void *ptr)
+{
+    struct block **pp, *b = NULL;
+
+    if (ptr == NULL) {
+        return ncclSuccess;
+    }
+    pthread_mutex_lock(&blocks_lock);
+    for (pp = &blocks; *pp != NULL; pp = &(*pp)->next) {
+        if ((*pp)->ptr == ptr) {
+            b = *pp;
+            *pp = b->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&blocks_lock);
+    if (b == NULL) {
+        return shim_error(NULL, ncclInvalidArgument,
+                          "ncclMemFree: %p was not allocated by ncclMemAlloc (or freed twice)",
+                          ptr);
+    }
+    int err = 0;
+    const struct tutti_devops *dev = b->device ? tutti__devops() : NULL;
+    if (b->device) {
+        err = dev != NULL ? dev->dev_free(ptr) : -1;
+    } else {
+        free(ptr);
+    }
+    free(b);
+    if (err != 0) {
+        return shim_error(NULL, ncclUnhandledCudaError, "ncclMemFree: %p: %s", ptr,
+                          dev != NULL ? dev->error_string(err) : "no GPU runtime to free it");
+    }
+    return ncclSuccess;
+}
+
+static ncclResult_t reg_add(ncclComm_t comm, void *buf, size_t size, int window, int flags,
+                            const char *what, struct shim_reg **reg_p)
+{
+    struct ncclComm *c;
+    ncclResult_t r = shim_enter(comm, what, &c);
+    if (r != ncclSuccess) {
+        return r;
+    }
+    struct shim_reg *reg = NULL;
+    if (buf == NULL || size == 0) {
+        r = shim_error(c, ncclInvalidArgument, "%s: %s", what,
+                       buf == NULL ? "buff is NULL" : "size is 0");
+    } else if (window && (flags & ~NCCL_WIN_COLL_SYMMETRIC) != 0) {
+        r = shim_error(c, ncclInvalidArgument, "%s: unknown winFlags 0x%x", what, flags);
+    } else if (window && (flags & NCCL_WIN_COLL_SYMMETRIC) &&
+               (uintptr_t)buf % NCCL_WIN_REQUIRED_ALIGNMENT != 0) {
+        r = shim_error(c, ncclInvalidArgument,
+                       "%s: a symmetric window must be aligned to %d bytes (buff %p)", what,
+                       NCCL_WIN_REQUIRED_ALIGNMENT, buf);
+    } else if ((reg = calloc(1, sizeof(*reg))) == NULL) {
+        r = shim_error(c, ncclSystemError, "%s: no memory", what);
+    } else {
+        reg->buf = buf;
+        reg->size = size;
+        reg->window = window;
+        reg->flags = flags;
+        pthread_mutex_lock(&c->lock);
+        reg->next = c->regs;
+        c->regs = reg;
+        pthread_mutex_unlock(&c->lock);
+        *reg_p = reg;
+    }
+    shim_leave(c);
+    return r;
+}
+
+static ncclResult_t reg_remove(ncclComm_t comm, const void *handle, int window, const char *what)
+{
+    struct ncclComm *c;
+    ncclResult_t r = shim_enter_any(comm, what, &c);
+    if (r != ncclSuccess) {
+        return r;
+    }
+    struct shim_reg **pp, *found = NULL;
+    pthread_mutex_lock(&c->lock);
+    for (pp = &c->regs; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == handle && (*pp)->window == window) {
+            found = *pp;
+            *pp = found->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (found == NULL) {
+        r = shim_error(c, ncclInvalidArgument,
+                       "%s: %p is not a %s of this communicator (deregistered twice?)", what,
+                       handle, window ? "window" : "registration handle");
+    }
+    free(found);
+    shim_leave(c);
+    return r;
+}
+
+NCCL_API(ncclResult_t, CommRegister, const ncclComm_t comm, void *buff, size_t size, void **handle)
+{
+    struct shim_reg *reg;
+    if (handle == NULL) {
+        return shim_error(NULL, ncclInvalidArgument, "ncclCommRegister: handle is NULL");
+    }
+    ncclResult_t r = reg_add(comm, buff, size, 0, 0, "ncclCommRegister", &reg);
+    if (r == ncclSuccess) {
+        *handle = reg;
+    }
+    return r;
+}
+
+NCCL_API(ncclResult_t, CommDeregister, const ncclComm_t comm, void *handle)
+{
+    return reg_remove(comm, handle, 0, "ncclCommDeregister");
+}
+
+NCCL_API(ncclResult_t, CommWindowRegister, ncclComm_t comm, void *buff, size_t size,
+         ncclWindow_t *win, int winFlags)
+{
+    struct shim_reg *reg;
+    if (win == NULL) {
+        return shim_error(NULL, ncclInvalidArgument, "ncclCommWindowRegister: win is NULL");
+    }
+    ncclResult_t r = reg_add(comm, buff, size, 1, winFlags, "ncclCommWindowRegister", &reg);
+    if (r == ncclSuccess) {
+        *win = (ncclWindow_t)reg;
+    }
+    return r;
+}
+
+NCCL_API(ncclResult_t, CommWindowDeregister, ncclComm_t comm, ncclWindow_t win)
+{
+    return reg_remove(comm, win, 1, "ncclCommWindowDeregister");
+}

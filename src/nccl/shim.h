@@ -1,0 +1,169 @@
+/*
+ * shim.h - the inside of the NCCL-ABI shim (libnccl.so.2): what an ncclComm_t is, how every
+ * entry point enters and leaves a communicator, errors, the result table and the group state
+ * shared by the files of src/nccl/. Only src/nccl/ includes it.
+ *
+ * Every entry point is defined once as pnccl<Name>; NCCL_API makes nccl<Name> a weak alias of
+ * it, which is how NCCL itself ships (a profiler can interpose nccl<Name> and call pnccl<Name>).
+ */
+#ifndef TUTTI_NCCL_SHIM_H
+#define TUTTI_NCCL_SHIM_H
+
+#include "nccl.h"
+#include "tutti.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+/* Define pnccl<name> and alias nccl<name> to it; the definition follows the macro. */
+#define NCCL_API(ret, name, ...)                                                                   \
+    ret nccl##name(__VA_ARGS__)                                                                    \
+        __attribute__((weak, alias("pnccl" #name), visibility("default")));                        \
+    __attribute__((visibility("default"))) ret pnccl##name(__VA_ARGS__)
+
+/* Written into a live communicator, cleared when it is freed: a stale handle is refused. */
+#define SHIM_COMM_MAGIC 0x7475636eu
+/* Most PreMulSum operators alive at once per communicator (PyTorch makes one per call). */
+#define SHIM_MAX_REDOPS 256
+#define SHIM_ERR_LEN    1024
+
+/* A communicator's life, as NCCL describes it. */
+enum shim_state {
+    SHIM_INITIALIZING, /* a nonblocking or grouped init still running (ncclInProgress) */
+    SHIM_READY,
+    SHIM_INIT_FAILED, /* init failed; only destroy/abort and the queries are allowed */
+    SHIM_FINALIZED,   /* ncclCommFinalize ran: tutti's communicator is gone, the handle stays */
+};
+
+/* One operator made by ncclRedOpCreatePreMulSum: inputs are scaled by `scalar`, then summed. */
+struct shim_redop {
+    int used;
+    tutti_datatype_t dt;
+    int residence;           /* ncclScalarResidence_t */
+    const void *scalar_ptr;  /* ncclScalarDevice: read when a collective uses the op */
+    unsigned char scalar[8]; /* ncclScalarHostImmediate: the value, read at creation */
+};
+
+/* A buffer recorded by ncclCommRegister or ncclCommWindowRegister. */
+struct shim_reg {
+    struct shim_reg *next;
+    void *buf;
+    size_t size;
+    int window; /* 1 for a window (ncclWindow_t), 0 for a registration handle */
+    int flags;
+};
+
+struct ncclComm {
+    struct ncclComm *next_live; /* the list of objects not yet freed (comm.c) */
+    atomic_uint magic;
+    atomic_int refs;      /* 1 for the handle, 1 per call inside: freed at 0 */
+    pthread_mutex_t lock; /* guards everything below */
+    pthread_cond_t cond;  /* signalled when state leaves SHIM_INITIALIZING */
+    tutti_comm_t *tc;     /* NULL until init ends, and after finalize */
+    enum shim_state state;
+    ncclResult_t stored; /* the result of init (failed) or of finalize */
+    int rank, nranks;
+    int cudev;    /* the CUDA device of this rank; -1 on a host without CUDA */
+    int blocking; /* config.blocking: 0 makes init return ncclInProgress */
+    int aborted;  /* ncclCommAbort ran: the last reference aborts tc */
+    int revoked;  /* ncclCommRevoke ran: quiescent, its asynchronous error is success */
+    struct shim_redop ops[SHIM_MAX_REDOPS];
+    struct shim_reg *regs;
+    char name[64]; /* config.commName, for messages */
+    char err[SHIM_ERR_LEN];
+};
+
+/* ---- status.c: results and errors ---- */
+
+/** NCCL's result for a tutti status (one table, every status mapped). */
+ncclResult_t shim_result_of(tutti_status_t st);
+
+/**
+ * Record an error detected by the shim: in comm's message (ncclGetLastError(comm)), or in the
+ * calling thread's when comm is NULL. Logs it at warn level through tutti. Returns res.
+ */
+ncclResult_t shim_error(struct ncclComm *comm, ncclResult_t res, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/**
+ * The result of a tutti call made for comm (NULL: not tied to one): on failure tutti's message
+ * (the communicator's, else the thread's) is copied into comm's message. Returns the mapping.
+ */
+ncclResult_t shim_status(struct ncclComm *comm, tutti_status_t st);
+
+/* ---- comm.c: the communicator's life and its entry/exit protocol ---- */
+
+/**
+ * Enter an entry point on comm: check the handle, take a reference, wait for a grouped or
+ * nonblocking init to end, and refuse a failed init or a finalized communicator (`what` names
+ * the entry point in messages). On success *c_p is the communicator, to be passed to
+ * shim_leave(). On failure the error is recorded and returned, and nothing is to be left.
+ */
+ncclResult_t shim_enter(ncclComm_t comm, const char *what, struct ncclComm **c_p);
+
+/** shim_enter() that accepts every state (for destroy, abort, finalize and the queries). */
+ncclResult_t shim_enter_any(ncclComm_t comm, const char *what, struct ncclComm **c_p);
+
+/**
+ * With c->lock held: wait until c's init has settled. Inside the group that is making c this
+ * would never end: then the lock is released, c left and ncclInvalidUsage returned (the
+ * caller returns it as is).
+ */
+ncclResult_t shim_settled(struct ncclComm *c, const char *what);
+
+/** Leave: drop the reference shim_enter() took (the last one frees the communicator). */
+void shim_leave(struct ncclComm *c);
+
+/** A fresh communicator object (state SHIM_INITIALIZING, one reference), or NULL. */
+struct ncclComm *shim_comm_new(void);
+
+/**
+ * Adopt a config: blocking (0 or 1) and commName. The other fields tune NCCL's kernels, network
+ * plugin and resource sharing, and mean nothing to tutti: they are ignored. Refuses a config not
+ * made by NCCL_CONFIG_INITIALIZER (size, magic, version) with ncclInvalidArgument.
+ */
+ncclResult_t shim_config_apply(struct ncclComm *c, const ncclConfig_t *config);
+
+/**
+ * Settle a communicator being created: ready around tc when st is TUTTI_OK (records rank, size
+ * and the current CUDA device), else failed with tutti's message. Wakes threads waiting for it.
+ * Returns the NCCL result of st.
+ */
+ncclResult_t shim_init_settle(struct ncclComm *c, tutti_status_t st, tutti_comm_t *tc);
+
+/* ---- group.c: the thread's group and work deferred to its end ---- */
+
+/** Nonzero while the calling thread is inside ncclGroupStart/ncclGroupEnd. */
+int shim_in_group(void);
+
+/**
+ * Run fn(arg) at the outermost ncclGroupEnd of this thread, each deferred job in a thread of its
+ * own (so grouped inits and splits of several ranks meet), or now when no group is open. fn
+ * returns a result; the group's result is the first failure.
+ */
+ncclResult_t shim_defer(ncclResult_t (*fn)(void *), void *arg);
+
+/** Free `p` at the outermost group end (or now, outside a group): scratch of grouped calls. */
+void shim_free_at_group_end(void *p);
+
+/* ---- coll.c / redop.c ---- */
+
+/** tutti's datatype for an NCCL one; ncclInvalidArgument (recorded) when it is not one. */
+ncclResult_t shim_dtype(struct ncclComm *c, ncclDataType_t dt, tutti_datatype_t *dt_p);
+
+/**
+ * Resolve an operator for a reduction on c: a built-in one (*premul_p = NULL), or a PreMulSum
+ * operator of c made for datatype dt (*premul_p its entry; tutti runs it as SUM).
+ */
+ncclResult_t shim_redop(struct ncclComm *c, ncclRedOp_t op, tutti_datatype_t dt, tutti_op_t *op_p,
+                        const struct shim_redop **premul_p);
+
+/**
+ * For a PreMulSum operator: *scaled_p = a new buffer holding count elements of src times the
+ * operator's scalar (host memory only; stream calls and device buffers are refused).
+ */
+ncclResult_t shim_premul(struct ncclComm *c, const struct shim_redop *pm, const void *src,
+                         size_t count, void *stream, const char *what, void **scaled_p);
+
+#endif /* TUTTI_NCCL_SHIM_H */
