@@ -8,6 +8,7 @@
 #include "check.h"
 #include "comm.h"
 #include "connect.h"
+#include "devops.h"
 #include "fail.h"
 #include "request.h"
 
@@ -33,6 +34,13 @@ static void undo(struct tutti_comm *comm, struct tutti_reg *r)
 
 static tutti_status_t reg_all(struct tutti_comm *comm, struct tutti_reg *r)
 {
+    /* Device memory reaches the transports staged through pinned host memory (stream.c):
+     * nothing of it is registered (GPUDirect RDMA would register it here). */
+    const struct tutti_devops *dops = tutti__devops();
+    int dev = 0;
+    if (dops != NULL && dops->is_device(r->buf, &dev) == 0 && dev) {
+        return TUTTI_OK;
+    }
     for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {
         const struct tutti_transport_ops *ops = comm->net.ops[id];
         if (ops == NULL || ops->reg_mem == NULL) {

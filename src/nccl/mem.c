@@ -2,9 +2,10 @@
  * mem.c - ncclMemAlloc/ncclMemFree and buffer registration. Memory comes from the GPU runtime
  * when the process has one (device memory of the current device, through tutti's GPU module),
  * else it is page-aligned host memory, the memory tutti's host path serves; every block is
- * remembered, so ncclMemFree refuses a pointer it did not hand out. tutti's transports need no
- * registration: ncclCommRegister and ncclCommWindowRegister record and check the buffer and
- * hand back a handle the deregistration must match (windows are local here, not collective).
+ * remembered, so ncclMemFree refuses a pointer it did not hand out. ncclCommRegister and
+ * ncclCommWindowRegister record and check the buffer, register it with tutti_comm_register (over
+ * RDMA verbs sends from it then need no copy; elsewhere nothing is pinned) and hand back a
+ * handle the deregistration must match (windows are local here, not collective).
  */
 #include "shim.h"
 #include "devops.h"
@@ -121,6 +122,10 @@ static ncclResult_t reg_add(ncclComm_t comm, void *buf, size_t size, int window,
                        NCCL_WIN_REQUIRED_ALIGNMENT, buf);
     } else if ((reg = calloc(1, sizeof(*reg))) == NULL) {
         r = shim_error(c, ncclSystemError, "%s: no memory", what);
+    } else if (c->tc != NULL && tutti_comm_register(c->tc, buf, size, &reg->th) != TUTTI_OK) {
+        r = shim_error(c, ncclSystemError, "%s: %s", what, tutti_last_error(c->tc));
+        free(reg);
+        reg = NULL;
     } else {
         reg->buf = buf;
         reg->size = size;
@@ -157,6 +162,8 @@ static ncclResult_t reg_remove(ncclComm_t comm, const void *handle, int window, 
         r = shim_error(c, ncclInvalidArgument,
                        "%s: %p is not a %s of this communicator (deregistered twice?)", what,
                        handle, window ? "window" : "registration handle");
+    } else if (found->th != NULL && c->tc != NULL) {
+        (void)tutti_comm_deregister(c->tc, found->th); /* destroy undoes it otherwise */
     }
     free(found);
     shim_leave(c);

@@ -17,6 +17,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -91,12 +92,16 @@ static tutti_status_t wc_failed(struct ib_conn *c, const struct ibv_wc *wc)
 }
 
 /* The peer broke the protocol (a bug or memory corruption there): fail loudly. */
-static tutti_status_t bad_wc(struct ib_conn *c, int q, const char *what, uint64_t a, uint64_t b)
+__attribute__((format(printf, 3, 4))) static tutti_status_t bad_wc(struct ib_conn *c, int q,
+                                                                   const char *fmt, ...)
 {
-    char w[96];
-    return tutti__ib_conn_fail(c, TUTTI_ERR_REMOTE, "%s from %s: %s (%llu, expected %llu)",
-                               where(c, q, w, sizeof(w)), c->peer_name, what, (unsigned long long)a,
-                               (unsigned long long)b);
+    char w[96], what[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    return tutti__ib_conn_fail(c, TUTTI_ERR_REMOTE, "%s from %s: protocol error: %s",
+                               where(c, q, w, sizeof(w)), c->peer_name, what);
 }
 
 /* A data write landed in receive slot rnext[q]. */
@@ -105,10 +110,13 @@ static tutti_status_t on_data(struct ib_conn *c, int q, uint32_t imm)
     uint64_t k = c->rnext[q];
     uint32_t len = imm & (uint32_t)IB_SLOT_MAX;
     if ((imm >> IB_IMM_LEN_BITS) != (uint32_t)(k & 0xff)) {
-        return bad_wc(c, q, "slot out of order", imm >> IB_IMM_LEN_BITS, k & 0xff);
+        return bad_wc(c, q, "a write for slot %u (mod 256) where slot %llu was next",
+                      imm >> IB_IMM_LEN_BITS, (unsigned long long)k);
     }
     if (len > c->base.slot_size || k >= c->rtail + (uint64_t)c->nslots) {
-        return bad_wc(c, q, "write beyond the slots it was given", k, c->rtail + c->nslots);
+        return bad_wc(c, q, "%u bytes written into slot %llu: beyond its credits (slots below %llu) "
+                      "or the slot size (%zu)", len, (unsigned long long)k,
+                      (unsigned long long)(c->rtail + c->nslots), c->base.slot_size);
     }
     c->rlen[slot_of(c, k)] = len;
     c->rnext[q] = k + (uint64_t)c->nqps;
@@ -120,7 +128,8 @@ static tutti_status_t on_credit(struct ib_conn *c, uint32_t imm)
 {
     uint64_t credits = c->credits + (uint32_t)(imm - (uint32_t)c->credits);
     if (credits > c->shead) {
-        return bad_wc(c, 0, "credit for slots never sent", credits, c->shead);
+        return bad_wc(c, 0, "a credit for %llu slots, of %llu sent", (unsigned long long)credits,
+                      (unsigned long long)c->shead);
     }
     c->credits = credits;
     return TUTTI_OK;
@@ -133,13 +142,14 @@ static tutti_status_t on_wc(struct ib_conn *c, const struct ibv_wc *wc)
     }
     int q = WR_QP(wc->wr_id);
     if (q >= c->nqps) {
-        return bad_wc(c, 0, "completion of an unknown queue pair", (uint64_t)q, 0);
+        return bad_wc(c, 0, "a completion of unknown queue pair %d", q);
     }
     switch (WR_KIND(wc->wr_id)) {
     case WR_WRITE:
         if (WR_SLOT(wc->wr_id) != c->snext_done[q]) {
-            return bad_wc(c, q, "write completed out of order", WR_SLOT(wc->wr_id),
-                          c->snext_done[q]);
+            return bad_wc(c, q, "write %llu completed where %llu was next",
+                          (unsigned long long)WR_SLOT(wc->wr_id),
+                          (unsigned long long)c->snext_done[q]);
         }
         c->snext_done[q] += (uint64_t)c->nqps;
         c->sdone++;
@@ -156,7 +166,7 @@ static tutti_status_t on_wc(struct ib_conn *c, const struct ibv_wc *wc)
         if (wc->opcode == IBV_WC_RECV && (wc->wc_flags & IBV_WC_WITH_IMM) != 0 && q == 0) {
             return on_credit(c, ntohl(wc->imm_data));
         }
-        return bad_wc(c, q, "unexpected receive", (uint64_t)wc->opcode, 0);
+        return bad_wc(c, q, "a receive of opcode %d", (int)wc->opcode);
     }
 }
 
