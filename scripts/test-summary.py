@@ -5,9 +5,9 @@
 
 Criterion suites count each of their tests (from their "Synthesis" line and [SKIP] lines);
 other meson tests (scripts, perf tool checks) count as one test each. Several test logs (the
-main build, the sanitizer build) add up. A --plain file has one "name ok|failed" line per
-check (tests/fuzz/run.sh writes one per harness); a missing one counts as one failure. Exit
-status 1 if any test failed, crashed or timed out.
+main build, the sanitizer build) add up. A --plain file has one "name ok|failed|skipped ..."
+line per check (tests/fuzz/run.sh writes one per harness; a skipped line gives its reason); a
+missing file counts as one failure. Exit status 1 if any test failed, crashed or timed out.
 """
 import json
 import re
@@ -53,20 +53,23 @@ def count_log(path):
 
 
 def count_plain(path):
-    """(passed, failed, 0) of a file of "name ok|failed" lines."""
+    """(passed, failed, skipped) of a file of "name ok|failed|skipped ..." lines."""
     lines, err = read_lines(path)
     if err is not None:
         print(f"failed: no results: {err}", file=sys.stderr)
         return 0, 1, 0
-    passed = failed = 0
+    passed = failed = skipped = 0
     for line in lines:
         parts = line.split()
         if len(parts) >= 2 and parts[1] == "ok":
             passed += 1
+        elif len(parts) >= 2 and parts[1].rstrip(":") == "skipped":
+            skipped += 1
+            print(f"skipped: {line}", file=sys.stderr)
         elif parts:
             failed += 1
             print(f"failed: {line}", file=sys.stderr)
-    return passed, failed, 0
+    return passed, failed, skipped
 
 
 def main(args):

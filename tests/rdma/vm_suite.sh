@@ -2,8 +2,8 @@
 # The RDMA checks on real verbs: boot the Soft-RoCE VM (tests/rdma/rxe_vm.sh; the image is
 # built first when missing, about 6 min) with this tree shared, and run tutti's programs built
 # on the host (./build, same Debian 12) against rxe0 and rxe1 inside it. Writes one
-# "name ok|failed" line per check to build/rdma-vm-results.txt (scripts/test-summary.py --plain)
-# and prints them. Checks:
+# "name ok|failed|skipped ..." line per check to build/rdma-vm-results.txt (read by
+# scripts/test-summary.py --plain) and prints them. Checks:
 #   rdma_vm_ports       tutti-info --rdma finds rxe0:1 and rxe1:1 active, RoCE v2, usable
 #   rdma_vm_hca_filter  TUTTI_IB_HCA=^rxe1 leaves rxe1 out and keeps rxe0
 #   rdma_vm_gid_index   TUTTI_IB_GID_INDEX=99 is no GID of rxe0:1 (said so), 1 is usable
