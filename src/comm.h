@@ -34,7 +34,8 @@ struct tutti_comm_cfg {
     int nchannels;       /* channels a ring collective is split over */
     int force_tcp;       /* TUTTI_TRANSPORT=tcp */
     size_t chunk_bytes;  /* largest step: the smallest slot of the transports in use */
-    int oversubscribed;  /* more local ranks than CPUs: sleep sooner when waiting */
+    int oversubscribed;  /* more ranks on this machine than CPUs: sleep sooner when waiting */
+    double cpu_load;     /* ranks per CPU on the most crowded machine (the same on every rank) */
     size_t direct_max;   /* TUTTI_DIRECT_MAX: largest message for the direct algorithms */
     size_t stream_min;   /* TUTTI_STREAM_MIN: results of at least this many bytes are streamed */
     int forced[TUTTI_COLL_COUNT]; /* TUTTI_ALGO: catalog index per collective, or -1 */
