@@ -76,8 +76,12 @@ done
 
 # The catalog's algorithms of a collective (tutti-info --algos: the collective's name in the
 # first column of its first line, the algorithm in the next).
+cname() { # a perf tool's collective -> tutti's name (TUTTI_ALGO, tutti-info, the TUNE log)
+  case "$1" in all_reduce) echo allreduce ;; all_gather) echo allgather ;; *) echo "$1" ;; esac
+}
+
 catalog() { # all_reduce -> "ring oneshot tree rd rabenseifner"
-  "$info" --algos | awk -v c="${1//_/}" '
+  "$info" --algos | awk -v c="$(cname "$1")" '
     /^[a-z_]+ +[a-z]/ { cur = $1; if (cur == c) print $2; next }
     /^ +[a-z]/ { if (cur == c) print $1 }' | tr '\n' ' '
 }
@@ -103,7 +107,7 @@ run_one() {
   [ "$series" = small ] || warm=1
   nsh_rank0_env=()
   case "$variant" in
-    algo:*) nsh_env=(TUTTI_ALGO="${coll//_/}:${variant#algo:}") ;;
+    algo:*) nsh_env=(TUTTI_ALGO="$(cname "$coll"):${variant#algo:}") ;;
     tuner:*) nsh_env=(TUTTI_TUNER="${variant#tuner:}") ;;
     pick:*) nsh_env=(TUTTI_TUNER="${variant#pick:}"); iters=1; warm=0
             nsh_rank0_env=(TUTTI_LOG_LEVEL=debug TUTTI_LOG_SUBSYS=tune) ;;
@@ -132,9 +136,10 @@ d = json.load(open(jf))
 assert d["ok"], "wrong results"
 picked = {}
 if variant.startswith("pick:"):
-    name = coll.replace("_", "")
+    name = {"all_reduce": "allreduce", "all_gather": "allgather"}.get(coll, coll)
     for m in re.finditer(r"DEBUG/TUNE %s of (\d+) float32: (\S+)" % name, open(log).read()):
-        picked[int(m.group(1)) * 4] = m.group(2)
+        per_rank = int(hosts) * int(per) if coll in ("all_gather", "reduce_scatter", "alltoall") else 1
+        picked[int(m.group(1)) * 4 * per_rank] = m.group(2)
 for r in d["results"]:
     h = r["out_of_place"]
     print("\t".join(map(str, [hosts, per, coll, series, variant, launch, r["bytes"],
@@ -193,46 +198,7 @@ cp "$work/runs.tsv" "$tsv"
   echo "\`-b ${small% *} -e ${small#* } -n $iters_small -w 5\`, time per call in us; large: \`-b ${large% *} -e ${large#* }"
   echo "-n $iters_large -w 1\`, busbw in GB/s). Raw runs: \`$(basename "$tsv")\`."
   echo
-  /usr/bin/python3 - "$work/runs.tsv" <<'EOF'
-import collections, csv, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
-def size(b):
-    b = int(b)
-    for unit, n in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if b >= n and b % n == 0:
-            return "%d %s" % (b // n, unit)
-    return "%d B" % b
-groups = collections.OrderedDict()
-for r in rows:
-    groups.setdefault((r["hosts"], r["per_host"], r["coll"], r["series"]), []).append(r)
-for (hosts, per, coll, series), rs in groups.items():
-    timed = [r for r in rs if not r["variant"].startswith("pick:")]
-    variants = list(collections.OrderedDict.fromkeys(r["variant"] for r in timed))
-    picks = {(r["variant"][5:], r["bytes"]): r["picked"] for r in rs if r["variant"].startswith("pick:")}
-    sizes = sorted({int(r["bytes"]) for r in timed if r["bytes"] != "na"})
-    what = "time per call (us), lower is better" if series == "small" else "busbw (GB/s), higher is better"
-    n = int(hosts) * int(per)
-    print("### %s, %s hosts x %s rank(s) = %d ranks, %s messages: %s\n" % (coll, hosts, per, n, series, what))
-    print("| size | " + " | ".join(v.split(":", 1)[1] if v.startswith("algo:") else "auto, " + v[6:] for v in variants) + " | fastest forced |")
-    print("|---:|" + "---:|" * len(variants) + "---|")
-    key = "time_us" if series == "small" else "busbw"
-    for b in sizes:
-        cells, best = [], None
-        for v in variants:
-            vals = [float(r[key]) for r in timed if r["variant"] == v and r["bytes"] == str(b)]
-            if not vals:
-                cells.append("n/a")
-                continue
-            m = statistics.median(vals)
-            cell = "%.1f" % m if series == "small" else "%.3f" % m
-            if v.startswith("tuner:"):
-                cell += " (%s)" % (picks.get((v[6:], str(b))) or "?")
-            elif best is None or (m < best[1] if series == "small" else m > best[1]):
-                best = (v[5:], m)
-            cells.append(cell)
-        print("| %s | %s | %s |" % (size(b), " | ".join(cells), best[0] if best else "-"))
-    print()
-EOF
+  /usr/bin/python3 perf/bench_table.py "$work/runs.tsv"
   if [ -s "$notes" ]; then
     echo "Notes:"
     echo
