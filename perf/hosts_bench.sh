@@ -7,8 +7,8 @@
 # (TUTTI_TUNER=static, model); small sizes report the time per call (latency), large ones busbw.
 # What each tuner picked per size comes from a separate short launch with
 # TUTTI_LOG_LEVEL=debug TUTTI_LOG_SUBSYS=tune on rank 0 ("allreduce of N float32: ALGO"), so
-# the timed launches log nothing. Launches are interleaved (every variant once, then again), and
-# each cell is the median over the launches. Every run checks its results (-c 1).
+# the timed launches log nothing. Launches are interleaved (every variant once, then again, each
+# round starting one variant later), and each cell is the median over the launches. Every run checks its results (-c 1).
 #
 # Usage: perf/hosts_bench.sh [--hosts H] [--ranks-per-host "1 2"] [--placement block|cyclic]
 #          [--rate 10gbit|raw] [--colls "all_reduce broadcast"] [--algos "ring tree ..."]
@@ -124,7 +124,7 @@ run_one() {
       return 0
     fi
     echo "hosts_bench: $coll $variant $series, $hosts hosts x $per, launch $launch failed (exit $rc):" >&2
-    tail -5 "$work"/rank*.txt >&2
+    tail -n 5 "$work"/rank*.txt >&2
     echo "- FAILED: $hosts hosts x $per: $coll $variant $series launch $launch (exit $rc)" >>"$notes"
     return 1
   fi
@@ -173,8 +173,13 @@ for per in $rphs; do
     for series in small large; do
       echo "== $hosts hosts x $per rank(s), $coll, $series: $vs" >&2
       for t in $tuners; do run_one "$coll" "$series" "pick:$t" 0 "$per" || failed=$((failed + 1)); done
+      read -ra va <<<"$vs"
       for ((l = 1; l <= launches; l++)); do
-        for v in $vs; do run_one "$coll" "$series" "$v" "$l" "$per" || failed=$((failed + 1)); done
+        # Each round starts one variant later: no variant always follows the same one.
+        k=$(( (l - 1) % ${#va[@]} ))
+        for v in "${va[@]:k}" "${va[@]:0:k}"; do
+          run_one "$coll" "$series" "$v" "$l" "$per" || failed=$((failed + 1))
+        done
       done
     done
   done

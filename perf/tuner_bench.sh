@@ -5,8 +5,8 @@
 # runs with each tuner (TUTTI_TUNER=static, model); small sizes report the time per call, large
 # ones busbw. What each tuner picked per size comes from a separate short launch with
 # TUTTI_LOG_LEVEL=debug TUTTI_LOG_SUBSYS=tune, which must be the same on every rank (a
-# disagreement fails the run). Launches are interleaved (every variant once, then again) and
-# each cell is the median over the launches; every run checks its results (-c 1). The tables
+# disagreement fails the run). Launches are interleaved (every variant once, then again, each
+# round starting one variant later) and each cell is the median over the launches; every run checks its results (-c 1). The tables
 # are perf/bench_table.py's, as hosts_bench.sh's (which does the same across namespace hosts).
 #
 # Usage: perf/tuner_bench.sh [--configs "shm:2 shm:4 tcp:2 tcp:4"] [--colls "all_reduce ..."]
@@ -107,7 +107,7 @@ run_one() {
       return 0
     fi
     echo "tuner_bench: $cf $coll $variant $series launch $launch failed (exit $rc):" >&2
-    tail -5 "$work/out.txt" >&2
+    tail -n 5 "$work/out.txt" >&2
     echo "- FAILED: $cf: $coll $variant $series launch $launch (exit $rc)" >>"$notes"
     return 1
   fi
@@ -160,8 +160,14 @@ for cf in $configs; do
     for series in small large; do
       echo "== $cf, $coll, $series: $vs" >&2
       for t in $tuners; do run_one "$cf" "$coll" "$series" "pick:$t" 0 || failed=$((failed + 1)); done
+      read -ra va <<<"$vs"
       for ((l = 1; l <= launches; l++)); do
-        for v in $vs; do run_one "$cf" "$coll" "$series" "$v" "$l" || failed=$((failed + 1)); done
+        # Each round starts one variant later: no variant always follows the same one (a
+        # launch right after a short or a failed one ran measurably faster).
+        k=$(( (l - 1) % ${#va[@]} ))
+        for v in "${va[@]:k}" "${va[@]:0:k}"; do
+          run_one "$cf" "$coll" "$series" "$v" "$l" || failed=$((failed + 1))
+        done
       done
     done
   done

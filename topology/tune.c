@@ -39,14 +39,14 @@ const char *tutti__proto_name(tutti_proto_t p)
 
 /* One evaluation: the system with the protocol applied, the size, the configuration. */
 struct ctx {
-    int n, h, L;              /* ranks, hosts, ranks per host */
-    double B;                 /* bytes (NCCL's size convention, tune.h) */
-    double chunk;             /* bytes per message */
-    int C;                    /* channels */
+    int n, h, L;               /* ranks, hosts, ranks per host */
+    double B;                  /* bytes (NCCL's size convention, tune.h) */
+    double chunk;              /* bytes per message */
+    int C;                     /* channels */
     int nics;
-    int parallel;             /* channels progress independently */
-    int crowded;              /* ranks outnumber CPUs */
-    double load;              /* ranks per CPU, at least 1 */
+    int parallel;              /* channels progress independently */
+    int crowded;               /* ranks outnumber CPUs */
+    double load;               /* ranks per CPU, at least 1 */
     struct tutti_link in, out; /* within a host, between hosts (per NIC); gbps as reached */
 };
 
@@ -78,10 +78,10 @@ static void cpu_of(const struct ctx *c, const struct tutti_link *l, struct cost 
  * Channels driven by one thread (tutti's host path) post their messages one after the other;
  * on GPUs each channel has its own thread block, so only one channel's messages add up. The
  * work of a rank's thread on a host path (its messages' CPU time and gaps, its waits) costs
- * load^2 times more when `load` ranks share each CPU: each rank gets 1/load of a CPU, and each time it waits the
- * scheduler runs the load - 1 others first. The square is what the measurements on 2 CPUs say
- * (tune_links.c: 2, 4 and 8 ranks); a factor of `load` leaves 4 and 8 ranks 2-3x faster than
- * measured.
+ * load^2 times more when `load` ranks share each CPU: each rank gets 1/load of a CPU, and each
+ * time it waits the scheduler runs the load - 1 others first. The square is what the
+ * measurements on 2 CPUs say (tune_links.c: 2, 4 and 8 ranks); a factor of `load` leaves 4 and
+ * 8 ranks 2-3x faster than measured.
  */
 static double cost_us(const struct ctx *c, const struct cost *k)
 {

@@ -52,15 +52,31 @@
  *           ibv_post_send per chunk by a proxy thread): assumed, not measured.
  */
 static const struct tutti_link links[TUTTI_LINK_KIND_COUNT] = {
-    [TUTTI_LINK_SHM] = {.lat_us = 0.05, .gap_us = 0.25, .gbps = 20.0, .cpu_us = 0.03,
-                        .switch_us = 0.4, .cpu_gbps = 20.0},
-    [TUTTI_LINK_TCP] = {.lat_us = 10.0, .gap_us = 4.0, .gbps = 1.25, .cpu_us = 1.5,
-                        .wake_us = 4.5, .switch_us = 3.5, .cpu_gbps = 2.0, .chan_gbps = 3.0},
+    [TUTTI_LINK_SHM] = {.lat_us = 0.05,
+                        .gap_us = 0.25,
+                        .gbps = 20.0,
+                        .cpu_us = 0.03,
+                        .switch_us = 0.4,
+                        .cpu_gbps = 20.0},
+    [TUTTI_LINK_TCP] = {.lat_us = 10.0,
+                        .gap_us = 4.0,
+                        .gbps = 1.25,
+                        .cpu_us = 1.5,
+                        .wake_us = 4.5,
+                        .switch_us = 3.5,
+                        .cpu_gbps = 2.0,
+                        .chan_gbps = 3.0},
     [TUTTI_LINK_IB] = {.lat_us = 9.6, .gap_us = 1.0, .gbps = 50.0},
     [TUTTI_LINK_NVLINK] = {.lat_us = 3.4, .gap_us = 0.5, .gbps = 450.0},
     [TUTTI_LINK_PCIE] = {.lat_us = 5.7, .gap_us = 0.5, .gbps = 63.0},
-    [TUTTI_LINK_LOOPBACK] = {.lat_us = 3.2, .gap_us = 4.0, .gbps = 4.0, .cpu_us = 1.5,
-                             .wake_us = 1.0, .switch_us = 2.0, .cpu_gbps = 4.0, .chan_gbps = 3.0},
+    [TUTTI_LINK_LOOPBACK] = {.lat_us = 3.2,
+                             .gap_us = 4.0,
+                             .gbps = 4.0,
+                             .cpu_us = 1.5,
+                             .wake_us = 1.0,
+                             .switch_us = 2.0,
+                             .cpu_gbps = 4.0,
+                             .chan_gbps = 3.0},
 };
 
 static const char *const link_names[TUTTI_LINK_KIND_COUNT] = {

@@ -27,7 +27,8 @@ void tutti__topo_rank_view(const struct tutti_topo *t, int local_rank,
     v->package = (int8_t)t->cpu_package;
     v->numa = (int8_t)t->cpu_numa;
     v->nic_link = TUTTI_LINK_COUNT;
-    v->cpus = (uint16_t)(t->allowed_pus > 0xffff ? 0xffff : t->allowed_pus < 1 ? 1 : t->allowed_pus);
+    int cpus = t->allowed_pus < 1 ? 1 : t->allowed_pus;
+    v->cpus = (uint16_t)(cpus > 0xffff ? 0xffff : cpus);
     v->cpu_first = (uint16_t)(t->first_pu >= 0 && t->first_pu <= 0xffff ? t->first_pu : 0);
     v->machine = t->machine;
     if (t->ngpus > 0) {

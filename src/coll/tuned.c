@@ -41,8 +41,8 @@ static void model_sys(const struct tutti_op_desc *op, const struct tutti_plan_pa
                       struct tutti_tune_sys *sys)
 {
     struct tutti_tune_links *links = &sys->links;
-    tutti__tune_links_make(pp->intra_tcp ? TUTTI_LINK_LOOPBACK : TUTTI_LINK_SHM, TUTTI_LINK_TCP,
-                           1, links);
+    tutti__tune_links_make(pp->intra_tcp ? TUTTI_LINK_LOOPBACK : TUTTI_LINK_SHM, TUTTI_LINK_TCP, 1,
+                           links);
     links->max_channels = pp->nchannels;
     links->max_chunk = pp->chunk_elems * tutti_datatype_size(op->dt);
     links->cpu_load = pp->cpu_load;
@@ -67,8 +67,8 @@ int tutti__algo_tuned(const struct tutti_op_desc *op, const struct tutti_plan_pa
     model_sys(op, pp, &sys);
     size_t bytes = model_bytes(op, pp->nranks);
     struct tutti_tune_choice best;
-    if (k == 0 || tutti__tune_pick(op->coll, bytes, sys.nranks, sys.nhosts, names, k,
-                                   &sys.links, NULL, &best) < 0) {
+    if (k == 0 || tutti__tune_pick(op->coll, bytes, sys.nranks, sys.nhosts, names, k, &sys.links,
+                                   NULL, &best) < 0) {
         return -1; /* nothing the model knows (send, recv): the static rule decides */
     }
     struct tutti_plan_params run = *pp;

@@ -3,8 +3,8 @@
  * ranks on H hosts (default 1; ranks numbered host by host) with R ranks per CPU (default 1),
  * the algorithm each collective gets per message size by the static rule and by the cost model
  * (TUTTI_TUNER=model) with the chunk and channels it chose and its predicted time. The call is
- * modelled with float32 data and what a communicator of that kind has: 128 KiB shared-memory
- * slots and 1 channel, or 512 KiB TCP slots and 2 channels when any pair talks TCP.
+ * modelled with float32 data and what a communicator of that kind has: 1 channel, 2 when any
+ * pair talks TCP; 512 KiB chunks when every pair talks TCP, else 128 KiB (shared memory's slot).
  */
 #include "tune_tool.h"
 #include "coll/coll.h"
@@ -24,7 +24,8 @@ static void print_coll(tutti_coll_t coll, const struct tutti_layout *l, int tcp,
     const struct tutti_algo *a = tutti__algos(coll, &n);
     int per_rank = coll == TUTTI_COLL_ALLGATHER || coll == TUTTI_COLL_REDUCE_SCATTER ||
                    coll == TUTTI_COLL_ALLTOALL;
-    int any_tcp = tcp || nhosts > 1;
+    /* The slot: TCP's when every pair talks TCP, else shared memory's (the smaller). */
+    int any_tcp = tcp || nhosts > 1, all_tcp = tcp || nhosts == nranks;
     for (size_t bytes = 8; bytes <= ((size_t)1 << 30); bytes *= 16) {
         size_t count = bytes / 4 / (per_rank ? (size_t)nranks : 1);
         if (count == 0) {
@@ -34,7 +35,7 @@ static void print_coll(tutti_coll_t coll, const struct tutti_layout *l, int tcp,
                                    .op = TUTTI_SUM, .root = 0, .peer = -1};
         struct tutti_plan_params pp = {.rank = 0, .nranks = nranks,
                                        .nchannels = any_tcp ? 2 : 1,
-                                       .chunk_elems = (any_tcp ? 512 * 1024 : 128 * 1024) / 4,
+                                       .chunk_elems = (all_tcp ? 512 * 1024 : 128 * 1024) / 4,
                                        .direct_max = 8192, .forced = -1, .tuner = 0,
                                        .nhosts = nhosts, .intra_tcp = tcp, .layout = l,
                                        .cpu_load = load};

@@ -128,7 +128,8 @@ Test(tune, time_monotonic_in_bytes)
                           all[a].algo);
                 /* Trees past a chunk the search tries (4 KiB..4 MiB; the fixed one is 128 KiB):
                  * one tree, then halves over two; hier's rails (B / ranks per host) likewise. */
-                int tree = strcmp(all[a].algo, "tree") == 0, hier = strcmp(all[a].algo, "hier") == 0;
+                int tree = strcmp(all[a].algo, "tree") == 0;
+                int hier = strcmp(all[a].algo, "hier") == 0;
                 size_t per = hier ? (size_t)((systems[s].nranks + systems[s].nhosts - 1) /
                                              systems[s].nhosts)
                                   : 1;

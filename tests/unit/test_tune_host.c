@@ -132,8 +132,8 @@ Test(tune_host, the_search_stays_within_the_slot_and_the_channels)
             for (size_t b = 8; b <= ((size_t)1 << 28); b *= 8) {
                 struct tutti_tune_cfg cfg;
                 cr_assert_gt(tutti__tune_best(TUTTI_COLL_BROADCAST, "ring", b, &s, &cfg), 0);
-                cr_expect(cfg.chunk_bytes <= slots[i] && cfg.chunk_bytes > 0,
-                          "slot %zu: chunk %zu", slots[i], cfg.chunk_bytes);
+                cr_expect(cfg.chunk_bytes <= slots[i] && cfg.chunk_bytes > 0, "slot %zu: chunk %zu",
+                          slots[i], cfg.chunk_bytes);
                 cr_expect(cfg.nchannels >= 1 && cfg.nchannels <= nch, "%d channels of %d",
                           cfg.nchannels, nch);
             }
@@ -207,7 +207,8 @@ Test(tune_host, host_figures_match_their_measurements)
     near(at(TUTTI_COLL_ALLREDUCE, "oneshot", 8, 4, 1, &lo2, tcp, 1), 80, "tcp 4, oneshot 8 B");
     near(at(TUTTI_COLL_ALLREDUCE, "rd", 8, 4, 1, &lo2, tcp, 1), 60, "tcp 4, rd 8 B");
     near(at(TUTTI_COLL_ALLREDUCE, "rd", 8, 8, 1, &lo4, tcp, 1), 400, "tcp 8, rd 8 B");
-    near(at(TUTTI_COLL_ALLREDUCE, "ring", 16 << 20, 2, 1, &lo1, tcp, 2), 3950, "tcp 2, ring 16 MiB");
+    near(at(TUTTI_COLL_ALLREDUCE, "ring", 16 << 20, 2, 1, &lo1, tcp, 2), 3950,
+         "tcp 2, ring 16 MiB");
     near(at(TUTTI_COLL_ALLREDUCE, "ring", 16 << 20, 4, 1, &lo2, tcp, 2), 14400,
          "tcp 4, ring 16 MiB");
 }

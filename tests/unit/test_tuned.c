@@ -19,17 +19,23 @@ struct pick {
 static struct tutti_plan_params pp_of(int rank, int nranks, int nhosts, int nch, size_t chunk,
                                       int tcp, double load)
 {
-    struct tutti_plan_params pp = {.rank = rank, .nranks = nranks, .nchannels = nch,
-                                   .chunk_elems = chunk, .direct_max = 8192, .forced = -1,
-                                   .tuner = 1, .nhosts = nhosts, .intra_tcp = tcp,
+    struct tutti_plan_params pp = {.rank = rank,
+                                   .nranks = nranks,
+                                   .nchannels = nch,
+                                   .chunk_elems = chunk,
+                                   .direct_max = 8192,
+                                   .forced = -1,
+                                   .tuner = 1,
+                                   .nhosts = nhosts,
+                                   .intra_tcp = tcp,
                                    .cpu_load = load};
     return pp;
 }
 
 static struct tutti_op_desc op_of(tutti_coll_t coll, size_t count)
 {
-    struct tutti_op_desc op = {.coll = coll, .count = count, .dt = TUTTI_FLOAT32,
-                               .op = TUTTI_SUM, .root = 0, .peer = 1};
+    struct tutti_op_desc op = {
+        .coll = coll, .count = count, .dt = TUTTI_FLOAT32, .op = TUTTI_SUM, .root = 0, .peer = 1};
     return op;
 }
 
@@ -48,8 +54,8 @@ static struct pick tuned(tutti_coll_t coll, size_t count, const struct tutti_pla
     cr_assert(a[i].applies(&op, &p.run), "%s chosen but does not apply", a[i].name);
     cr_assert(p.run.chunk_elems >= 1 && p.run.chunk_elems <= pp->chunk_elems,
               "%s: chunk %zu elements, slot %zu", a[i].name, p.run.chunk_elems, pp->chunk_elems);
-    cr_assert(p.run.nchannels >= 1 && p.run.nchannels <= pp->nchannels,
-              "%s: %d channels of %d", a[i].name, p.run.nchannels, pp->nchannels);
+    cr_assert(p.run.nchannels >= 1 && p.run.nchannels <= pp->nchannels, "%s: %d channels of %d",
+              a[i].name, p.run.nchannels, pp->nchannels);
     p.algo = a[i].name;
     return p;
 }
@@ -62,8 +68,7 @@ Test(tuned, the_catalog_choice_follows_the_model_across_hosts)
     const char *large = tuned(TUTTI_COLL_ALLREDUCE, 64u << 20, &pp).algo;
     cr_assert(small != NULL && large != NULL);
     cr_assert(strcmp(small, "tree") == 0 || strcmp(small, "rd") == 0, "small: %s", small);
-    cr_assert(strcmp(large, "ring") == 0 || strcmp(large, "rabenseifner") == 0, "large: %s",
-              large);
+    cr_assert(strcmp(large, "ring") == 0 || strcmp(large, "rabenseifner") == 0, "large: %s", large);
     /* broadcast of 8 bytes to 64 hosts: the tree (6 hops), not the chain (63) */
     const char *bcast = tuned(TUTTI_COLL_BROADCAST, 2, &pp).algo;
     cr_assert(bcast != NULL && strcmp(bcast, "tree") == 0, "%s", bcast);
@@ -94,8 +99,8 @@ Test(tuned, the_static_configuration_stays_unless_the_gain_is_clear)
     cr_expect_str_eq(p.algo, "ring");
     cr_expect_eq(p.run.chunk_elems, 32768);
     for (int tcp = 0; tcp <= 1; tcp++) {
-        struct tutti_plan_params crowded = pp_of(0, 4, 1, tcp ? 2 : 1, tcp ? 131072 : 32768, tcp,
-                                                 2);
+        struct tutti_plan_params crowded =
+            pp_of(0, 4, 1, tcp ? 2 : 1, tcp ? 131072 : 32768, tcp, 2);
         p = tuned(TUTTI_COLL_ALLREDUCE, 8192, &crowded);
         cr_expect_str_eq(p.algo, tcp ? "rd" : "ring", "32 KiB on 4 crowded ranks, %s: %s",
                          tcp ? "tcp" : "shm", p.algo);
@@ -122,10 +127,9 @@ Test(tuned, one_slot_algorithms_keep_the_whole_slot)
 /* Every rank must build the same schedule: the choice depends on nothing rank-specific. */
 Test(tuned, every_rank_gets_the_same_answer)
 {
-    static const tutti_coll_t colls[] = {TUTTI_COLL_ALLREDUCE, TUTTI_COLL_BROADCAST,
-                                         TUTTI_COLL_REDUCE, TUTTI_COLL_REDUCE_SCATTER,
-                                         TUTTI_COLL_ALLGATHER, TUTTI_COLL_ALLTOALL,
-                                         TUTTI_COLL_BARRIER};
+    static const tutti_coll_t colls[] = {
+        TUTTI_COLL_ALLREDUCE, TUTTI_COLL_BROADCAST, TUTTI_COLL_REDUCE, TUTTI_COLL_REDUCE_SCATTER,
+        TUTTI_COLL_ALLGATHER, TUTTI_COLL_ALLTOALL,  TUTTI_COLL_BARRIER};
     int label[12];
     for (int r = 0; r < 12; r++) {
         label[r] = r / 3;
@@ -141,7 +145,7 @@ Test(tuned, every_rank_gets_the_same_answer)
                 struct tutti_plan_params pr = p0;
                 pr.rank = r;
                 struct pick other = tuned(colls[c], count, &pr);
-                cr_assert_str_eq(other.algo, first.algo, "%s of %zu: rank %d", 
+                cr_assert_str_eq(other.algo, first.algo, "%s of %zu: rank %d",
                                  tutti__coll_name(colls[c]), count, r);
                 cr_assert_eq(other.run.chunk_elems, first.run.chunk_elems);
                 cr_assert_eq(other.run.nchannels, first.run.nchannels);
