@@ -12,6 +12,7 @@
 #include "peer.h"
 #include "plan.h"
 #include "exec.h"
+#include "coll/coll.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -102,6 +103,7 @@ struct tutti_comm {
     struct tutti_stream_state *stream; /* stream.c: calls on CUDA streams; NULL until the first */
     struct tutti_ipc_state *ipc;       /* ipc.c: the CUDA IPC all-reduce; NULL until the first */
     struct tutti_plan plan;    /* storage for blocking calls, under the turn */
+    struct tutti_tune_memo tune; /* coll/tuned.c: the cost model's answers, under the turn */
     struct tutti_exec exec;    /* the executor of the operation holding the turn */
 };
 

@@ -103,6 +103,7 @@ struct tutti_op_desc {
 
 /** What builders need to know about the communicator. */
 struct tutti_layout;
+struct tutti_tune_memo;
 struct tutti_plan_params {
     int rank;
     int nranks;
@@ -118,6 +119,9 @@ struct tutti_plan_params {
     /* where the ranks sit (hosts, the locality ring), or NULL: rank order on one host */
     const struct tutti_layout *layout;
     int intra_tcp;      /* ranks of one host talk over TCP (TUTTI_TRANSPORT=tcp), not shm */
+    /* the model's answers so far on this communicator (coll/tuned.c), or NULL; written under
+     * the communicator's turn */
+    struct tutti_tune_memo *memo;
 };
 
 struct tutti_plan {

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void tutti__comm_plan_params(const struct tutti_comm *comm, const struct tutti_op_desc *op,
+void tutti__comm_plan_params(struct tutti_comm *comm, const struct tutti_op_desc *op,
                              struct tutti_plan_params *pp)
 {
     size_t es = tutti_datatype_size(op->dt);
@@ -41,6 +41,7 @@ void tutti__comm_plan_params(const struct tutti_comm *comm, const struct tutti_o
     pp->layout = comm->layout;
     pp->nhosts = comm->layout != NULL ? comm->layout->nhosts : 1;
     pp->cpu_load = comm->cfg.cpu_load;
+    pp->memo = &comm->tune;
     pp->intra_tcp = comm->cfg.force_tcp;
 }
 

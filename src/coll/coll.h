@@ -51,13 +51,33 @@ int tutti__algo_static(const struct tutti_op_desc *op, const struct tutti_plan_p
  */
 int tutti__algo_static_channels(const struct tutti_op_desc *op, const struct tutti_plan_params *pp);
 
+/*
+ * The model's answers on one communicator: its inputs other than (collective, count, element
+ * size) are the communicator's and never change, so an answer once found is reused. Without
+ * it, every call after one of another collective (the communicator keeps one plan) would pay
+ * the search again: 0.5-3.4 us, more than a small call over shared memory takes.
+ */
+#define TUTTI_TUNE_MEMO 16
+struct tutti_tune_memo {
+    struct {
+        int coll;     /* tutti_coll_t + 1; 0: empty */
+        size_t count; /* elements */
+        size_t es;    /* bytes per element */
+        int algo;     /* catalog index */
+        size_t chunk_elems;
+        int nchannels;
+        double time_us;
+    } e[TUTTI_TUNE_MEMO];
+    unsigned next; /* the entry replaced next when none matches */
+};
+
 /**
  * The cost model's choice (coll/tuned.c): the catalog index of the applicable algorithm it
  * predicts to be fastest for op, the static rule's unless another is clearly faster, with the
  * chunk (at most pp->chunk_elems) and channel count (at most pp->nchannels) it predicts best
  * for it in *run_p (pp otherwise) and its predicted time in *time_us_p (either may be NULL).
- * -1 when the model knows none of them (send, recv): the static rule then decides. Pure: every
- * rank gets the same answer from the same inputs.
+ * -1 when the model knows none of them (send, recv): the static rule then decides. Every rank
+ * gets the same answer from the same inputs; pp->memo, if not NULL, keeps the answers.
  */
 int tutti__algo_tuned(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
                       struct tutti_plan_params *run_p, double *time_us_p);

@@ -5,7 +5,8 @@
  * and CPU load with the best chunk (up to the transports' slot) and channel count (up to what
  * the communicator was given) for it, and the fastest is built with them. Every rank computes
  * the same answer: the inputs (collective, bytes, ranks, hosts, load, transport setting, slot,
- * channels) are the same everywhere.
+ * channels) are the same everywhere. Each communicator keeps its answers (struct
+ * tutti_tune_memo, 16 of them) so that a call pays the search only the first time.
  */
 #include "coll.h"
 #include "topology/tune.h"
@@ -50,8 +51,8 @@ static void model_sys(const struct tutti_op_desc *op, const struct tutti_plan_pa
     sys->nhosts = pp->nhosts >= 1 && pp->nhosts <= pp->nranks ? pp->nhosts : 1;
 }
 
-int tutti__algo_tuned(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
-                      struct tutti_plan_params *run_p, double *time_us_p)
+static int decide(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                  struct tutti_plan_params *run_p, double *time_us_p)
 {
     int n = 0;
     const struct tutti_algo *a = tutti__algos(op->coll, &n);
@@ -97,4 +98,44 @@ int tutti__algo_tuned(const struct tutti_op_desc *op, const struct tutti_plan_pa
         *time_us_p = best.time_us;
     }
     return choice;
+}
+
+int tutti__algo_tuned(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                      struct tutti_plan_params *run_p, double *time_us_p)
+{
+    struct tutti_tune_memo *m = pp->memo;
+    size_t es = tutti_datatype_size(op->dt);
+    for (int i = 0; m != NULL && i < TUTTI_TUNE_MEMO; i++) {
+        if (m->e[i].coll == (int)op->coll + 1 && m->e[i].count == op->count && m->e[i].es == es) {
+            if (run_p != NULL) {
+                *run_p = *pp;
+                run_p->chunk_elems = m->e[i].chunk_elems;
+                run_p->nchannels = m->e[i].nchannels;
+            }
+            if (time_us_p != NULL) {
+                *time_us_p = m->e[i].time_us;
+            }
+            return m->e[i].algo;
+        }
+    }
+    struct tutti_plan_params run;
+    double us = -1;
+    int algo = decide(op, pp, &run, &us);
+    if (algo >= 0 && m != NULL) {
+        unsigned i = m->next++ % TUTTI_TUNE_MEMO;
+        m->e[i].coll = (int)op->coll + 1;
+        m->e[i].count = op->count;
+        m->e[i].es = es;
+        m->e[i].algo = algo;
+        m->e[i].chunk_elems = run.chunk_elems;
+        m->e[i].nchannels = run.nchannels;
+        m->e[i].time_us = us;
+    }
+    if (algo >= 0 && run_p != NULL) {
+        *run_p = run;
+    }
+    if (algo >= 0 && time_us_p != NULL) {
+        *time_us_p = us;
+    }
+    return algo;
 }

@@ -180,3 +180,27 @@ Test(tuned, the_plan_is_built_with_the_chosen_chunk_and_channels)
     }
     tutti__plan_free(&plan);
 }
+
+/* The communicator's memo: the answer of the first call of a shape (collective, count, element
+ * size) is reused, whatever else the parameters say; other shapes are answered on their own;
+ * the seventeenth shape replaces the first. */
+Test(tuned, the_memo_keeps_each_call_shapes_answer)
+{
+    struct tutti_tune_memo memo;
+    memset(&memo, 0, sizeof(memo));
+    struct tutti_plan_params crowded = pp_of(0, 4, 1, 2, 131072, 1, 2);
+    crowded.memo = &memo;
+    struct pick first = tuned(TUTTI_COLL_ALLREDUCE, 8192, &crowded);
+    cr_assert_str_eq(first.algo, "rd");
+    struct tutti_plan_params calm = crowded;
+    calm.cpu_load = 1; /* alone, the model would keep the ring here */
+    calm.memo = NULL;
+    cr_assert_str_eq(tuned(TUTTI_COLL_ALLREDUCE, 8192, &calm).algo, "ring");
+    calm.memo = &memo;
+    cr_expect_str_eq(tuned(TUTTI_COLL_ALLREDUCE, 8192, &calm).algo, "rd", "not the memo's");
+    cr_expect_str_eq(tuned(TUTTI_COLL_ALLREDUCE, 8190, &calm).algo, "ring", "another count");
+    for (size_t count = 1; count <= 16; count++) { /* 16 more shapes: the first is replaced */
+        (void)tuned(TUTTI_COLL_BROADCAST, count, &calm);
+    }
+    cr_expect_str_eq(tuned(TUTTI_COLL_ALLREDUCE, 8192, &calm).algo, "ring");
+}
