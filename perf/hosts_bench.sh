@@ -5,8 +5,8 @@
 # TCP across), launched rank by rank. For each collective, every algorithm in the list is forced
 # in turn (TUTTI_ALGO=<coll>:<algo>), then the automatic choice runs with each tuner
 # (TUTTI_TUNER=static, model); small sizes report the time per call (latency), large ones busbw.
-# What each tuner picked per size comes from a separate short launch with
-# TUTTI_LOG_LEVEL=debug TUTTI_LOG_SUBSYS=tune on rank 0 ("allreduce of N float32: ALGO"), so
+# What each tuner picked per size (algorithm, chunk, channels) comes from a separate short
+# launch with TUTTI_LOG_LEVEL=debug TUTTI_LOG_SUBSYS=tune on rank 0 ("allreduce of N float32: ALGO"), so
 # the timed launches log nothing. Launches are interleaved (every variant once, then again, each
 # round starting one variant later), and each cell is the median over the launches. Every run checks its results (-c 1).
 #
@@ -137,9 +137,12 @@ assert d["ok"], "wrong results"
 picked = {}
 if variant.startswith("pick:"):
     name = {"all_reduce": "allreduce", "all_gather": "allgather"}.get(coll, coll)
-    for m in re.finditer(r"DEBUG/TUNE %s of (\d+) float32: (\S+)" % name, open(log).read()):
+    # "allreduce of N float32: ALGO (chunk E, C channels)" -> ALGO/chunk bytes/channels
+    for m in re.finditer(r"DEBUG/TUNE %s of (\d+) float32: (\S+) \(chunk (\d+), (\d+) chan" % name,
+                         open(log).read()):
         per_rank = int(hosts) * int(per) if coll in ("all_gather", "reduce_scatter", "alltoall") else 1
-        picked[int(m.group(1)) * 4 * per_rank] = m.group(2)
+        picked[int(m.group(1)) * 4 * per_rank] = "%s/%d/%s" % (m.group(2), int(m.group(3)) * 4,
+                                                              m.group(4))
 for r in d["results"]:
     h = r["out_of_place"]
     print("\t".join(map(str, [hosts, per, coll, series, variant, launch, r["bytes"],

@@ -3,9 +3,9 @@
 # (transport and rank count, ranks forked by the perf tool's -N) and collective, every algorithm
 # of the build's catalog is forced in turn (TUTTI_ALGO=<coll>:<algo>), then the automatic choice
 # runs with each tuner (TUTTI_TUNER=static, model); small sizes report the time per call, large
-# ones busbw. What each tuner picked per size comes from a separate short launch with
-# TUTTI_LOG_LEVEL=debug TUTTI_LOG_SUBSYS=tune, which must be the same on every rank (a
-# disagreement fails the run). Launches are interleaved (every variant once, then again, each
+# ones busbw. What each tuner picked per size (algorithm, chunk, channels) comes from a
+# separate short launch with TUTTI_LOG_LEVEL=debug TUTTI_LOG_SUBSYS=tune, which must be the
+# same on every rank (a disagreement fails the run). Launches are interleaved (every variant once, then again, each
 # round starting one variant later) and each cell is the median over the launches; every run checks its results (-c 1). The tables
 # are perf/bench_table.py's, as hosts_bench.sh's (which does the same across namespace hosts).
 #
@@ -122,9 +122,12 @@ if variant.startswith("pick:"):
     name = {"all_reduce": "allreduce", "all_gather": "allgather"}.get(coll, coll)
     per_rank = int(n) if coll in ("all_gather", "reduce_scatter", "alltoall") else 1
     seen = {}
-    for m in re.finditer(r"\[(\d+)\] DEBUG/TUNE %s of (\d+) float32: (\S+)" % name, open(log).read()):
+    # "[rank] DEBUG/TUNE allreduce of N float32: ALGO (chunk E, C channels)"
+    pat = r"\[(\d+)\] DEBUG/TUNE %s of (\d+) float32: (\S+) \(chunk (\d+), (\d+) chan" % name
+    for m in re.finditer(pat, open(log).read()):
         b = int(m.group(2)) * 4 * per_rank
-        seen.setdefault(b, {})[m.group(1)] = m.group(3)
+        seen.setdefault(b, {})[m.group(1)] = "%s/%d/%s" % (m.group(3), int(m.group(4)) * 4,
+                                                          m.group(5))
     for b, by_rank in seen.items():
         assert len(set(by_rank.values())) == 1, "ranks disagree at %d bytes: %s" % (b, by_rank)
         picked[b] = next(iter(by_rank.values()))

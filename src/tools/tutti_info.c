@@ -114,7 +114,7 @@ int main(int argc, char **argv)
         return tutti__tune_tool(argc - 1, argv + 1);
     } else if (argc > 1) {
         fprintf(stderr, "usage: tutti-info [--env | --algos | --host-id | --gpu | --rdma | --hang LOGFILE...]\n"
-                        "       tutti-info --tune N [--hosts H] [--tcp] [--load R]\n"
+                        "       tutti-info --tune N [--hosts H] [--tcp] [--load R] [--sizes B,B...]\n"
                         "       tutti-info [--topo] [--topo-file F] [--dump F] [--rings N | --ranks N]"
                         " [--hosts H] [--dot F|-] [--png F]\n");
         return 2;
