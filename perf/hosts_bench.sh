@@ -6,9 +6,10 @@
 # in turn (TUTTI_ALGO=<coll>:<algo>), then the automatic choice runs with each tuner
 # (TUTTI_TUNER=static, model); small sizes report the time per call (latency), large ones busbw.
 # What each tuner picked per size (algorithm, chunk, channels) comes from a separate short
-# launch with TUTTI_LOG_LEVEL=debug TUTTI_LOG_SUBSYS=tune on rank 0 ("allreduce of N float32: ALGO"), so
-# the timed launches log nothing. Launches are interleaved (every variant once, then again, each
-# round starting one variant later), and each cell is the median over the launches. Every run checks its results (-c 1).
+# launch with TUTTI_LOG_LEVEL=debug TUTTI_LOG_SUBSYS=tune on rank 0 ("allreduce of N float32:
+# ALGO (chunk E, C channels)"), so the timed launches log nothing. Launches are interleaved
+# (every variant once, then again, each round starting one variant later), and each cell is the
+# median over the launches. Every run checks its results (-c 1).
 #
 # Usage: perf/hosts_bench.sh [--hosts H] [--ranks-per-host "1 2"] [--placement block|cyclic]
 #          [--rate 10gbit|raw] [--colls "all_reduce broadcast"] [--algos "ring tree ..."]
