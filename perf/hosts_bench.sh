@@ -211,7 +211,7 @@ cp "$work/runs.tsv" "$tsv"
   if [ -s "$notes" ]; then
     echo "Notes:"
     echo
-    cat "$notes"
+    awk '!seen[$0]++' "$notes" # a series that does not apply is noted once, not per launch
   fi
 } >"$out"
 cat "$out"
