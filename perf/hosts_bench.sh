@@ -5,10 +5,11 @@
 # TCP across), launched rank by rank. For each collective, every algorithm in the list is forced
 # in turn (TUTTI_ALGO=<coll>:<algo>), then the automatic choice runs with each tuner
 # (TUTTI_TUNER=static, model); small sizes report the time per call (latency), large ones busbw.
-# What each tuner picked per size comes from a separate short launch with
-# TUTTI_LOG_LEVEL=debug TUTTI_LOG_SUBSYS=tune on rank 0 ("allreduce of N float32: ALGO"), so
-# the timed launches log nothing. Launches are interleaved (every variant once, then again), and
-# each cell is the median over the launches. Every run checks its results (-c 1).
+# What each tuner picked per size (algorithm, chunk, channels) comes from a separate short
+# launch with TUTTI_LOG_LEVEL=debug TUTTI_LOG_SUBSYS=tune on rank 0 ("allreduce of N float32:
+# ALGO (chunk E, C channels)"), so the timed launches log nothing. Launches are interleaved
+# (every variant once, then again, each round starting one variant later), and each cell is the
+# median over the launches. Every run checks its results (-c 1).
 #
 # Usage: perf/hosts_bench.sh [--hosts H] [--ranks-per-host "1 2"] [--placement block|cyclic]
 #          [--rate 10gbit|raw] [--colls "all_reduce broadcast"] [--algos "ring tree ..."]
@@ -76,8 +77,12 @@ done
 
 # The catalog's algorithms of a collective (tutti-info --algos: the collective's name in the
 # first column of its first line, the algorithm in the next).
+cname() { # a perf tool's collective -> tutti's name (TUTTI_ALGO, tutti-info, the TUNE log)
+  case "$1" in all_reduce) echo allreduce ;; all_gather) echo allgather ;; *) echo "$1" ;; esac
+}
+
 catalog() { # all_reduce -> "ring oneshot tree rd rabenseifner"
-  "$info" --algos | awk -v c="${1//_/}" '
+  "$info" --algos | awk -v c="$(cname "$1")" '
     /^[a-z_]+ +[a-z]/ { cur = $1; if (cur == c) print $2; next }
     /^ +[a-z]/ { if (cur == c) print $1 }' | tr '\n' ' '
 }
@@ -103,7 +108,7 @@ run_one() {
   [ "$series" = small ] || warm=1
   nsh_rank0_env=()
   case "$variant" in
-    algo:*) nsh_env=(TUTTI_ALGO="${coll//_/}:${variant#algo:}") ;;
+    algo:*) nsh_env=(TUTTI_ALGO="$(cname "$coll"):${variant#algo:}") ;;
     tuner:*) nsh_env=(TUTTI_TUNER="${variant#tuner:}") ;;
     pick:*) nsh_env=(TUTTI_TUNER="${variant#pick:}"); iters=1; warm=0
             nsh_rank0_env=(TUTTI_LOG_LEVEL=debug TUTTI_LOG_SUBSYS=tune) ;;
@@ -120,7 +125,7 @@ run_one() {
       return 0
     fi
     echo "hosts_bench: $coll $variant $series, $hosts hosts x $per, launch $launch failed (exit $rc):" >&2
-    tail -5 "$work"/rank*.txt >&2
+    tail -n 5 "$work"/rank*.txt >&2
     echo "- FAILED: $hosts hosts x $per: $coll $variant $series launch $launch (exit $rc)" >>"$notes"
     return 1
   fi
@@ -132,9 +137,13 @@ d = json.load(open(jf))
 assert d["ok"], "wrong results"
 picked = {}
 if variant.startswith("pick:"):
-    name = coll.replace("_", "")
-    for m in re.finditer(r"DEBUG/TUNE %s of (\d+) float32: (\S+)" % name, open(log).read()):
-        picked[int(m.group(1)) * 4] = m.group(2)
+    name = {"all_reduce": "allreduce", "all_gather": "allgather"}.get(coll, coll)
+    # "allreduce of N float32: ALGO (chunk E, C channels)" -> ALGO/chunk bytes/channels
+    for m in re.finditer(r"DEBUG/TUNE %s of (\d+) float32: (\S+) \(chunk (\d+), (\d+) chan" % name,
+                         open(log).read()):
+        per_rank = int(hosts) * int(per) if coll in ("all_gather", "reduce_scatter", "alltoall") else 1
+        picked[int(m.group(1)) * 4 * per_rank] = "%s/%d/%s" % (m.group(2), int(m.group(3)) * 4,
+                                                              m.group(4))
 for r in d["results"]:
     h = r["out_of_place"]
     print("\t".join(map(str, [hosts, per, coll, series, variant, launch, r["bytes"],
@@ -168,8 +177,13 @@ for per in $rphs; do
     for series in small large; do
       echo "== $hosts hosts x $per rank(s), $coll, $series: $vs" >&2
       for t in $tuners; do run_one "$coll" "$series" "pick:$t" 0 "$per" || failed=$((failed + 1)); done
+      read -ra va <<<"$vs"
       for ((l = 1; l <= launches; l++)); do
-        for v in $vs; do run_one "$coll" "$series" "$v" "$l" "$per" || failed=$((failed + 1)); done
+        # Each round starts one variant later: no variant always follows the same one.
+        k=$(( (l - 1) % ${#va[@]} ))
+        for v in "${va[@]:k}" "${va[@]:0:k}"; do
+          run_one "$coll" "$series" "$v" "$l" "$per" || failed=$((failed + 1))
+        done
       done
     done
   done
@@ -193,50 +207,11 @@ cp "$work/runs.tsv" "$tsv"
   echo "\`-b ${small% *} -e ${small#* } -n $iters_small -w 5\`, time per call in us; large: \`-b ${large% *} -e ${large#* }"
   echo "-n $iters_large -w 1\`, busbw in GB/s). Raw runs: \`$(basename "$tsv")\`."
   echo
-  /usr/bin/python3 - "$work/runs.tsv" <<'EOF'
-import collections, csv, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
-def size(b):
-    b = int(b)
-    for unit, n in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if b >= n and b % n == 0:
-            return "%d %s" % (b // n, unit)
-    return "%d B" % b
-groups = collections.OrderedDict()
-for r in rows:
-    groups.setdefault((r["hosts"], r["per_host"], r["coll"], r["series"]), []).append(r)
-for (hosts, per, coll, series), rs in groups.items():
-    timed = [r for r in rs if not r["variant"].startswith("pick:")]
-    variants = list(collections.OrderedDict.fromkeys(r["variant"] for r in timed))
-    picks = {(r["variant"][5:], r["bytes"]): r["picked"] for r in rs if r["variant"].startswith("pick:")}
-    sizes = sorted({int(r["bytes"]) for r in timed if r["bytes"] != "na"})
-    what = "time per call (us), lower is better" if series == "small" else "busbw (GB/s), higher is better"
-    n = int(hosts) * int(per)
-    print("### %s, %s hosts x %s rank(s) = %d ranks, %s messages: %s\n" % (coll, hosts, per, n, series, what))
-    print("| size | " + " | ".join(v.split(":", 1)[1] if v.startswith("algo:") else "auto, " + v[6:] for v in variants) + " | fastest forced |")
-    print("|---:|" + "---:|" * len(variants) + "---|")
-    key = "time_us" if series == "small" else "busbw"
-    for b in sizes:
-        cells, best = [], None
-        for v in variants:
-            vals = [float(r[key]) for r in timed if r["variant"] == v and r["bytes"] == str(b)]
-            if not vals:
-                cells.append("n/a")
-                continue
-            m = statistics.median(vals)
-            cell = "%.1f" % m if series == "small" else "%.3f" % m
-            if v.startswith("tuner:"):
-                cell += " (%s)" % (picks.get((v[6:], str(b))) or "?")
-            elif best is None or (m < best[1] if series == "small" else m > best[1]):
-                best = (v[5:], m)
-            cells.append(cell)
-        print("| %s | %s | %s |" % (size(b), " | ".join(cells), best[0] if best else "-"))
-    print()
-EOF
+  /usr/bin/python3 perf/bench_table.py "$work/runs.tsv"
   if [ -s "$notes" ]; then
     echo "Notes:"
     echo
-    cat "$notes"
+    awk '!seen[$0]++' "$notes" # a series that does not apply is noted once, not per launch
   fi
 } >"$out"
 cat "$out"

@@ -85,7 +85,9 @@ nsh_env=()
 nsh_rank0_env=()
 nsh_rank0_args=()
 nsh_launch() {
-  local dir="$1" n="$2" per="$3" place="$4" r h p rc=0 st secret port=$((20000 + RANDOM % 20000))
+  # The root's port lies below Linux's ephemeral range (32768 up): a port from inside it was
+  # now and then a connection's local port already, and rank 0 could not listen on it.
+  local dir="$1" n="$2" per="$3" place="$4" r h p rc=0 st secret port=$((12000 + RANDOM % 20000))
   shift 4
   secret="$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
   local pids=()

@@ -229,10 +229,11 @@ static void print_growth(const struct opts *o, struct growth *g)
 
 static void print_boot(const struct opts *o, struct growth *g)
 {
-    /* tutti's bootstrap runs on TCP: the measured loopback latency and per-message gap, a
-     * handshake of 3 messages and 2 HMACs (~1 us each), over a 10 GbE link (1.25 GB/s). */
+    /* tutti's bootstrap runs on TCP: the measured latency and CPU time per message (a send
+     * or a receive), a handshake of 3 messages and 2 HMACs (~1 us each), over a 10 GbE link
+     * (1.25 GB/s). */
     const struct tutti_link *tcp = tutti__link_default(TUTTI_LINK_TCP);
-    struct model_boot_link bl = {tcp->lat_us, tcp->gap_us, 3 * tcp->gap_us + 2, 1.25};
+    struct model_boot_link bl = {tcp->lat_us, tcp->cpu_us, 3 * tcp->cpu_us + 2, 1.25};
     printf("\n## bootstrap: building a communicator of n ranks (link: %.0f us, %.0f us per "
            "message at the root, %.0f us per handshake, %.2f GB/s)\n\n",
            bl.lat_us, bl.msg_us, bl.hs_us, bl.gbps);

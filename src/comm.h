@@ -12,6 +12,7 @@
 #include "peer.h"
 #include "plan.h"
 #include "exec.h"
+#include "coll/coll.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -35,7 +36,8 @@ struct tutti_comm_cfg {
     int force_tcp;       /* TUTTI_TRANSPORT=tcp */
     int force_ib;        /* TUTTI_TRANSPORT=ib */
     size_t chunk_bytes;  /* largest step: the smallest slot of the transports in use */
-    int oversubscribed;  /* more local ranks than CPUs: sleep sooner when waiting */
+    int oversubscribed;  /* more ranks on this machine than CPUs: sleep sooner when waiting */
+    double cpu_load;     /* ranks per CPU on the most crowded machine (the same on every rank) */
     size_t direct_max;   /* TUTTI_DIRECT_MAX: largest message for the direct algorithms */
     size_t stream_min;   /* TUTTI_STREAM_MIN: results of at least this many bytes are streamed */
     int forced[TUTTI_COLL_COUNT]; /* TUTTI_ALGO: catalog index per collective, or -1 */
@@ -103,6 +105,7 @@ struct tutti_comm {
     struct tutti_stream_state *stream; /* stream.c: calls on CUDA streams; NULL until the first */
     struct tutti_ipc_state *ipc;       /* ipc.c: the CUDA IPC all-reduce; NULL until the first */
     struct tutti_plan plan;    /* storage for blocking calls, under the turn */
+    struct tutti_tune_memo tune; /* coll/tuned.c: the cost model's answers, under the turn */
     struct tutti_exec exec;    /* the executor of the operation holding the turn */
 };
 

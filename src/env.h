@@ -54,9 +54,10 @@
     X(SPIN, DURATION, "50us", "busy-poll this long before yielding the CPU")                      \
     X(ALGO, STRING, "",                                                                            \
       "force algorithms, e.g. allreduce:oneshot,broadcast:ring (tutti-info --algos lists them)")   \
-    X(TUNER, STRING, "static",                                                                     \
-      "automatic algorithm choice: static (one hop up to TUTTI_DIRECT_MAX, else the general one) " \
-      "or model (the cost model's fastest applicable algorithm)")                                 \
+    X(TUNER, STRING, "model",                                                                      \
+      "automatic choice: model (the cost model's algorithm, chunk and channels, the static "      \
+      "rule's unless it predicts a clear gain) or static (one hop up to TUTTI_DIRECT_MAX, else "  \
+      "the general algorithm)")                                                                   \
     X(DIRECT_MAX, SIZE, "8k",                                                                      \
       "largest message for which the one-hop algorithms (oneshot, direct) are chosen")             \
     X(STREAM_MIN, SIZE, "0",                                                                       \

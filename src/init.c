@@ -235,8 +235,12 @@ static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr 
     }
     TUTTI_CHECK(tutti__topo_comm_init(comm, boot));
     TUTTI_CHECK(tutti__net_attach(comm, boot));
-    /* More ranks here than CPUs we may use: peers need our CPU, so spin briefly. */
-    comm->cfg.oversubscribed = comm->nlocal > tutti__topo()->allowed_pus;
+    /* More ranks on this machine than CPUs they may use: peers need our CPU, so do not spin.
+     * From every rank's record, so that ranks bound to a CPU each are not counted crowded and
+     * namespace "hosts" of one machine are; the busiest machine's figure is the tuner's. */
+    double mine = 0;
+    tutti__topo_cpu_load(comm->topo, comm->nranks, comm->rank, &mine, &comm->cfg.cpu_load);
+    comm->cfg.oversubscribed = mine > 1.0;
     return TUTTI_OK;
 }
 
@@ -265,8 +269,9 @@ tutti_status_t tutti__comm_create(int nranks, int rank, uint64_t comm_id,
         return st;
     }
     tutti_info(TUTTI_SUBSYS_INIT,
-               "rank %d of %d ready: %d on this host, %d channel(s), chunk %zu bytes, shm %s",
-               rank, nranks, comm->nlocal, comm->cfg.nchannels, comm->cfg.chunk_bytes,
+               "rank %d of %d ready: %d on this host%s, %d channel(s), chunk %zu bytes, shm %s",
+               rank, nranks, comm->nlocal, comm->cfg.oversubscribed ? " (oversubscribed)" : "",
+               comm->cfg.nchannels, comm->cfg.chunk_bytes,
                comm->net.ops[TUTTI_TRANSPORT_SHM] != NULL ? "on" : "off");
     *comm_p = comm;
     return TUTTI_OK;

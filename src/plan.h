@@ -103,6 +103,7 @@ struct tutti_op_desc {
 
 /** What builders need to know about the communicator. */
 struct tutti_layout;
+struct tutti_tune_memo;
 struct tutti_plan_params {
     int rank;
     int nranks;
@@ -110,11 +111,17 @@ struct tutti_plan_params {
     size_t chunk_elems; /* >= 1: elements per step at most */
     size_t direct_max;  /* bytes up to which the direct (one-hop) algorithms are chosen */
     int forced;         /* catalog index forced by TUTTI_ALGO for this collective, or -1 */
-    int tuner;          /* TUTTI_TUNER=model: the cost model chooses (else the static rule) */
+    int tuner;          /* TUTTI_TUNER=model: the cost model chooses the algorithm, and the
+                           chunk and channels up to chunk_elems and nchannels (else the static
+                           rule, on these) */
     int nhosts;         /* hosts the ranks are on (the model's input) */
+    double cpu_load;    /* ranks per CPU on the most crowded machine (the model's input) */
     /* where the ranks sit (hosts, the locality ring), or NULL: rank order on one host */
     const struct tutti_layout *layout;
     int intra_tcp;      /* ranks of one host talk over TCP (TUTTI_TRANSPORT=tcp), not shm */
+    /* the model's answers so far on this communicator (coll/tuned.c), or NULL; written under
+     * the communicator's turn */
+    struct tutti_tune_memo *memo;
 };
 
 struct tutti_plan {
@@ -124,6 +131,8 @@ struct tutti_plan {
     size_t nsteps; /* total over lanes */
     int divisor;   /* AVG: nranks; 1 otherwise */
     const char *algo; /* name of the algorithm that built it */
+    size_t chunk_elems; /* ... with this chunk */
+    int nchannels;      /* ... and at most this many channels */
     char **bufs;      /* [TUTTI_BUF_NONE] NULL, [TUTTI_BUF_SEND], [TUTTI_BUF_RECV], ... */
     uint32_t nbufs;
     char *scratch;    /* memory the plan owns (staging of overlapping group receives) */

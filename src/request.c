@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void tutti__comm_plan_params(const struct tutti_comm *comm, const struct tutti_op_desc *op,
+void tutti__comm_plan_params(struct tutti_comm *comm, const struct tutti_op_desc *op,
                              struct tutti_plan_params *pp)
 {
     size_t es = tutti_datatype_size(op->dt);
@@ -27,27 +27,21 @@ void tutti__comm_plan_params(const struct tutti_comm *comm, const struct tutti_o
     pp->nranks = comm->nranks;
     pp->nchannels = comm->cfg.nchannels;
     pp->chunk_elems = comm->cfg.chunk_bytes / es > 0 ? comm->cfg.chunk_bytes / es : 1;
-    /* A collective takes another channel only for at least half a chunk per rank on it:
-     * splitting less data doubles the frames and steps for nothing (measured over TCP: 32 KiB
-     * all-reduce on 4 ranks twice as slow on 2 channels; 1 MiB on 2 ranks faster on 2).
-     * Computed from what every rank knows alike.
-     * Send and receive keep every channel: both ends of a message must agree, and a grouped
-     * receive cannot know the size of the send it pairs with. */
-    if (op->coll != TUTTI_COLL_SEND && op->coll != TUTTI_COLL_RECV) {
-        size_t total = op->count * es;
-        if (op->coll == TUTTI_COLL_ALLGATHER || op->coll == TUTTI_COLL_REDUCE_SCATTER ||
-            op->coll == TUTTI_COLL_ALLTOALL) {
-            total *= (size_t)comm->nranks;
-        }
-        size_t per_channel = (size_t)comm->nranks * (comm->cfg.chunk_bytes / 2);
-        size_t fit = total / (per_channel > 0 ? per_channel : 1);
-        pp->nchannels = (int)TUTTI_MAX((size_t)1, TUTTI_MIN((size_t)pp->nchannels, fit));
+    /* The cost model picks the channels itself, up to the communicator's (unless an algorithm
+     * is forced: that one runs as the static rule would run it). Send and receive keep every
+     * channel: both ends of a message must agree, and a grouped receive cannot know the size
+     * of the send it pairs with. */
+    int model = comm->cfg.tuner && comm->cfg.forced[op->coll] < 0;
+    if (op->coll != TUTTI_COLL_SEND && op->coll != TUTTI_COLL_RECV && !model) {
+        pp->nchannels = tutti__algo_static_channels(op, pp);
     }
     pp->direct_max = comm->cfg.direct_max;
     pp->forced = comm->cfg.forced[op->coll];
     pp->tuner = comm->cfg.tuner;
     pp->layout = comm->layout;
     pp->nhosts = comm->layout != NULL ? comm->layout->nhosts : 1;
+    pp->cpu_load = comm->cfg.cpu_load;
+    pp->memo = &comm->tune;
     pp->intra_tcp = comm->cfg.force_tcp;
 }
 
@@ -69,8 +63,9 @@ tutti_status_t tutti__plan_build_checked(struct tutti_comm *comm, const struct t
         return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory to plan a %s",
                                 tutti__coll_name(op->coll));
     }
-    tutti_debug(TUTTI_SUBSYS_TUNE, "%s of %zu %s: %s", tutti__coll_name(op->coll), op->count,
-                tutti_datatype_name(op->dt), plan->algo);
+    tutti_debug(TUTTI_SUBSYS_TUNE, "%s of %zu %s: %s (chunk %zu, %d channel%s)",
+                tutti__coll_name(op->coll), op->count, tutti_datatype_name(op->dt), plan->algo,
+                plan->chunk_elems, plan->nchannels, plan->nchannels == 1 ? "" : "s");
     return TUTTI_OK;
 }
 

@@ -36,8 +36,8 @@ struct tutti_request {
     struct tutti_request *next;
 };
 
-/** The plan parameters of op on comm (rank, channels, chunk, tuner settings). */
-void tutti__comm_plan_params(const struct tutti_comm *comm, const struct tutti_op_desc *op,
+/** The plan parameters of op on comm (rank, channels, chunk, tuner settings, its memo). */
+void tutti__comm_plan_params(struct tutti_comm *comm, const struct tutti_op_desc *op,
                              struct tutti_plan_params *pp);
 
 /** tutti__plan_build with the error recorded on comm (a forced algorithm that does not apply). */

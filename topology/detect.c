@@ -329,7 +329,31 @@ static void fallback(struct tutti_topo *t)
     t->packages = t->numa_nodes = 1;
     t->cpu_package = t->cpu_numa = -1;
     cpu_set_t set;
-    t->allowed_pus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : t->pus;
+    int ok = sched_getaffinity(0, sizeof(set), &set) == 0;
+    t->allowed_pus = ok ? CPU_COUNT(&set) : t->pus;
+    t->first_pu = -1;
+    for (int c = 0; ok && c < CPU_SETSIZE && t->first_pu < 0; c++) {
+        t->first_pu = CPU_ISSET(c, &set) ? c : -1;
+    }
+}
+
+/* The kernel this process runs on: its boot id (else the host name), hashed (FNV-1a). Every
+ * network namespace and container of a machine shares it, and with it the machine's CPUs. */
+static uint64_t machine_id(void)
+{
+    char id[256] = {0};
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f == NULL || fgets(id, sizeof(id), f) == NULL) {
+        (void)gethostname(id, sizeof(id) - 1);
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const char *p = id; *p != '\0'; p++) {
+        h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+    }
+    return h;
 }
 
 /* The settings of every topology tutti loads (also in the probe process of xml_probe.c). */
@@ -411,6 +435,7 @@ static tutti_status_t load(const char *xml, const char *buf, size_t buflen, stru
         cpu_locality(topo, t);
     } else {
         t->allowed_pus = t->pus; /* the file's machine, not ours */
+        t->first_pu = 0;
     }
     walk_pci(topo, t);
     nvlink_from_distances(topo, t);
@@ -458,7 +483,9 @@ static void load_process_topo(void)
         struct tutti_topo real; /* our own CPU budget, whatever machine the file describes */
         fallback(&real);
         t->allowed_pus = real.allowed_pus;
+        t->first_pu = real.first_pu;
     }
+    t->machine = machine_id();
     tutti_debug(TUTTI_SUBSYS_TOPO,
                 "%s: %d package(s), %d NUMA node(s), %d core(s), %d/%d PUs usable, %d GPU(s), "
                 "%d NIC(s), %d PCIe switch(es)", t->source, t->packages, t->numa_nodes, t->cores,

@@ -74,6 +74,8 @@ struct tutti_topo {
     int cores;       /* physical cores in the machine */
     int pus;         /* hardware threads in the machine */
     int allowed_pus; /* hardware threads this process may run on (affinity, cgroups) */
+    int first_pu;    /* the lowest of them (-1: unknown) */
+    uint64_t machine; /* this process's kernel (boot id hashed); 0 for a topology not ours */
     int cpu_package, cpu_numa; /* where this process may run, when that is one of each */
     int pci_devices, pci_switches, host_bridges;
     int ngpus, nnics;
@@ -128,8 +130,12 @@ struct tutti_topo_rank {
     int8_t nic;                  /* its nearest NIC; -1: none */
     uint8_t nic_link;            /* tutti_link_t from its GPU (or CPUs) to that NIC */
     uint8_t ngpus, nnics;        /* of its machine */
-    uint8_t pad[2];
+    uint16_t cpus;               /* CPUs it may run on (its affinity; at most 65535) */
     uint32_t nvlink;             /* NVLink to these GPUs of its machine */
+    uint16_t cpu_first;          /* the lowest of those CPUs: equal (cpu_first, cpus), one set */
+    uint16_t pad;
+    uint64_t machine;            /* the kernel it runs on (tutti__machine_id): ranks in other
+                                    namespaces or containers of one machine share its CPUs */
     char nic_name[TUTTI_TOPO_NAME];
     char gpu_busid[TUTTI_TOPO_NAME];
 };
@@ -140,6 +146,17 @@ struct tutti_topo_rank {
  */
 void tutti__topo_rank_view(const struct tutti_topo *t, int local_rank,
                            struct tutti_topo_rank *v);
+
+/**
+ * How crowded the CPUs are, from every rank's record (n of them): ranks per CPU on rank me's
+ * machine into *mine_p, and on the most crowded machine into *max_p (the same on every rank;
+ * above 1: oversubscribed; 0 when out of memory, as if every rank had CPUs of its own).
+ * A machine's CPUs are the union of its ranks' CPU sets, taken as disjoint unless two ranks
+ * report the same (cpu_first, cpus); ranks of one machine are those with equal `machine`,
+ * whatever their host ids (network namespaces on one machine share its CPUs). Pure.
+ */
+void tutti__topo_cpu_load(const struct tutti_topo_rank *v, int n, int me, double *mine_p,
+                          double *max_p);
 
 /** Check a record from the network: magic, indices in range, strings terminated. */
 tutti_status_t tutti__topo_rank_validate(const struct tutti_topo_rank *v, char *why, size_t len);

@@ -4,11 +4,13 @@
  *
  * Each algorithm reduces to a few sums (struct cost): hop latencies along its critical path,
  * bytes over the bandwidth of its busiest link, the pipeline fill (the first chunk crossing the
- * path, which is what makes small chunks pay), and a gap per message the busiest rank posts
- * (which is what makes large chunk counts pay). The time is their sum plus the call's base
- * cost. Ranks are numbered host by host, L = ceil(nranks / nhosts) per host. Flat algorithms
- * (ring steps, one-shot) run in lock step, so when they span hosts every step waits for the
- * slower link; traffic leaving a host is spread over its NICs by stream (channel, rail).
+ * path, which is what makes small chunks pay), a gap per message the busiest rank posts (which
+ * is what makes large chunk counts pay) and, on a host path, the CPU time of every message the
+ * busiest rank sends or receives, with a wake-up per message and a switch per step when ranks
+ * outnumber CPUs. The time is their sum plus the call's base cost. Ranks are numbered host by
+ * host, L = ceil(nranks / nhosts) per host. Flat algorithms (ring steps, one-shot) run in lock
+ * step, so when they span hosts every step waits for the slower link; traffic leaving a host is
+ * spread over its NICs by stream (channel, rail).
  */
 #include "tune.h"
 
@@ -37,17 +39,26 @@ const char *tutti__proto_name(tutti_proto_t p)
 
 /* One evaluation: the system with the protocol applied, the size, the configuration. */
 struct ctx {
-    int n, h, L;              /* ranks, hosts, ranks per host */
-    double B;                 /* bytes (NCCL's size convention, tune.h) */
-    double chunk;             /* bytes per message */
-    int C;                    /* channels */
+    int n, h, L;               /* ranks, hosts, ranks per host */
+    double B;                  /* bytes (NCCL's size convention, tune.h) */
+    double chunk;              /* bytes per message */
+    int C;                     /* channels */
     int nics;
     int parallel;              /* channels progress independently */
-    struct tutti_link in, out; /* within a host, between hosts (per NIC) */
+    int crowded;               /* ranks outnumber CPUs */
+    double load;               /* ranks per CPU, at least 1 */
+    struct tutti_link in, out; /* within a host, between hosts (per NIC); gbps as reached */
 };
 
 struct cost {
-    double lat, bw, fill, msgs, gap;
+    double lat, bw, fill;
+    double msgs, gap; /* further messages of the busiest rank's streams (beyond the first
+                         chunk of each), and what each costs */
+    double hops;      /* steps and further chunks on the critical path: each waits for the
+                         scheduler when crowded */
+    double cpu_msgs;  /* messages the busiest rank sends and receives, over all channels */
+    double cpu_us;    /* the CPU cost of each of them, wake-up included */
+    double switch_us; /* the scheduler's cost per step when crowded */
 };
 
 static double xfer_us(double bytes, double gbps)
@@ -55,12 +66,29 @@ static double xfer_us(double bytes, double gbps)
     return gbps > 0 ? bytes / (gbps * 1e3) : INFINITY; /* 1 GB/s = 1000 bytes per us */
 }
 
-/* Channels driven by one thread (tutti's host path) post their messages one after the other;
- * on GPUs each channel has its own thread block, so only one channel's messages add up. */
+/* The host-path figures of the link(s) a cost runs over: the costlier when there are two. */
+static void cpu_of(const struct ctx *c, const struct tutti_link *l, struct cost *k)
+{
+    double msg = l->cpu_us + (c->crowded ? l->wake_us : 0);
+    k->cpu_us = fmax(k->cpu_us, msg);
+    k->switch_us = fmax(k->switch_us, c->crowded ? l->switch_us : 0);
+}
+
+/*
+ * Channels driven by one thread (tutti's host path) post their messages one after the other;
+ * on GPUs each channel has its own thread block, so only one channel's messages add up. The
+ * work of a rank's thread on a host path (its messages' CPU time and gaps, its waits) costs
+ * load^2 times more when `load` ranks share each CPU: each rank gets 1/load of a CPU, and each
+ * time it waits the scheduler runs the load - 1 others first. The square is what the
+ * measurements on 2 CPUs say (tune_links.c: 2, 4 and 8 ranks); a factor of `load` leaves 4 and
+ * 8 ranks 2-3x faster than measured.
+ */
 static double cost_us(const struct ctx *c, const struct cost *k)
 {
     double msgs = c->parallel ? k->msgs / c->C : k->msgs;
-    return k->lat + k->bw + k->fill + msgs * k->gap;
+    double cpu = msgs * k->gap + k->cpu_msgs * k->cpu_us +
+                 (c->crowded ? k->hops * k->switch_us : 0);
+    return k->lat + k->bw + k->fill + (c->parallel ? 1 : c->load * c->load) * cpu;
 }
 
 static int ceil_log2(int n)
@@ -130,60 +158,116 @@ static struct cost ring_cost(const struct ctx *c, int steps, double vol)
     k.lat = (steps - across) * c->in.lat_us + across * c->out.lat_us;
     double intra = (c->h == 1 || c->L > 1) ? xfer_us(vol, c->in.gbps) : 0;
     k.bw = fmax(intra, nic_us(c, vol, c->C));
-    k.msgs = (double)steps * c->C * fmax(1, ceil_div(per_step, c->chunk));
+    double m = fmax(1, ceil_div(per_step, c->chunk)); /* chunks a step, per channel */
+    k.msgs = (double)steps * c->C * (m - 1);
     k.gap = step_gap(c);
+    k.hops = steps * m;
+    k.cpu_msgs = 2.0 * steps * c->C * m; /* every step: as many in as out */
+    cpu_of(c, &c->in, &k);
+    if (c->h > 1) {
+        cpu_of(c, &c->out, &k);
+    }
     return k;
 }
 
 /*
  * A pipelined path: `hops_in` hops within hosts and `hops_out` between them, each stream of
- * `stream_bytes` cut into chunks. The fill is one chunk crossing every hop; the busiest rank
- * sends `copies` messages per chunk of each of its `streams` streams.
+ * `stream_bytes` cut into chunks. The fill is one chunk crossing every hop but the slowest
+ * (whose crossing the bandwidth term counts with the rest of the bytes); the busiest rank
+ * sends `copies` and receives `recvs` messages per chunk of each of its `streams` streams.
  */
 static struct cost path_cost(const struct ctx *c, int hops_in, int hops_out, double stream_bytes,
-                             int streams, int copies)
+                             int streams, int copies, int recvs)
 {
     struct cost k = {0};
     double s = fmin(c->chunk, stream_bytes);
+    double chunks = fmax(1, ceil_div(stream_bytes, c->chunk));
     k.lat = hops_in * c->in.lat_us + hops_out * c->out.lat_us;
-    k.fill = hops_in * xfer_us(s, c->in.gbps) + hops_out * xfer_us(s, c->out.gbps);
-    k.msgs = (double)streams * copies * fmax(1, ceil_div(stream_bytes, c->chunk));
+    double hin = xfer_us(s, c->in.gbps), hout = xfer_us(s, c->out.gbps);
+    k.fill = hops_in * hin + hops_out * hout - fmax(hops_in > 0 ? hin : 0, hops_out > 0 ? hout : 0);
+    k.msgs = (double)streams * copies * (chunks - 1);
     k.gap = hops_out > 0 ? fmax(c->in.gap_us, c->out.gap_us) : c->in.gap_us;
+    k.hops = hops_in + hops_out + streams * (chunks - 1);
+    k.cpu_msgs = (double)streams * (copies + recvs) * chunks;
+    cpu_of(c, &c->in, &k);
+    if (hops_out > 0) {
+        cpu_of(c, &c->out, &k);
+    }
     return k;
 }
 
 /*
- * Tree all-reduce as NCCL builds it: a chain through the ranks of each host, two complementary
- * binary trees across hosts, each carrying half the data, reduced up and broadcast down,
- * pipelined. A rank of the chain sends B up and B down in all; a host interior in one tree and
- * a leaf in the other sends 2B across (two hosts: B).
+ * The hops of a tree from its root to its deepest leaf, within hosts and between them. On one
+ * host, on one rank per host, and for the rooted trees (which ignore hosts), the double binary
+ * tree over all ranks: at most ceil(log2(n + 1)) deep, its top levels crossing hosts (ranks
+ * numbered host by host); the re-rooted second tree of broadcast and reduce one more. An
+ * all-reduce on several hosts of several ranks: a chain through each host's ranks, a binary
+ * tree over the hosts.
+ */
+static void tree_hops(const struct ctx *c, int rooted, int *in_p, int *out_p)
+{
+    if (rooted || c->h == 1 || c->h == c->n) {
+        int depth = ceil_log2(c->n + 1) + (rooted && c->B > c->chunk ? 1 : 0);
+        int out = c->h > 1 ? ceil_log2(c->h) : 0;
+        out = out < depth ? out : depth;
+        *in_p = depth - out;
+        *out_p = out;
+        return;
+    }
+    *in_p = c->L - 1;
+    *out_p = ceil_log2(c->h);
+}
+
+/*
+ * The trees carry the data whole over one tree when it fits a chunk (coll/trees.c), else in
+ * halves over the two complementary trees, on each channel. Tree all-reduce as NCCL builds it:
+ * reduced up and broadcast down, pipelined; an interior rank receives two children's chunks and
+ * sends one up, then receives one and sends two down. A rank of the chain sends B up and B down
+ * in all; a host interior in one tree and a leaf in the other sends 2B across (two hosts: B; one
+ * tree: 3B from an interior host).
  */
 static struct cost tree_allreduce(const struct ctx *c)
 {
-    int d = c->h > 1 ? ceil_log2(c->h) : 0;
-    struct cost k = path_cost(c, 2 * (c->L - 1), 2 * d, c->B / 2 / c->C, 2 * c->C, 2);
+    int one = c->B <= c->chunk, hin, hout;
+    tree_hops(c, 0, &hin, &hout);
+    struct cost k = one ? path_cost(c, 2 * hin, 2 * hout, c->B, 1, 3, 3)
+                        : path_cost(c, 2 * hin, 2 * hout, c->B / 2 / c->C, 2 * c->C, 2, 2);
     double intra = c->L > 1 ? xfer_us(2 * c->B, c->in.gbps) : 0;
-    k.bw = fmax(intra, nic_us(c, c->h > 2 ? 2 * c->B : c->B, 2 * c->C)) / TREE_EFFICIENCY;
+    double across = c->h > 2 ? (one ? 3 : 2) * c->B : c->B;
+    k.bw = fmax(intra, nic_us(c, across, one ? 1 : 2 * c->C)) / TREE_EFFICIENCY;
     return k;
 }
 
-/* Broadcast or reduce along a tree: a chain within each host, one binary tree across hosts
- * whose interior hosts send (or receive) two copies. */
+/*
+ * Broadcast and reduce are modelled as they run back to back: the root of a broadcast (a rank
+ * of a reduce below the root) moves on once its sends are posted, so a call's pipeline fill
+ * overlaps the calls after it, and what each call costs is its hops' latency and its busiest
+ * rank's work. Measured on the VM (4 ranks over TCP, 512 KiB and 1 MiB), chunks small enough
+ * to fill a single call's pipeline sooner made the calls 1.2-1.5x slower back to back.
+ */
+
+/* Broadcast or reduce along the trees: an interior rank receives (sends) one chunk and sends
+ * (receives) two; an interior host sends (or receives) two copies across. */
 static struct cost tree_rooted(const struct ctx *c)
 {
-    int d = c->h > 1 ? ceil_log2(c->h) : 0;
-    struct cost k = path_cost(c, c->L - 1, d, c->B / c->C, c->C, 2);
+    int one = c->B <= c->chunk, hin, hout;
+    tree_hops(c, 1, &hin, &hout);
+    struct cost k = one ? path_cost(c, hin, hout, c->B, 1, 2, 1)
+                        : path_cost(c, hin, hout, c->B / 2 / c->C, 2 * c->C, 2, 1);
     double intra = c->L > 1 ? xfer_us(c->B, c->in.gbps) : 0;
-    k.bw = fmax(intra, nic_us(c, c->h > 2 ? 2 * c->B : c->B, c->C)) / TREE_EFFICIENCY;
+    k.bw = fmax(intra, nic_us(c, c->h > 2 ? 2 * c->B : c->B, one ? 1 : 2 * c->C)) /
+           TREE_EFFICIENCY;
+    k.fill = 0;
     return k;
 }
 
 /* Broadcast or reduce along one pipelined chain through every rank (the catalog's "ring"). */
 static struct cost chain_rooted(const struct ctx *c)
 {
-    struct cost k = path_cost(c, c->n - c->h, c->h - 1, c->B / c->C, c->C, 1);
+    struct cost k = path_cost(c, c->n - c->h, c->h - 1, c->B / c->C, c->C, 1, 1);
     double intra = c->L > 1 ? xfer_us(c->B, c->in.gbps) : 0;
     k.bw = fmax(intra, nic_us(c, c->B, c->C));
+    k.fill = 0;
     return k;
 }
 
@@ -198,10 +282,14 @@ static void butterfly_step(const struct ctx *c, int dist, double bytes, struct c
     const struct tutti_link *l = across ? &c->out : &c->in;
     /* tutti's rd and rabenseifner run each round in lock step, one chunk out and one in at a
      * time (no FIFO can then fill up on both sides): every chunk pays the hop latency. */
-    k->lat += l->lat_us * fmax(1, ceil_div(bytes / c->C, c->chunk));
+    double chunks = fmax(1, ceil_div(bytes / c->C, c->chunk));
+    k->lat += l->lat_us * chunks;
     k->bw += across ? nic_us(c, bytes * c->L, c->L * c->C) : xfer_us(bytes, c->in.gbps);
-    k->msgs += c->C * fmax(1, ceil_div(bytes / c->C, c->chunk));
+    k->msgs += c->C * (chunks - 1);
     k->gap = fmax(k->gap, l->gap_us);
+    k->hops += chunks;
+    k->cpu_msgs += 2 * c->C * chunks;
+    cpu_of(c, l, k);
 }
 
 /*
@@ -259,8 +347,15 @@ static struct cost direct_cost(const struct ctx *c, double per_peer)
     k.lat = step_link(c)->lat_us;
     k.bw = fmax(xfer_us((c->L - 1) * per_peer, c->in.gbps),
                 nic_us(c, (double)c->L * (c->n - c->L) * per_peer, c->L * c->C));
-    k.msgs = (c->n - 1.0) * c->C * fmax(1, ceil_div(per_peer / c->C, c->chunk));
+    double m = fmax(1, ceil_div(per_peer / c->C, c->chunk)); /* chunks to each peer */
+    k.msgs = (c->n - 1.0) * c->C * (m - 1);
     k.gap = step_gap(c);
+    k.hops = m;
+    k.cpu_msgs = 2 * (c->n - 1.0) * c->C * m;
+    cpu_of(c, step_link(c), &k);
+    if (c->h > 1) {
+        cpu_of(c, &c->in, &k);
+    }
     return k;
 }
 
@@ -332,6 +427,7 @@ static double model_us(enum model m, const struct ctx *c)
     case ROOTED_DIRECT: /* one hop, but the root alone sends (or receives) n - 1 copies */
         k = direct_cost(c, B);
         k.bw = fmax(xfer_us((c->L - 1) * B, c->in.gbps), nic_us(c, (n - c->L) * B, c->C));
+        k.cpu_msgs /= 2;
         break;
     case BLOCKS_RING:
         k = ring_cost(c, c->n - 1, (n - 1) / n * B);
@@ -396,6 +492,20 @@ static double hier_allreduce(const struct ctx *c)
     return local + fmin(model_us(AR_RING, &rail), model_us(AR_TREE, &rail));
 }
 
+/* What a rank reaches over a link on C channels when `load` ranks share each CPU: the wire,
+ * the CPU's share, the channels' streams, whichever is least. */
+static double reach_gbps(const struct tutti_link *l, int C, double load)
+{
+    double g = l->gbps;
+    if (l->cpu_gbps > 0) {
+        g = fmin(g, l->cpu_gbps / load);
+    }
+    if (l->chan_gbps > 0) {
+        g = fmin(g, C * l->chan_gbps);
+    }
+    return g;
+}
+
 static int sys_ok(const struct tutti_tune_sys *s)
 {
     return s != NULL && s->nranks >= 1 && s->nhosts >= 1 && s->nhosts <= s->nranks &&
@@ -424,10 +534,12 @@ double tutti__tune_time(tutti_coll_t coll, const char *algo, size_t bytes,
         .out = sys->links.inter,
     };
     const double lat = protos[cfg->proto].lat, bw = protos[cfg->proto].bw;
+    c.crowded = sys->links.cpu_load > 1;
+    c.load = c.crowded ? sys->links.cpu_load : 1;
     c.in.lat_us *= lat;
     c.out.lat_us *= lat;
-    c.in.gbps *= bw;
-    c.out.gbps *= bw;
+    c.in.gbps = reach_gbps(&c.in, c.C, c.load) * bw;
+    c.out.gbps = reach_gbps(&c.out, c.C, c.load) * bw;
     double t = algo_us(coll, algo, &c);
     return t < 0 ? -1 : sys->links.base_us + (cfg->nchannels - 1) * CHANNEL_US + t;
 }
@@ -440,9 +552,11 @@ double tutti__tune_best(tutti_coll_t coll, const char *algo, size_t bytes,
 {
     double best = -1;
     struct tutti_tune_cfg bc = {0};
+    size_t top = sys != NULL && sys->links.max_chunk > 0 ? sys->links.max_chunk : CHUNK_MAX;
     for (int p = 0; sys != NULL && p < TUTTI_PROTO_COUNT; p++) {
         for (int ch = 1; ch <= sys->links.max_channels; ch *= 2) {
-            for (size_t chunk = CHUNK_MIN; chunk <= CHUNK_MAX; chunk *= 2) {
+            /* From the slot down: the first of equal times (the larger chunk) stays. */
+            for (size_t chunk = top; chunk > 0; chunk = chunk / 2 >= CHUNK_MIN ? chunk / 2 : 0) {
                 struct tutti_tune_cfg cfg = {chunk, ch, (tutti_proto_t)p};
                 double t = tutti__tune_time(coll, algo, bytes, sys, &cfg);
                 if (t >= 0 && (best < 0 || t < best)) {

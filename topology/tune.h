@@ -6,10 +6,14 @@
  *
  * The model is alpha-beta with pipelining (docs/ARCHITECTURE.md, "Tuner"): an operation costs
  *   base + sum of the hop latencies on its critical path + bytes / bandwidth on its busiest link
- *   + the pipeline fill (the first chunk crossing the path) + a gap per message posted,
+ *   + the pipeline fill (the first chunk crossing the path) + a gap per message posted
+ *   + on a host path, the CPU time of the busiest rank's messages (each one sent or received),
  * with separate figures for links within a host (shared memory, NVLink, PCIe) and between hosts
- * (TCP, InfiniBand). Ranks are assumed spread evenly over the hosts and numbered host by host.
- * The figures and where each comes from: tune_links.c.
+ * (TCP, InfiniBand). When ranks outnumber CPUs (cpu_load > 1), a host path's CPU work and
+ * CPU-bound bandwidth are shared by cpu_load ranks, each message may find its receiver asleep
+ * (a wake-up) and each step on the critical path waits for the scheduler (a switch). Ranks are
+ * assumed spread evenly over the hosts and numbered host by host. The figures and where each
+ * comes from: tune_links.c.
  */
 #ifndef TUTTI_TUNE_H
 #define TUTTI_TUNE_H
@@ -19,11 +23,12 @@
 #include <stddef.h>
 
 typedef enum {
-    TUTTI_LINK_SHM,    /* shared memory between processes of one host (tutti's shm transport) */
-    TUTTI_LINK_TCP,    /* TCP between hosts (tutti's tcp transport; figures from loopback) */
-    TUTTI_LINK_IB,     /* InfiniBand NDR, 400 Gb/s per NIC */
-    TUTTI_LINK_NVLINK, /* NVLink 4 (H100 SXM), through NVSwitch */
-    TUTTI_LINK_PCIE,   /* PCIe Gen5 x16 */
+    TUTTI_LINK_SHM,      /* shared memory between processes of one host (tutti's shm transport) */
+    TUTTI_LINK_TCP,      /* TCP between hosts over 10 GbE (tutti's tcp transport) */
+    TUTTI_LINK_IB,       /* InfiniBand NDR, 400 Gb/s per NIC */
+    TUTTI_LINK_NVLINK,   /* NVLink 4 (H100 SXM), through NVSwitch */
+    TUTTI_LINK_PCIE,     /* PCIe Gen5 x16 */
+    TUTTI_LINK_LOOPBACK, /* TCP between processes of one host (TUTTI_TRANSPORT=tcp) */
     TUTTI_LINK_KIND_COUNT
 } tutti_link_kind_t;
 
@@ -32,12 +37,20 @@ struct tutti_link {
     double lat_us; /* alpha: one message over one hop, software included (microseconds) */
     double gap_us; /* what each further message of a pipeline costs beyond its bytes */
     double gbps;   /* GB/s (10^9 bytes/s) per direction: per rank within a host, per NIC across */
+    /* A host path (one thread per rank posts and completes every message, CPUs move the
+     * bytes); 0 where the hardware does it (GPU thread blocks, RDMA): */
+    double cpu_us;    /* CPU time per message sent or received, at each end */
+    double wake_us;   /* more per message when ranks outnumber CPUs (the receiver slept) */
+    double switch_us; /* per step on the critical path when ranks outnumber CPUs */
+    double cpu_gbps;  /* bytes one rank's CPU moves per second over it: shared by cpu_load
+                         ranks when they outnumber the CPUs (0: not CPU-bound) */
+    double chan_gbps; /* at most this much per channel (one TCP stream; 0: no such limit) */
 };
 
 /** The figures of a link kind (tune_links.c says where each comes from). */
 const struct tutti_link *tutti__link_default(tutti_link_kind_t kind);
 
-/** "shm", "tcp", "ib", "nvlink", "pcie"; NULL for an unknown kind. */
+/** "shm", "tcp", "ib", "nvlink", "pcie", "loopback"; NULL for an unknown kind. */
 const char *tutti__link_kind_name(tutti_link_kind_t kind);
 
 /** The kind named `name` (as tutti__link_kind_name), or -1. */
@@ -60,6 +73,9 @@ struct tutti_tune_links {
     struct tutti_link inter; /* between hosts, per NIC */
     int nics;                /* NICs per host (rails); channels spread over them */
     int max_channels;        /* the tuner tries 1, 2, 4 ... up to this many channels */
+    size_t max_chunk;        /* ... and chunks of this many bytes, halved down to 4 KiB (the
+                                transports' slot; 0: 4 MiB) */
+    double cpu_load;         /* ranks per CPU on the most crowded host (<= 1: a CPU each) */
     int parallel_channels;   /* 1: channels progress independently (GPU thread blocks); 0: one
                                 thread posts every channel's messages (tutti's host path) */
     double base_us;          /* fixed software cost of one call */
@@ -91,9 +107,10 @@ double tutti__tune_time(tutti_coll_t coll, const char *algo, size_t bytes,
                         const struct tutti_tune_sys *sys, const struct tutti_tune_cfg *cfg);
 
 /**
- * The best configuration for one algorithm: tries chunk sizes 4 KiB..4 MiB, channel counts
- * 1..max_channels (powers of two) and the offered protocols. Returns its time in
- * microseconds and fills *cfg_p, or returns -1 (nothing written) as tutti__tune_time does.
+ * The best configuration for one algorithm: tries chunk sizes from max_chunk halved down to
+ * 4 KiB, channel counts 1..max_channels (powers of two) and the offered protocols; ties go to
+ * the larger chunk, the fewer channels. Returns its time in microseconds and fills *cfg_p, or
+ * returns -1 (nothing written) as tutti__tune_time does.
  */
 double tutti__tune_best(tutti_coll_t coll, const char *algo, size_t bytes,
                         const struct tutti_tune_sys *sys, struct tutti_tune_cfg *cfg_p);
@@ -120,7 +137,7 @@ int tutti__tune_pick(tutti_coll_t coll, size_t bytes, int nranks, int nhosts,
 /**
  * Links for nhosts hosts of this kind of machine: `intra` within a host, `inter` between hosts,
  * `nics` per host, with the default channel limit, base cost and protocols for that mix (the
- * GPU protocols when intra is NVLink or PCIe).
+ * GPU protocols when intra is NVLink or PCIe), 4 MiB chunks at most and a CPU per rank.
  */
 void tutti__tune_links_make(tutti_link_kind_t intra, tutti_link_kind_t inter, int nics,
                             struct tutti_tune_links *links_p);

@@ -1,7 +1,7 @@
 /*
  * view.c - a rank's view of its machine (struct tutti_topo_rank: its GPU, NUMA node, switch,
  * nearest NIC, NVLink peers), the check of a view received from another rank, and the global
- * view: at communicator init every rank all-gathers its view over the bootstrap (52 bytes a
+ * view: at communicator init every rank all-gathers its view over the bootstrap (64 bytes a
  * rank), and every rank derives the same layout (hosts, locality ring: layout.h) from it.
  */
 #include "topology/view.h"
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-_Static_assert(sizeof(struct tutti_topo_rank) == 52, "the view's wire size (no padding)");
+_Static_assert(sizeof(struct tutti_topo_rank) == 64, "the view's wire size (no padding)");
 
 void tutti__topo_rank_view(const struct tutti_topo *t, int local_rank,
                            struct tutti_topo_rank *v)
@@ -27,6 +27,10 @@ void tutti__topo_rank_view(const struct tutti_topo *t, int local_rank,
     v->package = (int8_t)t->cpu_package;
     v->numa = (int8_t)t->cpu_numa;
     v->nic_link = TUTTI_LINK_COUNT;
+    int cpus = t->allowed_pus < 1 ? 1 : t->allowed_pus;
+    v->cpus = (uint16_t)(cpus > 0xffff ? 0xffff : cpus);
+    v->cpu_first = (uint16_t)(t->first_pu >= 0 && t->first_pu <= 0xffff ? t->first_pu : 0);
+    v->machine = t->machine;
     if (t->ngpus > 0) {
         int g = local_rank % t->ngpus;
         const struct tutti_topo_dev *d = &t->gpu[g];
@@ -75,6 +79,8 @@ tutti_status_t tutti__topo_rank_validate(const struct tutti_topo_rank *v, char *
     } else if (memchr(v->nic_name, 0, sizeof(v->nic_name)) == NULL ||
                memchr(v->gpu_busid, 0, sizeof(v->gpu_busid)) == NULL) {
         bad = "unterminated name";
+    } else if (v->cpus == 0) {
+        bad = "no CPU";
     } else if (v->ngpus < 32 && (v->nvlink >> v->ngpus) != 0) {
         bad = "NVLink to a GPU the machine does not have";
     }
@@ -83,6 +89,56 @@ tutti_status_t tutti__topo_rank_validate(const struct tutti_topo_rank *v, char *
         return TUTTI_ERR_INVALID_ARG;
     }
     return TUTTI_OK;
+}
+
+/* Order ranks by machine, then CPU set (qsort: the records carry everything). */
+static int by_cpus(const void *a, const void *b)
+{
+    const struct tutti_topo_rank *x = *(const struct tutti_topo_rank *const *)a;
+    const struct tutti_topo_rank *y = *(const struct tutti_topo_rank *const *)b;
+    if (x->machine != y->machine) {
+        return x->machine < y->machine ? -1 : 1;
+    }
+    if (x->cpu_first != y->cpu_first) {
+        return x->cpu_first < y->cpu_first ? -1 : 1;
+    }
+    return (x->cpus > y->cpus) - (x->cpus < y->cpus);
+}
+
+void tutti__topo_cpu_load(const struct tutti_topo_rank *v, int n, int me, double *mine_p,
+                          double *max_p)
+{
+    const struct tutti_topo_rank **s = malloc((size_t)(n > 0 ? n : 1) * sizeof(*s));
+    double mine = 0, max = 0;
+    if (s == NULL || n < 1) { /* no memory: as if every rank had CPUs of its own */
+        free(s);
+        *mine_p = mine;
+        *max_p = max;
+        return;
+    }
+    for (int r = 0; r < n; r++) {
+        s[r] = &v[r];
+    }
+    qsort(s, (size_t)n, sizeof(*s), by_cpus);
+    for (int i = 0; i < n;) {
+        int ranks = 0, is_me = 0;
+        double cpus = 0;
+        int j = i;
+        for (; j < n && s[j]->machine == s[i]->machine; j++) {
+            ranks++;
+            is_me |= s[j] == &v[me];
+            if (j == i || by_cpus(&s[j - 1], &s[j]) != 0) {
+                cpus += s[j]->cpus; /* a set not seen yet on this machine */
+            }
+        }
+        double load = ranks / (cpus > 0 ? cpus : 1);
+        mine = is_me ? load : mine;
+        max = load > max ? load : max;
+        i = j;
+    }
+    free(s);
+    *mine_p = mine;
+    *max_p = max;
 }
 
 static int local_rank(const struct tutti_comm *comm)

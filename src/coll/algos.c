@@ -3,10 +3,13 @@
  * each applies, the automatic choice, and tutti__plan_build(), the single entry point that
  * turns a validated operation into this rank's plan.
  *
- * Automatic choice (calibrated in perf/results, issue 3): the direct (one-hop) algorithms for
- * messages of at most TUTTI_DIRECT_MAX bytes that fit one slot, with at most 16 ranks (their
- * message count grows as n^2); the pipelined ring otherwise. Entries marked `manual` (trees,
- * recursive doubling, Rabenseifner, Bruck) run only when TUTTI_ALGO forces them.
+ * Automatic choice: the cost model (TUTTI_TUNER=model, the default; coll/tuned.c) picks among
+ * every entry that applies, with its chunk and channels. The static rule (TUTTI_TUNER=static,
+ * and what the model departs from only for a clear gain; calibrated in perf/results, issue 3):
+ * the direct (one-hop) algorithms for messages of at most TUTTI_DIRECT_MAX bytes that fit one
+ * slot, with at most 16 ranks (their message count grows as n^2); the pipelined ring otherwise.
+ * Entries marked `manual` (trees, recursive doubling, Rabenseifner, Bruck, hierarchical) are
+ * never the static rule's choice.
  */
 #include "coll/coll.h"
 #include "util.h"
@@ -192,33 +195,57 @@ int tutti__algo_parse(const char *spec, int forced[TUTTI_COLL_COUNT], char *err,
 }
 
 /*
- * The automatic choice, an index into the collective's entries: each collective lists its
- * general algorithm first and its direct (one-hop) variant, if any, second; the manual ones
- * after them.
+ * The static rule, an index into the collective's entries: each collective lists its general
+ * algorithm first and its direct (one-hop) variant, if any, second; the manual ones after them.
  */
-static int choose(const struct tutti_algo *a, int n, const struct tutti_op_desc *op,
-                  const struct tutti_plan_params *pp);
-
-int tutti__algo_choose(const struct tutti_op_desc *op, const struct tutti_plan_params *pp)
+int tutti__algo_static(const struct tutti_op_desc *op, const struct tutti_plan_params *pp)
 {
     int n = 0;
     const struct tutti_algo *a = tutti__algos(op->coll, &n);
-    return a == NULL ? -1 : choose(a, n, op, pp);
-}
-
-static int choose(const struct tutti_algo *a, int n, const struct tutti_op_desc *op,
-                  const struct tutti_plan_params *pp)
-{
-    if (pp->tuner) {
-        int i = tutti__algo_tuned(op, pp, NULL);
-        if (i >= 0) {
-            return i;
-        }
+    if (a == NULL) {
+        return -1;
     }
     size_t bytes = op->count * tutti_datatype_size(op->dt);
     int small = (bytes <= pp->direct_max || op->coll == TUTTI_COLL_BARRIER) &&
                 pp->nranks <= DIRECT_MAX_RANKS;
     return (small && n > 1 && !a[1].manual && a[1].applies(op, pp)) ? 1 : 0;
+}
+
+int tutti__algo_static_channels(const struct tutti_op_desc *op, const struct tutti_plan_params *pp)
+{
+    /* A collective takes another channel only for at least half a chunk per rank on it:
+     * splitting less data doubles the frames and steps for nothing (measured over TCP: 32 KiB
+     * all-reduce on 4 ranks twice as slow on 2 channels; 1 MiB on 2 ranks faster on 2).
+     * Computed from what every rank knows alike. */
+    size_t es = tutti_datatype_size(op->dt);
+    size_t total = op->count * es;
+    if (op->coll == TUTTI_COLL_ALLGATHER || op->coll == TUTTI_COLL_REDUCE_SCATTER ||
+        op->coll == TUTTI_COLL_ALLTOALL) {
+        total *= (size_t)pp->nranks;
+    }
+    size_t per_channel = (size_t)pp->nranks * (pp->chunk_elems * es / 2);
+    size_t fit = total / (per_channel > 0 ? per_channel : 1);
+    return (int)TUTTI_MAX((size_t)1, TUTTI_MIN((size_t)pp->nchannels, fit));
+}
+
+/* The automatic choice: the model's (with its chunk and channels in *run), else the rule's. */
+static int choose(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                  struct tutti_plan_params *run)
+{
+    *run = *pp;
+    int i = pp->tuner ? tutti__algo_tuned(op, pp, run, NULL) : -1;
+    return i >= 0 ? i : tutti__algo_static(op, pp);
+}
+
+int tutti__algo_choose(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                       struct tutti_plan_params *run_p)
+{
+    struct tutti_plan_params run;
+    int i = choose(op, pp, &run);
+    if (run_p != NULL) {
+        *run_p = run;
+    }
+    return i;
 }
 
 int tutti__plan_build(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
@@ -229,12 +256,15 @@ int tutti__plan_build(const struct tutti_op_desc *op, const struct tutti_plan_pa
     if (a == NULL || tutti__plan_reset(plan, op) != 0) {
         return -1;
     }
-    int i = pp->forced >= 0 && pp->forced < n ? pp->forced : choose(a, n, op, pp);
-    if (!a[i].applies(op, pp)) {
+    struct tutti_plan_params run = *pp;
+    int i = pp->forced >= 0 && pp->forced < n ? pp->forced : choose(op, pp, &run);
+    if (!a[i].applies(op, &run)) {
         return -2;
     }
     plan->algo = a[i].name;
-    if (a[i].build(op, pp, plan) != 0) {
+    plan->chunk_elems = run.chunk_elems;
+    plan->nchannels = run.nchannels;
+    if (a[i].build(op, &run, plan) != 0) {
         return -1;
     }
     tutti__plan_finish(plan);
@@ -253,7 +283,7 @@ static int same_params(const struct tutti_plan_params *a, const struct tutti_pla
     return a->rank == b->rank && a->nranks == b->nranks && a->nchannels == b->nchannels &&
            a->chunk_elems == b->chunk_elems && a->direct_max == b->direct_max &&
            a->forced == b->forced && a->tuner == b->tuner && a->nhosts == b->nhosts &&
-           a->intra_tcp == b->intra_tcp && a->layout == b->layout;
+           a->intra_tcp == b->intra_tcp && a->layout == b->layout && a->cpu_load == b->cpu_load;
 }
 
 int tutti__plan_build_cached(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,

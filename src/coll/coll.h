@@ -34,16 +34,53 @@ const struct tutti_algo *tutti__algos(tutti_coll_t coll, int *n_p);
  */
 int tutti__algo_parse(const char *spec, int forced[TUTTI_COLL_COUNT], char *err, size_t errlen);
 
-/** The catalog index the automatic choice (static rule or model, as pp->tuner says) takes. */
-int tutti__algo_choose(const struct tutti_op_desc *op, const struct tutti_plan_params *pp);
+/**
+ * The catalog index the automatic choice (model or static rule, as pp->tuner says) takes; if
+ * run_p is not NULL it gets the parameters the plan is built with (pp, with the model's chunk
+ * and channels).
+ */
+int tutti__algo_choose(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                       struct tutti_plan_params *run_p);
+
+/** The static rule's catalog index: direct up to pp->direct_max on <= 16 ranks, else general. */
+int tutti__algo_static(const struct tutti_op_desc *op, const struct tutti_plan_params *pp);
 
 /**
- * TUTTI_TUNER=model: the catalog index of the applicable algorithm the cost model predicts to
- * be fastest for op (its predicted time in *time_us_p if not NULL), or -1 when the model knows
- * none of them (the static rule then decides). Pure.
+ * The channels the static rule gives a collective of pp->nchannels at most: one more only for
+ * at least half a chunk per rank on it. Pure.
+ */
+int tutti__algo_static_channels(const struct tutti_op_desc *op, const struct tutti_plan_params *pp);
+
+/*
+ * The model's answers on one communicator: its inputs other than (collective, count, element
+ * size) are the communicator's and never change, so an answer once found is reused. Without
+ * it, every call after one of another collective (the communicator keeps one plan) would pay
+ * the search again: 0.5-3.4 us, more than a small call over shared memory takes.
+ */
+#define TUTTI_TUNE_MEMO 16
+struct tutti_tune_memo {
+    struct {
+        int coll;     /* tutti_coll_t + 1; 0: empty */
+        size_t count; /* elements */
+        size_t es;    /* bytes per element */
+        int algo;     /* catalog index */
+        size_t chunk_elems;
+        int nchannels;
+        double time_us;
+    } e[TUTTI_TUNE_MEMO];
+    unsigned next; /* the entry replaced next when none matches */
+};
+
+/**
+ * The cost model's choice (coll/tuned.c): the catalog index of the applicable algorithm it
+ * predicts to be fastest for op, the static rule's unless another is clearly faster, with the
+ * chunk (at most pp->chunk_elems) and channel count (at most pp->nchannels) it predicts best
+ * for it in *run_p (pp otherwise) and its predicted time in *time_us_p (either may be NULL).
+ * -1 when the model knows none of them (send, recv): the static rule then decides. Every rank
+ * gets the same answer from the same inputs; pp->memo, if not NULL, keeps the answers.
  */
 int tutti__algo_tuned(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
-                      double *time_us_p);
+                      struct tutti_plan_params *run_p, double *time_us_p);
 
 /** Names of the algorithms that apply to op ("ring, oneshot"), for error messages. */
 void tutti__algo_applicable(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
@@ -201,8 +238,15 @@ typedef int (*tutti_tree_part_fn)(const struct tutti_op_desc *op,
                                   const struct tutti_tree_part *part);
 
 /**
- * Cut op->count elements into 2 * min(nchannels, 8) parts, one per (tree, channel), and call fn
- * for each non-empty one. On one rank: a lane that copies the input to the output instead.
+ * How many parts the tree algorithms cut op's data into: 1 (all of it over tree 0 on channel 0)
+ * when it fits one chunk, else 2 * min(nchannels, 8), one per (tree, channel).
+ */
+int tutti__coll_tree_parts(const struct tutti_op_desc *op, const struct tutti_plan_params *pp);
+
+/**
+ * Cut op->count elements into tutti__coll_tree_parts() parts (part i over tree i % 2 on channel
+ * i) and call fn for each non-empty one. On one rank: a lane that copies the input to the output
+ * instead.
  * Returns 0, or -1 when fn or a step fails.
  */
 int tutti__coll_tree_walk(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,

@@ -61,7 +61,7 @@ int tutti__reduce_tree(const struct tutti_op_desc *op, const struct tutti_plan_p
 {
     plan->divisor = (op->op == TUTTI_AVG) ? pp->nranks : 1;
     /* Scratch for the parts where this rank has two children: a stride per part. */
-    int nparts = 2 * TUTTI_MIN(pp->nchannels, TUTTI_MAX_CHANNELS / 2), two = 0;
+    int nparts = tutti__coll_tree_parts(op, pp), two = 0;
     for (int t = 0; t < 2 && pp->nranks > 1; t++) {
         struct tutti_tree_node nd;
         if (tutti__coll_tree(pp, op->root, t, &nd) != 0) {

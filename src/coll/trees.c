@@ -2,8 +2,9 @@
  * trees.c - what the tree algorithms share: the double binary tree of topology/tree.c seen
  * from this rank (re-rooted for broadcast and reduce), and the walk over the parts of the data.
  *
- * The data is cut into 2 * nch parts; part 2c + t travels over tree t on channel 2c + t. The two
- * trees never share a channel: a rank may talk to the same peer in both (n = 2: each is the
+ * The data is cut into 2 * nch parts; part 2c + t travels over tree t on channel 2c + t (a
+ * message of at most one chunk goes whole over tree 0 on channel 0). The two trees never share a
+ * channel: a rank may talk to the same peer in both (n = 2: each is the
  * other's parent once), and each (peer, channel, direction) must belong to one lane for its
  * frames to arrive in the order of that lane's steps.
  */
@@ -60,6 +61,15 @@ int tutti__coll_tree(const struct tutti_plan_params *pp, int root, int t,
     return 0;
 }
 
+int tutti__coll_tree_parts(const struct tutti_op_desc *op, const struct tutti_plan_params *pp)
+{
+    /* Halves of one chunk would double the messages and save nothing: one tree, one channel. */
+    if (op->count <= pp->chunk_elems) {
+        return 1;
+    }
+    return 2 * TUTTI_MIN(pp->nchannels, TUTTI_MAX_CHANNELS / 2);
+}
+
 int tutti__coll_tree_walk(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
                           struct tutti_plan *plan, int root, tutti_tree_part_fn fn)
 {
@@ -68,11 +78,11 @@ int tutti__coll_tree_walk(const struct tutti_op_desc *op, const struct tutti_pla
                    ? -1
                    : tutti__coll_copy(plan, TUTTI_BUF_SEND, 0, TUTTI_BUF_RECV, 0, op->count);
     }
-    int nch = TUTTI_MIN(pp->nchannels, TUTTI_MAX_CHANNELS / 2);
-    for (int ch = 0; ch < nch; ch++) {
-        for (int t = 0; t < 2; t++) {
+    int nparts = tutti__coll_tree_parts(op, pp);
+    for (int ch = 0; 2 * ch < nparts; ch++) {
+        for (int t = 0; t < 2 && 2 * ch + t < nparts; t++) {
             struct tutti_tree_part part = {.channel = 2 * ch + t};
-            tutti__split_even(op->count, 2 * nch, part.channel, &part.off, &part.len);
+            tutti__split_even(op->count, nparts, part.channel, &part.off, &part.len);
             if (part.len == 0) {
                 continue;
             }

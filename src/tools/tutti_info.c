@@ -55,15 +55,17 @@ static void print_env(void)
 
 static void print_algos(void)
 {
-    printf("TUTTI_ALGO=coll:algo,... forces one; by default the first (general) algorithm, or\n"
-           "the second (one hop) for messages of at most TUTTI_DIRECT_MAX bytes on <= 16 ranks;\n"
-           "those marked [forced] run only when TUTTI_ALGO names them.\n");
+    printf("TUTTI_ALGO=coll:algo,... forces one. Otherwise the cost model (TUTTI_TUNER=model,\n"
+           "the default) picks among those that apply, keeping the static rule's choice unless\n"
+           "it predicts a clear gain; the static rule (TUTTI_TUNER=static) takes the first\n"
+           "(general) algorithm, or the second (one hop) for messages of at most TUTTI_DIRECT_MAX\n"
+           "bytes on <= 16 ranks, never those marked [model].\n");
     for (int c = 0; c < TUTTI_COLL_COUNT; c++) {
         int n = 0;
         const struct tutti_algo *a = tutti__algos((tutti_coll_t)c, &n);
         for (int i = 0; i < n; i++) {
             printf("%-15s %-12s %s%s\n", i == 0 ? tutti__coll_name((tutti_coll_t)c) : "",
-                   a[i].name, a[i].manual ? "[forced] " : "", a[i].desc);
+                   a[i].name, a[i].manual ? "[model] " : "", a[i].desc);
         }
     }
 }
@@ -112,7 +114,7 @@ int main(int argc, char **argv)
         return tutti__tune_tool(argc - 1, argv + 1);
     } else if (argc > 1) {
         fprintf(stderr, "usage: tutti-info [--env | --algos | --host-id | --gpu | --rdma | --hang LOGFILE...]\n"
-                        "       tutti-info --tune N [--hosts H] [--tcp]\n"
+                        "       tutti-info --tune N [--hosts H] [--tcp] [--load R] [--sizes B,B...]\n"
                         "       tutti-info [--topo] [--topo-file F] [--dump F] [--rings N | --ranks N]"
                         " [--hosts H] [--dot F|-] [--png F]\n");
         return 2;

@@ -5,6 +5,7 @@
 #include "coll/coll.h"
 #include "comm.h"
 #include "sim.h"
+#include "topology/layout.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -73,12 +74,17 @@ struct tutti_op_desc desc(const struct world *w, tutti_coll_t c, int r, tutti_op
     return d;
 }
 
+/* The test's settings of params() (one process per test: Criterion). */
 const struct tutti_layout *world_layout;
+int world_tuner;
+double world_cpu_load;
 
 struct tutti_plan_params params(int r, int n, int nch, size_t chunk, int forced)
 {
     struct tutti_plan_params pp = {.rank = r, .nranks = n, .nchannels = nch, .chunk_elems = chunk,
-                                   .direct_max = 0, .forced = forced, .layout = world_layout};
+                                   .direct_max = 0, .forced = forced, .layout = world_layout,
+                                   .tuner = world_tuner, .cpu_load = world_cpu_load,
+                                   .nhosts = world_layout != NULL ? world_layout->nhosts : 1};
     return pp;
 }
 

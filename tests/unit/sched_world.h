@@ -36,6 +36,10 @@ struct tutti_op_desc desc(const struct world *w, tutti_coll_t c, int r, tutti_op
 /** Where params() places the ranks (NULL: rank order on one host). */
 extern const struct tutti_layout *world_layout;
 
+/** params()' tuner (0: the static rule; 1: the cost model) and its ranks per CPU. */
+extern int world_tuner;
+extern double world_cpu_load;
+
 /** Plan parameters of rank r (layout: world_layout). */
 struct tutti_plan_params params(int r, int n, int nch, size_t chunk, int forced);
 

@@ -217,8 +217,86 @@ Test(schedule, allreduce_float_results_are_bitwise_identical_on_every_rank)
     }
 }
 
-/* The manual algorithms (trees, recursive doubling, Bruck...) run only when forced. */
-Test(algos, manual_algorithms_are_never_chosen_automatically)
+/*
+ * The cost model's choices (TUTTI_TUNER=model) for every collective, nranks, count and root,
+ * as crowded as 1 and 4 ranks per CPU, on 1 or 3 channels and tiny slots: every rank must pick
+ * the same algorithm, chunk and channels (a disagreement deadlocks or corrupts the run) and
+ * every result must be right.
+ */
+Test(schedule, the_cost_models_choices_run_right_on_every_rank, .timeout = 120 * TEST_SLOW)
+{
+    static const tutti_coll_t colls[] = {TUTTI_COLL_ALLREDUCE, TUTTI_COLL_BROADCAST,
+                                         TUTTI_COLL_REDUCE, TUTTI_COLL_REDUCE_SCATTER,
+                                         TUTTI_COLL_ALLGATHER, TUTTI_COLL_ALLTOALL};
+    world_tuner = 1;
+    for (size_t c = 0; c < sizeof(colls) / sizeof(colls[0]); c++) {
+        int rooted = colls[c] == TUTTI_COLL_BROADCAST || colls[c] == TUTTI_COLL_REDUCE;
+        for (int n = 1; n <= MAXN; n += 1 + (n > 4)) {
+            for (size_t ci = 0; ci < NCOUNTS; ci++) {
+                int root = rooted ? (int)ci % n : -1;
+                struct world w = {.n = n, .count = counts[ci], .root = root};
+                int nch = 1 + 2 * ((n + (int)ci) % 2);
+                size_t slot = counts[ci] > 1023 ? 1024 : 1 + ci % 5;
+                world_cpu_load = (n + ci) % 2 ? 4.0 : 1.0;
+                world_fill(&w, colls[c]);
+                int rc = run_algo(&w, colls[c], TUTTI_SUM, nch, slot, -1);
+                cr_assert_eq(rc, 0, "%s n=%d count=%zu: %s (%d)", tutti__coll_name(colls[c]), n,
+                             counts[ci], rc == -1 ? "deadlock" : "error", rc);
+                check(&w, colls[c], tutti__coll_name(colls[c]));
+                world_free(&w);
+            }
+        }
+    }
+}
+
+/*
+ * The double binary trees cut a message into a part per (tree, channel), except one of at most
+ * a chunk: it goes whole over one tree on channel 0 (halves would double the messages and the
+ * channels for nothing: 8 bytes were two 4-byte halves on two channels).
+ */
+Test(schedule, trees_take_one_tree_on_one_channel_below_a_chunk)
+{
+    static const tutti_coll_t colls[] = {TUTTI_COLL_ALLREDUCE, TUTTI_COLL_BROADCAST,
+                                         TUTTI_COLL_REDUCE};
+    uint32_t in[64], out[64];
+    for (size_t c = 0; c < sizeof(colls) / sizeof(colls[0]); c++) {
+        int na = 0, tree = -1;
+        const struct tutti_algo *a = tutti__algos(colls[c], &na);
+        for (int i = 0; i < na; i++) {
+            tree = strcmp(a[i].name, "tree") == 0 ? i : tree;
+        }
+        cr_assert_geq(tree, 0);
+        for (int n = 2; n <= 9; n++) {
+            for (size_t count = 2; count <= 64; count *= 2) {
+                int top = -1;
+                for (int r = 0; r < n; r++) {
+                    struct tutti_op_desc d = {.coll = colls[c], .sendbuf = in, .recvbuf = out,
+                                              .count = count, .dt = TUTTI_UINT32,
+                                              .op = TUTTI_SUM, .root = 0, .peer = -1};
+                    struct tutti_plan_params pp = params(r, n, 2, 16, tree);
+                    struct tutti_plan plan;
+                    memset(&plan, 0, sizeof(plan));
+                    cr_assert_eq(tutti__plan_build(&d, &pp, &plan), 0);
+                    for (int l = 0; l < plan.nlanes; l++) {
+                        top = plan.lanes[l].channel > top ? plan.lanes[l].channel : top;
+                    }
+                    tutti__plan_free(&plan);
+                }
+                if (count <= 16) {
+                    cr_expect_eq(top, 0, "%s of %zu on %d ranks: channels up to %d",
+                                 tutti__coll_name(colls[c]), count, n, top);
+                } else {
+                    cr_expect_eq(top, 3, "%s of %zu on %d ranks: channels up to %d",
+                                 tutti__coll_name(colls[c]), count, n, top);
+                }
+            }
+        }
+    }
+}
+
+/* The static rule never picks the manual algorithms (trees, recursive doubling, Bruck...):
+ * they run when forced or when the cost model picks them. */
+Test(algos, the_static_rule_never_picks_the_manual_algorithms)
 {
     static const size_t sizes[] = {1, 100, 4096, 1 << 20};
     uint32_t buf[1];

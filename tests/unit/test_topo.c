@@ -235,6 +235,53 @@ Test(topo, validate_rejects_bad_records)
     cr_expect_neq(tutti__topo_rank_validate(&v, why, sizeof(why)), TUTTI_OK);
 }
 
+static void cpu_record(struct tutti_topo_rank *v, uint64_t machine, int first, int cpus)
+{
+    memset(v, 0, sizeof(*v));
+    v->magic = TUTTI_TOPO_RANK_MAGIC;
+    v->machine = machine;
+    v->cpu_first = (uint16_t)first;
+    v->cpus = (uint16_t)cpus;
+    v->gpu = v->nic = v->pci_switch = v->host_bridge = -1;
+}
+
+/* The bug: 2 ranks pinned to a CPU each (the perf tools' --bind core) counted 2 local ranks
+ * against the 1 CPU each may use, so they never spun. */
+Test(topo, ranks_bound_to_a_cpu_each_are_not_oversubscribed)
+{
+    struct tutti_topo_rank v[2];
+    cpu_record(&v[0], 7, 0, 1);
+    cpu_record(&v[1], 7, 1, 1);
+    double mine, max;
+    tutti__topo_cpu_load(v, 2, 1, &mine, &max);
+    cr_expect_eq(mine, 1.0);
+    cr_expect_eq(max, 1.0);
+}
+
+/* Unbound ranks share one set; network namespaces on one machine ("hosts" with their own host
+ * ids) share its CPUs; another machine's load is its own; the most crowded one is max. */
+Test(topo, cpu_load_counts_a_machines_ranks_over_its_cpu_sets)
+{
+    struct tutti_topo_rank v[10];
+    for (int r = 0; r < 8; r++) {
+        cpu_record(&v[r], 42, 0, 2);
+    }
+    cpu_record(&v[8], 99, 0, 8);
+    cpu_record(&v[9], 99, 8, 8);
+    double mine, max;
+    tutti__topo_cpu_load(v, 10, 3, &mine, &max);
+    cr_expect_eq(mine, 4.0, "8 ranks on one 2-CPU set: %g", mine);
+    cr_expect_eq(max, 4.0);
+    tutti__topo_cpu_load(v, 10, 9, &mine, &max);
+    cr_expect_eq(mine, 2.0 / 16.0, "2 ranks on two sets of 8: %g", mine);
+    cr_expect_eq(max, 4.0, "the most crowded machine, seen from another: %g", max);
+    char why[64] = "";
+    cr_expect_eq(tutti__topo_rank_validate(&v[2], why, sizeof(why)), TUTTI_OK, "%s", why);
+    v[2].cpus = 0;
+    cr_expect_neq(tutti__topo_rank_validate(&v[2], why, sizeof(why)), TUTTI_OK);
+    cr_expect(strstr(why, "CPU") != NULL, "%s", why);
+}
+
 Test(topo, missing_file_is_a_clear_error)
 {
     struct tutti_topo t;
