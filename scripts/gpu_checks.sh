@@ -9,15 +9,8 @@ cd "$(dirname "$0")/.."
 out=${OUT:-build/gpu-checks}
 mkdir -p "$out"
 export TUTTI_CUDA_MODULE=$PWD/build/kernels/cuda/libtutti-cuda.so
-step() { # name, command...
-  local name=$1; shift
-  echo "== $name: $*" | tee -a "$out/summary.txt"
-  "$@" >"$out/$name.log" 2>&1
-  echo "   exit $?" | tee -a "$out/summary.txt"
-}
-nvidia-smi >"$out/nvidia-smi.log" 2>&1
-[ -f build/build.ninja ] || meson setup build -Dgpu_archs=sm_90 >"$out/setup.log" 2>&1
-step build ninja -C build
+. scripts/gpu_common.sh
+gpu_build
 step info build/src/tools/tutti-info --gpu
 step gpu_tests meson test -C build --suite gpu --print-errorlogs
 step stream_tests meson test -C build --suite stream --print-errorlogs

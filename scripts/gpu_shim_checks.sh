@@ -23,15 +23,8 @@ py=${PYTHON:-python3}
 mkdir -p "$out"
 shim=$PWD/build/src/nccl/libnccl.so.2
 export TUTTI_CUDA_MODULE=$PWD/build/kernels/cuda/libtutti-cuda.so
-step() { # name, command...
-  local name=$1; shift
-  echo "== $name: $*" | tee -a "$out/summary.txt"
-  "$@" >"$out/$name.log" 2>&1
-  echo "   exit $?" | tee -a "$out/summary.txt"
-}
-nvidia-smi >"$out/nvidia-smi.log" 2>&1
-[ -f build/build.ninja ] || meson setup build -Dgpu_archs=sm_90 >"$out/setup.log" 2>&1
-step build ninja -C build
+. scripts/gpu_common.sh
+gpu_build
 step torch_version "$py" -c 'import torch
 print(torch.__version__, torch.version.cuda, torch.cuda.is_available(), torch.cuda.nccl.version())'
 
@@ -78,8 +71,9 @@ dist.destroy_process_group()
 PY
 
 run_ranks() { # mode, weights file: 2 ranks, both on GPU 0 (or CPU for gloo)
-  local mode=$1 wfile=$2 store
-  store=$(mktemp -u "$out/store.XXXX")
+  local mode=$1 wfile=$2
+  local store="$out/store.$mode" # torch's FileStore: must not exist when the ranks start
+  rm -f "$store"
   local pids=()
   for r in 0 1; do
     if [ "$mode" = gloo ]; then
