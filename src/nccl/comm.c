@@ -106,8 +106,14 @@ ncclResult_t shim_enter_any(ncclComm_t comm, const char *what, struct ncclComm *
     return ncclSuccess;
 }
 
-ncclResult_t shim_settled(struct ncclComm *c, const char *what)
+ncclResult_t shim_enter_settled(ncclComm_t comm, const char *what, struct ncclComm **c_p)
 {
+    struct ncclComm *c;
+    ncclResult_t r = shim_enter_any(comm, what, &c);
+    if (r != ncclSuccess) {
+        return r;
+    }
+    pthread_mutex_lock(&c->lock);
     if (c->state == SHIM_INITIALIZING && shim_in_group()) {
         pthread_mutex_unlock(&c->lock);
         ncclResult_t r = shim_error(c, ncclInvalidUsage,
@@ -120,18 +126,14 @@ ncclResult_t shim_settled(struct ncclComm *c, const char *what)
     while (c->state == SHIM_INITIALIZING) {
         pthread_cond_wait(&c->cond, &c->lock);
     }
+    *c_p = c;
     return ncclSuccess;
 }
 
 ncclResult_t shim_enter(ncclComm_t comm, const char *what, struct ncclComm **c_p)
 {
     struct ncclComm *c;
-    ncclResult_t r = shim_enter_any(comm, what, &c);
-    if (r != ncclSuccess) {
-        return r;
-    }
-    pthread_mutex_lock(&c->lock);
-    r = shim_settled(c, what);
+    ncclResult_t r = shim_enter_settled(comm, what, &c);
     if (r != ncclSuccess) {
         return r;
     }

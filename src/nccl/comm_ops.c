@@ -36,12 +36,7 @@ static ncclResult_t retire(ncclComm_t comm, const char *what, int take, struct n
                            tutti_comm_t **tc_p)
 {
     struct ncclComm *c;
-    ncclResult_t r = shim_enter_any(comm, what, &c);
-    if (r != ncclSuccess) {
-        return r;
-    }
-    pthread_mutex_lock(&c->lock);
-    r = shim_settled(c, what);
+    ncclResult_t r = shim_enter_settled(comm, what, &c);
     if (r != ncclSuccess) {
         return r;
     }

@@ -107,11 +107,11 @@ ncclResult_t shim_enter(ncclComm_t comm, const char *what, struct ncclComm **c_p
 ncclResult_t shim_enter_any(ncclComm_t comm, const char *what, struct ncclComm **c_p);
 
 /**
- * With c->lock held: wait until c's init has settled. Inside the group that is making c this
- * would never end: then the lock is released, c left and ncclInvalidUsage returned (the
- * caller returns it as is).
+ * shim_enter_any(), then take c->lock and wait until c's init has settled; on success the lock
+ * is held. Inside the group that is making c this would never end: then the lock is released,
+ * c left and ncclInvalidUsage returned (the caller returns it as is).
  */
-ncclResult_t shim_settled(struct ncclComm *c, const char *what);
+ncclResult_t shim_enter_settled(ncclComm_t comm, const char *what, struct ncclComm **c_p);
 
 /** Leave: drop the reference shim_enter() took (the last one frees the communicator). */
 void shim_leave(struct ncclComm *c);

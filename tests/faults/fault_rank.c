@@ -24,13 +24,13 @@
 #include "tutti_perf.h"
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "fds.h"
 
 struct opts {
     const char *coll; /* a perf tool's name ("all_reduce") or "mixed" */
@@ -55,21 +55,6 @@ static double now_s(clockid_t clk)
     struct timespec ts;
     clock_gettime(clk, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Open fds of this process (the directory stream's own fd not counted). */
-static int count_fds(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    int n = 0;
-    struct dirent *e;
-    while (d != NULL && (e = readdir(d)) != NULL) {
-        n += e->d_name[0] != '.';
-    }
-    if (d != NULL) {
-        closedir(d);
-    }
-    return n - 1;
 }
 
 /* VmRSS of this process in KiB, or -1. */
@@ -266,7 +251,7 @@ int main(int argc, char **argv)
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
-    int fds_init = count_fds();
+    int fds_init = test_count_fds();
     tutti_comm_t *comm = NULL;
     tutti_status_t st = o.idfile != NULL ? join_by_id(&o, &comm) : tutti_comm_init_env(&comm);
     int rank = o.rank, nranks = o.nranks;
@@ -291,12 +276,12 @@ int main(int argc, char **argv)
             printf("READY rank %d pid %d comm_id %016llx shrink_port %d\n", rank, (int)getpid(),
                    (unsigned long long)comm->comm_id, shport);
         } else if (it == 1) {
-            fds0 = count_fds();
+            fds0 = test_count_fds();
             rss0 = rss_kb();
         }
     }
     double t_end = now_s(CLOCK_REALTIME);
-    int fds1 = count_fds();
+    int fds1 = test_count_fds();
     long rss1 = rss_kb();
     const char *msg = st != TUTTI_OK ? tutti_last_error(comm) : wrong ? "wrong results" : "";
     printf("RESULT rank %d pid %d status %s iters %ld t_end %.3f fds %d %d rss_kb %ld %ld "
@@ -311,10 +296,10 @@ int main(int argc, char **argv)
     double destroy_s = now_s(CLOCK_MONOTONIC) - t_destroy;
     /* The bootstrap root is a detached thread of rank 0 that closes its sockets on its own
      * time after a failed set-up: give it a second before calling an fd a leak. */
-    int fds_fini = count_fds();
+    int fds_fini = test_count_fds();
     for (int k = 0; k < 100 && fds_fini != fds_init; k++) {
         usleep(10000);
-        fds_fini = count_fds();
+        fds_fini = test_count_fds();
     }
     printf("FINI rank %d fds_init %d fds_fini %d destroy_s %.3f\n", rank, fds_init, fds_fini,
            destroy_s);

@@ -32,7 +32,6 @@
 #include "transports/ibverbs/ib.h"
 #include "tutti.h"
 
-#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -41,6 +40,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "fds.h"
 
 #define SECRET "00112233445566778899aabbccddeeff"
 
@@ -49,20 +49,6 @@ static double now_s(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static int count_fds(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    int n = 0;
-    struct dirent *e;
-    while (d != NULL && (e = readdir(d)) != NULL) {
-        n += e->d_name[0] != '.';
-    }
-    if (d != NULL) {
-        closedir(d);
-    }
-    return n - 1;
 }
 
 typedef int (*body_fn)(tutti_comm_t *comm, int rank, int nranks);
@@ -98,7 +84,7 @@ static unsigned run_job_stuck(int nranks, int port, const char *const *env,
                 putenv((char *)env[i]);
             }
             tutti_comm_t *comm = NULL;
-            fds_before_init = count_fds();
+            fds_before_init = test_count_fds();
             tutti_status_t st = tutti_comm_init_env(&comm);
             if (st != TUTTI_OK) {
                 fprintf(stderr, "rank %d: init: %s: %s\n", r, tutti_status_name(st),
@@ -234,11 +220,11 @@ static int body_zero_copy(tutti_comm_t *comm, int rank, int nranks)
     }
     long mrs_live = tutti__ib_live_mrs();
     tutti_comm_destroy(comm);
-    if (mrs_live < 2 || tutti__ib_live_mrs() != 0 || count_fds() != fds_before_init) {
+    if (mrs_live < 2 || tutti__ib_live_mrs() != 0 || test_count_fds() != fds_before_init) {
         fprintf(stderr,
                 "rank %d: registrations: %ld in use, %ld after destroy (want 0); open "
                 "files %d before init, %d after destroy\n",
-                rank, mrs_live, tutti__ib_live_mrs(), fds_before_init, count_fds());
+                rank, mrs_live, tutti__ib_live_mrs(), fds_before_init, test_count_fds());
         bad = 1;
     }
     printf("rank %d: %ld writes from registered memory\n", rank, z1 - z0);
@@ -259,9 +245,9 @@ static int expect_error(tutti_comm_t *comm, int rank, tutti_status_t st, tutti_s
     int good = (st == want || st == TUTTI_ERR_REMOTE) && (must == NULL || strstr(msg, must));
     printf("rank %d: %s after %.2f s: %s\n", rank, tutti_status_name(st), now_s() - t0, msg);
     tutti_comm_destroy(comm);
-    if (tutti__ib_live_mrs() != 0 || count_fds() != fds_before_init) {
+    if (tutti__ib_live_mrs() != 0 || test_count_fds() != fds_before_init) {
         printf("rank %d: after destroy %ld registrations and %d files are left (%d before)\n",
-               rank, tutti__ib_live_mrs(), count_fds(), fds_before_init);
+               rank, tutti__ib_live_mrs(), test_count_fds(), fds_before_init);
         good = 0;
     }
     fflush(stdout);
