@@ -366,9 +366,24 @@ static void configure(hwloc_topology_t topo)
     (void)hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "gl");
 }
 
+/* Why hwloc would not load `xml` (or the buffer, or this machine), errno being hwloc's. */
+static tutti_status_t refused(const char *xml, const char *buf, char *err, size_t len)
+{
+    if (xml != NULL) {
+        snprintf(err, len, "topology file %s is not a valid hwloc XML topology (hwloc: %s; "
+                 "`lstopo --input %s` shows hwloc's reason)", xml, strerror(errno), xml);
+    } else if (buf != NULL) {
+        snprintf(err, len, "not a valid hwloc XML topology (hwloc: %s)", strerror(errno));
+    } else {
+        snprintf(err, len, "hwloc could not detect this machine: %s", strerror(errno));
+    }
+    return xml != NULL || buf != NULL ? TUTTI_ERR_INVALID_ARG : TUTTI_ERR_SYSTEM;
+}
+
 /*
  * An hwloc topology with the I/O objects kept: live, from the file `xml` (checked for a clear
- * error), or from the XML text buf[0..buflen) when buf is not NULL.
+ * error), or from the XML text buf[0..buflen) when buf is not NULL. A file or buffer is tried
+ * in a probe process first (xml_probe.c); one that hwloc refuses there is not loaded here.
  */
 static tutti_status_t open_topology(const char *xml, const char *buf, size_t buflen,
                                     hwloc_topology_t *topo_p, char *err, size_t len)
@@ -381,9 +396,16 @@ static tutti_status_t open_topology(const char *xml, const char *buf, size_t buf
         }
         fclose(f);
     }
-    if ((xml != NULL || buf != NULL) &&
-        tutti__topo_xml_probe(xml, buf, buflen, configure, err, len) != 0) {
-        return TUTTI_ERR_INVALID_ARG;
+    if (xml != NULL || buf != NULL) {
+        int hwloc_errno = 0;
+        int probe = tutti__topo_xml_probe(xml, buf, buflen, configure, &hwloc_errno, err, len);
+        if (probe == TUTTI_TOPO_PROBE_FAILED) {
+            return TUTTI_ERR_INVALID_ARG;
+        }
+        if (probe == TUTTI_TOPO_PROBE_REFUSED) {
+            errno = hwloc_errno;
+            return refused(xml, buf, err, len);
+        }
     }
     hwloc_topology_t topo;
     if (hwloc_topology_init(&topo) != 0) {
@@ -392,22 +414,12 @@ static tutti_status_t open_topology(const char *xml, const char *buf, size_t buf
     }
     configure(topo);
     /* hwloc parses the file in set_xml (errno EINVAL) or in load: one message for both. */
-    if (buf != NULL && hwloc_topology_set_xmlbuffer(topo, buf, (int)buflen) != 0) {
-        snprintf(err, len, "not a valid hwloc XML topology (hwloc: %s)", strerror(errno));
+    if ((buf != NULL && hwloc_topology_set_xmlbuffer(topo, buf, (int)buflen) != 0) ||
+        (xml != NULL && hwloc_topology_set_xml(topo, xml) != 0) || hwloc_topology_load(topo) != 0) {
+        int e = errno;
         hwloc_topology_destroy(topo);
-        return TUTTI_ERR_INVALID_ARG;
-    }
-    if ((xml != NULL && hwloc_topology_set_xml(topo, xml) != 0) || hwloc_topology_load(topo) != 0) {
-        if (xml != NULL) {
-            snprintf(err, len, "topology file %s is not a valid hwloc XML topology (hwloc: %s; "
-                     "`lstopo --input %s` shows hwloc's reason)", xml, strerror(errno), xml);
-        } else if (buf != NULL) {
-            snprintf(err, len, "not a valid hwloc XML topology (hwloc: %s)", strerror(errno));
-        } else {
-            snprintf(err, len, "hwloc could not detect this machine: %s", strerror(errno));
-        }
-        hwloc_topology_destroy(topo);
-        return xml != NULL || buf != NULL ? TUTTI_ERR_INVALID_ARG : TUTTI_ERR_SYSTEM;
+        errno = e;
+        return refused(xml, buf, err, len);
     }
     *topo_p = topo;
     return TUTTI_OK;

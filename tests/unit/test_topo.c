@@ -307,22 +307,37 @@ Test(topo, bad_xml_is_a_clear_error)
               "%s", t.error);
 }
 
+/* Load tests/fuzz/corpus/topo/<name>: it must be refused with an error naming the file and
+ * saying one of `why` / `or_why`, the sysconf fallback left usable. */
+static void expect_refused(const char *name, const char *why, const char *or_why)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/tests/fuzz/corpus/topo/%s", SOURCE_ROOT, name);
+    struct tutti_topo t;
+    tutti_status_t st = tutti__topo_load(path, &t);
+    cr_assert_eq(st, TUTTI_ERR_INVALID_ARG, "%s", t.error);
+    cr_expect(strstr(t.error, path) != NULL &&
+                  (strstr(t.error, why) != NULL || strstr(t.error, or_why) != NULL),
+              "%s", t.error);
+    cr_expect(t.pus >= 1, "the sysconf fallback stays usable");
+}
+
 /* hwloc 2.9 reads memory it did not initialise loading this (a Core without complete_cpuset;
  * found by fuzz_topo, a NULL dereference under ASan, whose malloc fills new memory; glibc's
  * zeroed pages make it a clean refusal): tutti probes a file in a child process first, so
  * either way it is an error naming the file, never a crash. */
 Test(topo, xml_that_crashes_hwloc_is_a_clear_error)
 {
-    char path[512];
-    snprintf(path, sizeof(path), "%s/tests/fuzz/corpus/topo/hwloc-crash-no-complete-cpuset.xml",
-             SOURCE_ROOT);
-    struct tutti_topo t;
-    tutti_status_t st = tutti__topo_load(path, &t);
-    cr_assert_eq(st, TUTTI_ERR_INVALID_ARG, "%s", t.error);
-    cr_expect(strstr(t.error, path) != NULL &&
-                  (strstr(t.error, "malformed") != NULL || strstr(t.error, "not a valid") != NULL),
-              "%s", t.error);
-    cr_expect(t.pus >= 1, "the sysconf fallback stays usable");
+    expect_refused("hwloc-crash-no-complete-cpuset.xml", "malformed", "not a valid");
+}
+
+/* hwloc sizes a NUMA node's nodeset by its os_index, 2^32 - 1 when the attribute is absent:
+ * 512 MB for this 12-line file (found by fuzz_topo, whose process then passed libFuzzer's
+ * memory limit when it loaded such files again after the probe). The probe measures what the
+ * load took and refuses the file, so the caller never allocates it. */
+Test(topo, xml_that_takes_hwloc_too_much_memory_is_refused)
+{
+    expect_refused("hwloc-numa-without-os-index.xml", " MB to load", " MB to load");
 }
 
 Test(topo, dump_and_reload_keep_the_machine)
