@@ -6,6 +6,9 @@
 # they are). A crash or a failed invariant keeps its input in build-fuzz/fuzz-crashes/ and
 # makes the script exit non-zero. build-fuzz/fuzz-results.txt gets one "fuzz_<harness> ok|failed"
 # line each (scripts/test.sh counts them). Last line: "fuzz: N harnesses, N executions, N crashed".
+# fuzz_topo forks a probe per input (topology/xml_probe.c); a probe that hwloc crashes prints
+# the sanitizer's report and may leave a crash-/oom- file here although the harness goes on:
+# only a harness's exit status counts, and the input named is the last one written.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 secs=${1:-${FUZZ_SECONDS:-60}}
