@@ -137,10 +137,11 @@ int tutti__topo_xml_probe(const char *xml, const char *buf, size_t buflen,
     }
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == (ssize_t)sizeof(v)) {
         if (v.grew_kb > TUTTI_TOPO_PROBE_LIMIT_MB * 1024L) {
-            snprintf(err, len, "%s%s takes hwloc %ld MB to load, more than the %d MB tutti allows "
+            snprintf(err, len,
+                     "%s%s takes hwloc %ld MB to load, more than the %d MB tutti allows "
                      "a topology (hwloc sizes a bitmap by the largest index in it: a NUMA node "
-                     "without os_index costs 512 MB)", kind, what, v.grew_kb / 1024,
-                     TUTTI_TOPO_PROBE_LIMIT_MB);
+                     "without os_index costs 512 MB)",
+                     kind, what, v.grew_kb / 1024, TUTTI_TOPO_PROBE_LIMIT_MB);
             return TUTTI_TOPO_PROBE_FAILED;
         }
         *hwloc_errno = v.err;
