@@ -366,16 +366,16 @@ static void configure(hwloc_topology_t topo)
     (void)hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "gl");
 }
 
-/* Why hwloc would not load `xml` (or the buffer, or this machine), errno being hwloc's. */
-static tutti_status_t refused(const char *xml, const char *buf, char *err, size_t len)
+/* Why hwloc would not load `xml` (or the buffer, or this machine); e: hwloc's errno. */
+static tutti_status_t refused(const char *xml, const char *buf, int e, char *err, size_t len)
 {
     if (xml != NULL) {
         snprintf(err, len, "topology file %s is not a valid hwloc XML topology (hwloc: %s; "
-                 "`lstopo --input %s` shows hwloc's reason)", xml, strerror(errno), xml);
+                 "`lstopo --input %s` shows hwloc's reason)", xml, strerror(e), xml);
     } else if (buf != NULL) {
-        snprintf(err, len, "not a valid hwloc XML topology (hwloc: %s)", strerror(errno));
+        snprintf(err, len, "not a valid hwloc XML topology (hwloc: %s)", strerror(e));
     } else {
-        snprintf(err, len, "hwloc could not detect this machine: %s", strerror(errno));
+        snprintf(err, len, "hwloc could not detect this machine: %s", strerror(e));
     }
     return xml != NULL || buf != NULL ? TUTTI_ERR_INVALID_ARG : TUTTI_ERR_SYSTEM;
 }
@@ -403,8 +403,7 @@ static tutti_status_t open_topology(const char *xml, const char *buf, size_t buf
             return TUTTI_ERR_INVALID_ARG;
         }
         if (probe == TUTTI_TOPO_PROBE_REFUSED) {
-            errno = hwloc_errno;
-            return refused(xml, buf, err, len);
+            return refused(xml, buf, hwloc_errno, err, len);
         }
     }
     hwloc_topology_t topo;
@@ -418,8 +417,7 @@ static tutti_status_t open_topology(const char *xml, const char *buf, size_t buf
         (xml != NULL && hwloc_topology_set_xml(topo, xml) != 0) || hwloc_topology_load(topo) != 0) {
         int e = errno;
         hwloc_topology_destroy(topo);
-        errno = e;
-        return refused(xml, buf, err, len);
+        return refused(xml, buf, e, err, len);
     }
     *topo_p = topo;
     return TUTTI_OK;

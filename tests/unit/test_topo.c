@@ -308,7 +308,7 @@ Test(topo, bad_xml_is_a_clear_error)
 }
 
 /* Load tests/fuzz/corpus/topo/<name>: it must be refused with an error naming the file and
- * saying one of `why` / `or_why`, the sysconf fallback left usable. */
+ * saying `why` (or `or_why` when not NULL), the sysconf fallback left usable. */
 static void expect_refused(const char *name, const char *why, const char *or_why)
 {
     char path[512];
@@ -316,9 +316,8 @@ static void expect_refused(const char *name, const char *why, const char *or_why
     struct tutti_topo t;
     tutti_status_t st = tutti__topo_load(path, &t);
     cr_assert_eq(st, TUTTI_ERR_INVALID_ARG, "%s", t.error);
-    cr_expect(strstr(t.error, path) != NULL &&
-                  (strstr(t.error, why) != NULL || strstr(t.error, or_why) != NULL),
-              "%s", t.error);
+    int said = strstr(t.error, why) != NULL || (or_why != NULL && strstr(t.error, or_why) != NULL);
+    cr_expect(strstr(t.error, path) != NULL && said, "%s", t.error);
     cr_expect(t.pus >= 1, "the sysconf fallback stays usable");
 }
 
@@ -337,7 +336,7 @@ Test(topo, xml_that_crashes_hwloc_is_a_clear_error)
  * load took and refuses the file, so the caller never allocates it. */
 Test(topo, xml_that_takes_hwloc_too_much_memory_is_refused)
 {
-    expect_refused("hwloc-numa-without-os-index.xml", " MB to load", " MB to load");
+    expect_refused("hwloc-numa-without-os-index.xml", " MB to load", NULL);
 }
 
 Test(topo, dump_and_reload_keep_the_machine)
