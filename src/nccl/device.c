@@ -7,6 +7,7 @@
  * device-side code tutti does not have: those calls return ncclInvalidUsage and say so.
  */
 #include "shim.h"
+#include "nccl_device_host.h"
 
 #define NO_DEVICE_API                                                                              \
     "tutti has no device-side API (device communicators, LSA/GIN barriers, LL all-to-all): use "   \

@@ -2,13 +2,14 @@
  * nccl.h - tutti's own declaration of NCCL's host API (version 2.28), from which the shim
  * src/nccl/ builds libnccl.so.2 over tutti. Written from NCCL's documented interface: the
  * numeric values, the struct layouts and the function signatures are what programs compiled
- * against NVIDIA's nccl.h pass across the ABI, and the _Static_asserts at the end pin them.
+ * against NVIDIA's nccl.h pass across the ABI, and the assertions at the end pin them.
  * Nothing outside src/nccl/ includes this file: NCCL's names stay in the shim.
  *
  * Differences from NVIDIA's header: no CUDA header is included (cudaStream_t is declared as
- * CUDA declares it, an opaque struct pointer), and the host entry points of the device API
- * (teams, device communicators, their resource requirements) are declared here too, with C
- * types, since the library exports them.
+ * CUDA declares it, an opaque struct pointer). Like NVIDIA's, it leaves the device API (teams,
+ * device communicators) to nccl_device.h: a program that uses it includes NVIDIA's
+ * nccl_device.h, which includes this nccl.h; the shim's own declarations of the host entry
+ * points it exports are in nccl_device_host.h. The header is valid C11 and C++.
  */
 #ifndef TUTTI_NCCL_H
 #define TUTTI_NCCL_H
@@ -21,13 +22,13 @@
 extern "C" {
 #endif
 
-#define NCCL_MAJOR 2
-#define NCCL_MINOR 28
-#define NCCL_PATCH 9
+#define NCCL_MAJOR  2
+#define NCCL_MINOR  28
+#define NCCL_PATCH  9
 #define NCCL_SUFFIX ""
 /* Versions from 2.9 on are coded as MAJOR * 10000 + MINOR * 100 + PATCH. */
 #define NCCL_VERSION(X, Y, Z)                                                                      \
-    (((X) <= 2 && (Y) <= 8) ? (X) * 1000 + (Y) * 100 + (Z) : (X) * 10000 + (Y) * 100 + (Z))
+    (((X) <= 2 && (Y) <= 8) ? (X)*1000 + (Y)*100 + (Z) : (X)*10000 + (Y)*100 + (Z))
 #define NCCL_VERSION_CODE NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH)
 
 /* CUDA's own definition of a stream handle; the shim passes it to tutti as a void *. */
@@ -60,22 +61,22 @@ typedef enum {
 
 #define NCCL_CONFIG_UNDEF_INT INT_MIN
 #define NCCL_CONFIG_UNDEF_PTR NULL
-#define NCCL_SPLIT_NOCOLOR -1
-#define NCCL_UNDEF_FLOAT -1.0f
+#define NCCL_SPLIT_NOCOLOR    -1
+#define NCCL_UNDEF_FLOAT      -1.0f
 
 /* ncclCommWindowRegister flags and the alignment a symmetric window needs. */
-#define NCCL_WIN_DEFAULT 0x00
-#define NCCL_WIN_COLL_SYMMETRIC 0x01
+#define NCCL_WIN_DEFAULT            0x00
+#define NCCL_WIN_COLL_SYMMETRIC     0x01
 #define NCCL_WIN_REQUIRED_ALIGNMENT 4096
 
 /* ncclConfig_t.CTAPolicy values. */
-#define NCCL_CTA_POLICY_DEFAULT 0x00
+#define NCCL_CTA_POLICY_DEFAULT    0x00
 #define NCCL_CTA_POLICY_EFFICIENCY 0x01
-#define NCCL_CTA_POLICY_ZERO 0x02
+#define NCCL_CTA_POLICY_ZERO       0x02
 
 /* ncclCommShrink flags: shrink a healthy parent, or stop its operations first. */
 #define NCCL_SHRINK_DEFAULT 0x00
-#define NCCL_SHRINK_ABORT 0x01
+#define NCCL_SHRINK_ABORT   0x01
 
 /* ncclCommRevoke flags (none defined: must be 0). */
 #define NCCL_REVOKE_DEFAULT 0x00
@@ -171,18 +172,6 @@ typedef enum {
     ncclScalarHostImmediate = 1 /* read before ncclRedOpCreatePreMulSum returns */
 } ncclScalarResidence_t;
 
-/* The device API's team: nRanks ranks, this rank's index, the world-rank stride between them. */
-typedef struct ncclTeam {
-    int nRanks, rank, stride;
-} ncclTeam_t;
-/* Device-API objects the shim never creates (tutti has no device-side API). */
-typedef struct ncclDevComm ncclDevComm_t;
-typedef struct ncclDevCommRequirements ncclDevCommRequirements_t;
-typedef struct ncclDevResourceRequirements ncclDevResourceRequirements_t;
-typedef struct ncclLsaBarrierHandle ncclLsaBarrierHandle_t;
-typedef struct ncclGinBarrierHandle ncclGinBarrierHandle_t;
-typedef struct ncclLLA2AHandle ncclLLA2AHandle_t;
-
 /*
  * Every entry point exists twice, as NCCL ships it: pnccl<Name> (the implementation) and
  * nccl<Name> (a weak alias a profiler may interpose). NCCL_DECL declares both.
@@ -233,8 +222,8 @@ void ncclResetDebugInitInternal(void);
 
 /* Reduction operators made at run time. */
 NCCL_DECL(ncclResult_t, RedOpCreatePreMulSum,
-          (ncclRedOp_t * op, void *scalar, ncclDataType_t datatype,
-           ncclScalarResidence_t residence, ncclComm_t comm));
+          (ncclRedOp_t * op, void *scalar, ncclDataType_t datatype, ncclScalarResidence_t residence,
+           ncclComm_t comm));
 NCCL_DECL(ncclResult_t, RedOpDestroy, (ncclRedOp_t op, ncclComm_t comm));
 
 /* Collectives and point-to-point (argument order and in-place forms as tutti's). */
@@ -277,53 +266,39 @@ NCCL_DECL(ncclResult_t, GroupStart, (void));
 NCCL_DECL(ncclResult_t, GroupEnd, (void));
 NCCL_DECL(ncclResult_t, GroupSimulateEnd, (ncclSimInfo_t * simInfo));
 
-/* Host entry points of the device API. */
-NCCL_DECL(ncclResult_t, DevCommCreate,
-          (ncclComm_t comm, const ncclDevCommRequirements_t *reqs, ncclDevComm_t *outDevComm));
-NCCL_DECL(ncclResult_t, DevCommDestroy, (ncclComm_t comm, const ncclDevComm_t *devComm));
-NCCL_DECL(ncclTeam_t, TeamWorld, (ncclComm_t comm));
-NCCL_DECL(ncclTeam_t, TeamLsa, (ncclComm_t comm));
-NCCL_DECL(ncclTeam_t, TeamRail, (ncclComm_t comm));
-NCCL_DECL(int, TeamRankToWorld, (ncclComm_t comm, ncclTeam_t team, int rank));
-NCCL_DECL(int, TeamRankToLsa, (ncclComm_t comm, ncclTeam_t team, int rank));
-NCCL_DECL(ncclResult_t, LsaBarrierCreateRequirement,
-          (ncclTeam_t team, int nBarriers, ncclLsaBarrierHandle_t *outHandle,
-           ncclDevResourceRequirements_t *outReq));
-NCCL_DECL(ncclResult_t, GinBarrierCreateRequirement,
-          (ncclComm_t comm, ncclTeam_t team, int nBarriers, ncclGinBarrierHandle_t *outHandle,
-           ncclDevResourceRequirements_t *outReq));
-NCCL_DECL(int, LLA2ACalcSlots, (int maxElts, int maxEltSize));
-NCCL_DECL(ncclResult_t, LLA2ACreateRequirement,
-          (int nBlocks, int nSlots, ncclLLA2AHandle_t *outHandle,
-           ncclDevResourceRequirements_t *outReq));
-
 /* ---- the ABI, pinned: a change here breaks programs built against NCCL 2.28 ---- */
-_Static_assert(sizeof(ncclUniqueId) == 128, "ncclUniqueId is 128 bytes");
-_Static_assert(ncclSuccess == 0 && ncclUnhandledCudaError == 1 && ncclSystemError == 2 &&
-                   ncclInternalError == 3 && ncclInvalidArgument == 4 && ncclInvalidUsage == 5 &&
-                   ncclRemoteError == 6 && ncclInProgress == 7 && ncclNumResults == 8,
-               "ncclResult_t values");
-_Static_assert(ncclSum == 0 && ncclProd == 1 && ncclMax == 2 && ncclMin == 3 && ncclAvg == 4 &&
-                   ncclNumOps == 5 && ncclMaxRedOp == 0x7fffffff,
-               "ncclRedOp_t values");
-_Static_assert(sizeof(ncclRedOp_t) == 4 && sizeof(ncclDataType_t) == 4, "enums are 32-bit");
-_Static_assert(ncclInt8 == 0 && ncclUint8 == 1 && ncclInt32 == 2 && ncclUint32 == 3 &&
-                   ncclInt64 == 4 && ncclUint64 == 5 && ncclFloat16 == 6 && ncclFloat32 == 7 &&
-                   ncclFloat64 == 8 && ncclBfloat16 == 9 && ncclFloat8e4m3 == 10 &&
-                   ncclFloat8e5m2 == 11 && ncclNumTypes == 12,
-               "ncclDataType_t values");
-_Static_assert(ncclScalarDevice == 0 && ncclScalarHostImmediate == 1, "residence values");
-_Static_assert(NCCL_VERSION_CODE == 22809, "the 2.28.9 version code");
-_Static_assert(offsetof(ncclConfig_t, magic) == 8 && offsetof(ncclConfig_t, version) == 12 &&
-                   offsetof(ncclConfig_t, blocking) == 16 &&
-                   offsetof(ncclConfig_t, netName) == 32 &&
-                   offsetof(ncclConfig_t, commName) == 48 &&
-                   offsetof(ncclConfig_t, shrinkShare) == 64 &&
-                   offsetof(ncclConfig_t, nvlinkCentricSched) == 76 && sizeof(ncclConfig_t) == 80,
-               "ncclConfig_t layout (2.28, LP64)");
-_Static_assert(offsetof(ncclSimInfo_t, estimatedTime) == 16 && sizeof(ncclSimInfo_t) == 24,
-               "ncclSimInfo_t layout");
-_Static_assert(sizeof(ncclTeam_t) == 12, "ncclTeam_t is three ints");
+/* C11's _Static_assert is not a C++ keyword: C++ programs (nccl-tests, PyTorch) include this
+ * header too. */
+#ifdef __cplusplus
+#define NCCL_ABI_ASSERT(cond, what) static_assert(cond, what)
+#else
+#define NCCL_ABI_ASSERT(cond, what) _Static_assert(cond, what)
+#endif
+NCCL_ABI_ASSERT(sizeof(ncclUniqueId) == 128, "ncclUniqueId is 128 bytes");
+NCCL_ABI_ASSERT(ncclSuccess == 0 && ncclUnhandledCudaError == 1 && ncclSystemError == 2 &&
+                    ncclInternalError == 3 && ncclInvalidArgument == 4 && ncclInvalidUsage == 5 &&
+                    ncclRemoteError == 6 && ncclInProgress == 7 && ncclNumResults == 8,
+                "ncclResult_t values");
+NCCL_ABI_ASSERT(ncclSum == 0 && ncclProd == 1 && ncclMax == 2 && ncclMin == 3 && ncclAvg == 4 &&
+                    ncclNumOps == 5 && ncclMaxRedOp == 0x7fffffff,
+                "ncclRedOp_t values");
+NCCL_ABI_ASSERT(sizeof(ncclRedOp_t) == 4 && sizeof(ncclDataType_t) == 4, "enums are 32-bit");
+NCCL_ABI_ASSERT(ncclInt8 == 0 && ncclUint8 == 1 && ncclInt32 == 2 && ncclUint32 == 3 &&
+                    ncclInt64 == 4 && ncclUint64 == 5 && ncclFloat16 == 6 && ncclFloat32 == 7 &&
+                    ncclFloat64 == 8 && ncclBfloat16 == 9 && ncclFloat8e4m3 == 10 &&
+                    ncclFloat8e5m2 == 11 && ncclNumTypes == 12,
+                "ncclDataType_t values");
+NCCL_ABI_ASSERT(ncclScalarDevice == 0 && ncclScalarHostImmediate == 1, "residence values");
+NCCL_ABI_ASSERT(NCCL_VERSION_CODE == 22809, "the 2.28.9 version code");
+NCCL_ABI_ASSERT(offsetof(ncclConfig_t, magic) == 8 && offsetof(ncclConfig_t, version) == 12 &&
+                    offsetof(ncclConfig_t, blocking) == 16 &&
+                    offsetof(ncclConfig_t, netName) == 32 &&
+                    offsetof(ncclConfig_t, commName) == 48 &&
+                    offsetof(ncclConfig_t, shrinkShare) == 64 &&
+                    offsetof(ncclConfig_t, nvlinkCentricSched) == 76 && sizeof(ncclConfig_t) == 80,
+                "ncclConfig_t layout (2.28, LP64)");
+NCCL_ABI_ASSERT(offsetof(ncclSimInfo_t, estimatedTime) == 16 && sizeof(ncclSimInfo_t) == 24,
+                "ncclSimInfo_t layout");
 
 #ifdef __cplusplus
 }
