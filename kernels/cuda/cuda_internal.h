@@ -26,5 +26,10 @@ int tutti__cuda_ipc_close(void *ptr);
 int tutti__cuda_host_register(void *ptr, size_t bytes);
 int tutti__cuda_host_unregister(void *ptr);
 int tutti__cuda_write_value(void *stream, volatile uint64_t *word, uint64_t value);
+int tutti__cuda_stream_create(void **stream_p);
+int tutti__cuda_stream_destroy(void *stream);
+int tutti__cuda_stream_synchronize(void *stream);
+int tutti__cuda_capture_begin(void *stream);
+int tutti__cuda_capture_end(void *stream);
 
 #endif /* TUTTI_KERNELS_CUDA_CUDA_INTERNAL_H */

@@ -179,4 +179,9 @@ extern "C" __attribute__((visibility("default"))) const tutti_cuda_module_t tutt
     tutti__cuda_write_value,
     get_device,
     set_device,
+    tutti__cuda_stream_create,
+    tutti__cuda_stream_destroy,
+    tutti__cuda_stream_synchronize,
+    tutti__cuda_capture_begin,
+    tutti__cuda_capture_end,
 };

@@ -160,3 +160,40 @@ int tutti__cuda_host_unregister(void *ptr)
 {
     return (int)cudaHostUnregister(ptr);
 }
+
+int tutti__cuda_stream_create(void **stream_p)
+{
+    cudaStream_t s = nullptr;
+    int err = (int)cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+
+    if (err == 0) {
+        *stream_p = (void *)s;
+    }
+    return err;
+}
+
+int tutti__cuda_stream_destroy(void *stream)
+{
+    return (int)cudaStreamDestroy((cudaStream_t)stream);
+}
+
+int tutti__cuda_stream_synchronize(void *stream)
+{
+    return (int)cudaStreamSynchronize((cudaStream_t)stream);
+}
+
+int tutti__cuda_capture_begin(void *stream)
+{
+    return (int)cudaStreamBeginCapture((cudaStream_t)stream, cudaStreamCaptureModeRelaxed);
+}
+
+int tutti__cuda_capture_end(void *stream)
+{
+    cudaGraph_t graph = nullptr;
+    int err = (int)cudaStreamEndCapture((cudaStream_t)stream, &graph);
+
+    if (graph != nullptr) {
+        cudaGraphDestroy(graph);
+    }
+    return err;
+}

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 /** The file the loader looks for, and the one symbol it exports. */
-#define TUTTI_CUDA_MODULE_FILE "libtutti-cuda.so"
+#define TUTTI_CUDA_MODULE_FILE   "libtutti-cuda.so"
 #define TUTTI_CUDA_MODULE_SYMBOL "tutti__cuda_module_v1"
 /** Bumped whenever the table below changes incompatibly; the loader refuses other versions. */
 #define TUTTI_CUDA_ABI 1
@@ -35,9 +35,9 @@ extern "C" {
 #define TUTTI_CUDA_MAX_DST 2
 
 /** cudaErrorInvalidValue, cudaErrorInsufficientDriver and cudaErrorNoDevice, as ints. */
-#define TUTTI_CUDA_ERR_INVALID_VALUE 1
+#define TUTTI_CUDA_ERR_INVALID_VALUE       1
 #define TUTTI_CUDA_ERR_INSUFFICIENT_DRIVER 35
-#define TUTTI_CUDA_ERR_NO_DEVICE 100
+#define TUTTI_CUDA_ERR_NO_DEVICE           100
 
 /** Where a pointer points (cudaPointerAttributes.type, plus the case of no CUDA at all). */
 typedef enum {
@@ -144,6 +144,16 @@ typedef struct tutti_cuda_module {
     /** cudaGetDevice and cudaSetDevice: the calling thread's current device. */
     int (*get_device)(int *device_p);
     int (*set_device)(int device);
+
+    /* ---- streams and graph capture, for tests and tools ---- */
+    /** cudaStreamCreateWithFlags(cudaStreamNonBlocking), its destroy and synchronize. */
+    int (*stream_create)(void **stream_p);
+    int (*stream_destroy)(void *stream);
+    int (*stream_synchronize)(void *stream);
+    /** cudaStreamBeginCapture in relaxed mode (other threads' CUDA calls stay legal), and
+     * cudaStreamEndCapture, which also destroys the graph made. */
+    int (*capture_begin)(void *stream);
+    int (*capture_end)(void *stream);
 } tutti_cuda_module_t;
 
 /* ---- the loader, in libtutti (kernels/cuda_load.c) ---- */

@@ -2,9 +2,9 @@
  * test_gpu_stream.c - collectives on real device buffers and the default CUDA stream (suite
  * gpu): 2 and 4 ranks sharing GPU 0, each a process of its own, every rank's results checked
  * against the sums computed on the host. The all-reduce goes through CUDA IPC (src/ipc.c), the
- * rest is staged (src/stream.c); one test stages the all-reduce too. This is the real-GPU counterpart of
- * tests/integ/test_stream.c (which runs the same path on an emulated GPU); it skips, saying
- * why, where there is no module or no GPU. CUDA is never initialised in the test process
+ * rest is staged (src/stream.c); one test stages the all-reduce too. This is the real-GPU
+ * counterpart of tests/integ/test_stream.c (which runs the same path on an emulated GPU); it skips,
+ * saying why, where there is no module or no GPU. CUDA is never initialised in the test process
  * itself (a forked child of an initialised process cannot use CUDA): a probe child asks.
  */
 #include "harness.h"
@@ -73,6 +73,16 @@ static float val(int rank, size_t i)
         ICHECK(err_ == 0, "%s: %s", #call, mod->error_string(err_));                               \
     } while (0)
 
+/* No asynchronous error was recorded, and the communicator is destroyed cleanly. */
+static int comm_done(tutti_comm_t *comm)
+{
+    tutti_status_t async = TUTTI_OK;
+    ICHECK_OKC(tutti_comm_get_async_error(comm, &async), comm);
+    ICHECK(async == TUTTI_OK, "asynchronous error %s", tutti_status_name(async));
+    ICHECK_OKC(tutti_comm_destroy(comm), comm);
+    return 0;
+}
+
 /* All-reduce, broadcast, all-gather and reduce-scatter of device buffers on the default stream,
  * sizes 1 element to 64 MiB per rank. */
 static int stream_rank(const struct integ_ctx *ctx)
@@ -123,10 +133,7 @@ static int stream_rank(const struct integ_ctx *ctx)
             }
         }
     }
-    tutti_status_t async = TUTTI_OK;
-    ICHECK_OKC(tutti_comm_get_async_error(comm, &async), comm);
-    ICHECK(async == TUTTI_OK, "asynchronous error %s", tutti_status_name(async));
-    ICHECK_OKC(tutti_comm_destroy(comm), comm);
+    ICHECK(comm_done(comm) == 0, "the communicator's end");
     CU(mod->free(din));
     CU(mod->free(dout));
     free(h);
@@ -134,22 +141,93 @@ static int stream_rank(const struct integ_ctx *ctx)
     return 0;
 }
 
-Test(gpu, two_ranks_share_the_gpu_on_the_default_stream, .timeout = 300)
+/* n ranks of fn on GPU 0, the all-reduce through CUDA IPC or staged through host memory. */
+static void run_on_gpu(int n, integ_rank_fn fn, int staged)
 {
     gpu_or_skip();
-    integ_run_ranks(2, stream_rank, NULL, 0);
+    if (staged) {
+        integ_setenv("TUTTI_IPC", "0");
+    }
+    integ_run_ranks(n, fn, NULL, 0);
+}
+
+Test(gpu, two_ranks_share_the_gpu_on_the_default_stream, .timeout = 300)
+{
+    run_on_gpu(2, stream_rank, 0);
 }
 
 Test(gpu, four_ranks_share_the_gpu_on_the_default_stream, .timeout = 300)
 {
-    gpu_or_skip();
-    integ_run_ranks(4, stream_rank, NULL, 0);
+    run_on_gpu(4, stream_rank, 0);
 }
 
-/* The same with the all-reduce staged through host memory instead of CUDA IPC. */
 Test(gpu, two_ranks_share_the_gpu_all_staged, .timeout = 300)
 {
-    gpu_or_skip();
-    integ_setenv("TUTTI_IPC", "0");
-    integ_run_ranks(2, stream_rank, NULL, 0);
+    run_on_gpu(2, stream_rank, 1);
+}
+
+/*
+ * A stream of the rank's own: the input reaches the send buffer by a copy enqueued before the
+ * all-reduce and the result leaves by one enqueued after it, so only stream order makes the
+ * result right (three rounds with new values catch stale data). Then graph capture: a
+ * collective on a stream being captured is refused with TUTTI_ERR_UNSUPPORTED and a message
+ * that names the capture, and the stream works on once the capture has ended.
+ */
+static int own_stream_rank(const struct integ_ctx *ctx)
+{
+    const tutti_cuda_module_t *mod = NULL;
+    ICHECK(tutti__cuda_module(&mod) == TUTTI_OK, "module: %s", tutti__cuda_why());
+    const size_t n = (size_t)1 << 20;
+    float *hin = NULL, *hout = NULL;
+    void *dsend = NULL, *drecv = NULL, *s = NULL;
+    CU(mod->host_alloc((void **)&hin, n * sizeof(float)));
+    CU(mod->host_alloc((void **)&hout, n * sizeof(float)));
+    CU(mod->malloc(&dsend, n * sizeof(float)));
+    CU(mod->malloc(&drecv, n * sizeof(float)));
+    CU(mod->stream_create(&s));
+    tutti_comm_t *comm = NULL;
+    ICHECK(integ_comm_init(ctx, NULL, &comm) == 0, "init");
+    for (int round = 0; round < 4; round++) {
+        if (round == 3) { /* capture: refused, nothing enqueued, the stream still usable */
+            CU(mod->capture_begin(s));
+            tutti_status_t st = tutti_allreduce(dsend, drecv, n, TUTTI_FLOAT32, TUTTI_SUM, comm, s);
+            CU(mod->capture_end(s));
+            ICHECK(st == TUTTI_ERR_UNSUPPORTED, "all-reduce under capture returned %s",
+                   tutti_status_name(st));
+            ICHECK(strstr(tutti_last_error(comm), "captur") != NULL,
+                   "the refusal does not name the capture: %s", tutti_last_error(comm));
+        }
+        for (size_t i = 0; i < n; i++) {
+            hin[i] = val(ctx->rank, i) + (float)round;
+        }
+        CU(mod->copy_async(dsend, hin, n * sizeof(float), s));
+        ICHECK_OKC(tutti_allreduce(dsend, drecv, n, TUTTI_FLOAT32, TUTTI_SUM, comm, s), comm);
+        CU(mod->copy_async(hout, drecv, n * sizeof(float), s));
+        CU(mod->stream_synchronize(s));
+        for (size_t i = 0; i < n; i++) {
+            float want = 0;
+            for (int q = 0; q < ctx->nranks; q++) {
+                want += val(q, i) + (float)round;
+            }
+            ICHECK(hout[i] == want, "round %d: element %zu is %g, expected %g", round, i,
+                   (double)hout[i], (double)want);
+        }
+    }
+    ICHECK(comm_done(comm) == 0, "the communicator's end");
+    CU(mod->stream_destroy(s));
+    CU(mod->free(dsend));
+    CU(mod->free(drecv));
+    CU(mod->host_free(hin));
+    CU(mod->host_free(hout));
+    return 0;
+}
+
+Test(gpu, own_stream_order_and_graph_capture_refused, .timeout = 300)
+{
+    run_on_gpu(2, own_stream_rank, 0);
+}
+
+Test(gpu, own_stream_order_and_graph_capture_refused_staged, .timeout = 300)
+{
+    run_on_gpu(2, own_stream_rank, 1);
 }

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Everything tutti has to show on a real GPU, in one go, on a bare machine (issue 17; the
+# command, what travels and how to read the summary: docs/GPU.md).
+#
+#   scripts/gpu_check.sh OUTDIR           (GPU_CHECK_BUDGET_S: the deadline, default 420 s)
+#
+# Builds tutti from source for sm_90 with the bundle's dependencies (gpu-bundle/, made by
+# scripts/gpu_bundle.sh), then runs, most important first: the GPU tests (kernels bit for bit
+# against the CPU for every datatype x op, the stream path on the default and an own stream,
+# IPC and staged, graph capture refused; the trainer's CUDA backend), the kernel bandwidth
+# against the device-to-device copy, all-reduce of device buffers with 2 and 4 ranks sharing
+# the GPU (IPC and staged, 8 B to 256 MiB), tutti-train on the GPU and on the CPU, PyTorch over
+# the shim (collectives checked, DDP against gloo), nccl-tests on the shim (1 rank, and 2 ranks
+# on the one GPU) and on NVIDIA's NCCL (1 rank), and a second launch of the all-reduce runs.
+# Each step has a time limit and never stops the others; the whole stays inside the budget
+# (steps that would start past it are reported as not run). OUTDIR gets one log per step,
+# steps.tsv and summary.txt; the exit status is 0 when no step FAILED or timed out.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+[ $# -eq 1 ] || { echo "usage: scripts/gpu_check.sh OUTDIR" >&2; exit 2; }
+mkdir -p "$1" && out=$(cd "$1" && pwd)
+: >"$out/steps.tsv"
+deadline=$((SECONDS + ${GPU_CHECK_BUDGET_S:-420}))
+bdir=${GPU_BUILD_DIR:-build-gpu}
+export out deadline
+
+if [ -f gpu-bundle/env.sh ]; then
+  . gpu-bundle/env.sh
+else
+  echo "gpu_check: no gpu-bundle/ (scripts/gpu_bundle.sh makes it); using what is installed"
+fi
+# CUDA where the image keeps it, and pip's meson and ninja when their scripts are not on PATH.
+for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do
+  [ -x "$d/nvcc" ] && ! command -v nvcc >/dev/null && export PATH="$PATH:$d"
+done
+if ! command -v ninja >/dev/null; then
+  nb=$(python3 -c 'import ninja, os; print(ninja.BIN_DIR)' 2>/dev/null) && export PATH="$PATH:$nb"
+fi
+meson=(meson)
+command -v meson >/dev/null || meson=(python3 -m mesonbuild.mesonmain)
+gpu_count=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+export gpu_count
+. scripts/gpu_steps.sh
+echo "gpu_check: $gpu_count GPU(s) visible; logs in $out; budget ${GPU_CHECK_BUDGET_S:-420} s"
+
+step machine 60 machine_info
+rm -rf "$bdir"
+step configure 180 "${meson[@]}" setup "$bdir" --buildtype=release -Dcuda=enabled \
+  -Dgpu_archs=sm_90 -Dmpi_compare=disabled
+step build 420 ninja -C "$bdir"
+
+export TUTTI_CUDA_MODULE=$PWD/$bdir/kernels/cuda/libtutti-cuda.so
+export SHIM=$PWD/$bdir/src/nccl/libnccl.so.2
+data=${GPU_BUNDLE_DATA:-/usr/share/datasets/fashion-mnist}
+train=("$bdir/trainer/tutti-train" -N 2 --check --log-every 200 --data "$data")
+ar=("$bdir/perf/all_reduce_perf" -b 8 -e 256M -f 2 -n 20 -w 5 --memory device)
+
+step tutti_info 60 "$bdir/src/tools/tutti-info" --gpu
+step gpu_tests 300 "${meson[@]}" test -C "$bdir" --no-rebuild --print-errorlogs \
+  --num-processes 1 --suite gpu --suite trainer_gpu
+step kernel_bw 90 "$bdir/perf/gpu_kernel_bench" --bytes 268435456 --reps 5
+for n in 2 4; do
+  step "ar_ipc_n${n}_1" 90 "${ar[@]}" -N $n -J "$out/ar_ipc_n${n}_1.json"
+  step "ar_staged_n${n}_1" 90 env TUTTI_IPC=0 "${ar[@]}" -N $n -J "$out/ar_staged_n${n}_1.json"
+done
+step train_cuda 180 "${train[@]}" --device cuda --json "$out/train_cuda.json"
+step train_cpu 180 "${train[@]}" --device cpu --json "$out/train_cpu.json"
+step torch_collectives 150 torch_ranks allreduce "$out/unused.pt"
+step torch_ddp_shim 150 torch_ranks ddp "$out/w_shim.pt"
+step torch_ddp_gloo 150 torch_ranks gloo "$out/w_gloo.pt"
+step torch_ddp_compare 60 torch_compare "$out/w_shim.pt" "$out/w_gloo.pt"
+
+nt_args=(-b 8 -e 128M -f 8 -c 1)
+export NT_ONE_GPU=$PWD/$bdir/tests/gpu/libtutti-one-gpu.so
+for t in all_reduce all_gather broadcast reduce_scatter reduce alltoall sendrecv; do
+  NT_LIB=$PWD/$bdir/src/nccl NT_RANKS=1 step "nt_shim_${t}_1rank" 60 nccl_test $t "${nt_args[@]}"
+done
+for t in all_reduce all_gather broadcast reduce_scatter reduce alltoall sendrecv; do
+  NT_LIB=$PWD/$bdir/src/nccl NT_RANKS=2 step "nt_shim_${t}_2ranks" 60 nccl_test $t "${nt_args[@]}"
+done
+nccl_dir=$(find_lib_dir libnccl.so.2 | grep -v "$bdir" || true)
+for t in all_reduce all_gather broadcast reduce_scatter reduce alltoall sendrecv; do
+  NT_LIB=$nccl_dir NT_WHAT="NVIDIA's libnccl.so.2 (CUDA or the nvidia-nccl wheel)" NT_RANKS=1 \
+    step "nt_nccl_${t}_1rank" 60 nccl_test $t "${nt_args[@]}"
+done
+for n in 2 4; do
+  step "ar_ipc_n${n}_2" 90 "${ar[@]}" -N $n -J "$out/ar_ipc_n${n}_2.json"
+  step "ar_staged_n${n}_2" 90 env TUTTI_IPC=0 "${ar[@]}" -N $n -J "$out/ar_staged_n${n}_2.json"
+done
+
+bash scripts/gpu_summary.sh "$out" >"$out/summary.txt"
+cat "$out/summary.txt"
+! grep -Eq $'\t(FAILED|TIMEOUT)' "$out/steps.tsv"
