@@ -27,6 +27,9 @@ static void usage(void)
         "      --deterministic   sum gradients as int64 fixed point: weights bitwise equal for\n"
         "                        any number of ranks\n"
         "  -t, --transport T     auto, shm or tcp (sets TUTTI_TRANSPORT; default: environment)\n"
+        "      --device D        cpu or cuda: where each rank computes (default cpu); cuda:\n"
+        "                        rank r on GPU r mod (visible GPUs), gradients all-reduced\n"
+        "                        from GPU memory on CUDA streams\n"
         "  -s, --seed N          data order and initial weights (default 1)\n"
         "      --hidden W,W,...  hidden layer widths (default 512,256)\n"
         "      --bucket-kb N     gradient bucket cap in KiB of fp32 (default 1024)\n"
@@ -64,6 +67,7 @@ enum {
     OPT_TARGET,
     OPT_JSON,
     OPT_BIND,
+    OPT_DEVICE,
     OPT_DIE,
     OPT_CORRUPT,
 };
@@ -92,6 +96,7 @@ static const struct option long_opts[] = {
     {"target-acc", required_argument, 0, OPT_TARGET},
     {"json", required_argument, 0, OPT_JSON},
     {"bind", required_argument, 0, OPT_BIND},
+    {"device", required_argument, 0, OPT_DEVICE},
     {"debug-die-at", required_argument, 0, OPT_DIE},
     {"debug-corrupt", required_argument, 0, OPT_CORRUPT},
     {"help", no_argument, 0, 'h'},
@@ -181,6 +186,7 @@ static void set_defaults(struct train_opts *o)
     o->check_steps = 20;
     o->target_acc = 0.85;
     o->bind = 1;
+    o->device = TRAIN_DEVICE_CPU;
 }
 
 /* One option; 0, or -1 when its value is wrong. */
@@ -243,6 +249,8 @@ static int set_opt(int c, const char *arg, struct train_opts *o)
     case OPT_BIND:
         o->bind = strcmp(arg, "core") == 0 ? 1 : strcmp(arg, "none") == 0 ? 0 : -1;
         return o->bind < 0 ? -1 : 0;
+    case OPT_DEVICE:
+        return train_device_parse(arg, &o->device);
     case OPT_DIE:
         return parse_at(arg, &o->die_step, &o->die_rank, NULL);
     case OPT_CORRUPT:
