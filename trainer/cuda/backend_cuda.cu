@@ -75,6 +75,7 @@ bool enter(Ctx *x)
 void release(Ctx *x)
 {
     // Best effort: the context may be broken; every handle is released whatever happened.
+    (void)cudaSetDevice(x->device);
     if (x->stream != nullptr) {
         (void)cudaStreamSynchronize(x->stream);
     }
@@ -153,8 +154,10 @@ void *op_alloc(void *ctx, size_t bytes)
 
 void op_free(void *ctx, void *p)
 {
+    Ctx *x = (Ctx *)ctx;
     if (p != nullptr) {
-        cuda_ok((Ctx *)ctx, cudaFree(p), "cudaFree");
+        (void)cudaSetDevice(x->device); // even after a failure: the memory goes back
+        cuda_ok(x, cudaFree(p), "cudaFree");
     }
 }
 
