@@ -7,6 +7,7 @@
 #include "cuda/train_cuda_config.h"
 #include "devops.h"
 #include "env.h"
+#include "kernels/cuda/tutti_cuda.h"
 #include "kernels/module_open.h"
 
 #include <errno.h>
@@ -50,8 +51,8 @@ int train_device_parse(const char *s, enum train_device *d_p)
 /* Open one candidate and check its table; 0 on success. */
 static int try_open(const char *path)
 {
-    const struct train_cuda_module *mod = tutti__module_open(
-        path, TRAIN_CUDA_SYMBOL, sizeof(*mod), TRAIN_CUDA_ABI, tried, sizeof(tried));
+    const struct train_cuda_module *mod = tutti__module_open(path, TRAIN_CUDA_SYMBOL, sizeof(*mod),
+                                                             TRAIN_CUDA_ABI, tried, sizeof(tried));
     if (mod == NULL) {
         return -1;
     }
@@ -134,21 +135,44 @@ static void cuda_why(const struct train_cuda_module *mod, int err, const char *c
     snprintf(why, len, "%s: %s (%s)", call, mod->error_name(err), mod->error_string(err));
 }
 
+/* The loaded NVIDIA kernel driver's version line, or "" when there is none. */
+static void driver_line(char *buf, size_t len)
+{
+    FILE *f = fopen("/proc/driver/nvidia/version", "r");
+    buf[0] = '\0';
+    if (f != NULL) {
+        if (fgets(buf, (int)len, f) == NULL) {
+            buf[0] = '\0';
+        }
+        buf[strcspn(buf, "\n")] = '\0';
+        fclose(f);
+    }
+}
+
 /* The visible GPUs, or why there is none: 0 or -1. */
 static int count_gpus(const struct train_cuda_module *mod, int *count_p, char *why, size_t len)
 {
-    char detail[300];
+    char detail[300], driver[200];
     int err = mod->device_count(count_p);
-    if (err != 0 || *count_p <= 0) {
-        if (err != 0) {
-            cuda_why(mod, err, "cudaGetDeviceCount", detail, sizeof(detail));
-        } else {
-            snprintf(detail, sizeof(detail), "cudaGetDeviceCount found none");
-        }
-        snprintf(why, len, "no usable CUDA device: %s", detail);
-        return -1;
+    if (err == 0 && *count_p > 0) {
+        return 0;
     }
-    return 0;
+    if (err != 0) {
+        cuda_why(mod, err, "cudaGetDeviceCount", detail, sizeof(detail));
+    } else {
+        snprintf(detail, sizeof(detail), "cudaGetDeviceCount found none");
+    }
+    driver_line(driver, sizeof(driver));
+    if (err == TUTTI_CUDA_ERR_INSUFFICIENT_DRIVER && driver[0] != '\0') {
+        /* a driver is there, too old for the runtime the module was linked with */
+        snprintf(why, len,
+                 "no usable CUDA device: %s; the loaded driver (%s) is older than the "
+                 "module's CUDA runtime (%s)",
+                 detail, driver, mod->build);
+    } else {
+        snprintf(why, len, "no usable CUDA device: %s", detail);
+    }
+    return -1;
 }
 
 /* tutti's stream path sees the GPU once it notices the driver (re-checked every 100 ms). */

@@ -44,7 +44,7 @@ struct train_opts {
     int check_steps;       /* --check-steps: K of check 1 */
     double target_acc;     /* --target-acc: check 3's bar */
     const char *json_path; /* --json: write the results there ("-": standard output) */
-    int bind;              /* --bind core|none */
+    int bind;              /* --bind core|none (default: core on the CPU, none on a GPU) */
     int quiet;             /* -q: no progress lines */
     /* hidden, for tests: a rank SIGKILLs itself / corrupts a gradient at a step (1-based) */
     long die_step, corrupt_step;

@@ -46,7 +46,7 @@ static void usage(void)
         "      --json FILE       write configuration, epochs, summary and checks as JSON\n"
         "                        (- for standard output)\n"
         "      --bind core|none  with -N: pin rank r to the r-th allowed CPU when the ranks\n"
-        "                        fit the CPUs (default core)\n"
+        "                        fit the CPUs (default core; none with --device cuda)\n"
         "  -h, --help\n");
 }
 
@@ -185,7 +185,7 @@ static void set_defaults(struct train_opts *o)
     o->bucket_kb = 1024;
     o->check_steps = 20;
     o->target_acc = 0.85;
-    o->bind = 1;
+    o->bind = -1; /* core on the CPU, none on a GPU: decided once --device is known */
     o->device = TRAIN_DEVICE_CPU;
 }
 
@@ -293,6 +293,12 @@ int train_opts_parse(int argc, char **argv, struct train_opts *o)
     if (optind < argc) {
         fprintf(stderr, "%s: unexpected argument '%s' (see --help)\n", TRAIN_TOOL, argv[optind]);
         return -1;
+    }
+    /* On a GPU a rank's threads (training, gradient waiter, tutti's progress thread, CUDA's
+     * own) mostly wait for the device, several of them spinning: on one CPU they would take
+     * turns by time slices. */
+    if (o->bind < 0) {
+        o->bind = o->device == TRAIN_DEVICE_CUDA ? 0 : 1;
     }
     return 0;
 }

@@ -25,6 +25,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /*
  * Tests that ran to a verdict (passed or failed), counted in the runner: where none did (no
@@ -125,6 +126,12 @@ static const struct train_cuda_module *gpu_or_skip(void)
         cr_assert_fail("the GPU module was built but does not load: %s", why);
     }
     int count = 0, err = mod->device_count(&count);
+    /* a loaded NVIDIA driver with no GPU hidden: a device that CUDA cannot use is a failure
+     * (a driver older than the runtime, say), not a machine without a GPU */
+    int driver = access("/proc/driver/nvidia/version", R_OK) == 0;
+    cr_assert(count > 0 || !driver || getenv("CUDA_VISIBLE_DEVICES") != NULL,
+              "an NVIDIA driver is loaded but CUDA finds no device: %s (%s)", mod->error_name(err),
+              mod->error_string(err));
     if (count == 0) {
         cr_skip_test("no CUDA device visible: %s (%s)",
                      err != 0 ? mod->error_name(err) : "0 devices",
