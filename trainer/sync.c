@@ -284,7 +284,7 @@ tutti_status_t train_sync_finish(struct train_sync *s, struct train_sync_stats *
         tutti_status_t bw = train_sync_dev_backward_done(s, s->launched, msg, sizeof(msg));
         if (bw != TUTTI_OK) {
             pthread_mutex_lock(&s->lock);
-            set_failure(s, bw, "waiting for the backward pass before", s->nbuckets - 1, msg);
+            set_failure(s, bw, "the backward pass before the all-reduce", s->nbuckets - 1, msg);
             pthread_mutex_unlock(&s->lock);
         }
     }
