@@ -9,7 +9,8 @@
  * its stream's thread over the memory's writable views: the bodies of train_body.cuh (through
  * emul_train.cc) for the kernels, the CPU backend's gemm for cuBLAS. An event counts its
  * records and the records its stream has reached. EMU_TRAIN_FAIL_GEMM=N makes the N-th gemm of
- * each context fail the way cuBLAS reports a failure.
+ * each context fail the way cuBLAS reports a failure; an allocation beyond 64 GiB fails as
+ * cudaMalloc's; after a failure a context does nothing more, as the module's.
  */
 #include "emu_train_module.h"
 #include "emu_dev.h"
@@ -23,10 +24,10 @@
 #include <string.h>
 
 enum { SYNC_MS = 600000 };
+#define EMU_MEMORY ((size_t)1 << 36) /* the emulated device's memory: 64 GiB */
 
 struct ectx {
     emu_stream_t *stream;
-    void *cpu; /* the CPU backend's context, for its gemm */
     long gemms, fail_gemm;
     char error[256];
 };
@@ -71,12 +72,20 @@ static void *v(const void *p, size_t bytes)
     return emu_dev_view(p, bytes);
 }
 
+/* The CPU backend's gemm, with scratch for this call's transposed operands (cuBLAS needs
+ * none, so create() is not told how much). */
 static void run_gemm(struct op *o)
 {
     int ta = o->i[0], tb = o->i[1], m = o->i[2], n = o->i[3], k = o->i[4];
     size_t fa = (size_t)m * k * sizeof(float), fb = (size_t)k * n * sizeof(float);
-    train_backend_cpu.gemm(o->x->cpu, ta, tb, m, n, k, v(o->src[0], fa), v(o->src[1], fb),
+    void *cpu = train_backend_cpu.create(fa > fb ? fa : fb);
+    if (cpu == NULL) {
+        fprintf(stderr, "emu_train_module: no memory for gemm scratch\n");
+        abort();
+    }
+    train_backend_cpu.gemm(cpu, ta, tb, m, n, k, v(o->src[0], fa), v(o->src[1], fb),
                            v(o->dst[0], (size_t)m * n * sizeof(float)), o->i[5]);
+    train_backend_cpu.destroy(cpu);
 }
 
 static void run_softmax(struct op *o)
@@ -174,9 +183,9 @@ static void wait_stream(emu_stream_t *s)
 
 static void *e_create(size_t scratch_floats)
 {
+    (void)scratch_floats;
     struct ectx *x = calloc(1, sizeof(*x));
-    if (x == NULL || (x->cpu = train_backend_cpu.create(scratch_floats)) == NULL) {
-        free(x);
+    if (x == NULL) {
         return NULL;
     }
     const char *fail = getenv("EMU_TRAIN_FAIL_GEMM");
@@ -190,14 +199,20 @@ static void e_destroy(void *ctx)
     struct ectx *x = ctx;
     wait_stream(x->stream);
     emu_stream_destroy(x->stream);
-    train_backend_cpu.destroy(x->cpu);
     free(x);
 }
 
+/* More than the emulated device holds fails as cudaMalloc does, and the context stops. */
 static void *e_alloc(void *ctx, size_t bytes)
 {
-    (void)ctx;
-    return emu_dev_malloc(bytes); /* a new shared memory object: zeroed */
+    struct ectx *x = ctx;
+    if (x->error[0] == '\0' && bytes > EMU_MEMORY) {
+        snprintf(x->error, sizeof(x->error),
+                 "cudaMalloc: cudaErrorMemoryAllocation (emulated: "
+                 "%zu bytes, more than %zu)",
+                 bytes, (size_t)EMU_MEMORY);
+    }
+    return x->error[0] != '\0' ? NULL : emu_dev_malloc(bytes); /* shared memory: zeroed */
 }
 
 static void e_free(void *ctx, void *p)
@@ -219,6 +234,10 @@ static void e_upload(void *ctx, void *dst, const void *host, size_t bytes)
 static void e_download(void *ctx, void *host, const void *src, size_t bytes)
 {
     struct ectx *x = ctx;
+    if (x->error[0] != '\0') {
+        memset(host, 0, bytes); /* as the module: zeros after a failure */
+        return;
+    }
     enqueue(x->stream, (struct op){.kind = K_COPY, .dst = {host}, .src = {src}, .n = bytes});
     wait_stream(x->stream);
 }
@@ -423,14 +442,26 @@ static int m_event_synchronize(void *event)
     return 0;
 }
 
+/* As the module: another format is cudaErrorInvalidValue. */
+static int known_wire(int wire)
+{
+    return wire == TRAIN_PREC_BF16 || wire == TRAIN_PREC_FP16 || wire == TRAIN_PREC_FIXED;
+}
+
 static int m_wire_encode(int wire, const float *g, void *out, size_t n, void *stream)
 {
+    if (!known_wire(wire)) {
+        return 1;
+    }
     enqueue(stream, (struct op){.kind = K_ENC, .src = {g}, .dst = {out}, .n = n, .i = {wire}});
     return 0;
 }
 
 static int m_wire_decode(int wire, const void *in, float *g, size_t n, void *stream)
 {
+    if (!known_wire(wire)) {
+        return 1;
+    }
     enqueue(stream, (struct op){.kind = K_DEC, .src = {in}, .dst = {g}, .n = n, .i = {wire}});
     return 0;
 }

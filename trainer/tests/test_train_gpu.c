@@ -11,7 +11,10 @@
  * the wire conversions bit for bit, softmax within its tolerance (kern_check.c), forward and
  * backward of a model close to the CPU's and bitwise equal from run to run and between two
  * contexts, a failure named and sticky, and the stream/event ordering the gradient sync uses.
- * Each skips, saying why, where the module was not built or no GPU is visible.
+ * Each skips, saying why, where the module was not built or no GPU is visible. Built a second
+ * time with TRAIN_TEST_EMULATED (suite trainer), the train_gpu tests run on the emulated GPU
+ * (emu_train_module.c), which proves the tests' own code without a GPU: there the "GPU" is
+ * the CPU's arithmetic, so only their plumbing and their bitwise cases are exercised.
  */
 #include "backend_load.h"
 #include "check.h"
@@ -20,6 +23,11 @@
 #include "kern_check.h"
 #include "mlp.h"
 #include "sync.h"
+
+#ifdef TRAIN_TEST_EMULATED
+#include "emu_dev.h"
+#include "emu_train_module.h"
+#endif
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -38,6 +46,16 @@ ReportHook(POST_TEST)(struct criterion_test_stats *stats)
 {
     ran += stats->test_status != CR_STATUS_SKIPPED;
 }
+
+#ifdef TRAIN_TEST_EMULATED
+/* The same tests on the emulated GPU, installed in every process: Criterion runs each test in
+ * a process of its own that does not pass through main. */
+__attribute__((constructor)) static void install_emulated_gpu(void)
+{
+    emu_dev_install();
+    train_cuda_install(&emu_train_module);
+}
+#endif
 
 int main(int argc, char *argv[])
 {
