@@ -31,9 +31,8 @@ static char load_path[PATH_MAX];
 /* Open one candidate and check its table; 0 on success (loaded and load_path set). */
 static int try_open(const char *path)
 {
-    const tutti_cuda_module_t *mod =
-        tutti__module_open(path, TUTTI_CUDA_MODULE_SYMBOL, sizeof(*mod), TUTTI_CUDA_ABI, tried,
-                           sizeof(tried));
+    const tutti_cuda_module_t *mod = tutti__module_open(
+        path, TUTTI_CUDA_MODULE_SYMBOL, sizeof(*mod), TUTTI_CUDA_ABI, tried, sizeof(tried));
     if (mod == NULL) {
         return -1;
     }
@@ -80,8 +79,10 @@ static void load(void)
         load_why[0] = '\0';
         tutti_info(TUTTI_SUBSYS_INIT, "GPU module %s: %s", load_path, loaded->build);
     } else {
-        snprintf(load_why, sizeof(load_why), "GPU module %s not loadable; tried %s "
-                 "(TUTTI_CUDA_MODULE names it)", TUTTI_CUDA_MODULE_FILE, tried);
+        snprintf(load_why, sizeof(load_why),
+                 "GPU module %s not loadable; tried %s "
+                 "(TUTTI_CUDA_MODULE names it)",
+                 TUTTI_CUDA_MODULE_FILE, tried);
     }
 }
 
@@ -89,8 +90,7 @@ tutti_status_t tutti__cuda_module(const tutti_cuda_module_t **mod_p)
 {
     pthread_once(&load_once, load);
     if (loaded == NULL) {
-        return tutti__set_error_quiet(NULL, TUTTI_ERR_UNSUPPORTED, "no GPU support: %s",
-                                      load_why);
+        return tutti__set_error_quiet(NULL, TUTTI_ERR_UNSUPPORTED, "no GPU support: %s", load_why);
     }
     *mod_p = loaded;
     return TUTTI_OK;
