@@ -6,6 +6,7 @@
  */
 #include "kernels/cuda/tutti_cuda.h"
 #include "kernels/cuda_config.h"
+#include "kernels/module_open.h"
 #include "check.h"
 #include "env.h"
 #include "log.h"
@@ -27,33 +28,12 @@ static char tried[1024];
 static char load_why[1280];
 static char load_path[PATH_MAX];
 
-/* Append "what went wrong" (dlerror's text names the file) to the list of places tried. */
-static void note_failure(const char *err)
-{
-    size_t len = strlen(tried);
-
-    /* precision bounds the copy: a long error is cut, and the compiler knows it */
-    snprintf(tried + len, sizeof(tried) - len, "%s%.400s", len > 0 ? "; " : "",
-             err != NULL ? err : "unknown error");
-}
-
 /* Open one candidate and check its table; 0 on success (loaded and load_path set). */
 static int try_open(const char *path)
 {
-    const tutti_cuda_module_t *mod;
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    char msg[PATH_MAX + 128];
-
-    if (h == NULL) {
-        note_failure(dlerror());
-        return -1;
-    }
-    mod = dlsym(h, TUTTI_CUDA_MODULE_SYMBOL);
-    if (mod == NULL || mod->size < sizeof(*mod) || mod->abi != TUTTI_CUDA_ABI) {
-        snprintf(msg, sizeof(msg), "%s: no %s of ABI %d in it (another tutti's module)", path,
-                 TUTTI_CUDA_MODULE_SYMBOL, TUTTI_CUDA_ABI);
-        note_failure(msg);
-        dlclose(h);
+    const tutti_cuda_module_t *mod = tutti__module_open(
+        path, TUTTI_CUDA_MODULE_SYMBOL, sizeof(*mod), TUTTI_CUDA_ABI, tried, sizeof(tried));
+    if (mod == NULL) {
         return -1;
     }
     loaded = mod;
@@ -99,8 +79,10 @@ static void load(void)
         load_why[0] = '\0';
         tutti_info(TUTTI_SUBSYS_INIT, "GPU module %s: %s", load_path, loaded->build);
     } else {
-        snprintf(load_why, sizeof(load_why), "GPU module %s not loadable; tried %s "
-                 "(TUTTI_CUDA_MODULE names it)", TUTTI_CUDA_MODULE_FILE, tried);
+        snprintf(load_why, sizeof(load_why),
+                 "GPU module %s not loadable; tried %s "
+                 "(TUTTI_CUDA_MODULE names it)",
+                 TUTTI_CUDA_MODULE_FILE, tried);
     }
 }
 
@@ -108,8 +90,7 @@ tutti_status_t tutti__cuda_module(const tutti_cuda_module_t **mod_p)
 {
     pthread_once(&load_once, load);
     if (loaded == NULL) {
-        return tutti__set_error_quiet(NULL, TUTTI_ERR_UNSUPPORTED, "no GPU support: %s",
-                                      load_why);
+        return tutti__set_error_quiet(NULL, TUTTI_ERR_UNSUPPORTED, "no GPU support: %s", load_why);
     }
     *mod_p = loaded;
     return TUTTI_OK;

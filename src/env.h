@@ -16,87 +16,95 @@
 
 /* name, type, default, help */
 #define TUTTI_ENV_VARS(X)                                                                          \
-    X(LOG_LEVEL, STRING, "warn", "none, error, warn, info, debug or trace")                       \
+    X(LOG_LEVEL, STRING, "warn", "none, error, warn, info, debug or trace")                        \
     X(LOG_SUBSYS, STRING, "all",                                                                   \
-      "subsystems to log: init,coll,p2p,net,shm,topo,tune,boot,proxy,alloc,env or all; ^ negates")  \
+      "subsystems to log: init,coll,p2p,net,shm,topo,tune,boot,proxy,alloc,env or all; ^ negates") \
     X(LOG_FILE, STRING, "", "write logs to this file instead of stderr; %h = host, %p = pid")      \
     X(TIMEOUT, DURATION, "300s", "longest wait without progress before TUTTI_ERR_TIMEOUT")         \
     X(TRANSPORT, STRING, "auto",                                                                   \
-      "auto (shared memory on one host, else RDMA verbs where both ranks have a port, else "        \
-      "TCP), shm (the same), tcp (TCP for every pair) or ib (verbs for every pair, or an error)")   \
-    X(NCHANNELS, INT, "0", "parallel rings per collective; 0 picks per transport")                \
+      "auto (shared memory on one host, else RDMA verbs where both ranks have a port, else "       \
+      "TCP), shm (the same), tcp (TCP for every pair) or ib (verbs for every pair, or an error)")  \
+    X(NCHANNELS, INT, "0", "parallel rings per collective; 0 picks per transport")                 \
     X(NSOCKS, INT, "2", "TCP sockets per connection (1..16)")                                      \
     X(SOCKET_IFNAME, STRING, "",                                                                   \
-      "network interface for bootstrap and TCP; listeners are tied to it (SO_BINDTODEVICE)")      \
+      "network interface for bootstrap and TCP; listeners are tied to it (SO_BINDTODEVICE)")       \
     X(SOCKET_FAMILY, STRING, "any", "any, ipv4 or ipv6: address family for the interface")         \
-    X(PORT_RANGE, STRING, "", "listen only on ports lo-hi, the root's included (default: any)")  \
+    X(PORT_RANGE, STRING, "", "listen only on ports lo-hi, the root's included (default: any)")    \
     X(HOSTID, STRING, "",                                                                          \
       "override the host identity; ranks with equal ids share memory (default: boot id, "          \
       "hostname and namespaces)")                                                                  \
-    X(SHM_SLOT_SIZE, SIZE, "128k", "bytes per shared-memory FIFO slot")                           \
-    X(SHM_NSLOTS, INT, "8", "slots per shared-memory FIFO")                                       \
-    X(TCP_SLOT_SIZE, SIZE, "512k", "bytes per TCP FIFO slot")                                     \
+    X(SHM_SLOT_SIZE, SIZE, "128k", "bytes per shared-memory FIFO slot")                            \
+    X(SHM_NSLOTS, INT, "8", "slots per shared-memory FIFO")                                        \
+    X(TCP_SLOT_SIZE, SIZE, "512k", "bytes per TCP FIFO slot")                                      \
     X(TCP_NSLOTS, INT, "4", "slots per TCP FIFO")                                                  \
     X(IB_HCA, STRING, "",                                                                          \
       "RDMA devices and ports to use, as NCCL_IB_HCA: dev[:port],...; ^ excludes, = matches "      \
-      "names whole (default: all)")                                                               \
-    X(IB_QPS, INT, "1", "RDMA queue pairs per connection (1..8); slots alternate between them")   \
+      "names whole (default: all)")                                                                \
+    X(IB_QPS, INT, "1", "RDMA queue pairs per connection (1..8); slots alternate between them")    \
     X(IB_SLOT_SIZE, SIZE, "512k", "bytes per RDMA FIFO slot (below 16M)")                          \
     X(IB_NSLOTS, INT, "8", "slots per RDMA FIFO (1..256)")                                         \
     X(IB_TIMEOUT, INT, "18",                                                                       \
       "RDMA ACK timeout exponent: 4.096 us x 2^N per try (18: about 1 s), as NCCL_IB_TIMEOUT")     \
     X(IB_RETRY_CNT, INT, "7", "RDMA retries before a queue pair fails (0..7)")                     \
-    X(IB_INLINE, SIZE, "128", "RDMA writes up to this many bytes go inline in the work request")  \
+    X(IB_INLINE, SIZE, "128", "RDMA writes up to this many bytes go inline in the work request")   \
     X(IB_GID_INDEX, INT, "-1",                                                                     \
       "RoCE: use this GID index of every port instead of the automatic choice (-1)")               \
     X(IB_TC, INT, "0", "RoCE: traffic class of RDMA packets (0..255), as NCCL_IB_TC")              \
     X(IB_SL, INT, "0", "InfiniBand service level (0..15), as NCCL_IB_SL")                          \
-    X(SPIN, DURATION, "50us", "busy-poll this long before yielding the CPU")                      \
+    X(SPIN, DURATION, "50us", "busy-poll this long before yielding the CPU")                       \
     X(ALGO, STRING, "",                                                                            \
       "force algorithms, e.g. allreduce:oneshot,broadcast:ring (tutti-info --algos lists them)")   \
     X(TUNER, STRING, "model",                                                                      \
-      "automatic choice: model (the cost model's algorithm, chunk and channels, the static "      \
-      "rule's unless it predicts a clear gain) or static (one hop up to TUTTI_DIRECT_MAX, else "  \
-      "the general algorithm)")                                                                   \
+      "automatic choice: model (the cost model's algorithm, chunk and channels, the static "       \
+      "rule's unless it predicts a clear gain) or static (one hop up to TUTTI_DIRECT_MAX, else "   \
+      "the general algorithm)")                                                                    \
     X(DIRECT_MAX, SIZE, "8k",                                                                      \
       "largest message for which the one-hop algorithms (oneshot, direct) are chosen")             \
     X(STREAM_MIN, SIZE, "0",                                                                       \
       "results of at least this many bytes per rank go to memory with non-temporal stores "        \
-      "(0: never)")                                                                                 \
+      "(0: never)")                                                                                \
     X(STAGE_CHUNK, SIZE, "4m",                                                                     \
       "device buffers of a call on a CUDA stream are staged through pinned host memory in pieces " \
-      "of this size (all-reduce, broadcast, reduce), so copies overlap the network")              \
+      "of this size (all-reduce, broadcast, reduce), so copies overlap the network")               \
     X(IPC, INT, "1",                                                                               \
       "1: all-reduce of device buffers among 2-8 ranks of one host reads the peers' buffers "      \
-      "through CUDA IPC; 0: staged through host memory like the other calls")                     \
-    X(IPC_CHUNK, SIZE, "4m", "bytes per piece of the CUDA IPC all-reduce (its scratch is 4x)")    \
+      "through CUDA IPC; 0: staged through host memory like the other calls")                      \
+    X(IPC_CHUNK, SIZE, "4m", "bytes per piece of the CUDA IPC all-reduce (its scratch is 4x)")     \
     X(IPC_TWOSHOT_MIN, SIZE, "256k",                                                               \
       "CUDA IPC all-reduce pieces of at least this size are two-shot (reduce-scatter, then "       \
-      "all-gather: 2x the data read per rank instead of nranks x)")                               \
-    X(YIELD, DURATION, "2ms", "then sched_yield() this long before sleeping")                     \
+      "all-gather: 2x the data read per rank instead of nranks x)")                                \
+    X(YIELD, DURATION, "2ms", "then sched_yield() this long before sleeping")                      \
     X(TOPO_FILE, STRING, "",                                                                       \
       "load the machine's topology from this hwloc XML file instead of detecting it "              \
       "(tutti-info --topo --dump writes one)")                                                     \
     X(CUDA_MODULE, STRING, "",                                                                     \
       "path of the GPU module libtutti-cuda.so (default: beside libtutti, then the install "       \
       "libdir, then the loader's search)")                                                         \
-    X(RANK, INT, "-1", "this process's rank (tutti_comm_init_env)")                               \
-    X(NRANKS, INT, "-1", "number of ranks (tutti_comm_init_env)")                                 \
+    X(TRAIN_CUDA_MODULE, STRING, "",                                                               \
+      "path of tutti-train's GPU module libtutti-train-cuda.so (default: beside tutti-train, "     \
+      "then the install libdir, then the loader's search)")                                        \
+    X(RANK, INT, "-1", "this process's rank (tutti_comm_init_env)")                                \
+    X(NRANKS, INT, "-1", "number of ranks (tutti_comm_init_env)")                                  \
     X(ROOT, STRING, "", "host:port of the bootstrap root, served by rank 0 (tutti_comm_init_env)") \
-    X(SECRET, STRING, "", "32 hex digits: the job's shared secret (tutti_comm_init_env)")         \
+    X(SECRET, STRING, "", "32 hex digits: the job's shared secret (tutti_comm_init_env)")          \
     X(SECRET_FILE, STRING, "", "file holding the secret, as TUTTI_SECRET (tutti_comm_init_env)")   \
     X(LIBRARY, STRING, "",                                                                         \
       "libtutti.so the Python package (src/python/tutti) loads; the C library ignores it "         \
       "(default: beside the package, then the loader's search)")
 
-typedef enum { TUTTI_ENV_STRING, TUTTI_ENV_INT, TUTTI_ENV_SIZE, TUTTI_ENV_DURATION } tutti_env_type_t;
+typedef enum {
+    TUTTI_ENV_STRING,
+    TUTTI_ENV_INT,
+    TUTTI_ENV_SIZE,
+    TUTTI_ENV_DURATION
+} tutti_env_type_t;
 
 /** Parsed values. STRING -> const char *, INT -> long, SIZE -> size_t bytes, DURATION -> ns. */
 struct tutti_env {
-#define TUTTI_ENV_FIELD_STRING const char *
-#define TUTTI_ENV_FIELD_INT long
-#define TUTTI_ENV_FIELD_SIZE size_t
-#define TUTTI_ENV_FIELD_DURATION int64_t
+#define TUTTI_ENV_FIELD_STRING                   const char *
+#define TUTTI_ENV_FIELD_INT                      long
+#define TUTTI_ENV_FIELD_SIZE                     size_t
+#define TUTTI_ENV_FIELD_DURATION                 int64_t
 #define TUTTI_ENV_STRUCT_(name, type, def, help) TUTTI_ENV_FIELD_##type name;
     TUTTI_ENV_VARS(TUTTI_ENV_STRUCT_)
 #undef TUTTI_ENV_STRUCT_

@@ -10,6 +10,12 @@
  *
  * Every operation is deterministic: the same inputs and shapes give bitwise the same outputs,
  * which the trainer's bitwise checks rely on. Matrices are row-major.
+ *
+ * A backend may run its operations asynchronously (the CUDA one enqueues them on a stream, in
+ * call order): the caller reads its memory only through download, which returns the data as
+ * of every operation called before it. Operations return no status, since on a GPU most
+ * failures surface later: a failed operation records its cause, later ones do nothing, and the
+ * caller asks error() after each step.
  */
 #ifndef TRAIN_BACKEND_H
 #define TRAIN_BACKEND_H
@@ -28,7 +34,9 @@ struct train_backend_ops {
     /** Zeroed memory of the backend for `bytes`, or NULL. */
     void *(*alloc)(void *ctx, size_t bytes);
     void (*free)(void *ctx, void *p);
+    /** Copy host memory in; host_src may be reused as soon as this returns. */
     void (*upload)(void *ctx, void *dst, const void *host_src, size_t bytes);
+    /** Copy out to host memory, after every operation called before (it waits for them). */
     void (*download)(void *ctx, void *host_dst, const void *src, size_t bytes);
     /**
      * C (m x n) = op(A) op(B) (+ C when accumulate), op(A) m x k, op(B) k x n. With ta, A is
@@ -52,6 +60,12 @@ struct train_backend_ops {
                            int cols, float scale, float *dlogits, int *correct_p);
     /** SGD with momentum, as PyTorch: v = mu v + g; w -= lr v. */
     void (*sgd)(void *ctx, float *w, float *v, const float *g, size_t n, float lr, float mu);
+    /**
+     * NULL while every operation of ctx succeeded, else what failed first ("cublasSgemm:
+     * CUBLAS_STATUS_EXECUTION_FAILED ..."). With ctx NULL, after create() returned NULL on this
+     * thread: why. The CPU backend never fails once created.
+     */
+    const char *(*error)(void *ctx);
 };
 
 /** The host CPU backend (backend_cpu.c). */

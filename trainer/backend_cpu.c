@@ -329,6 +329,12 @@ static void cpu_sgd(void *ctx, float *w, float *v, const float *g, size_t n, flo
     }
 }
 
+/* Out of memory at create() is the only failure, and NULL says it all. */
+static const char *cpu_error(void *ctx)
+{
+    return ctx == NULL ? "no memory for the CPU backend's scratch buffers" : NULL;
+}
+
 const struct train_backend_ops train_backend_cpu = {
     .name = "cpu",
     .create = cpu_create,
@@ -343,4 +349,5 @@ const struct train_backend_ops train_backend_cpu = {
     .col_sum = cpu_col_sum,
     .softmax_xent = cpu_softmax_xent,
     .sgd = cpu_sgd,
+    .error = cpu_error,
 };

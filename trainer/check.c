@@ -99,10 +99,11 @@ int train_replica_init(struct train_replica *r, const struct train_mlp *model, i
     size_t n = r->m.nparams;
     float *host = malloc(n * sizeof(float));
     r->prec = prec;
+    r->g = malloc(n * sizeof(float));
     r->part = malloc(n * sizeof(float));
     r->wire = malloc(n * train_wire_size(prec));
     r->qsum = malloc(n * sizeof(int64_t));
-    if (host == NULL || r->part == NULL || r->wire == NULL || r->qsum == NULL) {
+    if (host == NULL || r->g == NULL || r->part == NULL || r->wire == NULL || r->qsum == NULL) {
         snprintf(err, errlen, "no memory for the check-1 replica (%zu parameters)", n);
         free(host);
         train_replica_destroy(r);
@@ -117,6 +118,7 @@ int train_replica_init(struct train_replica *r, const struct train_mlp *model, i
 void train_replica_destroy(struct train_replica *r)
 {
     train_mlp_destroy(&r->m);
+    free(r->g);
     free(r->part);
     free(r->wire);
     free(r->qsum);
@@ -124,7 +126,9 @@ void train_replica_destroy(struct train_replica *r)
 }
 
 /* grads = the sum of the shards' gradients as they travel: rounded to the wire type each, the
- * sum (in float for bf16/fp16, exactly in int64 for fixed point) rounded to the wire type. */
+ * sum (in float for bf16/fp16, exactly in int64 for fixed point) rounded to the wire type.
+ * Computed on the host from each shard's gradients (the backend's memory may be a GPU's; its
+ * wire kernels give the bits of train_wire_encode/decode). */
 static void sharded_grads(struct train_replica *r, const float *x, const uint8_t *y, int b,
                           int nranks)
 {
@@ -137,7 +141,8 @@ static void sharded_grads(struct train_replica *r, const float *x, const uint8_t
         size_t hi = train_shard_begin((size_t)b, s + 1, nranks);
         train_mlp_load(m, x + lo * in, y + lo, (int)(hi - lo));
         train_mlp_backprop(m, 1.0f / (float)b, NULL, NULL, &loss, &correct);
-        train_wire_encode(r->prec, m->grads, r->wire, n);
+        train_mlp_get_grads(m, r->g);
+        train_wire_encode(r->prec, r->g, r->wire, n);
         if (r->prec == TRAIN_PREC_FIXED) {
             const int64_t *q = r->wire;
             for (size_t i = 0; i < n; i++) {
@@ -145,17 +150,18 @@ static void sharded_grads(struct train_replica *r, const float *x, const uint8_t
             }
             continue;
         }
-        train_wire_decode(r->prec, r->wire, m->grads, n);
+        train_wire_decode(r->prec, r->wire, r->g, n);
         for (size_t i = 0; i < n; i++) {
-            r->part[i] = (s == 0 ? 0.0f : r->part[i]) + m->grads[i];
+            r->part[i] = (s == 0 ? 0.0f : r->part[i]) + r->g[i];
         }
     }
     if (r->prec == TRAIN_PREC_FIXED) {
-        train_wire_decode(r->prec, r->qsum, m->grads, n);
-        return;
+        train_wire_decode(r->prec, r->qsum, r->g, n);
+    } else {
+        train_wire_encode(r->prec, r->part, r->wire, n);
+        train_wire_decode(r->prec, r->wire, r->g, n);
     }
-    train_wire_encode(r->prec, r->part, r->wire, n);
-    train_wire_decode(r->prec, r->wire, m->grads, n);
+    train_mlp_set_grads(m, r->g);
 }
 
 void train_replica_step(struct train_replica *r, const float *x, const uint8_t *y, int b,

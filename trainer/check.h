@@ -34,7 +34,8 @@ int train_check_identical(tutti_comm_t *comm, int nranks, const float *params, s
 struct train_replica {
     struct train_mlp m;
     enum train_prec prec;
-    float *part;   /* one shard's gradients, decoded from the wire (bf16, fp16) */
+    float *g;      /* host copy of one shard's gradients, then of the total */
+    float *part;   /* sum of the shards' gradients, decoded from the wire (bf16, fp16) */
     void *wire;    /* one shard's gradients on the wire (bf16, fp16, fixed) */
     int64_t *qsum; /* sum of the shards' fixed-point gradients */
 };

@@ -58,7 +58,13 @@ int train_mlp_create(struct train_mlp *m, const struct train_backend_ops *be, co
     }
     m->nparams = off;
     m->bctx = be->create(scratch);
-    int ok = m->bctx != NULL;
+    if (m->bctx == NULL) {
+        const char *why = be->error(NULL);
+        snprintf(err, errlen, "cannot set up the %s backend: %s", be->name,
+                 why != NULL ? why : "out of memory");
+        return -1;
+    }
+    int ok = 1;
     if (ok) {
         m->params = be->alloc(m->bctx, off * sizeof(float));
         m->grads = be->alloc(m->bctx, off * sizeof(float));
@@ -75,8 +81,10 @@ int train_mlp_create(struct train_mlp *m, const struct train_backend_ops *be, co
         ok = m->delta[i] != NULL;
     }
     if (!ok) {
-        snprintf(err, errlen, "no memory for a model of %zu parameters and %d-sample batches",
-                 m->nparams, max_rows);
+        const char *why = be->error(m->bctx);
+        snprintf(err, errlen,
+                 "no %s memory for a model of %zu parameters and %d-sample batches%s%s", be->name,
+                 m->nparams, max_rows, why != NULL ? ": " : "", why != NULL ? why : "");
         train_mlp_destroy(m);
         return -1;
     }
@@ -137,6 +145,16 @@ void train_mlp_set_params(struct train_mlp *m, const float *host)
 void train_mlp_get_params(const struct train_mlp *m, float *host)
 {
     m->be->download(m->bctx, host, m->params, m->nparams * sizeof(float));
+}
+
+void train_mlp_get_grads(const struct train_mlp *m, float *host)
+{
+    m->be->download(m->bctx, host, m->grads, m->nparams * sizeof(float));
+}
+
+void train_mlp_set_grads(struct train_mlp *m, const float *host)
+{
+    m->be->upload(m->bctx, m->grads, host, m->nparams * sizeof(float));
 }
 
 void train_mlp_load(struct train_mlp *m, const float *x, const uint8_t *y, int rows)

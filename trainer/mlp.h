@@ -60,6 +60,10 @@ void train_mlp_set_params(struct train_mlp *m, const float *host);
 /** Copy the parameters to host memory (nparams floats). */
 void train_mlp_get_params(const struct train_mlp *m, float *host);
 
+/** Copy the gradients to host memory, and back from it (nparams floats). */
+void train_mlp_get_grads(const struct train_mlp *m, float *host);
+void train_mlp_set_grads(struct train_mlp *m, const float *host);
+
 /** Load `rows` samples (rows <= max_rows): inputs rows x sizes[0] floats and their labels. */
 void train_mlp_load(struct train_mlp *m, const float *x, const uint8_t *y, int rows);
 

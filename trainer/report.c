@@ -51,6 +51,8 @@ void train_report_header(const struct train_report *r)
     printf("  gradients: %s all-reduce (sum of 1/batch-scaled shards), %d bucket%s "
            "(cap %zu KiB), each launched as its layers' backward finishes\n",
            train_prec_name(o->prec), r->nbuckets, r->nbuckets == 1 ? "" : "s", o->bucket_kb);
+    printf("  device: %s%s%s\n", train_device_name(o->device), r->gpu[0] != '\0' ? ": " : "",
+           r->gpu);
 }
 
 void train_report_progress(const struct train_report *r, int epoch, long step_in_epoch,
@@ -126,15 +128,20 @@ static void json_body(FILE *f, const struct train_report *r)
     fprintf(f, "{\n  \"tool\": \"%s\", \"tutti_version\": \"%s\",\n", TRAIN_TOOL,
             TUTTI_VERSION_STRING);
     fprintf(f,
-            "  \"config\": {\"nranks\": %d, \"transport\": \"%s\", \"model\": \"%s\", "
+            "  \"config\": {\"nranks\": %d, \"transport\": \"%s\", \"device\": \"%s\", "
+            "\"model\": \"%s\", "
             "\"parameters\": %zu, \"train_samples\": %zu, \"test_samples\": %zu, "
             "\"global_batch\": %d, \"epochs\": %d, \"max_steps\": %ld, \"lr\": %g, "
-            "\"lr_schedule\": \"%s\", \"momentum\": %g, \"precision\": \"%s\", \"buckets\": %d, \"bucket_kb\": %zu, "
+            "\"lr_schedule\": \"%s\", \"momentum\": %g, \"precision\": \"%s\", \"buckets\": %d, "
+            "\"bucket_kb\": %zu, "
             "\"seed\": %llu},\n",
-            r->nranks, r->transport, model, r->nparams, r->ntrain, r->ntest, o->batch, o->epochs,
-            o->max_steps, (double)o->lr, train_lr_schedule_name(o->lr_schedule), (double)o->momentum, train_prec_name(o->prec), r->nbuckets,
-            o->bucket_kb, (unsigned long long)o->seed);
-    fprintf(f, "  \"epochs\": [");
+            r->nranks, r->transport, train_device_name(o->device), model, r->nparams, r->ntrain,
+            r->ntest, o->batch, o->epochs, o->max_steps, (double)o->lr,
+            train_lr_schedule_name(o->lr_schedule), (double)o->momentum, train_prec_name(o->prec),
+            r->nbuckets, o->bucket_kb, (unsigned long long)o->seed);
+    fprintf(f, "  \"gpu\": ");
+    json_string(f, r->gpu);
+    fprintf(f, ",\n  \"epochs\": [");
     for (int i = 0; i < r->nepochs; i++) {
         const struct train_epoch *e = &r->epochs[i];
         fprintf(f,

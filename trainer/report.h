@@ -46,6 +46,7 @@ struct train_report {
     const struct train_opts *o;
     int nranks;
     const char *transport;
+    char gpu[320]; /* --device cuda: the GPUs and the module; "" on the CPU */
     size_t nparams, ntrain, ntest;
     int nbuckets;
     long steps_per_epoch;

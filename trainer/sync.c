@@ -1,10 +1,12 @@
 /*
  * sync.c - bucketed asynchronous gradient all-reduce (see sync.h): the bucket plan, the wire
  * conversions, launching buckets from the backward pass, and the waiter thread that completes
- * them and keeps the times.
+ * them and keeps the times. Host gradients go through tutti_iallreduce here; GPU gradients
+ * through the stream-ordered steps of sync_dev.c, with the same thread and bookkeeping.
  */
 #include "sync.h"
 #include "kernels/kern_ops.h"
+#include "sync_dev.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -36,7 +38,7 @@ int train_prec_parse(const char *s, enum train_prec *p)
     return -1;
 }
 
-static tutti_datatype_t wire_type(enum train_prec p)
+tutti_datatype_t train_wire_type(enum train_prec p)
 {
     static const tutti_datatype_t types[] = {TUTTI_FLOAT32, TUTTI_BFLOAT16, TUTTI_FLOAT16,
                                              TUTTI_INT64};
@@ -45,7 +47,7 @@ static tutti_datatype_t wire_type(enum train_prec p)
 
 size_t train_wire_size(enum train_prec p)
 {
-    return tutti_datatype_size(wire_type(p));
+    return tutti_datatype_size(train_wire_type(p));
 }
 
 /* round(g 2^32), clamped to +-2^52 (|g| <= 2^20, far beyond any gradient of this model), so
@@ -128,19 +130,14 @@ int train_buckets_plan(const struct train_mlp *m, size_t cap_elems, struct train
     return nb;
 }
 
-static void *wire_at(const struct train_sync *s, size_t off)
-{
-    return s->wire == NULL ? (void *)(s->grads + off)
-                           : (void *)((char *)s->wire + off * train_wire_size(s->prec));
-}
-
-/* Record the first failure of the step (under s->lock). */
-static void set_failure(struct train_sync *s, tutti_status_t st, const char *what, int bucket)
+/* Record the first failure of the step (under s->lock); detail NULL: tutti's last error. */
+static void set_failure(struct train_sync *s, tutti_status_t st, const char *what, int bucket,
+                        const char *detail)
 {
     if (s->status != TUTTI_OK) {
         return;
     }
-    const char *msg = tutti_last_error(s->comm);
+    const char *msg = detail != NULL ? detail : tutti_last_error(s->comm);
     if (msg == NULL || msg[0] == '\0') {
         msg = tutti_last_error(NULL);
     }
@@ -150,10 +147,27 @@ static void set_failure(struct train_sync *s, tutti_status_t st, const char *wha
              msg != NULL && msg[0] != '\0' ? msg : tutti_status_string(st));
 }
 
+/* Host gradients: wait for bucket b's request and convert the result back to float. */
+static tutti_status_t host_complete(struct train_sync *s, struct train_bucket *b)
+{
+    tutti_status_t st = b->req != NULL ? tutti_wait(b->req) : TUTTI_ERR_ABORTED;
+    if (b->req != NULL) {
+        tutti_request_free(b->req);
+        b->req = NULL;
+    }
+    if (st == TUTTI_OK && s->wire != NULL) {
+        train_wire_decode(s->prec, train_sync_buf(s, b->off), s->grads + b->off, b->count);
+    }
+    return st;
+}
+
 /* The waiter thread: complete the buckets in launch order. */
 static void *waiter_main(void *arg)
 {
     struct train_sync *s = arg;
+    char msg[400] = "";
+    tutti_status_t init =
+        s->cuda != NULL ? train_sync_dev_thread_init(s, msg, sizeof(msg)) : TUTTI_OK;
     pthread_mutex_lock(&s->lock);
     for (;;) {
         while (!s->stop && s->completed == s->launched) {
@@ -165,18 +179,13 @@ static void *waiter_main(void *arg)
         int i = s->completed;
         struct train_bucket *b = &s->b[i];
         pthread_mutex_unlock(&s->lock);
-        tutti_status_t st = b->req != NULL ? tutti_wait(b->req) : TUTTI_ERR_ABORTED;
-        if (b->req != NULL) {
-            tutti_request_free(b->req);
-            b->req = NULL;
-        }
-        if (st == TUTTI_OK && s->wire != NULL) {
-            train_wire_decode(s->prec, wire_at(s, b->off), s->grads + b->off, b->count);
-        }
+        tutti_status_t st = init != TUTTI_OK  ? init
+                            : s->cuda != NULL ? train_sync_dev_complete(s, i, msg, sizeof(msg))
+                                              : host_complete(s, b);
         double t = train_now();
         pthread_mutex_lock(&s->lock);
         if (st != TUTTI_OK) {
-            set_failure(s, st, "all-reduce", i);
+            set_failure(s, st, "all-reduce", i, s->cuda != NULL ? msg : NULL);
         }
         b->t_done = t;
         s->completed++;
@@ -186,15 +195,34 @@ static void *waiter_main(void *arg)
     return NULL;
 }
 
+/* The wire buffer, and on a GPU the stream and events. */
+static void release(struct train_sync *s)
+{
+    if (s->cuda != NULL) {
+        train_sync_dev_destroy(s);
+    } else {
+        free(s->wire);
+        s->wire = NULL;
+    }
+}
+
 int train_sync_init(struct train_sync *s, tutti_comm_t *comm, const struct train_mlp *m,
-                    enum train_prec prec, size_t bucket_cap_elems, char *err, size_t errlen)
+                    const struct train_cuda_module *cuda, enum train_prec prec,
+                    size_t bucket_cap_elems, char *err, size_t errlen)
 {
     memset(s, 0, sizeof(*s));
     s->comm = comm;
     s->prec = prec;
     s->grads = m->grads;
+    s->m = m;
+    s->cuda = cuda;
     s->nbuckets = train_buckets_plan(m, bucket_cap_elems, s->b);
-    if (prec != TRAIN_PREC_FP32) {
+    if (cuda != NULL) {
+        if (train_sync_dev_init(s, err, errlen) != 0) {
+            train_sync_dev_destroy(s);
+            return -1;
+        }
+    } else if (prec != TRAIN_PREC_FP32) {
         s->wire = malloc(m->nparams * train_wire_size(prec));
         if (s->wire == NULL) {
             snprintf(err, errlen, "no memory for %zu %s gradients", m->nparams,
@@ -207,29 +235,40 @@ int train_sync_init(struct train_sync *s, tutti_comm_t *comm, const struct train
     int e = pthread_create(&s->thread, NULL, waiter_main, s);
     if (e != 0) {
         snprintf(err, errlen, "cannot start the gradient waiter thread: %s", strerror(e));
-        free(s->wire);
+        release(s);
         return -1;
     }
     return 0;
 }
 
+/* Host gradients: convert bucket b for the wire and start its all-reduce. */
+static tutti_status_t host_launch(struct train_sync *s, struct train_bucket *b)
+{
+    if (s->wire != NULL) {
+        double t0 = train_now();
+        train_wire_encode(s->prec, s->grads + b->off, train_sync_buf(s, b->off), b->count);
+        s->encode_s += train_now() - t0;
+    }
+    void *buf = train_sync_buf(s, b->off);
+    b->t_launch = train_now();
+    tutti_status_t st =
+        tutti_iallreduce(buf, buf, b->count, train_wire_type(s->prec), TUTTI_SUM, s->comm, &b->req);
+    if (st != TUTTI_OK) {
+        b->req = NULL; /* the waiter completes it as failed */
+    }
+    return st;
+}
+
 void train_sync_layer_ready(struct train_sync *s, int layer)
 {
+    char msg[400] = "";
     for (int i = s->launched; i < s->nbuckets && s->b[i].layer == layer; i = s->launched) {
         struct train_bucket *b = &s->b[i];
-        if (s->wire != NULL) {
-            double t0 = train_now();
-            train_wire_encode(s->prec, s->grads + b->off, wire_at(s, b->off), b->count);
-            s->encode_s += train_now() - t0;
-        }
-        void *buf = wire_at(s, b->off);
-        b->t_launch = train_now();
         tutti_status_t st =
-            tutti_iallreduce(buf, buf, b->count, wire_type(s->prec), TUTTI_SUM, s->comm, &b->req);
+            s->cuda != NULL ? train_sync_dev_launch(s, i, msg, sizeof(msg)) : host_launch(s, b);
         pthread_mutex_lock(&s->lock);
         if (st != TUTTI_OK) {
-            b->req = NULL; /* the waiter completes it as failed */
-            set_failure(s, st, "launching the all-reduce", i);
+            set_failure(s, st, "launching the all-reduce", i, s->cuda != NULL ? msg : NULL);
         }
         s->launched++;
         pthread_cond_broadcast(&s->cond);
@@ -239,7 +278,17 @@ void train_sync_layer_ready(struct train_sync *s, int layer)
 
 tutti_status_t train_sync_finish(struct train_sync *s, struct train_sync_stats *st)
 {
-    double t0 = train_now();
+    if (s->cuda != NULL) {
+        /* only this thread launches: s->launched is stable here */
+        char msg[400] = "";
+        tutti_status_t bw = train_sync_dev_backward_done(s, s->launched, msg, sizeof(msg));
+        if (bw != TUTTI_OK) {
+            pthread_mutex_lock(&s->lock);
+            set_failure(s, bw, "the backward pass before the all-reduce", s->nbuckets - 1, msg);
+            pthread_mutex_unlock(&s->lock);
+        }
+    }
+    double t0 = train_now(); /* on a GPU: the backward pass is over, the rest is communication */
     pthread_mutex_lock(&s->lock);
     while (s->completed < s->launched) {
         pthread_cond_wait(&s->cond, &s->lock);
@@ -280,6 +329,5 @@ void train_sync_destroy(struct train_sync *s)
     pthread_join(s->thread, NULL);
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->cond);
-    free(s->wire);
-    s->wire = NULL;
+    release(s);
 }

@@ -14,6 +14,12 @@
  * converts the result back to float and stamps its completion time; the training thread only
  * blocks when it needs every gradient (train_sync_finish). That gives the time communication
  * took in each step and how much of it the training thread actually waited for.
+ *
+ * With gradients in GPU memory (--device cuda, sync_dev.c) the same happens in stream order:
+ * a bucket's launch makes a communication stream wait for the compute stream's event after
+ * its layers, and enqueues there the conversion, tutti_allreduce on that stream and the
+ * conversion back; the helper thread waits for each bucket's events in turn and stamps them,
+ * and the SGD step (on the compute stream) waits for the last bucket's event.
  */
 #ifndef TRAIN_SYNC_H
 #define TRAIN_SYNC_H
@@ -35,6 +41,9 @@ int train_prec_parse(const char *s, enum train_prec *p);
 
 /** Fixed-point scale of the deterministic mode: gradients are summed as round(g * 2^32). */
 #define TRAIN_FIXED_SHIFT 32
+
+/** The tutti datatype of a wire precision (fixed point: TUTTI_INT64). */
+tutti_datatype_t train_wire_type(enum train_prec p);
 
 /** Bytes of one gradient element on the wire. */
 size_t train_wire_size(enum train_prec p);
@@ -60,6 +69,8 @@ struct train_bucket {
  */
 int train_buckets_plan(const struct train_mlp *m, size_t cap_elems, struct train_bucket *b);
 
+struct train_cuda_module;
+
 /** One step's communication, as the training thread saw it. */
 struct train_sync_stats {
     double comm_s;    /* time some bucket was in flight: union of launch..completion */
@@ -74,6 +85,13 @@ struct train_sync {
     int nbuckets;
     struct train_bucket b[TRAIN_MAX_LAYERS];
     double encode_s; /* this step's conversions on the training thread */
+    /* gradients in GPU memory (sync_dev.c); cuda is NULL for host memory */
+    const struct train_cuda_module *cuda;
+    const struct train_mlp *m;     /* whose backend holds grads and wire */
+    int device;                    /* the GPU of m's backend */
+    void *compute, *stream;        /* the model's compute stream; the communication stream */
+    void *ready[TRAIN_MAX_LAYERS]; /* per bucket: its layers' gradients are computed */
+    void *done[TRAIN_MAX_LAYERS];  /* per bucket: reduced and converted back */
     /* the waiter thread and what it shares with the training thread, under lock */
     pthread_t thread;
     pthread_mutex_t lock;
@@ -84,11 +102,14 @@ struct train_sync {
 };
 
 /**
- * Set up synchronisation of m's gradients over comm and start the waiter thread.
+ * Set up synchronisation of m's gradients over comm and start the waiter thread. cuda: NULL
+ * when m's backend keeps host memory, else the GPU module whose backend m uses (the calling
+ * thread's current device is m's).
  * @return 0, or -1 with the reason in err.
  */
 int train_sync_init(struct train_sync *s, tutti_comm_t *comm, const struct train_mlp *m,
-                    enum train_prec prec, size_t bucket_cap_elems, char *err, size_t errlen);
+                    const struct train_cuda_module *cuda, enum train_prec prec,
+                    size_t bucket_cap_elems, char *err, size_t errlen);
 
 /** The backward pass finished `layer`: launch the buckets that were waiting for it. */
 void train_sync_layer_ready(struct train_sync *s, int layer);

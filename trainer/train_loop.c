@@ -7,6 +7,10 @@
  * Every rank runs the same steps in the same order (the order comes from the seed), so every
  * collective is matched; a communication failure on any rank aborts its communicator, which
  * makes the others' pending calls fail at once rather than wait for their timeout.
+ *
+ * The model's memory is the backend's (a GPU's with --device cuda): what the checks read is
+ * downloaded to host buffers, and a failed GPU operation, which surfaces after the fact, is
+ * looked for after every step and evaluation and handled like a communication failure.
  */
 #include "check.h"
 #include "env.h"
@@ -24,6 +28,8 @@ struct run {
     const struct train_dataset *ds;
     tutti_comm_t *comm; /* NULL once aborted */
     int rank, nranks;
+    struct train_gpu gpu;                 /* --device cuda: this rank's GPU and the module */
+    const struct train_cuda_module *cuda; /* NULL on the CPU */
     struct train_mlp m;
     struct train_sync sync;
     int sync_up;
@@ -34,6 +40,7 @@ struct run {
     uint32_t *perm;
     float *x; /* the inputs of the batch rows this rank needs */
     uint8_t *y;
+    float *host_w, *host_ref;   /* host copies of the weights (and of the replica's) for checks */
     struct train_report report; /* rank 0 prints it; every rank keeps the sums */
     char err[600];
 };
@@ -53,30 +60,75 @@ static int comm_failed(struct run *r, const char *what, tutti_status_t st, const
     return -1;
 }
 
+/* A backend operation failed (on a GPU: surfaced now): say which and abort like comm_failed. */
+static int backend_check(struct run *r, const char *when)
+{
+    const char *why = r->m.be->error(r->m.bctx);
+    if (why == NULL && r->rep_up) {
+        why = r->rep.m.be->error(r->rep.m.bctx);
+    }
+    if (why == NULL) {
+        return 0;
+    }
+    fprintf(stderr, "%s: rank %d: %s on the %s backend failed: %s\n", TRAIN_TOOL, r->rank, when,
+            r->m.be->name, why);
+    if (r->comm != NULL) {
+        tutti_comm_abort(r->comm);
+        r->comm = NULL;
+    }
+    return -1;
+}
+
 static int allreduce_f64(struct run *r, double *v, int n, const char *what)
 {
     tutti_status_t st = tutti_allreduce(v, v, (size_t)n, TUTTI_FLOAT64, TUTTI_SUM, r->comm, NULL);
     return st == TUTTI_OK ? 0 : comm_failed(r, what, st, NULL);
 }
 
-/* Model, synchronisation and buffers; rank 0's initial weights go to every rank. */
+/* The model on this rank's device, with rank 0's initial weights (through host memory). */
+static int setup_model(struct run *r)
+{
+    const struct train_opts *o = r->o;
+    const struct train_backend_ops *be = &train_backend_cpu;
+    if (o->device == TRAIN_DEVICE_CUDA) {
+        if (train_cuda_open(r->rank, &r->gpu, r->err, sizeof(r->err)) != 0) {
+            return -1;
+        }
+        r->cuda = r->gpu.mod;
+        be = r->cuda->backend;
+    }
+    int shard_max = (o->batch + r->nranks - 1) / r->nranks;
+    if (train_mlp_create(&r->m, be, o->sizes, o->nsizes, shard_max, r->err, sizeof(r->err)) != 0) {
+        return -1;
+    }
+    r->host_w = malloc(r->m.nparams * sizeof(float));
+    r->host_ref = malloc(r->m.nparams * sizeof(float));
+    if (r->host_w == NULL || r->host_ref == NULL) {
+        snprintf(r->err, sizeof(r->err), "no memory for host copies of the weights");
+        return -1;
+    }
+    train_mlp_init_params(&r->m, o->seed);
+    train_mlp_get_params(&r->m, r->host_w);
+    tutti_status_t st =
+        tutti_broadcast(r->host_w, r->host_w, r->m.nparams, TUTTI_FLOAT32, 0, r->comm, NULL);
+    if (st != TUTTI_OK) {
+        return comm_failed(r, "broadcast of the initial weights", st, NULL);
+    }
+    train_mlp_set_params(&r->m, r->host_w);
+    return backend_check(r, "setting the initial weights");
+}
+
+/* Model, synchronisation and buffers. */
 static int setup(struct run *r)
 {
     const struct train_opts *o = r->o;
     int shard_max = (o->batch + r->nranks - 1) / r->nranks;
     int rows = r->rank == 0 && o->check ? o->batch : shard_max;
-    if (train_mlp_create(&r->m, &train_backend_cpu, o->sizes, o->nsizes, shard_max, r->err,
-                         sizeof(r->err)) != 0) {
+    if (setup_model(r) != 0) {
         return -1;
     }
-    train_mlp_init_params(&r->m, o->seed);
-    tutti_status_t st =
-        tutti_broadcast(r->m.params, r->m.params, r->m.nparams, TUTTI_FLOAT32, 0, r->comm, NULL);
-    if (st != TUTTI_OK) {
-        return comm_failed(r, "broadcast of the initial weights", st, NULL);
-    }
     size_t cap = o->bucket_kb * 1024 / sizeof(float);
-    if (train_sync_init(&r->sync, r->comm, &r->m, o->prec, cap > 0 ? cap : 1, r->err,
+    if (train_sync_init(&r->sync, r->comm, &r->m, r->cuda, o->prec, cap > 0 ? cap : 1, r->err,
                         sizeof(r->err)) != 0) {
         return -1;
     }
@@ -108,7 +160,12 @@ static int check1_compare(struct run *r)
     double verdict[2] = {0.0, 0.0}; /* max relative difference, elements that differ */
     struct train_diff d = {0};
     if (r->rank == 0) {
-        train_compare(&r->m, r->m.params, r->rep.m.params, &d);
+        train_mlp_get_params(&r->m, r->host_w);
+        train_mlp_get_params(&r->rep.m, r->host_ref);
+        if (backend_check(r, "check 1's download of the weights") != 0) {
+            return -1;
+        }
+        train_compare(&r->m, r->host_w, r->host_ref, &d);
         verdict[0] = d.max_rel;
         verdict[1] = (double)d.ndiff;
         train_replica_destroy(&r->rep);
@@ -147,8 +204,11 @@ static int check2_step(struct run *r, long step)
 {
     struct train_check *c = &r->report.check[1];
     char msg[300];
-    int same =
-        train_check_identical(r->comm, r->nranks, r->m.params, r->m.nparams, msg, sizeof(msg));
+    train_mlp_get_params(&r->m, r->host_w);
+    if (backend_check(r, "check 2's download of the weights") != 0) {
+        return -1;
+    }
+    int same = train_check_identical(r->comm, r->nranks, r->host_w, r->m.nparams, msg, sizeof(msg));
     if (same < 0) {
         return comm_failed(r, "check 2", TUTTI_ERR_REMOTE, msg);
     }
@@ -172,11 +232,20 @@ struct hook_arg {
     int corrupt_pre; /* add 1 to this rank's first gradient of the last layer before sending */
 };
 
+/* *p += 1 in the backend's memory, in the order of its operations (for --debug-corrupt). */
+static void add_one(struct train_mlp *m, float *p)
+{
+    float v;
+    m->be->download(m->bctx, &v, p, sizeof(v));
+    v += 1.0f;
+    m->be->upload(m->bctx, p, &v, sizeof(v));
+}
+
 static void on_layer_ready(void *arg, int layer)
 {
     struct hook_arg *h = arg;
     if (h->corrupt_pre && layer == h->r->m.nlayers - 1) {
-        h->r->m.grads[h->r->m.layer[layer].w_off] += 1.0f;
+        add_one(&h->r->m, h->r->m.grads + h->r->m.layer[layer].w_off);
     }
     train_sync_layer_ready(&h->r->sync, layer);
 }
@@ -211,7 +280,7 @@ static int step(struct run *r, long gstep, size_t first, int b, struct train_spa
         return comm_failed(r, what, st, r->sync.error);
     }
     if (corrupt && !o->corrupt_pre) {
-        r->m.grads[0] += 1.0f; /* after the sum: this rank alone drifts */
+        add_one(&r->m, r->m.grads); /* after the sum: this rank alone drifts */
     }
     /* the schedule depends on the step alone: every rank and the replica use the same rate */
     float lr = train_lr_at(o->lr_schedule, o->lr, gstep - 1, r->total_steps);
@@ -225,6 +294,9 @@ static int step(struct run *r, long gstep, size_t first, int b, struct train_spa
     span->exposed_s += ss.exposed_s;
     if (replica) {
         train_replica_step(&r->rep, r->x, r->y, b, r->nranks, lr, o->momentum);
+    }
+    if (backend_check(r, "a training step") != 0) {
+        return -1;
     }
     if (o->check && gstep == r->check1_at && check1_compare(r) != 0) {
         return -1;
@@ -254,6 +326,9 @@ static int evaluate(struct run *r, struct train_epoch *e)
         sums[0] += correct;
         sums[1] += loss;
         i += n;
+    }
+    if (backend_check(r, "the evaluation") != 0) {
+        return -1;
     }
     if (allreduce_f64(r, sums, 2, "test accuracy sum") != 0) {
         return -1;
@@ -377,9 +452,8 @@ static void check3(struct run *r)
     c->result = final >= o->target_acc ? TRAIN_CHECK_PASS : TRAIN_CHECK_FAIL;
     snprintf(c->detail, sizeof(c->detail),
              "final test accuracy %.2f%% %s %.2f%% after %d epoch%s (best %.2f%% after epoch %d)",
-             100.0 * final, final >= o->target_acc ? ">=" : "<", 100.0 * o->target_acc,
-             rp->nepochs, rp->nepochs == 1 ? "" : "s", 100.0 * rp->epochs[best].test_acc,
-             best + 1);
+             100.0 * final, final >= o->target_acc ? ">=" : "<", 100.0 * o->target_acc, rp->nepochs,
+             rp->nepochs == 1 ? "" : "s", 100.0 * rp->epochs[best].test_acc, best + 1);
 }
 
 static int train_epochs(struct run *r)
@@ -413,6 +487,8 @@ static void teardown(struct run *r)
     free(r->perm);
     free(r->x);
     free(r->y);
+    free(r->host_w);
+    free(r->host_ref);
     if (r->comm != NULL) {
         tutti_status_t st = tutti_comm_destroy(r->comm);
         if (st != TUTTI_OK) {
@@ -460,6 +536,12 @@ int train_rank_run(const struct train_opts *o, const struct train_dataset *ds, t
         }
     }
     if (ret == 0) {
+        if (r->cuda != NULL) {
+            snprintf(r->report.gpu, sizeof(r->report.gpu),
+                     "rank r on GPU r mod %d (%d visible; rank 0 on GPU %d, %s); module %s (%s)",
+                     r->gpu.count, r->gpu.count, r->gpu.device, r->gpu.name,
+                     train_cuda_module_path(), r->cuda->build);
+        }
         r->report.nparams = r->m.nparams;
         r->report.nbuckets = r->sync.nbuckets;
         if (r->rank == 0) {

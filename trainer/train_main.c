@@ -43,7 +43,7 @@ static int rank_main(void *arg, tutti_comm_t *comm)
     return train_rank_run(a->o, a->ds, comm);
 }
 
-int main(int argc, char **argv)
+int train_main(int argc, char **argv)
 {
     struct train_opts o;
     int rc = train_opts_parse(argc, argv, &o);
@@ -54,6 +54,13 @@ int main(int argc, char **argv)
     /* tutti reads its environment once, at the first call: set the transport before it */
     if (o.transport != NULL && setenv("TUTTI_TRANSPORT", o.transport, 1) != 0) {
         perror("setenv");
+        return TRAIN_EXIT_FAIL;
+    }
+    /* Before the data and the ranks: one clear line when no GPU can be used (asked in a child
+     * process, so that this one has not initialised CUDA when it forks the ranks). */
+    char info[2048];
+    if (o.device == TRAIN_DEVICE_CUDA && train_cuda_probe(info, sizeof(info)) != 0) {
+        fprintf(stderr, "%s: --device cuda: %s\n", TRAIN_TOOL, info);
         return TRAIN_EXIT_FAIL;
     }
     struct train_dataset ds = {0};

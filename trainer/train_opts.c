@@ -27,6 +27,9 @@ static void usage(void)
         "      --deterministic   sum gradients as int64 fixed point: weights bitwise equal for\n"
         "                        any number of ranks\n"
         "  -t, --transport T     auto, shm or tcp (sets TUTTI_TRANSPORT; default: environment)\n"
+        "      --device D        cpu or cuda: where each rank computes (default cpu); cuda:\n"
+        "                        rank r on GPU r mod (visible GPUs), gradients all-reduced\n"
+        "                        from GPU memory on CUDA streams\n"
         "  -s, --seed N          data order and initial weights (default 1)\n"
         "      --hidden W,W,...  hidden layer widths (default 512,256)\n"
         "      --bucket-kb N     gradient bucket cap in KiB of fp32 (default 1024)\n"
@@ -43,7 +46,7 @@ static void usage(void)
         "      --json FILE       write configuration, epochs, summary and checks as JSON\n"
         "                        (- for standard output)\n"
         "      --bind core|none  with -N: pin rank r to the r-th allowed CPU when the ranks\n"
-        "                        fit the CPUs (default core)\n"
+        "                        fit the CPUs (default core; none with --device cuda)\n"
         "  -h, --help\n");
 }
 
@@ -64,6 +67,7 @@ enum {
     OPT_TARGET,
     OPT_JSON,
     OPT_BIND,
+    OPT_DEVICE,
     OPT_DIE,
     OPT_CORRUPT,
 };
@@ -92,6 +96,7 @@ static const struct option long_opts[] = {
     {"target-acc", required_argument, 0, OPT_TARGET},
     {"json", required_argument, 0, OPT_JSON},
     {"bind", required_argument, 0, OPT_BIND},
+    {"device", required_argument, 0, OPT_DEVICE},
     {"debug-die-at", required_argument, 0, OPT_DIE},
     {"debug-corrupt", required_argument, 0, OPT_CORRUPT},
     {"help", no_argument, 0, 'h'},
@@ -180,7 +185,8 @@ static void set_defaults(struct train_opts *o)
     o->bucket_kb = 1024;
     o->check_steps = 20;
     o->target_acc = 0.85;
-    o->bind = 1;
+    o->bind = -1; /* core on the CPU, none on a GPU: decided once --device is known */
+    o->device = TRAIN_DEVICE_CPU;
 }
 
 /* One option; 0, or -1 when its value is wrong. */
@@ -243,6 +249,8 @@ static int set_opt(int c, const char *arg, struct train_opts *o)
     case OPT_BIND:
         o->bind = strcmp(arg, "core") == 0 ? 1 : strcmp(arg, "none") == 0 ? 0 : -1;
         return o->bind < 0 ? -1 : 0;
+    case OPT_DEVICE:
+        return train_device_parse(arg, &o->device);
     case OPT_DIE:
         return parse_at(arg, &o->die_step, &o->die_rank, NULL);
     case OPT_CORRUPT:
@@ -285,6 +293,12 @@ int train_opts_parse(int argc, char **argv, struct train_opts *o)
     if (optind < argc) {
         fprintf(stderr, "%s: unexpected argument '%s' (see --help)\n", TRAIN_TOOL, argv[optind]);
         return -1;
+    }
+    /* On a GPU a rank's threads (training, gradient waiter, tutti's progress thread, CUDA's
+     * own) mostly wait for the device, several of them spinning: on one CPU they would take
+     * turns by time slices. */
+    if (o->bind < 0) {
+        o->bind = o->device == TRAIN_DEVICE_CUDA ? 0 : 1;
     }
     return 0;
 }

@@ -1,34 +1,15 @@
 // module.cu - the one exported symbol of libtutti-cuda.so: the table of tutti_cuda.h, holding
 // the reduction launcher (reduce_kernels.cu) and thin wrappers over the CUDA runtime (device
-// count, versions, pointer kinds, allocation, copies). The wrappers exist so that libtutti, the
-// tests and the perf tools reach CUDA only through this module and never link it themselves.
+// count, versions, pointer kinds, allocation, copies; those tutti-train's module has too are in
+// rt_wrap.cuh). The wrappers exist so that libtutti, the tests and the perf tools reach CUDA
+// only through this module and never link it themselves.
 #include "kernels/cuda/cuda_internal.h"
+#include "kernels/cuda/rt_wrap.cuh"
 #include "kernels/cuda_config.h"
 
 #include <cuda_runtime.h>
 
 namespace {
-
-const char *error_name(int err)
-{
-    return cudaGetErrorName((cudaError_t)err);
-}
-
-const char *error_string(int err)
-{
-    return cudaGetErrorString((cudaError_t)err);
-}
-
-// cudaGetDeviceCount leaves its output untouched when it fails (no driver: 35; no device: 100),
-// so the count starts at 0 and is always defined.
-int device_count(int *count_p)
-{
-    int n = 0;
-    int err = (int)cudaGetDeviceCount(&n);
-
-    *count_p = (err == 0) ? n : 0;
-    return err;
-}
 
 int runtime_version(int *version_p)
 {
@@ -118,22 +99,6 @@ int synchronize(void)
     return (int)cudaDeviceSynchronize();
 }
 
-int get_device(int *device_p)
-{
-    int d = -1;
-    int err = (int)cudaGetDevice(&d);
-
-    if (err == 0) {
-        *device_p = d;
-    }
-    return err;
-}
-
-int set_device(int device)
-{
-    return (int)cudaSetDevice(device);
-}
-
 static_assert((int)TUTTI_CUDA_H2D == (int)cudaMemcpyHostToDevice &&
                   (int)TUTTI_CUDA_D2H == (int)cudaMemcpyDeviceToHost &&
                   (int)TUTTI_CUDA_D2D == (int)cudaMemcpyDeviceToDevice,
@@ -152,9 +117,9 @@ extern "C" __attribute__((visibility("default"))) const tutti_cuda_module_t tutt
     sizeof(tutti_cuda_module_t),
     TUTTI_CUDA_ABI,
     "CUDA " TUTTI_STR(__CUDACC_VER_MAJOR__) "." TUTTI_STR(__CUDACC_VER_MINOR__) ", " TUTTI_CUDA_ARCHS,
-    error_name,
-    error_string,
-    device_count,
+    tutti_cuda_rt::error_name,
+    tutti_cuda_rt::error_string,
+    tutti_cuda_rt::device_count,
     runtime_version,
     driver_version,
     pointer_kind,
@@ -177,8 +142,8 @@ extern "C" __attribute__((visibility("default"))) const tutti_cuda_module_t tutt
     tutti__cuda_host_register,
     tutti__cuda_host_unregister,
     tutti__cuda_write_value,
-    get_device,
-    set_device,
+    tutti_cuda_rt::get_device,
+    tutti_cuda_rt::set_device,
     tutti__cuda_stream_create,
     tutti__cuda_stream_destroy,
     tutti__cuda_stream_synchronize,

@@ -96,6 +96,11 @@ static void *view(const void *p, size_t bytes)
     return (void *)p;
 }
 
+void *emu_dev_view(const void *p, size_t bytes)
+{
+    return view(p, bytes);
+}
+
 /* Map a shared memory object as a device buffer (PROT_NONE) and its alias; register it. */
 static void *map_buf(const char *name, size_t len, int owner)
 {
@@ -318,6 +323,11 @@ int emu_stream_sync(emu_stream_t *stream, int timeout_ms)
     return rc == 0 ? 0 : -1;
 }
 
+void emu_stream_run(emu_stream_t *s, void (*fn)(void *), void *arg)
+{
+    push(s, (struct emu_op){.kind = OP_HOSTFN, .fn = fn, .arg = arg});
+}
+
 void emu_stream_hold(emu_stream_t *s)
 {
     push(s, (struct emu_op){.kind = OP_HOLD});
@@ -468,14 +478,19 @@ static int e_write_value(void *stream, volatile uint64_t *word, uint64_t value)
     return 0;
 }
 
-static int e_reduce(const void *const *src, int nsrc, void *dst, size_t count,
-                    tutti_datatype_t dt, tutti_op_t op, int divisor, void *stream)
+static int e_reduce(const void *const *src, int nsrc, void *dst, size_t count, tutti_datatype_t dt,
+                    tutti_op_t op, int divisor, void *stream)
 {
     if (nsrc < 1 || nsrc > MAX_SRC) {
         return 1;
     }
-    struct emu_op o = {.kind = OP_REDUCE, .dst = dst, .nsrc = nsrc, .count = count, .dt = dt,
-                       .rop = op, .divisor = divisor};
+    struct emu_op o = {.kind = OP_REDUCE,
+                       .dst = dst,
+                       .nsrc = nsrc,
+                       .count = count,
+                       .dt = dt,
+                       .rop = op,
+                       .divisor = divisor};
     memcpy(o.srcs, src, (size_t)nsrc * sizeof(*src));
     atomic_fetch_add(&n_reduces, 1);
     push(stream, o);

@@ -25,11 +25,17 @@ void emu_dev_free(void *dev);
 void emu_dev_upload(void *dev, const void *host, size_t bytes);
 void emu_dev_download(void *host, const void *dev, size_t bytes);
 
+/** The host-writable view of device memory p (p itself for host memory): what an emulated
+ * kernel (emu_stream_run) reads and writes. */
+void *emu_dev_view(const void *p, size_t bytes);
+
 /** Streams (NULL in the other calls = the default stream). */
 emu_stream_t *emu_stream_create(void);
 void emu_stream_destroy(emu_stream_t *s);
 /** Wait until everything enqueued so far has run; 0, or -1 after timeout_ms. */
 int emu_stream_sync(emu_stream_t *s, int timeout_ms);
+/** Enqueue fn(arg), an emulated kernel or stream operation (not counted by emu_host_funcs). */
+void emu_stream_run(emu_stream_t *s, void (*fn)(void *), void *arg);
 /** Enqueue a stop: the stream halts there until emu_stream_release. */
 void emu_stream_hold(emu_stream_t *s);
 void emu_stream_release(emu_stream_t *s);
