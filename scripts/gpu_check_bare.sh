@@ -64,6 +64,7 @@ unshare -m bash -c '
   mount --make-rprivate /
   mount -t proc proc "$root/proc"
   mount --rbind /dev "$root/dev"
+  mount --rbind /sys "$root/sys"
   mount --bind "$cuda" "$root$cuda" && mount -o remount,bind,ro "$root$cuda"
   chroot "$root" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 \
     GPU_CHECK_BUDGET_S=${GPU_CHECK_BUDGET_S:-1800} bash /work/tutti/scripts/gpu_check.sh /work/out

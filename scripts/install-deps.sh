@@ -13,11 +13,13 @@
 # perf/torch_allreduce_bench.py; about 30 s to install on the development VM.
 # Hardening: clang and its runtime libraries (libFuzzer, sanitizers) for tests/fuzz; valgrind
 # for scripts/sanitize.sh valgrind.
+# GPU check: debootstrap (the bare root of scripts/gpu_check_bare.sh), patchelf and binutils
+# (scripts/gpu_bundle.sh sets the bundled libraries' RUNPATH, strips them, reads glibc versions).
 set -euo pipefail
 pkgs=(meson ninja-build pkg-config gcc g++ libc6-dev libcriterion-dev libhwloc-dev hwloc-nox
       libibverbs-dev librdmacm-dev libsodium-dev openmpi-bin libopenmpi-dev iproute2 procps python3
       zlib1g-dev dataset-fashion-mnist clang libclang-rt-dev valgrind python3-numpy python3-torch
-      graphviz)
+      graphviz debootstrap patchelf binutils)
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 missing=()

@@ -22,6 +22,17 @@ start=$SECONDS
 bash tests/rdma/vm_suite.sh || rc=1
 echo "test.sh: the RDMA checks in the Soft-RoCE VM took $((SECONDS - start)) s"
 logs+=(--plain build/rdma-vm-results.txt)
+# The GPU check on a bare Debian root without tutti's dependencies (docs/GPU.md): every step
+# must get as far as "no GPU". GPU_BARE=0 leaves it out.
+if [ "${GPU_BARE:-1}" != 0 ]; then
+  start=$SECONDS
+  gb=failed
+  bash scripts/gpu_bundle.sh && bash scripts/gpu_check_bare.sh build/gpu-check-bare && gb=ok
+  echo "gpu_check_bare $gb" >build/gpu-check-bare-result.txt
+  [ $gb = ok ] || rc=1
+  echo "test.sh: the GPU check in a bare root took $((SECONDS - start)) s"
+  logs+=(--plain build/gpu-check-bare-result.txt)
+fi
 if [ "${HARDENING:-1}" != 0 ]; then
   start=$SECONDS
   bash tests/fuzz/run.sh "${FUZZ_SECONDS:-20}" || rc=1
