@@ -2,7 +2,8 @@
 # Everything tutti has to show on a real GPU, in one go, on a bare machine (issue 17; the
 # command, what travels and how to read the summary: docs/GPU.md).
 #
-#   scripts/gpu_check.sh OUTDIR           (GPU_CHECK_BUDGET_S: the deadline, default 420 s)
+#   scripts/gpu_check.sh OUTDIR    (GPU_CHECK_BUDGET_S: the deadline, default 420 s;
+#                                    GPU_BUILD_LIMIT_S: the build step's limit, default 420 s)
 #
 # Builds tutti from source for sm_90 with the bundle's dependencies (gpu-bundle/, made by
 # scripts/gpu_bundle.sh), then runs, most important first: the GPU tests (kernels bit for bit
@@ -47,7 +48,7 @@ step machine 60 machine_info
 rm -rf "$bdir"
 step configure 180 "${meson[@]}" setup "$bdir" --buildtype=release -Dcuda=enabled \
   -Dgpu_archs=sm_90 -Dmpi_compare=disabled
-step build 420 ninja -C "$bdir"
+step build "${GPU_BUILD_LIMIT_S:-420}" ninja -C "$bdir"
 
 export TUTTI_CUDA_MODULE=$PWD/$bdir/kernels/cuda/libtutti-cuda.so
 export SHIM=$PWD/$bdir/src/nccl/libnccl.so.2

@@ -67,7 +67,7 @@ unshare -m bash -c '
   mount --rbind /sys "$root/sys"
   mount --bind "$cuda" "$root$cuda" && mount -o remount,bind,ro "$root$cuda"
   chroot "$root" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 \
-    GPU_CHECK_BUDGET_S=${GPU_CHECK_BUDGET_S:-1800} bash /work/tutti/scripts/gpu_check.sh /work/out
+    GPU_CHECK_BUDGET_S=${GPU_CHECK_BUDGET_S:-2400} GPU_BUILD_LIMIT_S=1500 bash /work/tutti/scripts/gpu_check.sh /work/out
 ' _ "$root" "$cuda" >/tmp/gpu-check-bare.log 2>&1 || true
 echo "gpu_check_bare: the check ran $((SECONDS - start)) s in the bare root"
 rm -rf "$outdir"
