@@ -15,6 +15,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,35 +221,103 @@ static void job_key(const struct tutti_launch *l, char *out, size_t len)
              l->nranks, l->root);
 }
 
+static const char *file_kind(mode_t m)
+{
+    return S_ISDIR(m)    ? "a directory"
+           : S_ISFIFO(m) ? "a FIFO"
+           : S_ISCHR(m)  ? "a character device"
+           : S_ISBLK(m)  ? "a block device"
+           : S_ISSOCK(m) ? "a socket"
+                         : "not a plain file";
+}
+
+/* Read the whole of a secret file that passed its checks (at most len - 1 bytes). */
+static tutti_status_t read_all(int fd, const char *path, char *buf, size_t len)
+{
+    size_t n = 0;
+    for (;;) {
+        ssize_t r = read(fd, buf + n, len - 1 - n);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r < 0) {
+            return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "TUTTI_SECRET_FILE %s: read: %s",
+                                    path, strerror(errno));
+        }
+        if (r == 0 || (n += (size_t)r) == len - 1) {
+            break;
+        }
+    }
+    buf[n] = '\0';
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__secret_file_read(const char *path, uint8_t *secret, size_t n)
+{
+    /* O_NONBLOCK: a FIFO without a writer must not block the open (it is refused below). */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "TUTTI_SECRET_FILE %s: %s", path,
+                                strerror(errno));
+    }
+    char buf[TUTTI_SECRET_FILE_MAX + 1];
+    struct stat sb;
+    tutti_status_t st = TUTTI_OK;
+    if (fstat(fd, &sb) != 0) {
+        st = tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "TUTTI_SECRET_FILE %s: fstat: %s", path,
+                              strerror(errno));
+    } else if (!S_ISREG(sb.st_mode)) {
+        st = tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                              "TUTTI_SECRET_FILE %s is not a regular file (%s): it must be a file "
+                              "holding the job secret, 32 hex digits",
+                              path, file_kind(sb.st_mode));
+    } else if (sb.st_size == 0) {
+        st = tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                              "TUTTI_SECRET_FILE %s is empty: it must hold the job secret, 32 hex "
+                              "digits (openssl rand -hex 16 > FILE)",
+                              path);
+    } else if (sb.st_size > TUTTI_SECRET_FILE_MAX) {
+        st = tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                              "TUTTI_SECRET_FILE %s has %lld bytes: a secret file holds 32 hex "
+                              "digits (at most %d bytes with white space)",
+                              path, (long long)sb.st_size, TUTTI_SECRET_FILE_MAX);
+    } else {
+        st = read_all(fd, path, buf, sizeof(buf));
+    }
+    close(fd);
+    TUTTI_CHECK(st);
+    if ((sb.st_mode & 077) != 0) {
+        tutti_warn("TUTTI_SECRET_FILE %s is readable by other users (chmod 600 it)", path);
+    }
+    const char *hex = buf;
+    while (isspace((unsigned char)*hex)) {
+        hex++;
+    }
+    int bad = tutti__hex_decode(hex, secret, n);
+    explicit_bzero(buf, sizeof(buf));
+    if (bad) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                                "TUTTI_SECRET_FILE %s must hold exactly %zu hex digits (%zu bits) "
+                                "and white space, nothing else",
+                                path, 2 * n, 8 * n);
+    }
+    return TUTTI_OK;
+}
+
+/* The job secret: TUTTI_SECRET, else TUTTI_SECRET_FILE (whose every problem is an error: a
+ * secret file that cannot be read never means "no secret"), else none. */
 static tutti_status_t read_secret(struct tutti_launch *l)
 {
     const struct tutti_env *env = tutti__env();
-    char buf[128] = "";
-    const char *hex = env->SECRET;
-    if (hex[0] == '\0' && env->SECRET_FILE[0] != '\0') {
-        FILE *f = fopen(env->SECRET_FILE, "r");
-        if (f == NULL) {
-            return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "TUTTI_SECRET_FILE %s: %s",
-                                    env->SECRET_FILE, strerror(errno));
+    if (env->SECRET[0] != '\0') {
+        if (tutti__hex_decode(env->SECRET, l->boot.secret, TUTTI_SECRET_BYTES) != 0) {
+            return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                                    "TUTTI_SECRET must hold exactly 32 hex digits (128 bits)");
         }
-        struct stat sb;
-        if (fstat(fileno(f), &sb) == 0 && (sb.st_mode & 077) != 0) {
-            tutti_warn("TUTTI_SECRET_FILE %s is readable by other users (chmod 600 it)",
-                       env->SECRET_FILE);
-        }
-        if (fgets(buf, sizeof(buf), f) == NULL) {
-            buf[0] = '\0';
-        }
-        fclose(f);
-        hex = buf;
-    }
-    if (hex[0] == '\0') {
+    } else if (env->SECRET_FILE[0] != '\0') {
+        TUTTI_CHECK(tutti__secret_file_read(env->SECRET_FILE, l->boot.secret, TUTTI_SECRET_BYTES));
+    } else {
         return TUTTI_OK;
-    }
-    if (tutti__hex_decode(hex, l->boot.secret, TUTTI_SECRET_BYTES) != 0) {
-        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
-                                "%s must hold exactly 32 hex digits (128 bits)",
-                                env->SECRET[0] != '\0' ? "TUTTI_SECRET" : "TUTTI_SECRET_FILE");
     }
     l->have_secret = 1;
     return TUTTI_OK;

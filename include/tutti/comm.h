@@ -32,8 +32,9 @@ TUTTI_API const char *tutti_last_error(const tutti_comm_t *comm);
  * loopback), inside TUTTI_PORT_RANGE, and serves the one communicator built from this id. The
  * thread exits when that communicator is set up, or TUTTI_TIMEOUT after the first rank arrived.
  * @param id_p  out: the id, to be passed to every rank's tutti_comm_init_rank().
- * @return TUTTI_OK; TUTTI_ERR_INVALID_ARG if id_p is NULL; TUTTI_ERR_SYSTEM if no socket could be
- *         bound. Thread-safe.
+ * @return TUTTI_OK; TUTTI_ERR_INVALID_ARG if id_p is NULL or a TUTTI_* variable is malformed or
+ *         out of its range (the message names each, with its value and range); TUTTI_ERR_SYSTEM
+ *         if no socket could be bound. Thread-safe.
  */
 TUTTI_API tutti_status_t tutti_get_unique_id(tutti_unique_id_t *id_p);
 
@@ -61,8 +62,8 @@ typedef struct {
  * @param nranks  number of ranks, >= 1.
  * @param id      the unique id from tutti_get_unique_id().
  * @param rank    this rank, 0 <= rank < nranks, unique.
- * @return TUTTI_OK; TUTTI_ERR_INVALID_ARG for bad arguments or an id that is not a tutti id (the
- *         message names which); TUTTI_ERR_REMOTE when another rank failed or disagreed on nranks;
+ * @return TUTTI_OK; TUTTI_ERR_INVALID_ARG for bad arguments, an id that is not a tutti id or a
+ *         TUTTI_* variable that is malformed or out of its range (the message names which); TUTTI_ERR_REMOTE when another rank failed or disagreed on nranks;
  *         TUTTI_ERR_TIMEOUT when ranks were missing after TUTTI_TIMEOUT (the message names them);
  *         TUTTI_ERR_AUTH when the root refused our secret; TUTTI_ERR_SYSTEM on socket or memory
  *         mapping failures. Thread-safe (distinct calls build distinct communicators).
@@ -85,11 +86,17 @@ TUTTI_API tutti_status_t tutti_comm_init_rank_params(tutti_comm_t **comm_p, int 
  * MASTER_ADDR, MASTER_PORT: tutti's root listens on MASTER_PORT + 1 because torchrun's own store
  * holds MASTER_PORT), Slurm's (SLURM_PROCID, SLURM_NTASKS) and Open MPI's mpirun
  * (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE). Rank 0 hosts the bootstrap root. The secret comes
- * from TUTTI_SECRET (32 hex digits) or the file named by TUTTI_SECRET_FILE; without either, a key
+ * from TUTTI_SECRET (32 hex digits) or the file named by TUTTI_SECRET_FILE (a regular file,
+ * opened without blocking, holding the 32 hex digits and white space); without either, a key
  * derived from public job identifiers is used and a warning says so. See README "Launching".
  * @param comm_p  out: the new communicator.
  * @return as tutti_comm_init_rank(); TUTTI_ERR_INVALID_ARG when the environment names no rank,
- *         size or root (the message lists what is missing). Thread-safe.
+ *         size or root (the message lists what is missing), when a variable is malformed or out
+ *         of its range (README "Environment variables"; the message names it), or when
+ *         TUTTI_SECRET_FILE cannot be opened, is not a regular file (a directory, a FIFO,
+ *         /dev/zero), is empty or holds anything but the secret: an unusable secret file never
+ *         means "no secret". Every rank that reads the same environment fails the same way, at
+ *         once. Thread-safe.
  */
 TUTTI_API tutti_status_t tutti_comm_init_env(tutti_comm_t **comm_p);
 

@@ -204,6 +204,67 @@ Test(launch, hex_secret_needs_exactly_32_digits)
     cr_assert_eq(tutti__hex_decode("zz112233445566778899aabbccddeeff", s, 16), -1);
 }
 
+/* A file in a fresh directory with the given text (NULL: do not create it). */
+static void secret_path(char *dir, char *path, size_t len, const char *text)
+{
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, len, "%s/secret", dir);
+    if (text != NULL) {
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        fputs(text, f);
+        fclose(f);
+        chmod(path, 0600);
+    }
+}
+
+static void expect_secret_error(const char *path, const char *why)
+{
+    uint8_t s[16];
+    cr_assert_eq(tutti__secret_file_read(path, s, 16), TUTTI_ERR_INVALID_ARG, "%s", why);
+    const char *m = tutti_last_error(NULL);
+    cr_assert(strstr(m, path) != NULL && strstr(m, why) != NULL, "not \"%s\": %s", why, m);
+}
+
+/* Issue 18: empty, a directory and /dev/zero read as "no secret"; a FIFO blocked for ever. */
+Test(launch, secret_file_that_holds_no_secret_is_an_error, .init = cr_redirect_stderr)
+{
+    char dir[] = "/tmp/tutti-unit-secret-XXXXXX", path[128];
+    secret_path(dir, path, sizeof(path), "");
+    expect_secret_error(path, "is empty");
+    expect_secret_error(dir, "not a regular file (a directory)");
+    expect_secret_error("/dev/zero", "not a regular file (a character device)");
+    unlink(path);
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    expect_secret_error(path, "not a regular file (a FIFO)"); /* and it returned at once */
+    unlink(path);
+    expect_secret_error(path, "No such file");
+    FILE *f = fopen(path, "w");
+    for (int i = 0; i < 300; i++) {
+        fputs("00112233445566778899aabbccddeeff\n", f);
+    }
+    fclose(f);
+    expect_secret_error(path, "bytes");
+    f = fopen(path, "w");
+    fputs("00112233445566778899aabbccddeeff\nmore\n", f);
+    fclose(f);
+    expect_secret_error(path, "exactly 32 hex digits");
+    unlink(path);
+    rmdir(dir);
+}
+
+Test(launch, secret_file_with_white_space_around_the_secret_is_read)
+{
+    char dir[] = "/tmp/tutti-unit-secret-XXXXXX", path[128];
+    secret_path(dir, path, sizeof(path), "  00112233445566778899aabbccddeeff \n\n");
+    uint8_t s[16] = {0};
+    cr_assert_eq(tutti__secret_file_read(path, s, 16), TUTTI_OK, "%s", tutti_last_error(NULL));
+    cr_assert_eq(s[1], 0x11);
+    cr_assert_eq(s[15], 0xff);
+    unlink(path);
+    rmdir(dir);
+}
+
 Test(launch, slurm_first_host_of_a_node_list)
 {
     char h[64];
