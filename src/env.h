@@ -25,7 +25,8 @@
     X(LOG_SUBSYS, STRING, "all", "", "",                                                           \
       "subsystems to log: init,coll,p2p,net,shm,topo,tune,boot,proxy,alloc,env or all; ^ negates") \
     X(LOG_FILE, STRING, "", "", "",                                                                \
-      "write logs to this file instead of stderr; %h = host, %p = pid")                            \
+      "write logs to this file instead of stderr; %h = host, %p = pid (created 0600; links and "   \
+      "other users' files are refused)")                                                           \
     X(TIMEOUT, DURATION, "300s", "1s", "24h",                                                      \
       "longest wait without progress before TUTTI_ERR_TIMEOUT")                                    \
     X(TRANSPORT, STRING, "auto", "", "",                                                           \
