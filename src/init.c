@@ -261,6 +261,9 @@ tutti_status_t tutti__comm_create(int nranks, int rank, uint64_t comm_id,
     if (st == TUTTI_OK) {
         st = setup(comm, root_hint, boot);
     }
+    if (st == TUTTI_OK) {
+        st = tutti__comm_publish(comm); /* live: calls may use it now */
+    }
     if (st != TUTTI_OK) {
         tutti__comm_free(comm);
         return st;

@@ -5,6 +5,17 @@
  * One communicator is driven by one thread at a time for collectives (as in NCCL and MPI); the
  * query functions, tutti_comm_get_async_error() and tutti_comm_abort() may be called from any
  * thread at any time.
+ *
+ * Handles that are gone: tutti keeps the set of communicators it made and has not yet destroyed
+ * or aborted, and every call looks its handle up there before reading it. So a second destroy,
+ * an abort after a destroy (or the reverse), and any call on a destroyed or aborted handle
+ * return TUTTI_ERR_INVALID_USAGE with a message naming the call and the handle, and touch
+ * nothing; tutti_last_error() of such a handle returns a message that says so. Still
+ * undefined: a handle whose memory has since been reused for a new communicator (it is that new
+ * communicator then; calls recorded in an open group are not run on it, see tutti_group_end),
+ * a pointer into a communicator's memory that is not the handle itself, and tutti_comm_destroy
+ * concurrent with another call on the same communicator in another thread (use
+ * tutti_comm_abort there: it waits for calls inside to leave, and refuses those that come after).
  */
 #ifndef TUTTI_COMM_H
 #define TUTTI_COMM_H
@@ -104,7 +115,10 @@ TUTTI_API tutti_status_t tutti_comm_init_env(tutti_comm_t **comm_p);
  * Finish outstanding operations, then free the communicator. Not collective in the sense of
  * waiting for other ranks, but peers still using it will see the connection close.
  * @return TUTTI_OK; the stored error of a failed communicator (resources are freed anyway);
- *         TUTTI_ERR_INVALID_ARG for NULL. Not thread-safe with other calls on the same comm.
+ *         TUTTI_ERR_INVALID_ARG for NULL; TUTTI_ERR_INVALID_USAGE when comm was destroyed or
+ *         aborted already. Not thread-safe with other calls on the same comm. Destroying a
+ *         communicator whose calls are recorded in an open group is allowed: tutti_group_end
+ *         then runs the group's other calls and returns TUTTI_ERR_INVALID_USAGE for these.
  */
 TUTTI_API tutti_status_t tutti_comm_destroy(tutti_comm_t *comm);
 
@@ -112,8 +126,10 @@ TUTTI_API tutti_status_t tutti_comm_destroy(tutti_comm_t *comm);
  * Abort: every call in flight on this communicator, in any thread, returns TUTTI_ERR_ABORTED;
  * peers are told and fail their own operations with TUTTI_ERR_REMOTE naming this rank; then the
  * communicator is freed. Call it from any thread, including while another thread is blocked in a
- * collective on the same comm; do not use the comm afterwards.
- * @return TUTTI_OK; TUTTI_ERR_INVALID_ARG for NULL. Thread-safe.
+ * collective on the same comm; do not use the comm afterwards (a call on it returns
+ * TUTTI_ERR_INVALID_USAGE).
+ * @return TUTTI_OK; TUTTI_ERR_INVALID_ARG for NULL; TUTTI_ERR_INVALID_USAGE when comm was
+ *         destroyed or aborted already. Thread-safe.
  */
 TUTTI_API tutti_status_t tutti_comm_abort(tutti_comm_t *comm);
 
