@@ -235,10 +235,12 @@ static const char *type_words(tutti_env_type_t t)
     return "a string";
 }
 
-/* Append one problem to tutti__g.env_problem ("; " between them, "..." once it is full). */
+/* Append one problem to tutti__g.env_problem, "; " between them. Each append leaves room for
+ * "; ...", which marks, once, that more problems did not fit. */
 static void add_problem(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void add_problem(const char *fmt, ...)
 {
+    static const char more[] = "; ...";
     char *buf = tutti__g.env_problem;
     size_t cap = sizeof(tutti__g.env_problem), n = strlen(buf);
     char one[256];
@@ -246,9 +248,9 @@ static void add_problem(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(one, sizeof(one), fmt, ap);
     va_end(ap);
-    if (n + 2 + strlen(one) + 4 >= cap) {
-        if (n + 4 < cap && (n < 3 || strcmp(buf + n - 3, "...") != 0)) {
-            strcat(buf, "; ...");
+    if (n + 2 + strlen(one) + sizeof(more) > cap) {
+        if (n < 3 || strcmp(buf + n - 3, "...") != 0) {
+            strcat(buf, more);
         }
         return;
     }
@@ -292,8 +294,7 @@ tutti_status_t tutti__env_check(void)
         return TUTTI_OK;
     }
     return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
-                            "%s (tutti-info --env lists every "
-                            "variable with its range)",
+                            "%s (tutti-info --env lists every variable with its range)",
                             tutti__g.env_problem);
 }
 

@@ -20,7 +20,7 @@ struct tutti_group_op;
 struct tutti_global {
     struct tutti_env env; /* parsed once by env.c */
     int env_ready;
-    char env_problem[480]; /* env.c: malformed and out-of-range values; "" when none */
+    char env_problem[440]; /* env.c: malformed and out-of-range values; "" when none */
 
     int log_ready;           /* log.c: set once the config below is final */
     FILE *log_file;          /* stderr or TUTTI_LOG_FILE */

@@ -124,6 +124,24 @@ Test(env, out_of_range_values_are_named_with_their_range)
     }
 }
 
+/* More bad values than the message holds: as many as fit, then "; ...", nothing cut off. */
+Test(env, many_bad_values_end_the_message_with_a_mark)
+{
+    static const char *const names[] = {
+        "TUTTI_NSOCKS",    "TUTTI_SHM_NSLOTS", "TUTTI_TCP_NSLOTS",   "TUTTI_IB_QPS",
+        "TUTTI_IB_NSLOTS", "TUTTI_IB_TIMEOUT", "TUTTI_IB_RETRY_CNT", "TUTTI_IB_TC",
+        "TUTTI_IB_SL",     "TUTTI_NCHANNELS",  "TUTTI_IPC",          "TUTTI_NRANKS"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        setenv(names[i], "99999999", 1);
+    }
+    cr_assert_eq(tutti__env_check(), TUTTI_ERR_INVALID_ARG);
+    const char *m = tutti_last_error(NULL);
+    cr_assert(strstr(m, "TUTTI_NSOCKS value '99999999' is out of range (1 to 16)") != NULL, "%s",
+              m);
+    cr_assert(strstr(m, "; ... (tutti-info --env lists every variable with its range)") != NULL,
+              "%s", m);
+}
+
 Test(env, values_at_the_ends_of_their_ranges_are_accepted)
 {
     setenv("TUTTI_SHM_SLOT_SIZE", "64m", 1);
