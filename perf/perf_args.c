@@ -42,7 +42,7 @@ void perf_args_usage(const char *tool, int mpi)
            "\t[--register <0/1>] 1: register the buffers with tutti_comm_register (RDMA: sends "
            "without\n\t    a copy into tutti's FIFOs; tutti's tools only; default 0)\n"
            "\t[-J,--json <file>] write every result as JSON\n"
-           "\t[--print-env] list tutti's environment variables and exit\n"
+           "\t[--print-env] list tutti's environment variables (defaults, ranges) and exit\n"
            "\t[-h,--help]\n",
            tool,
            mpi ? "\t[--coll <all_reduce/all_gather/broadcast/reduce/reduce_scatter/alltoall/"

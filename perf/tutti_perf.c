@@ -183,19 +183,22 @@ static int rank_main(void *arg, tutti_comm_t *comm)
     return bench_comm(a->coll, a->o, a->tool, comm);
 }
 
-/* --print-env: tutti's variables (the one table in src/env.h) with defaults and help. */
+/* --print-env: tutti's variables (the one table in src/env.h) with defaults, ranges and help. */
 static void print_env(void)
 {
     static const char *const types[] = {"string", "int", "size", "duration"};
     int n = 0;
     const struct tutti_env_desc *t = tutti__env_table(&n);
     for (int i = 0; i < n; i++) {
-        char name[64];
+        char name[64], range[48] = "";
         snprintf(name, sizeof(name), "TUTTI_%s", t[i].name);
+        if (t[i].lo[0] != '\0') {
+            snprintf(range, sizeof(range), ", range %s to %s", t[i].lo, t[i].hi);
+        }
         const char *now = tutti__env_foreign(name);
-        printf("%-22s %-8s default \"%s\"%s%s%s\n    %s\n", name, types[t[i].type], t[i].def,
-               now != NULL ? ", set to \"" : "", now != NULL ? now : "", now != NULL ? "\"" : "",
-               t[i].help);
+        printf("%-22s %-8s default \"%s\"%s%s%s%s\n    %s\n", name, types[t[i].type], t[i].def,
+               range, now != NULL ? ", set to \"" : "", now != NULL ? now : "",
+               now != NULL ? "\"" : "", t[i].help);
     }
 }
 

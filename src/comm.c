@@ -1,7 +1,9 @@
 /*
  * comm.c - the public life-cycle and query calls of a communicator: rank, size, async error,
- * destroy and abort. Abort may come from any thread while others are blocked in operations:
- * it flags the communicator, wakes every waiter, waits until they have all left, then frees.
+ * destroy and abort, and the live set every call checks its handle against first (a destroyed
+ * or aborted handle is refused with TUTTI_ERR_INVALID_USAGE, never read). Abort may come from
+ * any thread while others are blocked in operations: it takes the handle out of the live set,
+ * flags the communicator, wakes every waiter, waits until they have all left, then frees.
  */
 #include "comm.h"
 #include "check.h"
@@ -15,13 +17,52 @@
 #include <string.h>
 #include <unistd.h>
 
+tutti_status_t tutti__comm_publish(struct tutti_comm *comm)
+{
+    struct tutti_handle_set *live = &tutti__g.live_comms;
+    tutti__handle_lock(live);
+    comm->serial = ++tutti__g.comm_serial;
+    tutti__handle_unlock(live);
+    return tutti__handle_add(live, comm);
+}
+
+int tutti__comm_enter(const struct tutti_comm *comm, uint64_t serial)
+{
+    struct tutti_handle_set *live = &tutti__g.live_comms;
+    tutti__handle_lock(live);
+    int ok = tutti__handle_find_locked(live, comm) && (serial == 0 || comm->serial == serial);
+    if (ok) {
+        atomic_fetch_add(&((struct tutti_comm *)comm)->state.inflight, 1);
+    }
+    tutti__handle_unlock(live);
+    return ok ? 0 : -1;
+}
+
+void tutti__comm_leave(const struct tutti_comm *comm)
+{
+    atomic_fetch_sub(&((struct tutti_comm *)comm)->state.inflight, 1);
+}
+
+tutti_status_t tutti__comm_not_live(const void *comm, const char *what)
+{
+    return tutti__set_error(NULL, TUTTI_ERR_INVALID_USAGE,
+                            "%s: comm %p is not a live communicator (destroyed or aborted "
+                            "already, or not made by tutti)",
+                            what, comm);
+}
+
+/* The query calls enter like an operation: an abort from another thread waits for them. */
 tutti_status_t tutti_comm_rank(const tutti_comm_t *comm, int *rank_p)
 {
     if (comm == NULL || rank_p == NULL) {
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "%s is NULL",
                                 comm == NULL ? "comm" : "rank_p");
     }
+    if (tutti__comm_enter(comm, 0) != 0) {
+        return tutti__comm_not_live(comm, "tutti_comm_rank");
+    }
     *rank_p = comm->rank;
+    tutti__comm_leave(comm);
     return TUTTI_OK;
 }
 
@@ -31,7 +72,11 @@ tutti_status_t tutti_comm_size(const tutti_comm_t *comm, int *size_p)
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "%s is NULL",
                                 comm == NULL ? "comm" : "size_p");
     }
+    if (tutti__comm_enter(comm, 0) != 0) {
+        return tutti__comm_not_live(comm, "tutti_comm_size");
+    }
     *size_p = comm->nranks;
+    tutti__comm_leave(comm);
     return TUTTI_OK;
 }
 
@@ -41,8 +86,12 @@ tutti_status_t tutti_comm_get_async_error(tutti_comm_t *comm, tutti_status_t *st
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "%s is NULL",
                                 comm == NULL ? "comm" : "st_p");
     }
+    if (tutti__comm_enter(comm, 0) != 0) {
+        return tutti__comm_not_live(comm, "tutti_comm_get_async_error");
+    }
     tutti__ipc_check(comm);
     *st_p = tutti__comm_health(comm);
+    tutti__comm_leave(comm);
     return TUTTI_OK;
 }
 
@@ -50,6 +99,10 @@ tutti_status_t tutti_comm_destroy(tutti_comm_t *comm)
 {
     if (comm == NULL) {
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "comm is NULL");
+    }
+    /* Out of the live set first: a second destroy, or an abort, finds it gone. */
+    if (!tutti__handle_take(&tutti__g.live_comms, comm)) {
+        return tutti__comm_not_live(comm, "tutti_comm_destroy");
     }
     tutti__tls.rank = comm->rank;
     tutti__queue_drain(comm); /* asynchronous operations finish first, */
@@ -83,6 +136,11 @@ tutti_status_t tutti_comm_abort(tutti_comm_t *comm)
 {
     if (comm == NULL) {
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "comm is NULL");
+    }
+    /* Out of the live set first: calls that enter from now on are refused, and those already
+     * inside are counted in state.inflight, which tutti__comm_stop waits for. */
+    if (!tutti__handle_take(&tutti__g.live_comms, comm)) {
+        return tutti__comm_not_live(comm, "tutti_comm_abort");
     }
     tutti__comm_stop(comm, "aborted its communicator");
     tutti__stream_fini(comm, 1);

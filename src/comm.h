@@ -85,6 +85,7 @@ struct tutti_comm_queue {
 struct tutti_comm {
     int rank;
     int nranks;
+    uint64_t serial; /* comm.c: unique in the process, so a reused address is not this comm */
     uint64_t comm_id;
     uint8_t secret[TUTTI_SECRET_BYTES];
     uint32_t nsplits; /* children made by tutti_comm_split, to derive their ids */
@@ -127,6 +128,28 @@ static inline void tutti__comm_seq_done(struct tutti_comm *comm, uint64_t seq)
         atomic_store_explicit(&comm->net.board->completed, seq, memory_order_relaxed);
     }
 }
+
+/**
+ * Make a new communicator live (comm.c): from now on calls may use it. Gives it its serial.
+ * @return TUTTI_OK; TUTTI_ERR_NO_MEMORY (logged).
+ */
+tutti_status_t tutti__comm_publish(struct tutti_comm *comm);
+
+/**
+ * Enter comm for a call (comm.c): it must be live, and when serial is not 0 the communicator
+ * that had that serial (not a new one at the same address); then this thread counts in
+ * state.inflight, so that tutti_comm_abort from another thread waits for it to leave. Both under
+ * the live set's lock, so an abort either refuses the call or waits for it.
+ * @return 0; -1 when comm is not a live communicator (nothing is touched or recorded).
+ */
+int tutti__comm_enter(const struct tutti_comm *comm, uint64_t serial);
+
+/** Leave what tutti__comm_enter entered. */
+void tutti__comm_leave(const struct tutti_comm *comm);
+
+/** The error for a call on a handle that is not a live communicator: TUTTI_ERR_INVALID_USAGE,
+ * logged and recorded for the thread, naming the call and the handle. */
+tutti_status_t tutti__comm_not_live(const void *comm, const char *what);
 
 /** Free a communicator whose operations are over (init.c). */
 void tutti__comm_free(struct tutti_comm *comm);

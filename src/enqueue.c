@@ -154,8 +154,9 @@ tutti_status_t tutti__op_validate(struct tutti_comm *comm, const struct tutti_op
     return check_overlap(comm, op, sl, rl);
 }
 
-tutti_status_t tutti__enqueue(struct tutti_comm *comm, const struct tutti_op_desc *op,
-                              void *stream, tutti_request_t **req_p)
+/* The call on a communicator it has entered (tutti__enqueue). */
+static tutti_status_t enqueue_entered(struct tutti_comm *comm, const struct tutti_op_desc *op,
+                                      void *stream, tutti_request_t **req_p)
 {
     TUTTI_CHECK(tutti__op_validate(comm, op));
     int on_stream = 0;
@@ -190,12 +191,24 @@ tutti_status_t tutti__enqueue(struct tutti_comm *comm, const struct tutti_op_des
     if (on_stream) {
         return tutti__stream_enqueue(comm, op, 1, stream);
     }
-    atomic_fetch_add(&comm->state.inflight, 1);
     if (req_p != NULL) {
-        st = tutti__submit(comm, op, req_p);
-    } else {
-        st = tutti__run_blocking(comm, op);
+        return tutti__submit(comm, op, req_p);
     }
-    atomic_fetch_sub(&comm->state.inflight, 1);
+    return tutti__run_blocking(comm, op);
+}
+
+tutti_status_t tutti__enqueue(struct tutti_comm *comm, const struct tutti_op_desc *op, void *stream,
+                              tutti_request_t **req_p)
+{
+    if (comm == NULL) {
+        return tutti__op_validate(comm, op); /* the error naming comm */
+    }
+    /* A destroyed or aborted handle is refused before anything reads it; a live one counts in
+     * state.inflight for the whole call, so that tutti_comm_abort waits for it. */
+    if (tutti__comm_enter(comm, 0) != 0) {
+        return tutti__comm_not_live(comm, tutti__coll_name(op->coll));
+    }
+    tutti_status_t st = enqueue_entered(comm, op, stream, req_p);
+    tutti__comm_leave(comm);
     return st;
 }

@@ -1,27 +1,29 @@
 /*
  * env.c - the only place that reads the process environment.
  *
- * Parses the TUTTI_ENV_VARS table once (pthread_once) into a const struct tutti_env, warns about
- * unknown TUTTI_* names and malformed values, and offers tutti__env_foreign() for the variables
- * that launchers set (RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK, ...).
+ * Parses the TUTTI_ENV_VARS table once (pthread_once) into a const struct tutti_env, checks every
+ * number against its range, keeps what is malformed or out of range for tutti__env_check() (the
+ * error every creating call returns), warns about unknown TUTTI_* names, and offers
+ * tutti__env_foreign() for the variables that launchers set (RANK, SLURM_PROCID, ...).
  */
 #include "env.h"
+#include "check.h"
 #include "global.h"
 #include "log.h"
-
-#include <stdio.h>
 
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 extern char **environ;
 
 static const struct tutti_env_desc env_table[] = {
-#define TUTTI_ENV_DESC_(name, type, def, help) {#name, TUTTI_ENV_##type, def, help},
+#define TUTTI_ENV_DESC_(name, type, def, lo, hi, help) {#name, TUTTI_ENV_##type, def, lo, hi, help},
     TUTTI_ENV_VARS(TUTTI_ENV_DESC_)
 #undef TUTTI_ENV_DESC_
 };
@@ -33,7 +35,8 @@ int tutti__parse_long(const char *s, long *out_p)
 {
     char *end = NULL;
     errno = 0;
-    long v = strtol(s, &end, 0);
+    /* Base 10: base 0 read "010" as 8 and "0x10" as 16, which nobody writing a rank means. */
+    long v = strtol(s, &end, 10);
     if (errno != 0 || end == s) {
         return -1;
     }
@@ -150,7 +153,7 @@ static int parse_value(const struct tutti_env_desc *d, const char *s, void *fiel
 static void *field_of(struct tutti_env *env, int i)
 {
     int k = 0;
-#define TUTTI_ENV_FIELD_PTR_(name, type, def, help)                                                \
+#define TUTTI_ENV_FIELD_PTR_(name, type, def, lo, hi, help)                                        \
     if (k++ == i) {                                                                                \
         return &env->name;                                                                         \
     }
@@ -191,16 +194,77 @@ static void warn_unknown(void)
     }
 }
 
+/* Is the parsed value in [d->lo, d->hi]? (The bounds parse as the value does: a bound that does
+ * not is a bug in the table, which the unit tests catch.) */
+static int in_range(const struct tutti_env_desc *d, const void *field)
+{
+    switch (d->type) {
+    case TUTTI_ENV_INT: {
+        long v = *(const long *)field, lo = 0, hi = 0;
+        return tutti__parse_long(d->lo, &lo) == 0 && tutti__parse_long(d->hi, &hi) == 0 &&
+               v >= lo && v <= hi;
+    }
+    case TUTTI_ENV_SIZE: {
+        size_t v = *(const size_t *)field, lo = 0, hi = 0;
+        return tutti__parse_size(d->lo, &lo) == 0 && tutti__parse_size(d->hi, &hi) == 0 &&
+               v >= lo && v <= hi;
+    }
+    case TUTTI_ENV_DURATION: {
+        int64_t v = *(const int64_t *)field, lo = 0, hi = 0;
+        return tutti__parse_duration_ns(d->lo, &lo) == 0 &&
+               tutti__parse_duration_ns(d->hi, &hi) == 0 && v >= lo && v <= hi;
+    }
+    case TUTTI_ENV_STRING:
+        return 1;
+    }
+    return 0;
+}
+
+static const char *type_words(tutti_env_type_t t)
+{
+    switch (t) {
+    case TUTTI_ENV_INT:
+        return "a decimal integer";
+    case TUTTI_ENV_SIZE:
+        return "a size (e.g. 4096, 512k, 2m)";
+    case TUTTI_ENV_DURATION:
+        return "a duration (e.g. 250us, 10ms, 30s, 5m)";
+    case TUTTI_ENV_STRING:
+        break;
+    }
+    return "a string";
+}
+
+/* Append one problem to tutti__g.env_problem, "; " between them. Each append leaves room for
+ * "; ...", which marks, once, that more problems did not fit. */
+static void add_problem(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void add_problem(const char *fmt, ...)
+{
+    static const char more[] = "; ...";
+    char *buf = tutti__g.env_problem;
+    size_t cap = sizeof(tutti__g.env_problem), n = strlen(buf);
+    char one[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(one, sizeof(one), fmt, ap);
+    va_end(ap);
+    if (n + 2 + strlen(one) + sizeof(more) > cap) {
+        if (n < 3 || strcmp(buf + n - 3, "...") != 0) {
+            strcat(buf, more);
+        }
+        return;
+    }
+    snprintf(buf + n, cap - n, "%s%s", n > 0 ? "; " : "", one);
+}
+
 static void env_parse(void)
 {
     struct tutti_env *env = &tutti__g.env;
-    char pending[ENV_COUNT][192];
-    int npending = 0;
     for (int i = 0; i < ENV_COUNT; i++) {
         const struct tutti_env_desc *d = &env_table[i];
         void *field = field_of(env, i);
-        if (parse_value(d, d->def, field) != 0) {
-            abort(); /* a default that does not parse is a bug in the table */
+        if (parse_value(d, d->def, field) != 0 || !in_range(d, field)) {
+            abort(); /* a default that does not parse or lies outside its range: a table bug */
         }
         char full[80];
         snprintf(full, sizeof(full), "TUTTI_%s", d->name);
@@ -209,19 +273,43 @@ static void env_parse(void)
             continue;
         }
         if (parse_value(d, val, field) != 0) {
-            snprintf(pending[npending++], sizeof(pending[0]), "%s value '%.60s' is malformed", full,
-                     val);
-            (void)parse_value(d, d->def, field);
+            add_problem("%s value '%.40s' is not %s", full, val, type_words(d->type));
+        } else if (!in_range(d, field)) {
+            add_problem("%s value '%.40s' is out of range (%s to %s)", full, val, d->lo, d->hi);
+        } else {
+            env->set_mask |= 1ull << i;
             continue;
         }
-        env->set_mask |= 1ull << i;
+        (void)parse_value(d, d->def, field); /* the default stays; tutti__env_check refuses */
     }
     tutti__g.env_ready = 1;
     /* Warnings go out after the table is complete, because logging itself reads the table. */
-    for (int i = 0; i < npending; i++) {
-        tutti_warn("%s; using the default", pending[i]);
-    }
     warn_unknown();
+}
+
+tutti_status_t tutti__env_check(void)
+{
+    (void)tutti__env();
+    if (tutti__g.env_problem[0] == '\0') {
+        return TUTTI_OK;
+    }
+    return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                            "%s (tutti-info --env lists every variable with its range)",
+                            tutti__g.env_problem);
+}
+
+int tutti__env_int_range(const char *name, long *lo_p, long *hi_p)
+{
+    int i = tutti__env_index(name);
+    long lo, hi;
+    if (i < 0 || env_table[i].type != TUTTI_ENV_INT ||
+        tutti__parse_long(env_table[i].lo, &lo) != 0 ||
+        tutti__parse_long(env_table[i].hi, &hi) != 0) {
+        return -1;
+    }
+    *lo_p = lo;
+    *hi_p = hi;
+    return 0;
 }
 
 const struct tutti_env *tutti__env(void)

@@ -1,94 +1,107 @@
 /*
  * env.h - every TUTTI_* environment variable, in one table, parsed once.
  *
- * The table gives name, type, default and help. src/env.c parses all of them on first use into a
- * const struct tutti_env; an unknown TUTTI_* variable or a malformed value produces a warning (a
- * malformed value keeps the default). Values are typed and accept units: sizes "4k", "2M", "1G";
- * durations "250us", "10ms", "30s", "5m" (a bare number is seconds). getenv() is not called
- * anywhere else in the library: variables of launchers (RANK, SLURM_PROCID, ...) are read through
- * tutti__env_foreign().
+ * The table gives name, type, default, range and help. src/env.c parses all of them on first use
+ * into a const struct tutti_env. Values are typed and accept units: sizes "4k", "2M", "1G";
+ * durations "250us", "10ms", "30s", "5m" (a bare number is seconds); integers are decimal only.
+ * Every number has a range, lo to hi inclusive, written in the same units (a STRING has none:
+ * ""). A malformed value or one out of its range keeps the default in the table and is an error
+ * (tutti__env_check), which every call that creates a communicator or a unique id returns: a job
+ * never runs with a setting other than the one asked for. An unknown TUTTI_* name is a warning.
+ * getenv() is not called anywhere else in the library: variables of launchers (RANK,
+ * SLURM_PROCID, ...) are read through tutti__env_foreign().
  */
 #ifndef TUTTI_ENV_H
 #define TUTTI_ENV_H
 
+#include "tutti/status.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
-/* name, type, default, help */
+/* name, type, default, lo, hi, help */
 #define TUTTI_ENV_VARS(X)                                                                          \
-    X(LOG_LEVEL, STRING, "warn", "none, error, warn, info, debug or trace")                        \
-    X(LOG_SUBSYS, STRING, "all",                                                                   \
+    X(LOG_LEVEL, STRING, "warn", "", "", "none, error, warn, info, debug or trace")                \
+    X(LOG_SUBSYS, STRING, "all", "", "",                                                           \
       "subsystems to log: init,coll,p2p,net,shm,topo,tune,boot,proxy,alloc,env or all; ^ negates") \
-    X(LOG_FILE, STRING, "", "write logs to this file instead of stderr; %h = host, %p = pid")      \
-    X(TIMEOUT, DURATION, "300s", "longest wait without progress before TUTTI_ERR_TIMEOUT")         \
-    X(TRANSPORT, STRING, "auto",                                                                   \
+    X(LOG_FILE, STRING, "", "", "",                                                                \
+      "write logs to this file instead of stderr; %h = host, %p = pid (created 0600; links and "   \
+      "other users' files are refused)")                                                           \
+    X(TIMEOUT, DURATION, "300s", "1s", "24h",                                                      \
+      "longest wait without progress before TUTTI_ERR_TIMEOUT")                                    \
+    X(TRANSPORT, STRING, "auto", "", "",                                                           \
       "auto (shared memory on one host, else RDMA verbs where both ranks have a port, else "       \
       "TCP), shm (the same), tcp (TCP for every pair) or ib (verbs for every pair, or an error)")  \
-    X(NCHANNELS, INT, "0", "parallel rings per collective; 0 picks per transport")                 \
-    X(NSOCKS, INT, "2", "TCP sockets per connection (1..16)")                                      \
-    X(SOCKET_IFNAME, STRING, "",                                                                   \
+    X(NCHANNELS, INT, "0", "0", "16", "parallel rings per collective; 0 picks per transport")      \
+    X(NSOCKS, INT, "2", "1", "16", "TCP sockets per connection")                                   \
+    X(SOCKET_IFNAME, STRING, "", "", "",                                                           \
       "network interface for bootstrap and TCP; listeners are tied to it (SO_BINDTODEVICE)")       \
-    X(SOCKET_FAMILY, STRING, "any", "any, ipv4 or ipv6: address family for the interface")         \
-    X(PORT_RANGE, STRING, "", "listen only on ports lo-hi, the root's included (default: any)")    \
-    X(HOSTID, STRING, "",                                                                          \
+    X(SOCKET_FAMILY, STRING, "any", "", "", "any, ipv4 or ipv6: address family for the interface") \
+    X(PORT_RANGE, STRING, "", "", "",                                                              \
+      "listen only on ports lo-hi, the root's included (default: any)")                            \
+    X(HOSTID, STRING, "", "", "",                                                                  \
       "override the host identity; ranks with equal ids share memory (default: boot id, "          \
       "hostname and namespaces)")                                                                  \
-    X(SHM_SLOT_SIZE, SIZE, "128k", "bytes per shared-memory FIFO slot")                            \
-    X(SHM_NSLOTS, INT, "8", "slots per shared-memory FIFO")                                        \
-    X(TCP_SLOT_SIZE, SIZE, "512k", "bytes per TCP FIFO slot")                                      \
-    X(TCP_NSLOTS, INT, "4", "slots per TCP FIFO")                                                  \
-    X(IB_HCA, STRING, "",                                                                          \
+    X(SHM_SLOT_SIZE, SIZE, "128k", "1k", "64m", "bytes per shared-memory FIFO slot")               \
+    X(SHM_NSLOTS, INT, "8", "2", "1024", "slots per shared-memory FIFO")                           \
+    X(TCP_SLOT_SIZE, SIZE, "512k", "1k", "1g", "bytes per TCP FIFO slot")                          \
+    X(TCP_NSLOTS, INT, "4", "1", "1024", "slots per TCP FIFO")                                     \
+    X(IB_HCA, STRING, "", "", "",                                                                  \
       "RDMA devices and ports to use, as NCCL_IB_HCA: dev[:port],...; ^ excludes, = matches "      \
       "names whole (default: all)")                                                                \
-    X(IB_QPS, INT, "1", "RDMA queue pairs per connection (1..8); slots alternate between them")    \
-    X(IB_SLOT_SIZE, SIZE, "512k", "bytes per RDMA FIFO slot (below 16M)")                          \
-    X(IB_NSLOTS, INT, "8", "slots per RDMA FIFO (1..256)")                                         \
-    X(IB_TIMEOUT, INT, "18",                                                                       \
+    X(IB_QPS, INT, "1", "1", "8", "RDMA queue pairs per connection; slots alternate between them") \
+    X(IB_SLOT_SIZE, SIZE, "512k", "1k", "8m", "bytes per RDMA FIFO slot")                          \
+    X(IB_NSLOTS, INT, "8", "1", "256", "slots per RDMA FIFO")                                      \
+    X(IB_TIMEOUT, INT, "18", "1", "31",                                                            \
       "RDMA ACK timeout exponent: 4.096 us x 2^N per try (18: about 1 s), as NCCL_IB_TIMEOUT")     \
-    X(IB_RETRY_CNT, INT, "7", "RDMA retries before a queue pair fails (0..7)")                     \
-    X(IB_INLINE, SIZE, "128", "RDMA writes up to this many bytes go inline in the work request")   \
-    X(IB_GID_INDEX, INT, "-1",                                                                     \
+    X(IB_RETRY_CNT, INT, "7", "0", "7", "RDMA retries before a queue pair fails")                  \
+    X(IB_INLINE, SIZE, "128", "0", "1k",                                                           \
+      "RDMA writes up to this many bytes go inline in the work request")                           \
+    X(IB_GID_INDEX, INT, "-1", "-1", "255",                                                        \
       "RoCE: use this GID index of every port instead of the automatic choice (-1)")               \
-    X(IB_TC, INT, "0", "RoCE: traffic class of RDMA packets (0..255), as NCCL_IB_TC")              \
-    X(IB_SL, INT, "0", "InfiniBand service level (0..15), as NCCL_IB_SL")                          \
-    X(SPIN, DURATION, "50us", "busy-poll this long before yielding the CPU")                       \
-    X(ALGO, STRING, "",                                                                            \
+    X(IB_TC, INT, "0", "0", "255", "RoCE: traffic class of RDMA packets, as NCCL_IB_TC")           \
+    X(IB_SL, INT, "0", "0", "15", "InfiniBand service level, as NCCL_IB_SL")                       \
+    X(SPIN, DURATION, "50us", "0", "1s", "busy-poll this long before yielding the CPU")            \
+    X(ALGO, STRING, "", "", "",                                                                    \
       "force algorithms, e.g. allreduce:oneshot,broadcast:ring (tutti-info --algos lists them)")   \
-    X(TUNER, STRING, "model",                                                                      \
+    X(TUNER, STRING, "model", "", "",                                                              \
       "automatic choice: model (the cost model's algorithm, chunk and channels, the static "       \
       "rule's unless it predicts a clear gain) or static (one hop up to TUTTI_DIRECT_MAX, else "   \
       "the general algorithm)")                                                                    \
-    X(DIRECT_MAX, SIZE, "8k",                                                                      \
+    X(DIRECT_MAX, SIZE, "8k", "0", "1g",                                                           \
       "largest message for which the one-hop algorithms (oneshot, direct) are chosen")             \
-    X(STREAM_MIN, SIZE, "0",                                                                       \
+    X(STREAM_MIN, SIZE, "0", "0", "1t",                                                            \
       "results of at least this many bytes per rank go to memory with non-temporal stores "        \
       "(0: never)")                                                                                \
-    X(STAGE_CHUNK, SIZE, "4m",                                                                     \
+    X(STAGE_CHUNK, SIZE, "4m", "4k", "256m",                                                       \
       "device buffers of a call on a CUDA stream are staged through pinned host memory in pieces " \
       "of this size (all-reduce, broadcast, reduce), so copies overlap the network")               \
-    X(IPC, INT, "1",                                                                               \
+    X(IPC, INT, "1", "0", "1",                                                                     \
       "1: all-reduce of device buffers among 2-8 ranks of one host reads the peers' buffers "      \
       "through CUDA IPC; 0: staged through host memory like the other calls")                      \
-    X(IPC_CHUNK, SIZE, "4m", "bytes per piece of the CUDA IPC all-reduce (its scratch is 4x)")     \
-    X(IPC_TWOSHOT_MIN, SIZE, "256k",                                                               \
+    X(IPC_CHUNK, SIZE, "4m", "4k", "256m",                                                         \
+      "bytes per piece of the CUDA IPC all-reduce (its scratch is 4x)")                            \
+    X(IPC_TWOSHOT_MIN, SIZE, "256k", "0", "1t",                                                    \
       "CUDA IPC all-reduce pieces of at least this size are two-shot (reduce-scatter, then "       \
       "all-gather: 2x the data read per rank instead of nranks x)")                                \
-    X(YIELD, DURATION, "2ms", "then sched_yield() this long before sleeping")                      \
-    X(TOPO_FILE, STRING, "",                                                                       \
+    X(YIELD, DURATION, "2ms", "0", "1s", "then sched_yield() this long before sleeping")           \
+    X(TOPO_FILE, STRING, "", "", "",                                                               \
       "load the machine's topology from this hwloc XML file instead of detecting it "              \
       "(tutti-info --topo --dump writes one)")                                                     \
-    X(CUDA_MODULE, STRING, "",                                                                     \
+    X(CUDA_MODULE, STRING, "", "", "",                                                             \
       "path of the GPU module libtutti-cuda.so (default: beside libtutti, then the install "       \
       "libdir, then the loader's search)")                                                         \
-    X(TRAIN_CUDA_MODULE, STRING, "",                                                               \
+    X(TRAIN_CUDA_MODULE, STRING, "", "", "",                                                       \
       "path of tutti-train's GPU module libtutti-train-cuda.so (default: beside tutti-train, "     \
       "then the install libdir, then the loader's search)")                                        \
-    X(RANK, INT, "-1", "this process's rank (tutti_comm_init_env)")                                \
-    X(NRANKS, INT, "-1", "number of ranks (tutti_comm_init_env)")                                  \
-    X(ROOT, STRING, "", "host:port of the bootstrap root, served by rank 0 (tutti_comm_init_env)") \
-    X(SECRET, STRING, "", "32 hex digits: the job's shared secret (tutti_comm_init_env)")          \
-    X(SECRET_FILE, STRING, "", "file holding the secret, as TUTTI_SECRET (tutti_comm_init_env)")   \
-    X(LIBRARY, STRING, "",                                                                         \
+    X(RANK, INT, "-1", "-1", "1048575", "this process's rank (tutti_comm_init_env); -1: not set")  \
+    X(NRANKS, INT, "-1", "-1", "1048576", "number of ranks (tutti_comm_init_env); -1: not set")    \
+    X(ROOT, STRING, "", "", "",                                                                    \
+      "host:port of the bootstrap root, served by rank 0 (tutti_comm_init_env)")                   \
+    X(SECRET, STRING, "", "", "", "32 hex digits: the job's shared secret (tutti_comm_init_env)")  \
+    X(SECRET_FILE, STRING, "", "", "",                                                             \
+      "file holding the secret, as TUTTI_SECRET (tutti_comm_init_env)")                            \
+    X(LIBRARY, STRING, "", "", "",                                                                 \
       "libtutti.so the Python package (src/python/tutti) loads; the C library ignores it "         \
       "(default: beside the package, then the loader's search)")
 
@@ -101,11 +114,11 @@ typedef enum {
 
 /** Parsed values. STRING -> const char *, INT -> long, SIZE -> size_t bytes, DURATION -> ns. */
 struct tutti_env {
-#define TUTTI_ENV_FIELD_STRING                   const char *
-#define TUTTI_ENV_FIELD_INT                      long
-#define TUTTI_ENV_FIELD_SIZE                     size_t
-#define TUTTI_ENV_FIELD_DURATION                 int64_t
-#define TUTTI_ENV_STRUCT_(name, type, def, help) TUTTI_ENV_FIELD_##type name;
+#define TUTTI_ENV_FIELD_STRING                           const char *
+#define TUTTI_ENV_FIELD_INT                              long
+#define TUTTI_ENV_FIELD_SIZE                             size_t
+#define TUTTI_ENV_FIELD_DURATION                         int64_t
+#define TUTTI_ENV_STRUCT_(name, type, def, lo, hi, help) TUTTI_ENV_FIELD_##type name;
     TUTTI_ENV_VARS(TUTTI_ENV_STRUCT_)
 #undef TUTTI_ENV_STRUCT_
     /* which variables were set explicitly (bit i = i-th table entry) */
@@ -117,6 +130,7 @@ struct tutti_env_desc {
     const char *name; /* without the TUTTI_ prefix */
     tutti_env_type_t type;
     const char *def;
+    const char *lo, *hi; /* the range, inclusive, in the units of def; "" for a STRING */
     const char *help;
 };
 
@@ -129,13 +143,25 @@ const struct tutti_env_desc *tutti__env_table(int *n_p);
 /** Index of a variable in the table, by name without prefix; -1 if unknown. */
 int tutti__env_index(const char *name);
 
+/**
+ * Every variable set to a malformed value or one out of its range, as an error:
+ * TUTTI_ERR_INVALID_ARG naming each (variable, value, range), recorded for the calling thread.
+ * @return TUTTI_OK when every value is good. Thread-safe.
+ */
+tutti_status_t tutti__env_check(void);
+
+/** The range of an INT variable, by name without prefix; -1 if it is not an INT. */
+int tutti__env_int_range(const char *name, long *lo_p, long *hi_p);
+
 /** Was TUTTI_<name> set in the environment? */
 int tutti__env_is_set(const char *name);
 
 /** A launcher's variable (RANK, SLURM_PROCID, ...): NULL when unset or empty. */
 const char *tutti__env_foreign(const char *name);
 
-/* Value parsers, shared with the table and unit-tested on their own. 0 on success, -1 if bad. */
+/* Value parsers, shared with the table and unit-tested on their own. 0 on success, -1 if bad.
+ * tutti__parse_long reads decimal only ("010" is ten, "0x10" is malformed) and refuses what
+ * does not fit a long. */
 int tutti__parse_size(const char *s, size_t *out_p);
 int tutti__parse_duration_ns(const char *s, int64_t *out_p);
 int tutti__parse_long(const char *s, long *out_p);

@@ -9,6 +9,7 @@
 #define TUTTI_GLOBAL_H
 
 #include "env.h"
+#include "handle.h"
 #include "topology/topo.h"
 
 #include <pthread.h>
@@ -19,6 +20,7 @@ struct tutti_group_op;
 struct tutti_global {
     struct tutti_env env; /* parsed once by env.c */
     int env_ready;
+    char env_problem[440]; /* env.c: malformed and out-of-range values; "" when none */
 
     int log_ready;           /* log.c: set once the config below is final */
     FILE *log_file;          /* stderr or TUTTI_LOG_FILE */
@@ -27,7 +29,12 @@ struct tutti_global {
 
     struct tutti_topo topo; /* topology/detect.c, filled once */
 
-    struct {                   /* fork_gate.c: the library's threads against fork() */
+    /* comm.c, request.c: the handles given out and not yet taken back (handle.h) */
+    struct tutti_handle_set live_comms;
+    struct tutti_handle_set live_reqs;
+    uint64_t comm_serial; /* the last communicator's serial, under live_comms.lock */
+
+    struct { /* fork_gate.c: the library's threads against fork() */
         pthread_mutex_t lock;
         pthread_cond_t cond;   /* busy reached 0, or a fork ended */
         pthread_once_t once;   /* registers the atfork handlers */

@@ -38,6 +38,7 @@ tutti_status_t tutti__group_record(struct tutti_comm *comm, const struct tutti_o
         t->group_cap = cap;
     }
     t->group_ops[t->group_nops].comm = comm;
+    t->group_ops[t->group_nops].serial = comm->serial; /* the caller has entered comm */
     t->group_ops[t->group_nops].op = *op;
     t->group_ops[t->group_nops].on_stream = on_stream;
     t->group_ops[t->group_nops].stream = stream;
@@ -53,6 +54,8 @@ static int is_p2p(const struct tutti_op_desc *op)
 /* One communicator's part of the group. */
 struct member {
     struct tutti_comm *comm;
+    uint64_t serial; /* comm's serial when its calls were recorded */
+    int entered;     /* tutti__comm_enter succeeded: comm is live, the same, and held */
     const struct tutti_op_desc **ops; /* its calls in order */
     int nops;
     int next;      /* first call of the next segment */
@@ -110,7 +113,9 @@ static void run_members(struct member *ms, int nm)
     struct tutti_exec **exs = calloc((size_t)nm, sizeof(*exs));
     if (exs == NULL) {
         for (int i = 0; i < nm; i++) {
-            ms[i].status = tutti__set_error(ms[i].comm, TUTTI_ERR_NO_MEMORY, "no memory");
+            if (ms[i].status == TUTTI_OK) { /* else its comm may be gone: leave it alone */
+                ms[i].status = tutti__set_error(ms[i].comm, TUTTI_ERR_NO_MEMORY, "no memory");
+            }
         }
         return;
     }
@@ -168,11 +173,12 @@ static struct member *collect(struct tutti_group_op *gops, int n, int *nm_p)
     int nm = 0;
     for (int i = 0; i < n; i++) {
         int k = 0;
-        while (k < nm && ms[k].comm != gops[i].comm) {
+        while (k < nm && (ms[k].comm != gops[i].comm || ms[k].serial != gops[i].serial)) {
             k++;
         }
         if (k == nm) {
-            ms[nm++].comm = gops[i].comm;
+            ms[nm].comm = gops[i].comm;
+            ms[nm++].serial = gops[i].serial;
         }
         ms[k].nops++;
     }
@@ -184,13 +190,31 @@ static struct member *collect(struct tutti_group_op *gops, int n, int *nm_p)
     }
     for (int i = 0; i < n; i++) {
         int k = 0;
-        while (ms[k].comm != gops[i].comm) {
+        while (ms[k].comm != gops[i].comm || ms[k].serial != gops[i].serial) {
             k++;
         }
         ms[k].ops[ms[k].nops++] = &gops[i].op;
     }
     *nm_p = nm;
     return ms;
+}
+
+/*
+ * Enter a member's communicator for the group's end. One destroyed or aborted since its calls
+ * were recorded (tutti_comm_destroy inside the group) is not touched: its calls do not run, and
+ * the end says so with TUTTI_ERR_INVALID_USAGE; the other members still run theirs.
+ */
+static tutti_status_t member_enter(struct member *m)
+{
+    if (tutti__comm_enter(m->comm, m->serial) != 0) {
+        return m->status = tutti__set_error(
+                   NULL, TUTTI_ERR_INVALID_USAGE,
+                   "tutti_group_end: comm %p was destroyed or aborted after %d call(s) on it were "
+                   "recorded in this group; they did not run",
+                   (void *)m->comm, m->nops);
+    }
+    m->entered = 1;
+    return TUTTI_OK;
 }
 
 /*
@@ -220,9 +244,13 @@ static tutti_status_t run_on_stream(struct tutti_group_op *g, int n)
         for (int i = 0; i < ms[k].nops; i++) {
             ops[i] = *ms[k].ops[i];
         }
-        st = tutti__comm_health(ms[k].comm);
+        st = member_enter(&ms[k]);
         if (st == TUTTI_OK) {
-            st = tutti__stream_enqueue(ms[k].comm, ops, ms[k].nops, g[0].stream);
+            st = tutti__comm_health(ms[k].comm);
+            if (st == TUTTI_OK) {
+                st = tutti__stream_enqueue(ms[k].comm, ops, ms[k].nops, g[0].stream);
+            }
+            tutti__comm_leave(ms[k].comm);
         }
     }
     if (ms != NULL) {
@@ -264,20 +292,23 @@ tutti_status_t tutti_group_end(void)
         st = tutti__set_error(NULL, TUTTI_ERR_NO_MEMORY, "no memory to run a group");
     }
     for (int i = 0; i < nm; i++) {
-        atomic_fetch_add(&ms[i].comm->state.inflight, 1);
-        tutti__turn_take(ms[i].comm);
-        ms[i].status = tutti__comm_health(ms[i].comm);
+        if (member_enter(&ms[i]) == TUTTI_OK) {
+            tutti__turn_take(ms[i].comm);
+            ms[i].status = tutti__comm_health(ms[i].comm);
+        }
     }
     if (nm > 0) {
-        run_members(ms, nm);
+        run_members(ms, nm); /* a member that was not entered has a status: it runs nothing */
     }
     for (int i = 0; i < nm; i++) {
         if (st == TUTTI_OK && ms[i].status != TUTTI_OK) {
             st = ms[i].status;
         }
         tutti__plan_free(&ms[i].plan);
-        tutti__turn_give(ms[i].comm);
-        atomic_fetch_sub(&ms[i].comm->state.inflight, 1);
+        if (ms[i].entered) {
+            tutti__turn_give(ms[i].comm);
+            tutti__comm_leave(ms[i].comm);
+        }
     }
     if (ms != NULL) {
         free((void *)ms[0].ops);
@@ -299,16 +330,24 @@ tutti_status_t tutti__group_simulate(double *time_us_p)
     if (--t->group_depth > 0) {
         return TUTTI_OK;
     }
-    for (int i = 0; i < t->group_nops; i++) {
+    tutti_status_t st = TUTTI_OK;
+    for (int i = 0; i < t->group_nops && st == TUTTI_OK; i++) {
         struct tutti_plan_params pp;
         double us = 0;
-        tutti__comm_plan_params(t->group_ops[i].comm, &t->group_ops[i].op, &pp);
+        struct tutti_group_op *g = &t->group_ops[i];
+        if (tutti__comm_enter(g->comm, g->serial) != 0) {
+            st = tutti__comm_not_live(g->comm, "simulating a group's end");
+            break;
+        }
+        tutti__comm_plan_params(g->comm, &g->op, &pp);
         pp.memo = NULL; /* the communicator's answers are written under its turn, not here */
-        if (tutti__algo_tuned(&t->group_ops[i].op, &pp, NULL, &us) >= 0) {
+        if (tutti__algo_tuned(&g->op, &pp, NULL, &us) >= 0) {
             total += us;
         }
+        tutti__comm_leave(g->comm);
     }
     group_clear(t);
+    TUTTI_CHECK(st);
     *time_us_p = total;
     return TUTTI_OK;
 }

@@ -7,10 +7,13 @@
 #include "plan.h"
 #include "tutti/status.h"
 
+#include <stdint.h>
+
 struct tutti_comm;
 
 struct tutti_group_op {
     struct tutti_comm *comm;
+    uint64_t serial; /* comm's when recorded: the end runs nothing on another comm at its address */
     struct tutti_op_desc op;
     int on_stream; /* goes through stream.c (a stream, or device buffers) */
     void *stream;

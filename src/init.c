@@ -74,6 +74,7 @@ tutti_status_t tutti_get_unique_id(tutti_unique_id_t *id_p)
     if (id_p == NULL) {
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "id_p is NULL");
     }
+    TUTTI_CHECK(tutti__env_check());
     struct tutti_uid u;
     union tutti_sockaddr local;
     TUTTI_CHECK(tutti__sock_local_addr(NULL, &local));
@@ -112,13 +113,9 @@ tutti_status_t tutti__params_check(const tutti_comm_params_t *params)
 static tutti_status_t init_config(struct tutti_comm *comm, const tutti_comm_params_t *params)
 {
     const struct tutti_env *env = tutti__env();
-    comm->cfg.timeout_ns = env->TIMEOUT > 0 ? env->TIMEOUT : 300ll * 1000000000ll;
+    /* Both within their ranges (env.h), checked before any communicator is made. */
+    comm->cfg.timeout_ns = env->TIMEOUT;
     comm->cfg.nchannels = (int)env->NCHANNELS;
-    if (comm->cfg.nchannels < 0 || comm->cfg.nchannels > TUTTI_MAX_CHANNELS) {
-        tutti_warn("TUTTI_NCHANNELS %d is not in 0..%d; using 0 (automatic)",
-                   comm->cfg.nchannels, TUTTI_MAX_CHANNELS);
-        comm->cfg.nchannels = 0;
-    }
     if (strcmp(env->TRANSPORT, "tcp") == 0) {
         comm->cfg.force_tcp = 1;
     } else if (strcmp(env->TRANSPORT, "ib") == 0) {
@@ -264,6 +261,9 @@ tutti_status_t tutti__comm_create(int nranks, int rank, uint64_t comm_id,
     if (st == TUTTI_OK) {
         st = setup(comm, root_hint, boot);
     }
+    if (st == TUTTI_OK) {
+        st = tutti__comm_publish(comm); /* live: calls may use it now */
+    }
     if (st != TUTTI_OK) {
         tutti__comm_free(comm);
         return st;
@@ -290,6 +290,7 @@ tutti_status_t tutti_comm_init_rank_params(tutti_comm_t **comm_p, int nranks,
                                 "rank %d / nranks %d: need nranks >= 1 and 0 <= rank < nranks",
                                 rank, nranks);
     }
+    TUTTI_CHECK(tutti__env_check());
     TUTTI_CHECK(tutti__params_check(params));
     struct tutti_uid u;
     TUTTI_CHECK(tutti__uid_decode(id, &u));

@@ -15,18 +15,28 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Integer launcher variable, or -1 when unset or malformed. */
-static long foreign_long(const char *name)
+/*
+ * A launcher's integer variable: decimal, in lo..hi, else an error naming it (RANK=4294967296
+ * was rank 0, "010" was 8). *out_p is -1 when it is unset.
+ */
+static tutti_status_t foreign_int(const char *name, long lo, long hi, long *out_p)
 {
     const char *v = tutti__env_foreign(name);
-    long x;
-    return (v != NULL && tutti__parse_long(v, &x) == 0) ? x : -1;
+    long x = -1;
+    if (v != NULL && (tutti__parse_long(v, &x) != 0 || x < lo || x > hi)) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                                "%s value '%.40s' is not a decimal integer in %ld to %ld", name, v,
+                                lo, hi);
+    }
+    *out_p = v != NULL ? x : -1;
+    return TUTTI_OK;
 }
 
 int tutti__hex_decode(const char *hex, uint8_t *out, size_t n)
@@ -81,34 +91,58 @@ int tutti__slurm_first_host(const char *list, char *out, size_t len)
     return o > 0 ? 0 : -1;
 }
 
+/* The variables of a launcher: rank, size and (optional) the ranks on this host. */
+struct launcher_vars {
+    const char *name, *rank, *size, *local_size;
+};
+
+static const struct launcher_vars launchers[] = {
+    {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"},
+    {"mpirun", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE"},
+    {"slurm", "SLURM_PROCID", "SLURM_NTASKS", NULL},
+};
+
+/* Rank, size and "one host" from a launcher's variables, each range-checked (the ranges of
+ * TUTTI_RANK and TUTTI_NRANKS, so that every rank fits an int). */
+static tutti_status_t launcher_rank(const struct launcher_vars *v, struct tutti_launch *l)
+{
+    long max_rank = 0, max_size = 0, lo, rank, size, local = -1;
+    (void)tutti__env_int_range("RANK", &lo, &max_rank);
+    (void)tutti__env_int_range("NRANKS", &lo, &max_size);
+    TUTTI_CHECK(foreign_int(v->rank, 0, max_rank, &rank));
+    TUTTI_CHECK(foreign_int(v->size, 1, max_size, &size));
+    if (v->local_size != NULL) {
+        TUTTI_CHECK(foreign_int(v->local_size, 1, max_size, &local));
+    }
+    l->source = v->name;
+    l->rank = (int)rank;
+    l->nranks = (int)size;
+    if (strcmp(v->name, "slurm") == 0) {
+        long nodes;
+        TUTTI_CHECK(foreign_int("SLURM_NNODES", 1, max_size, &nodes));
+        l->single_host = (nodes == 1);
+    } else {
+        l->single_host = (local > 0 && local == l->nranks);
+    }
+    return TUTTI_OK;
+}
+
 /* Rank and size from the first launcher whose variables are set. */
 static tutti_status_t detect_rank(struct tutti_launch *l)
 {
     const struct tutti_env *env = tutti__env();
-    struct {
-        const char *name, *rank, *size, *local_size;
-    } const srcs[] = {
-        {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"},
-        {"mpirun", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE"},
-        {"slurm", "SLURM_PROCID", "SLURM_NTASKS", NULL},
-    };
+    const char *rank_var = "TUTTI_RANK", *size_var = "TUTTI_NRANKS";
     if (env->RANK >= 0 || env->NRANKS >= 0) {
         l->source = "tutti";
-        l->rank = (int)env->RANK;
+        l->rank = (int)env->RANK; /* both within their ranges (tutti__env_check) */
         l->nranks = (int)env->NRANKS;
     } else {
-        for (size_t i = 0; i < sizeof(srcs) / sizeof(srcs[0]) && l->source == NULL; i++) {
-            if (tutti__env_foreign(srcs[i].rank) != NULL) {
-                l->source = srcs[i].name;
-                l->rank = (int)foreign_long(srcs[i].rank);
-                l->nranks = (int)foreign_long(srcs[i].size);
-                long local = srcs[i].local_size ? foreign_long(srcs[i].local_size) : -1;
-                if (strcmp(l->source, "slurm") == 0) {
-                    long nodes = foreign_long("SLURM_NNODES");
-                    l->single_host = (nodes == 1);
-                } else {
-                    l->single_host = (local > 0 && local == l->nranks);
-                }
+        for (size_t i = 0; i < sizeof(launchers) / sizeof(launchers[0]); i++) {
+            if (tutti__env_foreign(launchers[i].rank) != NULL) {
+                TUTTI_CHECK(launcher_rank(&launchers[i], l));
+                rank_var = launchers[i].rank;
+                size_var = launchers[i].size;
+                break;
             }
         }
     }
@@ -119,26 +153,31 @@ static tutti_status_t detect_rank(struct tutti_launch *l)
                                 "(RANK, WORLD_SIZE), mpirun (OMPI_COMM_WORLD_RANK) or srun "
                                 "(SLURM_PROCID)");
     }
-    if (l->nranks < 1 || l->rank < 0 || l->rank >= l->nranks) {
+    if (l->rank < 0 || l->nranks < 1) {
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
-                                "tutti_comm_init_env (%s): rank %d of %d is not valid", l->source,
-                                l->rank, l->nranks);
+                                "tutti_comm_init_env (%s): %s is not set", l->source,
+                                l->rank < 0 ? rank_var : size_var);
+    }
+    if (l->rank >= l->nranks) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                                "tutti_comm_init_env (%s): rank %d (%s) is not below %d (%s)",
+                                l->source, l->rank, rank_var, l->nranks, size_var);
     }
     return TUTTI_OK;
 }
 
 /* Root "host:port" from TUTTI_ROOT, torchrun's MASTER_* or Slurm's node list; "" if none. */
-static void detect_root(struct tutti_launch *l)
+static tutti_status_t detect_root(struct tutti_launch *l)
 {
     const char *addr = tutti__env_foreign("MASTER_ADDR");
-    const char *port = tutti__env_foreign("MASTER_PORT");
-    long p;
+    long p = -1;
     if (tutti__env()->ROOT[0] != '\0') {
         snprintf(l->root, sizeof(l->root), "%s", tutti__env()->ROOT);
         l->root_from = "TUTTI_ROOT";
-    } else if (addr != NULL && port != NULL && tutti__parse_long(port, &p) == 0) {
+    } else if (addr != NULL && tutti__env_foreign("MASTER_PORT") != NULL) {
+        /* torchrun's store listens on MASTER_PORT: tutti takes the next port, so 65534 at most. */
+        TUTTI_CHECK(foreign_int("MASTER_PORT", 1, 65534, &p));
         l->root_from = "MASTER_ADDR and MASTER_PORT + 1";
-        /* torchrun's own store listens on MASTER_PORT: tutti takes the next port. */
         snprintf(l->root, sizeof(l->root), "%s%s%s:%ld", strchr(addr, ':') ? "[" : "", addr,
                  strchr(addr, ':') ? "]" : "", p + 1);
     } else if (strcmp(l->source, "slurm") == 0 && !l->single_host) {
@@ -147,7 +186,9 @@ static void detect_root(struct tutti_launch *l)
         if (nodes == NULL) {
             nodes = tutti__env_foreign("SLURM_JOB_NODELIST");
         }
-        long job = foreign_long("SLURM_JOB_ID"), step = foreign_long("SLURM_STEP_ID");
+        long job, step; /* Slurm's ids are 32-bit unsigned */
+        TUTTI_CHECK(foreign_int("SLURM_JOB_ID", 0, 4294967295L, &job));
+        TUTTI_CHECK(foreign_int("SLURM_STEP_ID", 0, 4294967295L, &step));
         int lo = 0, hi = 0, ranged = 0; /* a malformed range: tutti__root_port_check says so */
         if (tutti__sock_port_range(&lo, &hi, &ranged) != TUTTI_OK || !ranged) {
             lo = hi = 0;
@@ -158,6 +199,7 @@ static void detect_root(struct tutti_launch *l)
             l->root_from = "the Slurm node list";
         }
     }
+    return TUTTI_OK;
 }
 
 /*
@@ -179,35 +221,103 @@ static void job_key(const struct tutti_launch *l, char *out, size_t len)
              l->nranks, l->root);
 }
 
+static const char *file_kind(mode_t m)
+{
+    return S_ISDIR(m)    ? "a directory"
+           : S_ISFIFO(m) ? "a FIFO"
+           : S_ISCHR(m)  ? "a character device"
+           : S_ISBLK(m)  ? "a block device"
+           : S_ISSOCK(m) ? "a socket"
+                         : "not a plain file";
+}
+
+/* Read the whole of a secret file that passed its checks (at most len - 1 bytes). */
+static tutti_status_t read_all(int fd, const char *path, char *buf, size_t len)
+{
+    size_t n = 0;
+    for (;;) {
+        ssize_t r = read(fd, buf + n, len - 1 - n);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r < 0) {
+            return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "TUTTI_SECRET_FILE %s: read: %s",
+                                    path, strerror(errno));
+        }
+        if (r == 0 || (n += (size_t)r) == len - 1) {
+            break;
+        }
+    }
+    buf[n] = '\0';
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__secret_file_read(const char *path, uint8_t *secret, size_t n)
+{
+    /* O_NONBLOCK: a FIFO without a writer must not block the open (it is refused below). */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "TUTTI_SECRET_FILE %s: %s", path,
+                                strerror(errno));
+    }
+    char buf[TUTTI_SECRET_FILE_MAX + 1];
+    struct stat sb;
+    tutti_status_t st = TUTTI_OK;
+    if (fstat(fd, &sb) != 0) {
+        st = tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "TUTTI_SECRET_FILE %s: fstat: %s", path,
+                              strerror(errno));
+    } else if (!S_ISREG(sb.st_mode)) {
+        st = tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                              "TUTTI_SECRET_FILE %s is not a regular file (%s): it must be a file "
+                              "holding the job secret, 32 hex digits",
+                              path, file_kind(sb.st_mode));
+    } else if (sb.st_size == 0) {
+        st = tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                              "TUTTI_SECRET_FILE %s is empty: it must hold the job secret, 32 hex "
+                              "digits (openssl rand -hex 16 > FILE)",
+                              path);
+    } else if (sb.st_size > TUTTI_SECRET_FILE_MAX) {
+        st = tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                              "TUTTI_SECRET_FILE %s has %lld bytes: a secret file holds 32 hex "
+                              "digits (at most %d bytes with white space)",
+                              path, (long long)sb.st_size, TUTTI_SECRET_FILE_MAX);
+    } else {
+        st = read_all(fd, path, buf, sizeof(buf));
+    }
+    close(fd);
+    TUTTI_CHECK(st);
+    if ((sb.st_mode & 077) != 0) {
+        tutti_warn("TUTTI_SECRET_FILE %s is readable by other users (chmod 600 it)", path);
+    }
+    const char *hex = buf;
+    while (isspace((unsigned char)*hex)) {
+        hex++;
+    }
+    int bad = tutti__hex_decode(hex, secret, n);
+    explicit_bzero(buf, sizeof(buf));
+    if (bad) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                                "TUTTI_SECRET_FILE %s must hold exactly %zu hex digits (%zu bits) "
+                                "and white space, nothing else",
+                                path, 2 * n, 8 * n);
+    }
+    return TUTTI_OK;
+}
+
+/* The job secret: TUTTI_SECRET, else TUTTI_SECRET_FILE (whose every problem is an error: a
+ * secret file that cannot be read never means "no secret"), else none. */
 static tutti_status_t read_secret(struct tutti_launch *l)
 {
     const struct tutti_env *env = tutti__env();
-    char buf[128] = "";
-    const char *hex = env->SECRET;
-    if (hex[0] == '\0' && env->SECRET_FILE[0] != '\0') {
-        FILE *f = fopen(env->SECRET_FILE, "r");
-        if (f == NULL) {
-            return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "TUTTI_SECRET_FILE %s: %s",
-                                    env->SECRET_FILE, strerror(errno));
+    if (env->SECRET[0] != '\0') {
+        if (tutti__hex_decode(env->SECRET, l->boot.secret, TUTTI_SECRET_BYTES) != 0) {
+            return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                                    "TUTTI_SECRET must hold exactly 32 hex digits (128 bits)");
         }
-        struct stat sb;
-        if (fstat(fileno(f), &sb) == 0 && (sb.st_mode & 077) != 0) {
-            tutti_warn("TUTTI_SECRET_FILE %s is readable by other users (chmod 600 it)",
-                       env->SECRET_FILE);
-        }
-        if (fgets(buf, sizeof(buf), f) == NULL) {
-            buf[0] = '\0';
-        }
-        fclose(f);
-        hex = buf;
-    }
-    if (hex[0] == '\0') {
+    } else if (env->SECRET_FILE[0] != '\0') {
+        TUTTI_CHECK(tutti__secret_file_read(env->SECRET_FILE, l->boot.secret, TUTTI_SECRET_BYTES));
+    } else {
         return TUTTI_OK;
-    }
-    if (tutti__hex_decode(hex, l->boot.secret, TUTTI_SECRET_BYTES) != 0) {
-        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
-                                "%s must hold exactly 32 hex digits (128 bits)",
-                                env->SECRET[0] != '\0' ? "TUTTI_SECRET" : "TUTTI_SECRET_FILE");
     }
     l->have_secret = 1;
     return TUTTI_OK;
@@ -283,7 +393,7 @@ static tutti_status_t launch_detect(struct tutti_launch *l, char *key, size_t ke
 {
     memset(l, 0, sizeof(*l));
     TUTTI_CHECK(detect_rank(l));
-    detect_root(l);
+    TUTTI_CHECK(detect_root(l));
     TUTTI_CHECK(read_secret(l));
     job_key(l, key, keylen);
     int64_t deadline = tutti__now_ns() + tutti__env()->TIMEOUT;
@@ -329,6 +439,7 @@ tutti_status_t tutti_comm_init_env(tutti_comm_t **comm_p)
     if (comm_p == NULL) {
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "comm_p is NULL");
     }
+    TUTTI_CHECK(tutti__env_check());
     struct tutti_launch l;
     char key[640]; /* job_key(): identifiers, size and the root address */
     TUTTI_CHECK(launch_detect(&l, key, sizeof(key)));

@@ -20,6 +20,18 @@ struct tutti_launch {
 /** Decode exactly 2n hex digits (trailing white space allowed). 0, or -1 if malformed. */
 int tutti__hex_decode(const char *hex, uint8_t *out, size_t n);
 
+/** Largest secret file read: 32 hex digits and their white space need far less. */
+#define TUTTI_SECRET_FILE_MAX 4096
+
+/**
+ * Read a secret of n bytes (2n hex digits, white space around them allowed) from a file, without
+ * blocking: the file is opened O_NONBLOCK and must be a regular file of 1 to
+ * TUTTI_SECRET_FILE_MAX bytes. Warns when group or others may read it.
+ * @return TUTTI_OK; TUTTI_ERR_INVALID_ARG, logged and naming the path and what is wrong (cannot
+ *         be opened, a directory, a FIFO, a device, empty, too long, not 2n hex digits).
+ */
+tutti_status_t tutti__secret_file_read(const char *path, uint8_t *secret, size_t n);
+
 /** First host name of a Slurm node list ("gpu[03-05],x" -> "gpu03"). 0, or -1. */
 int tutti__slurm_first_host(const char *list, char *out, size_t len);
 

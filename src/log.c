@@ -1,16 +1,19 @@
 /*
  * log.c - the logger: reads TUTTI_LOG_LEVEL / TUTTI_LOG_SUBSYS / TUTTI_LOG_FILE once and writes
  * single-line records "host:pid:tid [rank] LEVEL/SUBSYS message" with one write per line, so
- * lines of concurrent ranks and threads do not interleave.
+ * lines of concurrent ranks and threads do not interleave. The log file is opened without
+ * following links and created private (open_log).
  */
 #include "log.h"
 #include "env.h"
 #include "global.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -96,6 +99,47 @@ static void expand_path(const char *pat, char *out, size_t len)
     out[o] = '\0';
 }
 
+/*
+ * Open TUTTI_LOG_FILE for appending, or say why not in why (logging then goes to stderr). The
+ * file may be planted by someone else where a job logs (a shared /tmp): a symbolic link is
+ * not followed (O_NOFOLLOW), and an existing regular file must be this user's and have no
+ * other name (a hard link to a file elsewhere); a new file is created 0600. Character devices
+ * (/dev/null, a terminal) are taken; FIFOs, sockets and directories are not. O_NONBLOCK keeps
+ * the open from waiting on a FIFO; it is cleared once the file is accepted.
+ */
+static FILE *open_log(const char *path, char *why, size_t len)
+{
+    int fd = open(
+        path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0600);
+    if (fd < 0) {
+        snprintf(why, len, "TUTTI_LOG_FILE %s %s; logging to stderr", path,
+                 errno == ELOOP ? "is a symbolic link, which is not followed" : strerror(errno));
+        return NULL;
+    }
+    struct stat sb;
+    const char *bad = NULL;
+    if (fstat(fd, &sb) != 0) {
+        bad = strerror(errno);
+    } else if (S_ISREG(sb.st_mode) && sb.st_uid != geteuid()) {
+        bad = "belongs to another user";
+    } else if (S_ISREG(sb.st_mode) && sb.st_nlink != 1) {
+        bad = "has other names (a hard link), which are not written through";
+    } else if (!S_ISREG(sb.st_mode) && !S_ISCHR(sb.st_mode)) {
+        bad = "is not a regular file";
+    }
+    FILE *f = NULL;
+    if (bad == NULL && fcntl(fd, F_SETFL, O_APPEND) == 0) {
+        f = fdopen(fd, "a");
+    }
+    if (f == NULL) {
+        snprintf(why, len, "TUTTI_LOG_FILE %s %s; logging to stderr", path,
+                 bad != NULL ? bad : strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    return f;
+}
+
 int tutti__log_ready(void)
 {
     return __atomic_load_n(&tutti__g.log_ready, __ATOMIC_ACQUIRE);
@@ -119,6 +163,7 @@ void tutti__log_init(void)
     }
     tutti__g.log_file = stderr;
     const char *problem = NULL;
+    char why[640];
     int level = tutti__log_level_parse(env->LOG_LEVEL);
     if (level < 0) {
         problem = "TUTTI_LOG_LEVEL is not one of none, error, warn, info, debug, trace";
@@ -128,12 +173,12 @@ void tutti__log_init(void)
     if (env->LOG_FILE[0] != '\0') {
         char path[512];
         expand_path(env->LOG_FILE, path, sizeof(path));
-        FILE *f = fopen(path, "a");
+        FILE *f = open_log(path, why, sizeof(why));
         if (f != NULL) {
             setvbuf(f, NULL, _IOLBF, 0);
             tutti__g.log_file = f;
         } else {
-            problem = "TUTTI_LOG_FILE cannot be opened; logging to stderr";
+            problem = why;
         }
     }
     tutti__log_cfg.level = level;

@@ -57,7 +57,8 @@ static tutti_status_t reg_all(struct tutti_comm *comm, struct tutti_reg *r)
     return TUTTI_OK;
 }
 
-tutti_status_t tutti_comm_register(tutti_comm_t *comm, void *buf, size_t bytes, void **handle_p)
+/* tutti_comm_register on a communicator it has entered (or NULL: the error says so). */
+static tutti_status_t register_entered(tutti_comm_t *comm, void *buf, size_t bytes, void **handle_p)
 {
     if (comm == NULL || buf == NULL || handle_p == NULL || bytes == 0) {
         return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "tutti_comm_register: %s",
@@ -88,7 +89,8 @@ tutti_status_t tutti_comm_register(tutti_comm_t *comm, void *buf, size_t bytes, 
     return TUTTI_OK;
 }
 
-tutti_status_t tutti_comm_deregister(tutti_comm_t *comm, void *handle)
+/* tutti_comm_deregister on a communicator it has entered (or NULL: the error says so). */
+static tutti_status_t deregister_entered(tutti_comm_t *comm, void *handle)
 {
     if (comm == NULL || handle == NULL) {
         return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "tutti_comm_deregister: %s is NULL",
@@ -124,4 +126,30 @@ void tutti__reg_free_all(struct tutti_comm *comm)
         undo(comm, r);
         free(r);
     }
+}
+
+tutti_status_t tutti_comm_register(tutti_comm_t *comm, void *buf, size_t bytes, void **handle_p)
+{
+    /* A destroyed or aborted handle is refused before anything reads it. */
+    if (comm != NULL && tutti__comm_enter(comm, 0) != 0) {
+        return tutti__comm_not_live(comm, "tutti_comm_register");
+    }
+    tutti_status_t st = register_entered(comm, buf, bytes, handle_p);
+    if (comm != NULL) {
+        tutti__comm_leave(comm);
+    }
+    return st;
+}
+
+tutti_status_t tutti_comm_deregister(tutti_comm_t *comm, void *handle)
+{
+    /* A destroyed or aborted handle is refused before anything reads it. */
+    if (comm != NULL && tutti__comm_enter(comm, 0) != 0) {
+        return tutti__comm_not_live(comm, "tutti_comm_deregister");
+    }
+    tutti_status_t st = deregister_entered(comm, handle);
+    if (comm != NULL) {
+        tutti__comm_leave(comm);
+    }
+    return st;
 }

@@ -2,7 +2,8 @@
  * request.c - owns comm->queue: the progress thread that runs asynchronous operations in
  * order, the requests users test and wait on, and the "turn" that serialises every operation of
  * a communicator, queued or blocking. The thread is started on the first asynchronous call, so
- * programs that only block never pay for it.
+ * programs that only block never pay for it. A request handed to the user is in the live set
+ * (tutti__g.live_reqs) until tutti_request_free takes it out: a freed one is refused, not read.
  */
 #include "request.h"
 #include "check.h"
@@ -289,7 +290,14 @@ tutti_status_t tutti__submit(struct tutti_comm *comm, const struct tutti_op_desc
 {
     struct tutti_request *req = NULL;
     TUTTI_CHECK(request_new(comm, op, &req));
-    tutti_status_t st = enqueue(comm, req);
+    /* Live before it is queued: the worker may complete it at once, and the caller frees it. */
+    tutti_status_t st = tutti__handle_add(&tutti__g.live_reqs, req);
+    if (st == TUTTI_OK) {
+        st = enqueue(comm, req);
+        if (st != TUTTI_OK) {
+            (void)tutti__handle_take(&tutti__g.live_reqs, req);
+        }
+    }
     if (st != TUTTI_OK) {
         tutti__request_release(req);
         return st;
@@ -340,11 +348,23 @@ void tutti__queue_drain(struct tutti_comm *comm)
     }
 }
 
+/* The error for a handle that is not a live request. */
+static tutti_status_t not_live(const tutti_request_t *req, const char *what)
+{
+    return tutti__set_error(NULL, TUTTI_ERR_INVALID_USAGE,
+                            "%s: req %p is not a live request (freed already, or not made by "
+                            "tutti)",
+                            what, (const void *)req);
+}
+
 tutti_status_t tutti_test(tutti_request_t *req, int *done_p)
 {
     if (req == NULL || done_p == NULL) {
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "%s is NULL",
                                 req == NULL ? "req" : "done_p");
+    }
+    if (!tutti__handle_live(&tutti__g.live_reqs, req)) {
+        return not_live(req, "tutti_test");
     }
     pthread_mutex_lock(&req->lock);
     int done = req->done;
@@ -359,6 +379,9 @@ tutti_status_t tutti_wait(tutti_request_t *req)
     if (req == NULL) {
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "req is NULL");
     }
+    if (!tutti__handle_live(&tutti__g.live_reqs, req)) {
+        return not_live(req, "tutti_wait");
+    }
     pthread_mutex_lock(&req->lock);
     while (!req->done) {
         pthread_cond_wait(&req->cond, &req->lock);
@@ -372,6 +395,10 @@ tutti_status_t tutti_request_free(tutti_request_t *req)
 {
     if (req == NULL) {
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "req is NULL");
+    }
+    /* Out of the live set first: a second free (or a test or wait after this one) is refused. */
+    if (!tutti__handle_take(&tutti__g.live_reqs, req)) {
+        return not_live(req, "tutti_request_free");
     }
     pthread_mutex_lock(&req->lock);
     if (!req->done) {

@@ -219,8 +219,9 @@ static tutti_status_t build(struct tutti_comm *comm, const uint8_t *gone, uint32
     return TUTTI_OK;
 }
 
-tutti_status_t tutti_comm_shrink(tutti_comm_t *comm, const int *exclude, int nexclude,
-                                 tutti_comm_t **newcomm_p)
+/* tutti_comm_shrink on a communicator it has entered (or NULL: the error says so). */
+static tutti_status_t shrink_entered(tutti_comm_t *comm, const int *exclude, int nexclude,
+                                     tutti_comm_t **newcomm_p)
 {
     if (comm == NULL || newcomm_p == NULL) {
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "shrink: %s is NULL",
@@ -259,5 +260,19 @@ tutti_status_t tutti_comm_shrink(tutti_comm_t *comm, const int *exclude, int nex
     }
     free(gone);
     tutti__tls.rank = comm->rank;
+    return st;
+}
+
+tutti_status_t tutti_comm_shrink(tutti_comm_t *comm, const int *exclude, int nexclude,
+                                 tutti_comm_t **newcomm_p)
+{
+    /* A destroyed or aborted handle is refused before anything reads it. */
+    if (comm != NULL && tutti__comm_enter(comm, 0) != 0) {
+        return tutti__comm_not_live(comm, "tutti_comm_shrink");
+    }
+    tutti_status_t st = shrink_entered(comm, exclude, nexclude, newcomm_p);
+    if (comm != NULL) {
+        tutti__comm_leave(comm);
+    }
     return st;
 }

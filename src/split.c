@@ -88,7 +88,9 @@ static int members_of(const struct split_rec *recs, int n, int color, int *out)
     return m;
 }
 
-tutti_status_t tutti_comm_split(tutti_comm_t *comm, int color, int key, tutti_comm_t **newcomm_p)
+/* tutti_comm_split on a communicator it has entered (or NULL: the error says so). */
+static tutti_status_t split_entered(tutti_comm_t *comm, int color, int key,
+                                    tutti_comm_t **newcomm_p)
 {
     if (comm == NULL || newcomm_p == NULL) {
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "split: %s is NULL",
@@ -142,4 +144,17 @@ tutti_status_t tutti_comm_split(tutti_comm_t *comm, int color, int key, tutti_co
     }
     *newcomm_p = child;
     return TUTTI_OK;
+}
+
+tutti_status_t tutti_comm_split(tutti_comm_t *comm, int color, int key, tutti_comm_t **newcomm_p)
+{
+    /* A destroyed or aborted handle is refused before anything reads it. */
+    if (comm != NULL && tutti__comm_enter(comm, 0) != 0) {
+        return tutti__comm_not_live(comm, "tutti_comm_split");
+    }
+    tutti_status_t st = split_entered(comm, color, key, newcomm_p);
+    if (comm != NULL) {
+        tutti__comm_leave(comm);
+    }
+    return st;
 }

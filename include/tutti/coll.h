@@ -23,8 +23,10 @@
  * overflow); TUTTI_ERR_UNSUPPORTED for a stream where no GPU runtime is usable (no GPU module,
  * no device, or no CUDA driver loaded in the process) or a stream being captured; the stored
  * error of a failed communicator; TUTTI_ERR_REMOTE when a peer died or reported a failure;
- * TUTTI_ERR_TIMEOUT when no progress was made for TUTTI_TIMEOUT; TUTTI_ERR_ABORTED after
- * tutti_comm_abort(). Thread safety: one thread at a time per communicator.
+ * TUTTI_ERR_TIMEOUT when no progress was made for TUTTI_TIMEOUT; TUTTI_ERR_ABORTED for a call
+ * in flight when tutti_comm_abort() came; TUTTI_ERR_INVALID_USAGE for a communicator that was
+ * destroyed or aborted before the call (or a request already freed: tutti_test, tutti_wait and
+ * tutti_request_free). Thread safety: one thread at a time per communicator.
  */
 #ifndef TUTTI_COLL_H
 #define TUTTI_COLL_H
@@ -96,7 +98,11 @@ TUTTI_API tutti_status_t tutti_group_start(void);
 /**
  * End a group: run everything recorded since the outermost tutti_group_start() and return when
  * all of it is done, or the first error (later operations of a failed communicator are not run).
- * @return TUTTI_OK; TUTTI_ERR_INVALID_USAGE without a matching start; errors of the operations.
+ * Calls recorded on a communicator that has been destroyed or aborted since do not run (nor on
+ * a new communicator that took its address); the other communicators' calls still run.
+ * @return TUTTI_OK; TUTTI_ERR_INVALID_USAGE without a matching start, or when calls of a
+ *         communicator destroyed or aborted inside the group were dropped; errors of the
+ *         operations.
  */
 TUTTI_API tutti_status_t tutti_group_end(void);
 
@@ -147,21 +153,25 @@ TUTTI_API tutti_status_t tutti_ibarrier(tutti_comm_t *comm, tutti_request_t **re
 /**
  * Has the request completed? Never blocks.
  * @param done_p out: 1 when complete (then the return value is the operation's result), else 0.
- * @return TUTTI_OK or the operation's error once done; TUTTI_ERR_INVALID_ARG for NULL arguments.
- *         Thread-safe.
+ * @return TUTTI_OK or the operation's error once done; TUTTI_ERR_INVALID_ARG for NULL arguments;
+ *         TUTTI_ERR_INVALID_USAGE for a request already freed. Thread-safe.
  */
 TUTTI_API tutti_status_t tutti_test(tutti_request_t *req, int *done_p);
 
 /**
  * Block until the request completes.
- * @return the operation's result. Thread-safe; several threads may wait on one request.
+ * @return the operation's result; TUTTI_ERR_INVALID_USAGE for a request already freed.
+ *         Thread-safe; several threads may wait on one request, but freeing it while another
+ *         thread waits on it is undefined.
  */
 TUTTI_API tutti_status_t tutti_wait(tutti_request_t *req);
 
 /**
  * Release a request. If it has not completed, the operation still runs to completion and the
  * request is freed then; its result is visible only through tutti_comm_get_async_error().
- * @return TUTTI_OK; TUTTI_ERR_INVALID_ARG for NULL. Do not use req afterwards.
+ * @return TUTTI_OK; TUTTI_ERR_INVALID_ARG for NULL; TUTTI_ERR_INVALID_USAGE for a request freed
+ *         already (a second free, like a tutti_test or tutti_wait after the free, touches
+ *         nothing). Do not use req afterwards.
  */
 TUTTI_API tutti_status_t tutti_request_free(tutti_request_t *req);
 

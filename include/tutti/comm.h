@@ -5,6 +5,17 @@
  * One communicator is driven by one thread at a time for collectives (as in NCCL and MPI); the
  * query functions, tutti_comm_get_async_error() and tutti_comm_abort() may be called from any
  * thread at any time.
+ *
+ * Handles that are gone: tutti keeps the set of communicators it made and has not yet destroyed
+ * or aborted, and every call looks its handle up there before reading it. So a second destroy,
+ * an abort after a destroy (or the reverse), and any call on a destroyed or aborted handle
+ * return TUTTI_ERR_INVALID_USAGE with a message naming the call and the handle, and touch
+ * nothing; tutti_last_error() of such a handle returns a message that says so. Still
+ * undefined: a handle whose memory has since been reused for a new communicator (it is that new
+ * communicator then; calls recorded in an open group are not run on it, see tutti_group_end),
+ * a pointer into a communicator's memory that is not the handle itself, and tutti_comm_destroy
+ * concurrent with another call on the same communicator in another thread (use
+ * tutti_comm_abort there: it waits for calls inside to leave, and refuses those that come after).
  */
 #ifndef TUTTI_COMM_H
 #define TUTTI_COMM_H
@@ -32,8 +43,9 @@ TUTTI_API const char *tutti_last_error(const tutti_comm_t *comm);
  * loopback), inside TUTTI_PORT_RANGE, and serves the one communicator built from this id. The
  * thread exits when that communicator is set up, or TUTTI_TIMEOUT after the first rank arrived.
  * @param id_p  out: the id, to be passed to every rank's tutti_comm_init_rank().
- * @return TUTTI_OK; TUTTI_ERR_INVALID_ARG if id_p is NULL; TUTTI_ERR_SYSTEM if no socket could be
- *         bound. Thread-safe.
+ * @return TUTTI_OK; TUTTI_ERR_INVALID_ARG if id_p is NULL or a TUTTI_* variable is malformed or
+ *         out of its range (the message names each, with its value and range); TUTTI_ERR_SYSTEM
+ *         if no socket could be bound. Thread-safe.
  */
 TUTTI_API tutti_status_t tutti_get_unique_id(tutti_unique_id_t *id_p);
 
@@ -61,8 +73,8 @@ typedef struct {
  * @param nranks  number of ranks, >= 1.
  * @param id      the unique id from tutti_get_unique_id().
  * @param rank    this rank, 0 <= rank < nranks, unique.
- * @return TUTTI_OK; TUTTI_ERR_INVALID_ARG for bad arguments or an id that is not a tutti id (the
- *         message names which); TUTTI_ERR_REMOTE when another rank failed or disagreed on nranks;
+ * @return TUTTI_OK; TUTTI_ERR_INVALID_ARG for bad arguments, an id that is not a tutti id or a
+ *         TUTTI_* variable that is malformed or out of its range (the message names which); TUTTI_ERR_REMOTE when another rank failed or disagreed on nranks;
  *         TUTTI_ERR_TIMEOUT when ranks were missing after TUTTI_TIMEOUT (the message names them);
  *         TUTTI_ERR_AUTH when the root refused our secret; TUTTI_ERR_SYSTEM on socket or memory
  *         mapping failures. Thread-safe (distinct calls build distinct communicators).
@@ -85,11 +97,17 @@ TUTTI_API tutti_status_t tutti_comm_init_rank_params(tutti_comm_t **comm_p, int 
  * MASTER_ADDR, MASTER_PORT: tutti's root listens on MASTER_PORT + 1 because torchrun's own store
  * holds MASTER_PORT), Slurm's (SLURM_PROCID, SLURM_NTASKS) and Open MPI's mpirun
  * (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE). Rank 0 hosts the bootstrap root. The secret comes
- * from TUTTI_SECRET (32 hex digits) or the file named by TUTTI_SECRET_FILE; without either, a key
+ * from TUTTI_SECRET (32 hex digits) or the file named by TUTTI_SECRET_FILE (a regular file,
+ * opened without blocking, holding the 32 hex digits and white space); without either, a key
  * derived from public job identifiers is used and a warning says so. See README "Launching".
  * @param comm_p  out: the new communicator.
  * @return as tutti_comm_init_rank(); TUTTI_ERR_INVALID_ARG when the environment names no rank,
- *         size or root (the message lists what is missing). Thread-safe.
+ *         size or root (the message lists what is missing), when a variable is malformed or out
+ *         of its range (README "Environment variables"; the message names it), or when
+ *         TUTTI_SECRET_FILE cannot be opened, is not a regular file (a directory, a FIFO,
+ *         /dev/zero), is empty or holds anything but the secret: an unusable secret file never
+ *         means "no secret". Every rank that reads the same environment fails the same way, at
+ *         once. Thread-safe.
  */
 TUTTI_API tutti_status_t tutti_comm_init_env(tutti_comm_t **comm_p);
 
@@ -97,7 +115,10 @@ TUTTI_API tutti_status_t tutti_comm_init_env(tutti_comm_t **comm_p);
  * Finish outstanding operations, then free the communicator. Not collective in the sense of
  * waiting for other ranks, but peers still using it will see the connection close.
  * @return TUTTI_OK; the stored error of a failed communicator (resources are freed anyway);
- *         TUTTI_ERR_INVALID_ARG for NULL. Not thread-safe with other calls on the same comm.
+ *         TUTTI_ERR_INVALID_ARG for NULL; TUTTI_ERR_INVALID_USAGE when comm was destroyed or
+ *         aborted already. Not thread-safe with other calls on the same comm. Destroying a
+ *         communicator whose calls are recorded in an open group is allowed: tutti_group_end
+ *         then runs the group's other calls and returns TUTTI_ERR_INVALID_USAGE for these.
  */
 TUTTI_API tutti_status_t tutti_comm_destroy(tutti_comm_t *comm);
 
@@ -105,8 +126,10 @@ TUTTI_API tutti_status_t tutti_comm_destroy(tutti_comm_t *comm);
  * Abort: every call in flight on this communicator, in any thread, returns TUTTI_ERR_ABORTED;
  * peers are told and fail their own operations with TUTTI_ERR_REMOTE naming this rank; then the
  * communicator is freed. Call it from any thread, including while another thread is blocked in a
- * collective on the same comm; do not use the comm afterwards.
- * @return TUTTI_OK; TUTTI_ERR_INVALID_ARG for NULL. Thread-safe.
+ * collective on the same comm; do not use the comm afterwards (a call on it returns
+ * TUTTI_ERR_INVALID_USAGE).
+ * @return TUTTI_OK; TUTTI_ERR_INVALID_ARG for NULL; TUTTI_ERR_INVALID_USAGE when comm was
+ *         destroyed or aborted already. Thread-safe.
  */
 TUTTI_API tutti_status_t tutti_comm_abort(tutti_comm_t *comm);
 

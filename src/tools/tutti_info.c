@@ -44,12 +44,21 @@ static void print_env(void)
 {
     int n = 0;
     const struct tutti_env_desc *t = tutti__env_table(&n);
-    char name[64];
+    char name[64], range[48];
     for (int i = 0; i < n; i++) {
         snprintf(name, sizeof(name), "TUTTI_%s", t[i].name);
         const char *cur = tutti__env_foreign(name);
-        printf("%-22s %-8s default %-8s%s%s\n    %s\n", name, type_name(t[i].type),
-               t[i].def[0] ? t[i].def : "\"\"", cur ? " now " : "", cur ? cur : "", t[i].help);
+        range[0] = '\0';
+        if (t[i].lo[0] != '\0') {
+            snprintf(range, sizeof(range), " range %s to %s", t[i].lo, t[i].hi);
+        }
+        printf("%-22s %-8s default %-8s%s%s%s\n    %s\n", name, type_name(t[i].type),
+               t[i].def[0] ? t[i].def : "\"\"", range, cur ? " now " : "", cur ? cur : "",
+               t[i].help);
+    }
+    /* A value that is malformed or out of range is what every init would refuse: say so. */
+    if (tutti__env_check() != TUTTI_OK) {
+        printf("\nrefused: %s\n", tutti_last_error(NULL));
     }
 }
 

@@ -5,8 +5,10 @@
  */
 #include "harness.h"
 
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -286,4 +289,48 @@ void integ_run_ranks(int nranks, integ_rank_fn fn, void *arg, size_t shared_byte
     struct integ_opts o = {
         .nranks = nranks, .deadline_s = 50, .make_id = 1, .arg = arg, .shared_bytes = shared_bytes};
     integ_run(&o, fn);
+}
+
+extern char **environ;
+
+void integ_clear_launcher_env(void)
+{
+    static const char *const prefixes[] = {"TUTTI_", "SLURM_", "OMPI_", "PMIX_"};
+    static const char *const names[] = {
+        "RANK",        "WORLD_SIZE",  "LOCAL_WORLD_SIZE",   "LOCAL_RANK",
+        "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID"};
+    for (int again = 1; again;) {
+        again = 0;
+        for (char **e = environ; e != NULL && *e != NULL && !again; e++) {
+            for (size_t p = 0; p < sizeof(prefixes) / sizeof(prefixes[0]); p++) {
+                if (strncmp(*e, prefixes[p], strlen(prefixes[p])) == 0) {
+                    char name[256];
+                    snprintf(name, sizeof(name), "%.*s", (int)strcspn(*e, "="), *e);
+                    integ_setenv(name, NULL);
+                    again = 1; /* environ changed under us: start over */
+                    break;
+                }
+            }
+        }
+    }
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        integ_setenv(names[i], NULL);
+    }
+    integ_setenv("TUTTI_TIMEOUT", "10s");
+}
+
+int integ_free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+    int port = 0;
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0) {
+        port = ntohs(a.sin_port);
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    return port;
 }

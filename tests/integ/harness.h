@@ -131,6 +131,16 @@ extern int integ_rank, integ_nranks;
 int integ_comm_init(const struct integ_ctx *ctx, const tutti_comm_params_t *params,
                     tutti_comm_t **comm_p);
 
+/**
+ * Unset every TUTTI_* variable and every launcher variable tutti looks at (torchrun's, Open
+ * MPI's, Slurm's, PMIx's), then set TUTTI_TIMEOUT=10s: a test of tutti_comm_init_env sees only
+ * what it sets, also when CI runs it under a launcher.
+ */
+void integ_clear_launcher_env(void);
+
+/** A loopback TCP port that was free a moment ago (the kernel's choice), or 0. */
+int integ_free_port(void);
+
 /** Does the message contain the text? (a helper for checks on error messages) */
 int integ_contains(const char *msg, const char *text);
 

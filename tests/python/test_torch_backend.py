@@ -16,13 +16,17 @@ import harness  # noqa: E402
 N = 3
 
 
-def _init(backend, rank, n, store_file):
+SECRET = "00112233445566778899aabbccddeeff"
+OTHER_SECRET = "00112233445566778899aabbccddeefe"
+
+
+def _init(backend, rank, n, store_file, seconds=60):
     import datetime
     import torch.distributed as dist
     import tutti.torch_backend  # noqa: F401  (registers "tutti")
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
     dist.init_process_group(backend, init_method=f"file://{store_file}", rank=rank,
-                            world_size=n, timeout=datetime.timedelta(seconds=60))
+                            world_size=n, timeout=datetime.timedelta(seconds=seconds))
 
 
 def check_collectives(rank, n, stores):
@@ -244,6 +248,99 @@ def check_ddp_matches_gloo(rank, n, stores):
               f"final weight difference gloo vs tutti {diff:.3g}", flush=True)
 
 
+def _spy_unique_ids():
+    """Record the raw bytes of every unique id this process makes."""
+    import tutti
+    made = []
+    new = tutti.UniqueId.new.__func__
+
+    def spy(cls):
+        uid = new(cls)
+        made.append(bytes(uid))
+        return uid
+    tutti.UniqueId.new = classmethod(spy)
+    return made
+
+
+def check_store_holds_no_usable_secret(rank, n, stores):
+    """Issue 18 item 11: with TUTTI_SECRET set, what the backend puts in torch's store (read
+    here from the FileStore's own file, as anyone who can read the store would) holds neither
+    the unique id nor its secret; the job works."""
+    import torch
+    import torch.distributed as dist
+    os.environ["TUTTI_SECRET"] = SECRET
+    made = _spy_unique_ids()
+    _init("tutti", rank, n, stores[0])
+    t = torch.ones(4)
+    dist.all_reduce(t)
+    assert (t == n).all(), t
+    if rank == 0:
+        with open(stores[0], "rb") as f:
+            stored = f.read()
+        assert len(made) == 1, f"rank 0 made {len(made)} unique ids"
+        raw = made[0]
+        assert raw not in stored, "the unique id is in the store in the clear"
+        for off in range(0, len(raw) - 8 + 1):
+            window = raw[off:off + 8]
+            if window != bytes(8) and window in stored:
+                raise AssertionError(f"bytes {off}..{off + 7} of the unique id are in the store")
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def check_other_secret_is_refused(rank, n, stores):
+    """A rank with another TUTTI_SECRET cannot open what rank 0 put in the store: it fails at
+    once naming TUTTI_SECRET (the others time out waiting for it)."""
+    import tutti
+    os.environ["TUTTI_SECRET"] = OTHER_SECRET if rank == 1 else SECRET
+    os.environ["TUTTI_TIMEOUT"] = "5s"  # rank 0 waits that long for rank 1 in the bootstrap
+    try:
+        _init("tutti", rank, n, stores[0], seconds=5)
+    except (tutti.Error, RuntimeError, ValueError) as e:
+        if rank == 1:
+            assert "TUTTI_SECRET" in str(e), str(e)
+        os._exit(0)  # no group to tear down
+    raise AssertionError("init_process_group with another TUTTI_SECRET succeeded")
+
+
+def check_clear_id_is_refused_with_a_secret(rank, n, stores):
+    """Rank 0 runs without TUTTI_SECRET, rank 1 with one: rank 1 refuses the id in the clear
+    (whoever can write the store could otherwise replace a sealed id with one of their own)."""
+    import tutti
+    if rank == 0:
+        os.environ.pop("TUTTI_SECRET", None)
+    else:
+        os.environ["TUTTI_SECRET"] = SECRET
+    os.environ["TUTTI_TIMEOUT"] = "5s"
+    try:
+        _init("tutti", rank, n, stores[0], seconds=5)
+    except (tutti.Error, RuntimeError, ValueError) as e:
+        if rank == 1:
+            assert "TUTTI_SECRET" in str(e), str(e)
+        os._exit(0)
+    raise AssertionError("a rank with TUTTI_SECRET joined a job whose id was in the clear")
+
+
+def check_no_secret_warns(rank, n, stores):
+    """Without TUTTI_SECRET the id goes to the store as it is, and rank 0 says what that means;
+    a rank with TUTTI_SECRET set refuses such an id instead of joining a job without one."""
+    import warnings
+    import torch
+    import torch.distributed as dist
+    os.environ.pop("TUTTI_SECRET", None)
+    os.environ.pop("TUTTI_SECRET_FILE", None)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        _init("tutti", rank, n, stores[0])
+    if rank == 0:
+        text = " ".join(str(w.message) for w in seen)
+        assert "TUTTI_SECRET" in text and "store" in text, f"no warning: {text!r}"
+    t = torch.ones(2)
+    dist.all_reduce(t)
+    assert (t == n).all()
+    dist.destroy_process_group()
+
+
 def _stores():
     """Two fresh FileStore paths (no TCP port to race for with the backends' own sockets)."""
     import tempfile
@@ -254,6 +351,12 @@ def _stores():
 if __name__ == "__main__":
     harness.main([("dist_collectives", check_collectives, N, _stores),
                   ("failure_raises", check_failure_raises, N, _stores),
+                  ("store_holds_no_usable_secret", check_store_holds_no_usable_secret, 2,
+                   _stores),
+                  ("other_secret_is_refused", check_other_secret_is_refused, 2, _stores),
+                  ("clear_id_is_refused_with_a_secret", check_clear_id_is_refused_with_a_secret,
+                   2, _stores),
+                  ("no_secret_warns", check_no_secret_warns, 2, _stores),
                   ("ddp_tutti_matches_gloo", check_ddp_matches_gloo, N, _stores),
                   ("ddp_tutti_matches_gloo_2ranks", check_ddp_matches_gloo, 2, _stores)],
                  need=("numpy", "torch"))

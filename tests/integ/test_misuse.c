@@ -1,0 +1,193 @@
+/*
+ * test_misuse.c - handles used after they are gone (issue 18, item 10): a communicator destroyed
+ * twice, destroyed after an abort, used after destroy, destroyed inside a group that holds calls
+ * on it; a request freed twice or waited on after it was freed. Each used to abort or crash
+ * (SIGSEGV, or a double free); each must now return TUTTI_ERR_INVALID_USAGE with a message,
+ * and leave the process and its other communicators working.
+ */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define USAGE TUTTI_ERR_INVALID_USAGE
+
+/* A call must fail with INVALID_USAGE, its message naming `text`. */
+#define EXPECT_USAGE(call, text)                                                                   \
+    do {                                                                                           \
+        tutti_status_t st_ = (call);                                                               \
+        const char *m_ = tutti_last_error(NULL);                                                   \
+        ICHECK(st_ == USAGE && integ_contains(m_, text),                                           \
+               "%s returned %s (\"%s\"), expected INVALID_USAGE naming \"%s\"", #call,             \
+               tutti_status_name(st_), m_, text);                                                  \
+    } while (0)
+
+static void quick_env(void)
+{
+    integ_setenv("TUTTI_TIMEOUT", "10s");
+    integ_setenv("TUTTI_TRANSPORT", "shm");
+}
+
+/* A fresh one-rank communicator of this process (every call is local). */
+static int new_comm(tutti_comm_t **comm_p)
+{
+    tutti_unique_id_t id;
+    ICHECK_OK(tutti_get_unique_id(&id));
+    ICHECK_OK(tutti_comm_init_rank(comm_p, 1, &id, 0));
+    return 0;
+}
+
+/* The process still works: a new communicator all-reduces. */
+static int still_works(void)
+{
+    tutti_comm_t *c = NULL;
+    if (new_comm(&c) != 0) {
+        return 1;
+    }
+    int64_t x = 3, y = 0;
+    ICHECK_OK(tutti_allreduce(&x, &y, 1, TUTTI_INT64, TUTTI_SUM, c, NULL));
+    ICHECK(y == 3, "allreduce gave %lld", (long long)y);
+    ICHECK_OK(tutti_comm_destroy(c));
+    return 0;
+}
+
+static int destroy_twice_rank(const struct integ_ctx *ctx)
+{
+    (void)ctx;
+    tutti_comm_t *c = NULL;
+    if (new_comm(&c) != 0) {
+        return 1;
+    }
+    ICHECK_OK(tutti_comm_destroy(c));
+    EXPECT_USAGE(tutti_comm_destroy(c), "not a live communicator");
+    EXPECT_USAGE(tutti_comm_abort(c), "not a live communicator");
+    return still_works();
+}
+
+static int abort_then_destroy_rank(const struct integ_ctx *ctx)
+{
+    (void)ctx;
+    tutti_comm_t *c = NULL;
+    if (new_comm(&c) != 0) {
+        return 1;
+    }
+    ICHECK_OK(tutti_comm_abort(c));
+    EXPECT_USAGE(tutti_comm_destroy(c), "not a live communicator");
+    EXPECT_USAGE(tutti_comm_abort(c), "not a live communicator");
+    return still_works();
+}
+
+/* Every kind of call on a destroyed communicator. */
+static int call_after_destroy_rank(const struct integ_ctx *ctx)
+{
+    (void)ctx;
+    tutti_comm_t *c = NULL, *nc = NULL;
+    if (new_comm(&c) != 0) {
+        return 1;
+    }
+    ICHECK_OK(tutti_comm_destroy(c));
+    int64_t x = 1, y = 0;
+    int r = -1;
+    tutti_status_t ast;
+    tutti_request_t *req = NULL;
+    void *h = NULL;
+    EXPECT_USAGE(tutti_allreduce(&x, &y, 1, TUTTI_INT64, TUTTI_SUM, c, NULL), "allreduce");
+    EXPECT_USAGE(tutti_broadcast(&x, &y, 1, TUTTI_INT64, 0, c, NULL), "broadcast");
+    EXPECT_USAGE(tutti_barrier(c, NULL), "not a live communicator");
+    EXPECT_USAGE(tutti_iallreduce(&x, &y, 1, TUTTI_INT64, TUTTI_SUM, c, &req),
+                 "not a live communicator");
+    ICHECK(req == NULL, "a request was made on a destroyed communicator");
+    EXPECT_USAGE(tutti_comm_rank(c, &r), "not a live communicator");
+    EXPECT_USAGE(tutti_comm_size(c, &r), "not a live communicator");
+    EXPECT_USAGE(tutti_comm_get_async_error(c, &ast), "not a live communicator");
+    EXPECT_USAGE(tutti_comm_split(c, 0, 0, &nc), "not a live communicator");
+    EXPECT_USAGE(tutti_comm_shrink(c, NULL, 0, &nc), "not a live communicator");
+    EXPECT_USAGE(tutti_comm_register(c, &x, sizeof(x), &h), "not a live communicator");
+    EXPECT_USAGE(tutti_comm_deregister(c, (void *)&x), "not a live communicator");
+    ICHECK(integ_contains(tutti_last_error(c), "not a live communicator"),
+           "tutti_last_error of a destroyed comm: %s", tutti_last_error(c));
+    /* Inside a group too: the call is refused when it is recorded. */
+    ICHECK_OK(tutti_group_start());
+    EXPECT_USAGE(tutti_allreduce(&x, &y, 1, TUTTI_INT64, TUTTI_SUM, c, NULL),
+                 "not a live communicator");
+    ICHECK_OK(tutti_group_end());
+    return still_works();
+}
+
+/* Destroyed while the open group holds calls on it: the end runs the others and says so. */
+static int destroy_inside_group_rank(const struct integ_ctx *ctx)
+{
+    (void)ctx;
+    tutti_comm_t *a = NULL, *b = NULL;
+    if (new_comm(&a) != 0 || new_comm(&b) != 0) {
+        return 1;
+    }
+    int64_t x = 2, y = 0, u = 5, v = 0;
+    ICHECK_OK(tutti_group_start());
+    ICHECK_OK(tutti_allreduce(&x, &y, 1, TUTTI_INT64, TUTTI_SUM, a, NULL));
+    ICHECK_OK(tutti_allreduce(&u, &v, 1, TUTTI_INT64, TUTTI_SUM, b, NULL));
+    ICHECK_OK(tutti_comm_destroy(a));
+    EXPECT_USAGE(tutti_group_end(), "destroyed");
+    ICHECK(y == 0, "the destroyed communicator's call ran: %lld", (long long)y);
+    ICHECK(v == 5, "the live communicator's call did not run: %lld", (long long)v);
+    ICHECK_OK(tutti_comm_destroy(b));
+    return still_works();
+}
+
+static int request_free_twice_rank(const struct integ_ctx *ctx)
+{
+    (void)ctx;
+    tutti_comm_t *c = NULL;
+    if (new_comm(&c) != 0) {
+        return 1;
+    }
+    int64_t x = 4, y = 0;
+    int done = 0;
+    tutti_request_t *req = NULL;
+    ICHECK_OK(tutti_iallreduce(&x, &y, 1, TUTTI_INT64, TUTTI_SUM, c, &req));
+    ICHECK_OK(tutti_wait(req));
+    ICHECK_OK(tutti_request_free(req));
+    EXPECT_USAGE(tutti_request_free(req), "not a live request");
+    EXPECT_USAGE(tutti_wait(req), "not a live request");
+    EXPECT_USAGE(tutti_test(req, &done), "not a live request");
+    /* Freed before it completed (the progress thread frees it later): the same. */
+    ICHECK_OK(tutti_iallreduce(&x, &y, 1, TUTTI_INT64, TUTTI_SUM, c, &req));
+    ICHECK_OK(tutti_request_free(req));
+    EXPECT_USAGE(tutti_request_free(req), "not a live request");
+    ICHECK_OK(tutti_comm_destroy(c));
+    return still_works();
+}
+
+static void run_one(integ_rank_fn fn)
+{
+    quick_env();
+    struct integ_opts o = {.nranks = 1, .deadline_s = 30};
+    integ_run(&o, fn);
+}
+
+Test(misuse, destroy_twice, .timeout = 60)
+{
+    run_one(destroy_twice_rank);
+}
+
+Test(misuse, abort_then_destroy, .timeout = 60)
+{
+    run_one(abort_then_destroy_rank);
+}
+
+Test(misuse, calls_after_destroy, .timeout = 60)
+{
+    run_one(call_after_destroy_rank);
+}
+
+Test(misuse, destroy_inside_a_group_then_group_end, .timeout = 60)
+{
+    run_one(destroy_inside_group_rank);
+}
+
+Test(misuse, request_free_twice, .timeout = 60)
+{
+    run_one(request_free_twice_rank);
+}
