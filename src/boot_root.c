@@ -7,7 +7,8 @@
  * rank who it was, so nobody waits for nothing. Handshakes in progress are capped
  * (TUTTI_BOOT_MAX_HANDSHAKES): a flood of silent connections costs the root a bounded number of
  * descriptors, and the oldest of them makes room for a newcomer. The thread is gated against
- * fork() (fork_gate.h): it works inside the gate and leaves it only to wait in poll().
+ * fork() (fork_gate.h): it works inside the gate and leaves it only to wait in poll(); a forked
+ * child closes the root's sockets, so that only the root itself ever accepts at its port.
  */
 #include "bootstrap.h"
 #include "boot_wire.h"
@@ -28,7 +29,7 @@
 
 struct root_client {
     int fd;
-    int rank; /* -1 until authenticated */
+    int rank;      /* -1 until authenticated */
     int64_t since; /* when it was accepted */
     uint32_t pid;
     char addr[80];
@@ -51,7 +52,7 @@ struct root {
     int nbye;
     struct root_client **pending; /* accepted, not yet authenticated */
     int npending, pending_cap;
-    int nevicted; /* handshakes closed to make room (warned about once) */
+    int nevicted;        /* handshakes closed to make room (warned about once) */
     int64_t round_start; /* when the current round started waiting */
     struct pollfd *fds;  /* root_wait's poll set, grown as needed */
     int fds_cap;
@@ -225,8 +226,7 @@ static void accept_new(struct root *rt)
         c->rank = -1;
         c->since = tutti__now_ns();
         tutti__sockaddr_str(&from, c->addr, sizeof(c->addr));
-        tutti__hs_init_accept(&c->hs, fd, rt->secret, rt->job_id,
-                              c->since + HANDSHAKE_TIMEOUT_NS);
+        tutti__hs_init_accept(&c->hs, fd, rt->secret, rt->job_id, c->since + HANDSHAKE_TIMEOUT_NS);
         rt->pending[rt->npending++] = c;
     }
 }
@@ -309,9 +309,10 @@ static int answer_round(struct root *rt)
     for (int r = 1; r < rt->nranks; r++) {
         if (rt->by_rank[r]->hdr.type != type || rt->by_rank[r]->hdr.len != len) {
             char why[160];
-            snprintf(why, sizeof(why), "ranks disagree on the set-up sequence (rank 0 sent "
-                     "request %u of %u bytes, rank %d request %u of %u bytes)", type, len, r,
-                     rt->by_rank[r]->hdr.type, rt->by_rank[r]->hdr.len);
+            snprintf(why, sizeof(why),
+                     "ranks disagree on the set-up sequence (rank 0 sent "
+                     "request %u of %u bytes, rank %d request %u of %u bytes)",
+                     type, len, r, rt->by_rank[r]->hdr.type, rt->by_rank[r]->hdr.len);
             fail_all(rt, TUTTI_ERR_INVALID_USAGE, r, why);
             return -1;
         }
@@ -371,7 +372,8 @@ static void describe_missing(const struct root *rt, char *buf, size_t len)
         }
     }
     if (o + 40 < len) {
-        snprintf(buf + o, len - o, absent > 0 ? " never joined" : " did not reach this set-up step");
+        snprintf(buf + o, len - o,
+                 absent > 0 ? " never joined" : " did not reach this set-up step");
     }
 }
 
@@ -434,8 +436,8 @@ static void root_wait(struct root *rt)
         fds[n++] = (struct pollfd){.fd = rt->lfd, .events = POLLIN};
     } else {
         /* Full: the queue may be readable for long, so wake when the oldest can be closed. */
-        int64_t wait = rt->pending[oldest_pending(rt)]->since + TUTTI_BOOT_EVICT_AFTER_NS -
-                       tutti__now_ns();
+        int64_t wait =
+            rt->pending[oldest_pending(rt)]->since + TUTTI_BOOT_EVICT_AFTER_NS - tutti__now_ns();
         ms = (int)TUTTI_MAX(0, TUTTI_MIN(wait / 1000000 + 1, ms));
     }
     /* POLLIN only: a handshake sends small messages that never wait for room (and at worst
@@ -487,6 +489,22 @@ static void root_serve(struct root *rt)
     }
 }
 
+/* In a forked child (fork_gate.h): the child has no root thread, so nothing may listen or hold
+ * a rank's connection on its behalf. Descriptors only: the child may not allocate here. */
+static void root_in_child(void *arg)
+{
+    struct root *rt = arg;
+    close(rt->lfd);
+    for (int i = 0; i < rt->npending; i++) {
+        close(rt->pending[i]->fd);
+    }
+    for (int r = 0; r < rt->nranks; r++) {
+        if (rt->by_rank[r] != NULL && rt->by_rank[r]->fd >= 0) {
+            close(rt->by_rank[r]->fd);
+        }
+    }
+}
+
 static void *root_main(void *arg)
 {
     struct root *rt = arg;
@@ -520,7 +538,7 @@ tutti_status_t tutti__boot_root_serve(int lfd, const uint8_t secret[TUTTI_SECRET
     rt->job_id = job_id;
     rt->timeout_ns = timeout_ns;
     rt->lfd = lfd;
-    int err = tutti__fork_gate_thread_start(root_main, rt);
+    int err = tutti__fork_gate_thread_start(root_main, rt, root_in_child);
     if (err != 0) {
         close(rt->lfd);
         free(rt);

@@ -74,11 +74,22 @@ tutti_status_t tutti__boot_root_start(const union tutti_sockaddr *listen,
 tutti_status_t tutti__boot_root_serve(int lfd, const uint8_t secret[TUTTI_SECRET_BYTES],
                                       uint64_t job_id, int64_t timeout_ns);
 
+/* tutti__boot_client_open flags. */
+enum {
+    /** The root listened before this rank learned its address (a unique id, a shrink): a
+     * refused connection means that it has closed, and is an error at once. */
+    TUTTI_BOOT_ROOT_UP = 1,
+};
+
 /**
- * Join the root as `rank` of `nranks`, retrying a refused connection until the deadline (the
- * root may start later than some ranks under a launcher).
+ * Join the root as `rank` of `nranks` within timeout_ns. A handshake the root closes is tried
+ * again (a root flooded by strangers closes the oldest handshakes); so is a refused connection,
+ * unless flags has TUTTI_BOOT_ROOT_UP (under a launcher the root may start later than some
+ * ranks).
+ * @return TUTTI_OK with *b_p; TUTTI_ERR_AUTH (the root refused the secret), TUTTI_ERR_REMOTE
+ *         (the root has closed), TUTTI_ERR_TIMEOUT; each recorded with the root's address.
  */
 tutti_status_t tutti__boot_client_open(const struct tutti_boot_id *id, int rank, int nranks,
-                                       int64_t timeout_ns, struct tutti_boot **b_p);
+                                       int64_t timeout_ns, int flags, struct tutti_boot **b_p);
 
 #endif /* TUTTI_BOOTSTRAP_H */

@@ -333,16 +333,17 @@ tutti_status_t tutti_comm_init_env(tutti_comm_t **comm_p)
     char key[640]; /* job_key(): identifiers, size and the root address */
     TUTTI_CHECK(launch_detect(&l, key, sizeof(key)));
     tutti__tls.rank = l.rank;
-    tutti_info(TUTTI_SUBSYS_INIT, "launcher %s: rank %d of %d, root %s", l.source, l.rank,
-               l.nranks, l.root[0] ? l.root : "(local rendezvous)");
+    tutti_info(TUTTI_SUBSYS_INIT, "launcher %s: rank %d of %d, root %s", l.source, l.rank, l.nranks,
+               l.root[0] ? l.root : "(local rendezvous)");
     struct tutti_boot *boot = NULL;
-    TUTTI_CHECK(tutti__boot_client_open(&l.boot, l.rank, l.nranks, tutti__env()->TIMEOUT, &boot));
+    TUTTI_CHECK(
+        tutti__boot_client_open(&l.boot, l.rank, l.nranks, tutti__env()->TIMEOUT, 0, &boot));
     /* A loopback root on a multi-host job (a host name resolving to 127.0.1.1): let the TCP
      * transport pick a routable interface instead of following the root's address. */
     int lo = tutti__sock_is_loopback(&l.boot.root);
-    tutti_status_t st = tutti__comm_create(l.nranks, l.rank, l.boot.job_id, l.boot.secret,
-                                           (lo && !l.single_host) ? NULL : &l.boot.root, NULL,
-                                           boot, comm_p);
+    tutti_status_t st =
+        tutti__comm_create(l.nranks, l.rank, l.boot.job_id, l.boot.secret,
+                           (lo && !l.single_host) ? NULL : &l.boot.root, NULL, boot, comm_p);
     boot->ops->close(boot, st == TUTTI_OK);
     if (l.rendezvous[0] != '\0') {
         unlink(l.rendezvous); /* every rank has joined: nobody reads it any more */

@@ -134,4 +134,28 @@ int integ_comm_init(const struct integ_ctx *ctx, const tutti_comm_params_t *para
 /** Does the message contain the text? (a helper for checks on error messages) */
 int integ_contains(const char *msg, const char *text);
 
+/** How many times text occurs in msg (NULL msg: 0). */
+int integ_count(const char *msg, const char *text);
+
+/**
+ * Read a whole (log) file into a fresh NUL-terminated buffer (free it); NULL when it cannot be
+ * read.
+ */
+char *integ_read_file(const char *path);
+
+/* ---- for tests of tutti_comm_init_env (launch.c) ---- */
+
+/**
+ * Unset every launcher variable tutti looks at (TUTTI_*, SLURM_*, OMPI_*, PMIX_*, torchrun's),
+ * so that a test sees only what it sets (CI may itself run under Slurm or mpirun); then
+ * TUTTI_TIMEOUT=10s.
+ */
+void integ_clear_launcher_env(void);
+
+/** A loopback TCP port that was free a moment ago (the kernel's choice), or 0. */
+int integ_free_port(void);
+
+/** integ_setenv of a decimal integer. */
+void integ_setenv_int(const char *name, long value);
+
 #endif /* TUTTI_INTEG_HARNESS_H */

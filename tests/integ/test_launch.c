@@ -12,75 +12,19 @@
 #include "comm.h"
 #include "harness.h"
 
-#include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define NRANKS   4
 #define SECRET_A "00112233445566778899aabbccddeeff"
 #define SECRET_B "00112233445566778899aabbccddeefe"
-
-extern char **environ;
-
-/* Unset every launcher variable tutti looks at, so that a test sees only what it sets. */
-static void clear_launcher_env(void)
-{
-    static const char *const prefixes[] = {"TUTTI_", "SLURM_", "OMPI_", "PMIX_"};
-    static const char *const names[] = {
-        "RANK",        "WORLD_SIZE",  "LOCAL_WORLD_SIZE",   "LOCAL_RANK",
-        "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID"};
-    for (int again = 1; again;) {
-        again = 0;
-        for (char **e = environ; e != NULL && *e != NULL && !again; e++) {
-            for (size_t p = 0; p < sizeof(prefixes) / sizeof(prefixes[0]); p++) {
-                if (strncmp(*e, prefixes[p], strlen(prefixes[p])) == 0) {
-                    char name[256];
-                    snprintf(name, sizeof(name), "%.*s", (int)strcspn(*e, "="), *e);
-                    integ_setenv(name, NULL);
-                    again = 1; /* environ changed under us: start over */
-                    break;
-                }
-            }
-        }
-    }
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        integ_setenv(names[i], NULL);
-    }
-    integ_setenv("TUTTI_TIMEOUT", "10s");
-}
-
-/* A loopback TCP port that was free a moment ago (the kernel's choice), or 0. */
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof(a);
-    int port = 0;
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0) {
-        port = ntohs(a.sin_port);
-    }
-    if (fd >= 0) {
-        close(fd);
-    }
-    return port;
-}
-
-static void setenv_int(const char *name, long v)
-{
-    char s[32];
-    snprintf(s, sizeof(s), "%ld", v);
-    integ_setenv(name, s);
-}
 
 /* Every rank: the world communicator from the environment, then a checked all-reduce. */
 static int env_rank(const struct integ_ctx *ctx)
@@ -173,7 +117,7 @@ Test(launch, mpirun_np_4, .timeout = 90)
     }
     cr_assert(find_launch_prog(prog_path, sizeof(prog_path)),
               "integ_launch_prog not found (INTEG_LAUNCH_PROG or next to the test)");
-    clear_launcher_env();
+    integ_clear_launcher_env();
     struct integ_opts o = {.nranks = 1, .deadline_s = 80};
     integ_run(&o, exec_mpirun);
 }
@@ -182,20 +126,20 @@ Test(launch, mpirun_np_4, .timeout = 90)
 
 static void torchrun_env(int rank, int nranks, void *arg)
 {
-    setenv_int("RANK", rank);
-    setenv_int("LOCAL_RANK", rank);
-    setenv_int("WORLD_SIZE", nranks);
-    setenv_int("LOCAL_WORLD_SIZE", nranks);
+    integ_setenv_int("RANK", rank);
+    integ_setenv_int("LOCAL_RANK", rank);
+    integ_setenv_int("WORLD_SIZE", nranks);
+    integ_setenv_int("LOCAL_WORLD_SIZE", nranks);
     integ_setenv("MASTER_ADDR", "127.0.0.1");
-    setenv_int("MASTER_PORT", *(int *)arg);
+    integ_setenv_int("MASTER_PORT", *(int *)arg);
 }
 
 Test(launch, torchrun_variables, .timeout = 60)
 {
-    clear_launcher_env();
+    integ_clear_launcher_env();
     /* tutti's root listens on MASTER_PORT + 1 (torchrun's own store holds MASTER_PORT). */
     static int master_port;
-    master_port = free_port() - 1;
+    master_port = integ_free_port() - 1;
     cr_assert(master_port > 0, "no free port");
     run_env_job(torchrun_env, &master_port, env_rank);
 }
@@ -213,8 +157,8 @@ struct tutti_vars {
 static void tutti_env(int rank, int nranks, void *arg)
 {
     const struct tutti_vars *v = arg;
-    setenv_int("TUTTI_RANK", rank);
-    setenv_int("TUTTI_NRANKS", nranks);
+    integ_setenv_int("TUTTI_RANK", rank);
+    integ_setenv_int("TUTTI_NRANKS", nranks);
     integ_setenv("TUTTI_ROOT", v->root);
     if (rank == v->odd_rank) {
         integ_setenv("TUTTI_SECRET", v->odd_secret);
@@ -230,7 +174,7 @@ static void tutti_vars_init(struct tutti_vars *v)
 {
     memset(v, 0, sizeof(*v));
     v->odd_rank = -1;
-    int port = free_port();
+    int port = integ_free_port();
     cr_assert(port > 0, "no free port");
     snprintf(v->root, sizeof(v->root), "127.0.0.1:%d", port);
 }
@@ -250,13 +194,13 @@ static void run_tutti_job(const char *host, integ_rank_fn fn)
 
 Test(launch, tutti_variables_with_secret, .timeout = 60)
 {
-    clear_launcher_env();
+    integ_clear_launcher_env();
     run_tutti_job(NULL, env_rank);
 }
 
 Test(launch, tutti_variables_with_secret_file, .timeout = 60)
 {
-    clear_launcher_env();
+    integ_clear_launcher_env();
     static struct tutti_vars v;
     tutti_vars_init(&v);
     char dir[] = "/tmp/tutti-integ-secret-XXXXXX";
@@ -301,7 +245,7 @@ static void id_job_env(int rank, int nranks, void *arg)
 
 Test(launch, jobs_sharing_a_secret_get_distinct_comm_ids, .timeout = 60)
 {
-    clear_launcher_env();
+    integ_clear_launcher_env();
     comm_ids =
         mmap(NULL, 2 * sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     cr_assert(comm_ids != MAP_FAILED);
@@ -339,7 +283,7 @@ static int odd_secret_rank(const struct integ_ctx *ctx)
 
 Test(launch, rank_with_another_tutti_secret_is_refused, .timeout = 60)
 {
-    clear_launcher_env();
+    integ_clear_launcher_env();
     integ_setenv("TUTTI_TIMEOUT", "3s");
     static struct tutti_vars v;
     tutti_vars_init(&v);
@@ -353,7 +297,7 @@ Test(launch, rank_with_another_tutti_secret_is_refused, .timeout = 60)
  * distributions, or the host's own address), rank 0 serves the root so that the ranks reach it. */
 Test(launch, tutti_root_given_by_host_name, .timeout = 60)
 {
-    clear_launcher_env();
+    integ_clear_launcher_env();
     char name[32] = "";
     cr_assert_eq(gethostname(name, sizeof(name) - 1), 0);
     run_tutti_job(name, env_rank);
@@ -377,7 +321,7 @@ static int port_outside_range_rank(const struct integ_ctx *ctx)
 
 Test(launch, root_port_outside_the_port_range_fails_every_rank_at_once, .timeout = 60)
 {
-    clear_launcher_env();
+    integ_clear_launcher_env();
     integ_setenv("TUTTI_PORT_RANGE", "1-2");
     run_tutti_job(NULL, port_outside_range_rank);
 }
@@ -386,18 +330,18 @@ Test(launch, root_port_outside_the_port_range_fails_every_rank_at_once, .timeout
 
 static void slurm_env(int rank, int nranks, void *arg)
 {
-    setenv_int("SLURM_PROCID", rank);
-    setenv_int("SLURM_LOCALID", rank);
-    setenv_int("SLURM_NTASKS", nranks);
+    integ_setenv_int("SLURM_PROCID", rank);
+    integ_setenv_int("SLURM_LOCALID", rank);
+    integ_setenv_int("SLURM_NTASKS", nranks);
     integ_setenv("SLURM_NNODES", "1");
-    setenv_int("SLURM_JOB_ID", *(long *)arg); /* a job of its own: its own rendezvous file */
+    integ_setenv_int("SLURM_JOB_ID", *(long *)arg); /* a job of its own: its own rendezvous file */
     integ_setenv("SLURM_STEP_ID", "0");
     integ_setenv("SLURM_JOB_NODELIST", "localhost");
 }
 
 Test(launch, slurm_single_node_variables, .timeout = 60)
 {
-    clear_launcher_env();
+    integ_clear_launcher_env();
     static long job;
     job = 900000000L + (long)getpid();
     run_env_job(slurm_env, &job, env_rank);
@@ -423,7 +367,7 @@ static int no_launcher_rank(const struct integ_ctx *ctx)
 
 Test(launch, no_launcher_variables_lists_what_to_set, .timeout = 30)
 {
-    clear_launcher_env();
+    integ_clear_launcher_env();
     struct integ_opts o = {.nranks = 1, .deadline_s = 20};
     integ_run(&o, no_launcher_rank);
 }

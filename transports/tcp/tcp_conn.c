@@ -11,6 +11,7 @@
 #include "tcp.h"
 #include "check.h"
 #include "env.h"
+#include "fork_gate.h"
 #include "tutti/comm.h"
 #include "util.h"
 
@@ -46,8 +47,14 @@ static uint32_t get_u32(const uint8_t *p)
 
 static void hello_encode(const struct tcp_hello *h, uint8_t p[TUTTI_HS_PAYLOAD])
 {
-    const uint32_t v[8] = {h->kind,  h->from,   h->to, h->channel, h->index, h->nsocks,
-                           (uint32_t)h->slot_size, (uint32_t)(h->slot_size >> 32)};
+    const uint32_t v[8] = {h->kind,
+                           h->from,
+                           h->to,
+                           h->channel,
+                           h->index,
+                           h->nsocks,
+                           (uint32_t)h->slot_size,
+                           (uint32_t)(h->slot_size >> 32)};
     put_u32s(p, v, 8);
 }
 
@@ -97,8 +104,7 @@ static size_t kind_slot_size(const struct tcp_ctx *ctx, uint32_t kind)
 }
 
 /* Why an authenticated payload cannot be admitted into `why`; 0 when it can. */
-static int bad_payload(const struct tcp_ctx *ctx, const struct tcp_hello *h, char *why,
-                       size_t len)
+static int bad_payload(const struct tcp_ctx *ctx, const struct tcp_hello *h, char *why, size_t len)
 {
     int rank = ctx->args->rank;
     if (h->kind != TCP_KIND_DATA && h->kind != TCP_KIND_SIDE) {
@@ -122,8 +128,8 @@ static int bad_payload(const struct tcp_ctx *ctx, const struct tcp_hello *h, cha
             if (r->kind == (int)h->kind && r->peer == (int)h->from &&
                 r->channel == (int)h->channel &&
                 (r->index == (int)h->index || r->nsocks != (int)h->nsocks)) {
-                snprintf(why, len, "socket %u of %u of rank %u channel %u %s", h->index,
-                         h->nsocks, h->from, h->channel,
+                snprintf(why, len, "socket %u of %u of rank %u channel %u %s", h->index, h->nsocks,
+                         h->from, h->channel,
                          r->index == (int)h->index ? "is a duplicate" : "disagrees on nsocks");
                 return 1;
             }
@@ -382,8 +388,8 @@ static tutti_status_t connect_kind(struct tcp_ctx *ctx, int kind, int peer, int 
     if (peer < 0 || peer >= args->nranks || peer == args->rank || channel < 0 ||
         channel >= TUTTI_MAX_CHANNELS || args->peers == NULL) {
         return tutti__set_error(args->comm, TUTTI_ERR_INVALID_ARG,
-                                "tcp connect of rank %d to rank %d channel %d%s", args->rank,
-                                peer, channel, args->peers == NULL ? " before attach" : "");
+                                "tcp connect of rank %d to rank %d channel %d%s", args->rank, peer,
+                                channel, args->peers == NULL ? " before attach" : "");
     }
     int idx = tutti__tcp_pair(ctx, kind, peer, channel);
     if (ctx->connected[idx]) {
@@ -416,15 +422,15 @@ static tutti_status_t connect_kind(struct tcp_ctx *ctx, int kind, int peer, int 
         TUTTI_CHECK_GOTO(claim(ctx, kind, peer, channel, &conn), status, err_free_link);
         if (conn == NULL && tutti__now_ns() > ctx->links[idx]->deadline_ns) {
             status = tutti__set_error(args->comm, TUTTI_ERR_TIMEOUT,
-                                      "%s did not connect channel %d within %.1f s", name,
-                                      channel, secs(ctx->timeout_ns));
+                                      "%s did not connect channel %d within %.1f s", name, channel,
+                                      secs(ctx->timeout_ns));
             goto err_free_link;
         }
     }
     if (conn != NULL) {
         link_free(ctx, idx);
-        tutti_debug(TUTTI_SUBSYS_NET, "tcp: connected to %s on channel %d with %d sockets%s",
-                    name, channel, conn->nsocks, kind == TCP_KIND_SIDE ? " (side)" : "");
+        tutti_debug(TUTTI_SUBSYS_NET, "tcp: connected to %s on channel %d with %d sockets%s", name,
+                    channel, conn->nsocks, kind == TCP_KIND_SIDE ? " (side)" : "");
     }
     *conn_p = conn != NULL ? &conn->base : NULL;
     return TUTTI_OK;
@@ -488,6 +494,7 @@ static tutti_status_t tcp_fini(void *tctx)
         }
     }
     if (ctx->lfd >= 0) {
+        tutti__fork_gate_fd_del(ctx->lfd);
         close(ctx->lfd);
     }
     free(ctx->in);
@@ -519,14 +526,15 @@ static tutti_status_t tcp_init(const struct tutti_tctx_args *args, void **tctx_p
     union tutti_sockaddr local;
     TUTTI_CHECK_GOTO(tutti__sock_local_addr(args->root_hint, &local), status, err_fini);
     TUTTI_CHECK_GOTO(tutti__sock_listen(&local, &ctx->lfd, &ctx->laddr), status, err_fini);
+    (void)tutti__fork_gate_fd_add(ctx->lfd); /* a forked child must not keep taking connections */
     struct tutti_wire_addr w;
     tutti__wire_addr_encode(&ctx->laddr, &w);
     memset(blob, 0, TUTTI_TRANSPORT_BLOB);
     memcpy(blob, &w, sizeof(w));
     char s[80];
     tutti_info(TUTTI_SUBSYS_NET, "tcp: rank %d listens on %s (%d sockets, %d slots of %zu bytes)",
-               args->rank, tutti__sockaddr_str(&ctx->laddr, s, sizeof(s)), ctx->nsocks,
-               ctx->nslots, ctx->slot_size);
+               args->rank, tutti__sockaddr_str(&ctx->laddr, s, sizeof(s)), ctx->nsocks, ctx->nslots,
+               ctx->slot_size);
     *tctx_p = ctx;
     return TUTTI_OK;
 
