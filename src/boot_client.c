@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #define BOOT_ROOT_GRACE_NS (1000ll * 1000000ll) /* see transact() */
+#define BOOT_RETRY_LOG_NS  (1000ll * 1000000ll) /* retries are logged (info) this often */
 
 struct boot_client {
     struct tutti_boot base;
@@ -246,13 +247,30 @@ static tutti_status_t try_root(struct boot_client *c, const struct tutti_boot_id
 static tutti_status_t connect_root(struct boot_client *c, const struct tutti_boot_id *id,
                                    int root_up, int64_t deadline)
 {
-    int64_t backoff_us = 1000;
-    for (;;) {
+    int64_t backoff_us = 1000, t0 = tutti__now_ns(), said = 0;
+    for (int warned = 0;;) {
         int err = 0;
         enum retry_why why;
         tutti_status_t st = try_root(c, id, deadline, &why, &err);
         if (st != TUTTI_IN_PROGRESS) {
             return st;
+        }
+        const char *what = why == RETRY_CLOSED ? "it closed the handshake"
+                           : err != 0          ? strerror(err)
+                                               : "no answer";
+        int64_t now = tutti__now_ns();
+        if (!root_up && now - said >= BOOT_RETRY_LOG_NS) {
+            said = now;
+            tutti_info(TUTTI_SUBSYS_BOOT, "bootstrap root %s: %s; trying again (%.1f s of %.0f s)",
+                       c->root_str, what, (double)(now - t0) / 1e9, (double)c->timeout_ns / 1e9);
+        }
+        if (!root_up && !warned && now - t0 >= TUTTI_BOOT_QUIET_WARN_NS) {
+            warned = 1;
+            tutti_warn("rank %d has had no contact with the bootstrap root %s for %.0f s (%s): is "
+                       "rank 0 running, and does every rank have the same root address and port? "
+                       "trying again until TUTTI_TIMEOUT (%.0f s)",
+                       c->rank, c->root_str, (double)(now - t0) / 1e9, what,
+                       (double)c->timeout_ns / 1e9);
         }
         if (why == RETRY_NO_ROOT && root_up) {
             return tutti__set_error(NULL, TUTTI_ERR_REMOTE,
@@ -263,12 +281,11 @@ static tutti_status_t connect_root(struct boot_client *c, const struct tutti_boo
                                     "to a communicator that has formed already",
                                     c->root_str, strerror(err));
         }
-        if (tutti__now_ns() + backoff_us * 1000 >= deadline) {
+        if (now + backoff_us * 1000 >= deadline) {
             return tutti__set_error(NULL, TUTTI_ERR_TIMEOUT,
-                                    "cannot reach the bootstrap root %s: %s", c->root_str,
-                                    why == RETRY_CLOSED ? "it closed every handshake"
-                                    : err != 0          ? strerror(err)
-                                                        : "timed out");
+                                    "cannot reach the bootstrap root %s within TUTTI_TIMEOUT "
+                                    "(%.0f s): %s (is rank 0 running, with this root address?)",
+                                    c->root_str, (double)c->timeout_ns / 1e9, what);
         }
         usleep((useconds_t)backoff_us);
         backoff_us = TUTTI_MIN(backoff_us * 2, 200000);

@@ -20,9 +20,11 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define HANDSHAKE_TIMEOUT_NS (10ll * 1000000000ll)
@@ -54,9 +56,56 @@ struct root {
     int npending, pending_cap;
     int nevicted;        /* handshakes closed to make room (warned about once) */
     int64_t round_start; /* when the current round started waiting */
-    struct pollfd *fds;  /* root_wait's poll set, grown as needed */
+    int64_t first_ns;    /* when the first rank joined: the set-up's deadline counts from it */
+    int quiet_warned;    /* the current round's ranks missing were warned about */
+    int min_nranks;      /* the smallest size a rank claimed (below nranks on a mismatch) */
+    int failed;          /* the set-up failed: verdict says why, told who has it */
+    struct boot_error verdict;
+    uint8_t *told;      /* [nranks] */
+    struct pollfd *fds; /* root_wait's poll set, grown as needed */
     int fds_cap;
+    struct tutti_boot_root_watch *watch; /* the starter's handle on our end, or NULL */
 };
+
+/* A root thread's end, shared by the thread and its starter (refs: who still holds it). */
+struct tutti_boot_root_watch {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int ended, refs;
+};
+
+/* One holder lets go of the watch (the last one frees it). */
+static void watch_put(struct tutti_boot_root_watch *w, int ended)
+{
+    pthread_mutex_lock(&w->lock);
+    w->ended |= ended;
+    pthread_cond_broadcast(&w->cond);
+    int last = --w->refs == 0;
+    pthread_mutex_unlock(&w->lock);
+    if (last) {
+        pthread_mutex_destroy(&w->lock);
+        pthread_cond_destroy(&w->cond);
+        free(w);
+    }
+}
+
+void tutti__boot_root_watch_end(struct tutti_boot_root_watch *w, int64_t deadline_ns)
+{
+    if (w == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&w->lock);
+    while (!w->ended && tutti__now_ns() < deadline_ns) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 20000000; /* the deadline is on another clock: look again every 20 ms */
+        ts.tv_sec += ts.tv_nsec / 1000000000;
+        ts.tv_nsec %= 1000000000;
+        pthread_cond_timedwait(&w->cond, &w->lock, &ts);
+    }
+    pthread_mutex_unlock(&w->lock);
+    watch_put(w, 0);
+}
 
 static void client_free(struct root_client *c)
 {
@@ -101,19 +150,35 @@ static void send_msg(struct root *rt, struct root_client *c, uint32_t type, cons
     }
 }
 
-/* Tell every connected rank that the set-up failed, and why. */
+/* Tell every connected rank that the set-up failed, and why; the root keeps the verdict for the
+ * ranks that have not joined yet (root_linger). */
 static void fail_all(struct root *rt, tutti_status_t st, int culprit, const char *reason)
 {
-    struct boot_error e = {(int32_t)htonl((uint32_t)st), (int32_t)htonl((uint32_t)culprit), {0}};
-    snprintf(e.reason, sizeof(e.reason), "%s", reason);
+    struct boot_error *e = &rt->verdict;
+    *e = (struct boot_error){(int32_t)htonl((uint32_t)st), (int32_t)htonl((uint32_t)culprit), {0}};
+    snprintf(e->reason, sizeof(e->reason), "%s", reason);
+    rt->failed = 1;
     tutti_warn("bootstrap root: %s", reason);
     /* Highest rank first, rank 0 last: under a launcher the root is a thread of rank 0, whose
      * process may exit as soon as it has its answer, taking the root with it. */
     for (int r = rt->nranks - 1; r >= 0; r--) {
         if (rt->by_rank[r] != NULL && rt->by_rank[r]->fd >= 0) {
-            send_msg(rt, rt->by_rank[r], BOOT_REP_ERROR, &e, sizeof(e));
+            send_msg(rt, rt->by_rank[r], BOOT_REP_ERROR, e, sizeof(*e));
+            rt->told[r] = 1;
         }
     }
+}
+
+/* A rank that joins after the set-up failed gets the verdict. */
+static void tell_late(struct root *rt, struct root_client *c, const struct boot_hello *h)
+{
+    send_msg(rt, c, BOOT_REP_ERROR, &rt->verdict, sizeof(rt->verdict));
+    if (h->rank >= 0 && h->rank < rt->nranks) {
+        rt->told[h->rank] = 1;
+    }
+    tutti_debug(TUTTI_SUBSYS_BOOT,
+                "bootstrap root: told rank %d (pid %u, %s) that the set-up failed", h->rank, h->pid,
+                c->addr);
 }
 
 /*
@@ -126,11 +191,20 @@ static int place_client(struct root *rt, struct root_client *c)
 {
     struct boot_hello h;
     memcpy(&h, c->hs.payload, sizeof(h));
+    if (rt->failed) {
+        tell_late(rt, c, &h);
+        return -1;
+    }
     char why[200] = "";
     int verdict = tutti__boot_hello_check(&h, rt->nranks, why, sizeof(why));
     int fatal = verdict == -2;
     if (verdict == 0 && rt->nranks != 0 && rt->by_rank[h.rank] != NULL) {
-        snprintf(why, sizeof(why), "rank %d joined twice (again from %s)", h.rank, c->addr);
+        /* Two processes hold this job's secret and claim one rank: no set-up can complete. */
+        snprintf(why, sizeof(why),
+                 "rank %d joined twice (pid %u, then pid %u from %s): two processes were "
+                 "started as rank %d",
+                 h.rank, rt->by_rank[h.rank]->pid, h.pid, c->addr, h.rank);
+        fatal = 1;
     }
     if (why[0] != '\0') {
         struct boot_error e = {(int32_t)htonl((uint32_t)TUTTI_ERR_INVALID_USAGE), -1, {0}};
@@ -138,6 +212,10 @@ static int place_client(struct root *rt, struct root_client *c)
         tutti_warn("bootstrap root refused %s: %s", c->addr, why);
         send_msg(rt, c, BOOT_REP_ERROR, &e, sizeof(e));
         if (fatal) {
+            rt->min_nranks = TUTTI_MIN(rt->min_nranks, TUTTI_MAX(h.nranks, 1));
+            if (h.rank >= 0 && h.rank < rt->nranks) {
+                rt->told[h.rank] = 1;
+            }
             fail_all(rt, TUTTI_ERR_REMOTE, h.rank, why);
             return -2;
         }
@@ -145,11 +223,17 @@ static int place_client(struct root *rt, struct root_client *c)
     }
     if (rt->nranks == 0) {
         rt->by_rank = calloc((size_t)h.nranks, sizeof(*rt->by_rank));
-        if (rt->by_rank == NULL) {
+        rt->told = calloc((size_t)h.nranks, 1);
+        if (rt->by_rank == NULL || rt->told == NULL) {
+            free(rt->by_rank);
+            free(rt->told);
+            rt->by_rank = NULL;
+            rt->told = NULL;
             return -1;
         }
         rt->nranks = h.nranks;
-        rt->round_start = tutti__now_ns();
+        rt->min_nranks = h.nranks;
+        rt->round_start = rt->first_ns = tutti__now_ns();
     }
     c->rank = h.rank;
     c->pid = h.pid;
@@ -355,6 +439,7 @@ static int answer_round(struct root *rt)
         rt->by_rank[r]->hdr_done = 0;
     }
     rt->round_start = tutti__now_ns();
+    rt->quiet_warned = 0;
     return 0;
 }
 
@@ -478,7 +563,8 @@ static void root_serve(struct root *rt)
             }
             continue;
         }
-        if (rt->nranks > 0 && tutti__now_ns() - rt->round_start > rt->timeout_ns) {
+        int64_t waited = tutti__now_ns() - rt->round_start;
+        if (rt->nranks > 0 && waited > rt->timeout_ns) {
             char why[240];
             describe_missing(rt, why, sizeof(why));
             char full[300];
@@ -486,6 +572,52 @@ static void root_serve(struct root *rt)
             fail_all(rt, TUTTI_ERR_TIMEOUT, -1, full);
             return;
         }
+        if (rt->nranks > 0 && waited > TUTTI_BOOT_QUIET_WARN_NS && !rt->quiet_warned) {
+            char why[240];
+            describe_missing(rt, why, sizeof(why));
+            tutti_warn("bootstrap root: ranks %.200s after %.0f s; waiting until TUTTI_TIMEOUT "
+                       "(%.0f s): are they running, with this root address, the same secret and "
+                       "the same number of ranks?",
+                       why, (double)waited / 1e9, (double)rt->timeout_ns / 1e9);
+            rt->quiet_warned = 1;
+        }
+    }
+}
+
+/* Has every rank that exists whichever size is right (those below the smallest size claimed)
+ * been told the verdict? */
+static int all_told(const struct root *rt)
+{
+    for (int r = 0; r < TUTTI_MIN(rt->nranks, rt->min_nranks); r++) {
+        if (!rt->told[r]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/*
+ * After a failed set-up, ranks that have not joined yet would find the port closed and, under a
+ * launcher (where the root may start late), try again until their timeout. So the root stays to
+ * tell each of them the verdict, until every rank has it or the set-up's deadline (TUTTI_TIMEOUT
+ * after the first rank came) has passed.
+ */
+static void root_linger(struct root *rt)
+{
+    if (!rt->failed || rt->nranks == 0) {
+        return;
+    }
+    for (int r = 0; r < rt->nranks; r++) {
+        if (rt->by_rank[r] != NULL) {
+            client_free(rt->by_rank[r]); /* it has the verdict */
+            rt->by_rank[r] = NULL;
+        }
+    }
+    int64_t deadline = rt->first_ns + rt->timeout_ns;
+    while (!all_told(rt) && tutti__now_ns() < deadline) {
+        root_wait(rt);
+        accept_new(rt);
+        (void)progress_handshakes(rt);
     }
 }
 
@@ -508,7 +640,9 @@ static void root_in_child(void *arg)
 static void *root_main(void *arg)
 {
     struct root *rt = arg;
+    struct tutti_boot_root_watch *watch = rt->watch;
     root_serve(rt);
+    root_linger(rt);
     for (int r = 0; r < rt->nranks; r++) {
         if (rt->by_rank[r] != NULL) {
             client_free(rt->by_rank[r]);
@@ -519,42 +653,84 @@ static void *root_main(void *arg)
     }
     close(rt->lfd);
     free(rt->by_rank);
+    free(rt->told);
     free(rt->pending);
     free(rt->fds);
     free(rt);
+    if (watch != NULL) {
+        watch_put(watch, 1);
+    }
     tutti__fork_gate_exit();
     return NULL;
 }
 
-tutti_status_t tutti__boot_root_serve(int lfd, const uint8_t secret[TUTTI_SECRET_BYTES],
-                                      uint64_t job_id, int64_t timeout_ns)
+/* Start the thread on rt; with watch_p, a watch on its end too. Frees rt on failure. */
+static tutti_status_t root_launch(struct root *rt, struct tutti_boot_root_watch **watch_p)
+{
+    struct tutti_boot_root_watch *w = NULL;
+    if (watch_p != NULL && (w = calloc(1, sizeof(*w))) != NULL) {
+        pthread_mutex_init(&w->lock, NULL);
+        pthread_cond_init(&w->cond, NULL);
+        w->refs = 2; /* the thread and the starter */
+    }
+    if (watch_p != NULL && w == NULL) {
+        close(rt->lfd);
+        free(rt);
+        return tutti__set_error(NULL, TUTTI_ERR_NO_MEMORY, "no memory for the bootstrap root");
+    }
+    rt->watch = w;
+    int err = tutti__fork_gate_thread_start(root_main, rt, root_in_child);
+    if (err != 0) {
+        close(rt->lfd);
+        free(rt);
+        if (w != NULL) {
+            watch_put(w, 1);
+            watch_put(w, 1);
+        }
+        return tutti__set_error(NULL, TUTTI_ERR_SYSTEM, "starting the bootstrap root thread: %s",
+                                strerror(err));
+    }
+    if (watch_p != NULL) {
+        *watch_p = w;
+    }
+    return TUTTI_OK;
+}
+
+static struct root *root_new(int lfd, const uint8_t secret[TUTTI_SECRET_BYTES], uint64_t job_id,
+                             int64_t timeout_ns)
 {
     struct root *rt = calloc(1, sizeof(*rt));
     if (rt == NULL) {
         close(lfd);
-        return tutti__set_error(NULL, TUTTI_ERR_NO_MEMORY, "no memory for the bootstrap root");
+        tutti__set_error(NULL, TUTTI_ERR_NO_MEMORY, "no memory for the bootstrap root");
+        return NULL;
     }
     memcpy(rt->secret, secret, TUTTI_SECRET_BYTES);
     rt->job_id = job_id;
     rt->timeout_ns = timeout_ns;
     rt->lfd = lfd;
-    int err = tutti__fork_gate_thread_start(root_main, rt, root_in_child);
-    if (err != 0) {
-        close(rt->lfd);
-        free(rt);
-        return tutti__set_error(NULL, TUTTI_ERR_SYSTEM, "starting the bootstrap root thread: %s",
-                                strerror(err));
-    }
-    return TUTTI_OK;
+    return rt;
+}
+
+tutti_status_t tutti__boot_root_serve(int lfd, const uint8_t secret[TUTTI_SECRET_BYTES],
+                                      uint64_t job_id, int64_t timeout_ns)
+{
+    struct root *rt = root_new(lfd, secret, job_id, timeout_ns);
+    return rt != NULL ? root_launch(rt, NULL) : TUTTI_ERR_NO_MEMORY;
 }
 
 tutti_status_t tutti__boot_root_start(const union tutti_sockaddr *listen,
                                       const uint8_t secret[TUTTI_SECRET_BYTES], uint64_t job_id,
-                                      union tutti_sockaddr *bound_p)
+                                      union tutti_sockaddr *bound_p,
+                                      struct tutti_boot_root_watch **watch_p)
 {
     int lfd = -1;
     TUTTI_CHECK(tutti__sock_listen(listen, &lfd, bound_p));
-    TUTTI_CHECK(tutti__boot_root_serve(lfd, secret, job_id, tutti__env()->TIMEOUT));
+    struct root *rt = root_new(lfd, secret, job_id, tutti__env()->TIMEOUT);
+    if (rt == NULL) {
+        return TUTTI_ERR_NO_MEMORY;
+    }
+    TUTTI_CHECK(root_launch(rt, watch_p));
     char addr[80];
     tutti_info(TUTTI_SUBSYS_BOOT, "bootstrap root listening on %s",
                tutti__sockaddr_str(bound_p, addr, sizeof(addr)));

@@ -56,15 +56,31 @@ struct tutti_boot_id {
 #define TUTTI_BOOT_MAX_HANDSHAKES 256
 #define TUTTI_BOOT_EVICT_AFTER_NS (1000ll * 1000000ll)
 
+/** After this long without the whole job (a rank without contact with the root, a root with
+ * ranks missing), a warning says so, long before TUTTI_TIMEOUT gives up. */
+#define TUTTI_BOOT_QUIET_WARN_NS (10ll * 1000000000ll)
+
+/** The end of a root thread, which its starter may wait for (tutti__boot_root_watch_end). */
+struct tutti_boot_root_watch;
+
 /**
  * Start the root server for one communicator of any size in a background thread. It listens on
  * `listen` (port 0: an ephemeral port or TUTTI_PORT_RANGE) and writes the bound address into
- * *bound_p. It exits when every rank has left, on an error it has reported to the ranks, or when
- * ranks are missing TUTTI_TIMEOUT after the first one arrived.
+ * *bound_p. It exits when every rank has left, or when ranks are missing TUTTI_TIMEOUT after the
+ * first one arrived; after a set-up error it stays to tell the ranks that had not joined yet,
+ * until each has it or that deadline has passed. With watch_p, *watch_p gets a handle on the
+ * thread's end, for tutti__boot_root_watch_end.
  */
 tutti_status_t tutti__boot_root_start(const union tutti_sockaddr *listen,
                                       const uint8_t secret[TUTTI_SECRET_BYTES], uint64_t job_id,
-                                      union tutti_sockaddr *bound_p);
+                                      union tutti_sockaddr *bound_p,
+                                      struct tutti_boot_root_watch **watch_p);
+
+/**
+ * Wait until the root thread behind `w` has ended or deadline_ns (tutti__now_ns clock) has
+ * passed (0: do not wait), then let go of the handle. NULL is a no-op.
+ */
+void tutti__boot_root_watch_end(struct tutti_boot_root_watch *w, int64_t deadline_ns);
 
 /**
  * Serve one communicator's set-up, as tutti__boot_root_start, on `lfd`, a socket that already

@@ -80,7 +80,7 @@ tutti_status_t tutti_get_unique_id(tutti_unique_id_t *id_p)
     TUTTI_CHECK(tutti__sock_local_addr(NULL, &local));
     tutti__random_bytes(u.boot.secret, sizeof(u.boot.secret));
     tutti__random_bytes(&u.boot.job_id, sizeof(u.boot.job_id));
-    TUTTI_CHECK(tutti__boot_root_start(&local, u.boot.secret, u.boot.job_id, &u.boot.root));
+    TUTTI_CHECK(tutti__boot_root_start(&local, u.boot.secret, u.boot.job_id, &u.boot.root, NULL));
     tutti__uid_encode(&u, id_p);
     return TUTTI_OK;
 }

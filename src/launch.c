@@ -162,9 +162,11 @@ static void detect_root(struct tutti_launch *l)
 
 /*
  * A name for this job that every rank computes alike (for files and derived keys). It ends with
- * the root address: without a launcher's job identifier, two jobs with the same secret and size
- * would otherwise get the same comm id, and on one host the same shared-memory segment names;
- * two jobs that run at once cannot share a root address.
+ * the root address: without a launcher's job identifier, two jobs with the same secret would
+ * otherwise get the same comm id, and on one host the same shared-memory segment names; two jobs
+ * that run at once cannot share a root address. The number of ranks is not part of it: a rank
+ * started with another number must reach the root, which then names the mismatch to every rank
+ * at once (it would otherwise fail the handshake like a stranger, and the others wait for it).
  */
 static void job_key(const struct tutti_launch *l, char *out, size_t len)
 {
@@ -175,8 +177,8 @@ static void job_key(const struct tutti_launch *l, char *out, size_t len)
         k = tutti__env_foreign(keys[i]);
     }
     const char *step = tutti__env_foreign("SLURM_STEP_ID");
-    snprintf(out, len, "%s-%s-%s-%d-%s", l->source, k != NULL ? k : "nojob", step ? step : "",
-             l->nranks, l->root);
+    snprintf(out, len, "%s-%s-%s-%s", l->source, k != NULL ? k : "nojob", step ? step : "",
+             l->root);
 }
 
 static tutti_status_t read_secret(struct tutti_launch *l)
@@ -255,7 +257,8 @@ static tutti_status_t file_rendezvous(struct tutti_launch *l, const char *key, i
         TUTTI_CHECK(tutti__sockaddr_parse("127.0.0.1", 0, 0, &lo));
         tutti__random_bytes(l->boot.secret, TUTTI_SECRET_BYTES);
         derive_job_id(l, key);
-        TUTTI_CHECK(tutti__boot_root_start(&lo, l->boot.secret, l->boot.job_id, &l->boot.root));
+        TUTTI_CHECK(tutti__boot_root_start(&lo, l->boot.secret, l->boot.job_id, &l->boot.root,
+                                           &l->root_watch));
         TUTTI_CHECK(tutti__rendezvous_publish(path, &l->boot));
         l->have_secret = 1;
         snprintf(l->rendezvous, sizeof(l->rendezvous), "%s", path);
@@ -305,7 +308,8 @@ static tutti_status_t launch_detect(struct tutti_launch *l, char *key, size_t ke
     union tutti_sockaddr at, bound;
     TUTTI_CHECK(tutti__root_addrs(l, &at));
     if (l->rank == 0) {
-        tutti_status_t st = tutti__boot_root_start(&at, l->boot.secret, l->boot.job_id, &bound);
+        tutti_status_t st =
+            tutti__boot_root_start(&at, l->boot.secret, l->boot.job_id, &bound, &l->root_watch);
         if (st != TUTTI_OK) {
             return tutti__set_error(NULL, st, "rank 0 cannot serve the root at %s: %s", l->root,
                                     tutti_last_error(NULL));
@@ -330,23 +334,30 @@ tutti_status_t tutti_comm_init_env(tutti_comm_t **comm_p)
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "comm_p is NULL");
     }
     struct tutti_launch l;
-    char key[640]; /* job_key(): identifiers, size and the root address */
-    TUTTI_CHECK(launch_detect(&l, key, sizeof(key)));
-    tutti__tls.rank = l.rank;
-    tutti_info(TUTTI_SUBSYS_INIT, "launcher %s: rank %d of %d, root %s", l.source, l.rank, l.nranks,
-               l.root[0] ? l.root : "(local rendezvous)");
-    struct tutti_boot *boot = NULL;
-    TUTTI_CHECK(
-        tutti__boot_client_open(&l.boot, l.rank, l.nranks, tutti__env()->TIMEOUT, 0, &boot));
-    /* A loopback root on a multi-host job (a host name resolving to 127.0.1.1): let the TCP
-     * transport pick a routable interface instead of following the root's address. */
-    int lo = tutti__sock_is_loopback(&l.boot.root);
-    tutti_status_t st =
-        tutti__comm_create(l.nranks, l.rank, l.boot.job_id, l.boot.secret,
-                           (lo && !l.single_host) ? NULL : &l.boot.root, NULL, boot, comm_p);
-    boot->ops->close(boot, st == TUTTI_OK);
+    char key[640]; /* job_key(): identifiers and the root address */
+    tutti_status_t st = launch_detect(&l, key, sizeof(key));
+    if (st == TUTTI_OK) {
+        tutti__tls.rank = l.rank;
+        tutti_info(TUTTI_SUBSYS_INIT, "launcher %s: rank %d of %d, root %s", l.source, l.rank,
+                   l.nranks, l.root[0] ? l.root : "(local rendezvous)");
+        struct tutti_boot *boot = NULL;
+        st = tutti__boot_client_open(&l.boot, l.rank, l.nranks, tutti__env()->TIMEOUT, 0, &boot);
+        if (st == TUTTI_OK) {
+            /* A loopback root on a multi-host job (a host name resolving to 127.0.1.1): let the
+             * TCP transport pick a routable interface instead of following the root's address. */
+            int lo = tutti__sock_is_loopback(&l.boot.root);
+            st = tutti__comm_create(l.nranks, l.rank, l.boot.job_id, l.boot.secret,
+                                    (lo && !l.single_host) ? NULL : &l.boot.root, NULL, boot,
+                                    comm_p);
+            boot->ops->close(boot, st == TUTTI_OK);
+        }
+    }
+    /* A failed set-up: the root (a thread of this process) stays to tell the ranks that have not
+     * joined yet; returning at once might end the process under it, and them with a timeout. */
+    tutti__boot_root_watch_end(l.root_watch,
+                               st == TUTTI_OK ? 0 : tutti__now_ns() + tutti__env()->TIMEOUT);
     if (l.rendezvous[0] != '\0') {
-        unlink(l.rendezvous); /* every rank has joined: nobody reads it any more */
+        unlink(l.rendezvous); /* every rank has joined (or been told that the set-up failed) */
     }
     return st;
 }

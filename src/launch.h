@@ -9,12 +9,13 @@
 struct tutti_launch {
     const char *source; /* "tutti", "torchrun", "mpirun", "slurm" */
     int rank, nranks;
-    int single_host;    /* the launcher says every rank is on this host */
-    char root[256];     /* "host:port", or "" */
+    int single_host;       /* the launcher says every rank is on this host */
+    char root[256];        /* "host:port", or "" */
     const char *root_from; /* where root came from, for messages: "TUTTI_ROOT", ... */
     int have_secret;
     char rendezvous[300]; /* rank 0: the file it published, removed once all joined */
     struct tutti_boot_id boot;
+    struct tutti_boot_root_watch *root_watch; /* rank 0: the root it serves */
 };
 
 /** Decode exactly 2n hex digits (trailing white space allowed). 0, or -1 if malformed. */

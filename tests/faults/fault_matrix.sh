@@ -17,10 +17,9 @@
 #                  version (fault_stranger); the job must go on with right results and the same
 #                  fd count and about the same RSS after as before (fault_rank's fds/rss_kb)
 #   wrong_secret   one rank joins with another TUTTI_SECRET
-#   wrong_nranks   one rank joins with TUTTI_NRANKS + 1 (env launch: its job id differs, so
-#                  the root refuses it as a stranger)
-#   wrong_nranks_id  the same through a unique id (tutti_comm_init_rank): the root sees the
-#                  authenticated nranks and fails every rank at once
+#   wrong_nranks   one rank joins with TUTTI_NRANKS + 1 (env launch): the root sees the
+#                  authenticated nranks and fails every rank at once, naming the mismatch
+#   wrong_nranks_id  the same through a unique id (tutti_comm_init_rank)
 #   mismatch_count, mismatch_dtype   the highest rank calls with 2 x count + n, or a datatype of
 #                  another size
 # Expected: every surviving rank returns an error within TUTTI_TIMEOUT (3 s) + slack, whose

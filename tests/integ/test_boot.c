@@ -1,7 +1,10 @@
 /*
  * test_boot.c - start-up on real processes when something is off: a bootstrap root whose
  * process forked its ranks (the children must not keep the root's listening socket, so a rank
- * that comes after the root has closed is refused at once, with a clear message).
+ * that comes after the root has closed is refused at once, with a clear message); a rank given
+ * the wrong root port (its retries are logged at info, and both sides warn after 10 s, long
+ * before the timeout); ranks started with different numbers of ranks (named as such, and every
+ * rank fails at once, also one that comes after the verdict).
  *
  * Some checks look inside the library (tests link it statically): the root's address in the
  * unique id.
@@ -14,6 +17,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,4 +140,151 @@ Test(boot, a_forked_rank_does_not_keep_the_root_listening, .timeout = 60)
     integ_finish(early, NULL, 0);
     cr_assert(!open, "the root's port still accepts connections after the root closed it (a "
                      "forked rank kept its listening socket)");
+}
+
+/* ---------------------------------------------------------------- launcher mistakes */
+
+#define SECRET "00112233445566778899aabbccddeeff"
+
+struct launch_cfg {
+    char root[64];     /* TUTTI_ROOT of every rank */
+    char bad_root[64]; /* ... but odd_rank's, when set */
+    int odd_rank;      /* -1: none */
+    int odd_nranks;    /* odd_rank's TUTTI_NRANKS, when > 0 */
+    char log[64];      /* TUTTI_LOG_FILE prefix (rank appended), or "" */
+};
+
+static void launch_env(int rank, int nranks, void *arg)
+{
+    const struct launch_cfg *c = arg;
+    int odd = rank == c->odd_rank;
+    integ_setenv_int("TUTTI_RANK", rank);
+    integ_setenv_int("TUTTI_NRANKS", odd && c->odd_nranks > 0 ? c->odd_nranks : nranks);
+    integ_setenv("TUTTI_ROOT", odd && c->bad_root[0] != '\0' ? c->bad_root : c->root);
+    integ_setenv("TUTTI_SECRET", SECRET);
+    if (c->log[0] != '\0') {
+        char path[96];
+        snprintf(path, sizeof(path), "%s.%d", c->log, rank);
+        unlink(path);
+        integ_setenv("TUTTI_LOG_FILE", path);
+        integ_setenv("TUTTI_LOG_LEVEL", "info");
+    }
+}
+
+static void launch_cfg_init(struct launch_cfg *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->odd_rank = -1;
+    int port = integ_free_port();
+    cr_assert(port > 0, "no free port");
+    snprintf(c->root, sizeof(c->root), "127.0.0.1:%d", port);
+}
+
+static void *init_env_thread(void *arg)
+{
+    tutti_comm_t *comm = NULL;
+    (void)arg;
+    (void)tutti_comm_init_env(&comm);
+    return NULL;
+}
+
+/* Watch this rank's log until `text` appears (or `secs` pass); seconds it took, or -1. */
+static double await_log(const char *path, const char *text, int secs, int64_t t0)
+{
+    for (int64_t end = t0 + secs * SEC; integ_now_ns() < end; integ_pause_ms(100)) {
+        char *log = integ_read_file(path);
+        int seen = integ_contains(log, text);
+        free(log);
+        if (seen) {
+            return (double)(integ_now_ns() - t0) / 1e9;
+        }
+    }
+    return -1;
+}
+
+/*
+ * Rank 1 knocks at a port where nobody listens. While its init goes on (in a thread), the rank
+ * watches its own log: rank 1 must log its retries at info at once and warn after 10 s without
+ * contact; rank 0 (the root) must warn after 10 s that rank 1 has not joined. Both long before
+ * TUTTI_TIMEOUT (30 s), which the test does not wait for.
+ */
+static int wrong_port_rank(const struct integ_ctx *ctx)
+{
+    const struct launch_cfg *c = ctx->arg;
+    char path[96], retry[128], warn[128];
+    snprintf(path, sizeof(path), "%s.%d", c->log, ctx->rank);
+    int64_t t0 = integ_now_ns();
+    pthread_t th;
+    ICHECK(pthread_create(&th, NULL, init_env_thread, NULL) == 0, "pthread_create");
+    if (ctx->rank == 1) {
+        snprintf(retry, sizeof(retry), "INFO/BOOT bootstrap root %s: Connection refused; trying",
+                 c->bad_root);
+        snprintf(warn, sizeof(warn), "no contact with the bootstrap root %s for 10 s", c->bad_root);
+    } else {
+        snprintf(retry, sizeof(retry), "bootstrap root listening on %s", c->root);
+        snprintf(warn, sizeof(warn), "bootstrap root: ranks 1 never joined after 1");
+    }
+    double t_retry = await_log(path, retry, 5, t0);
+    double t_warn = await_log(path, warn, 20, t0);
+    char *log = integ_read_file(path);
+    int nwarn = integ_count(log, warn);
+    ICHECK(t_retry >= 0 && t_retry < 3, "no \"%s\" in the log within 3 s:\n%s", retry, log);
+    ICHECK(t_warn >= 9.5 && t_warn < 14,
+           "the warning \"%s\" came after %.1f s (-1: not in 20 s):\n%s", warn, t_warn, log);
+    ICHECK(nwarn == 1, "%d warnings \"%s\":\n%s", nwarn, warn, log);
+    free(log);
+    unlink(path);
+    return 0; /* init still waits in its thread: the process ends under it */
+}
+
+Test(boot, a_wrong_root_port_is_logged_at_once_and_warned_about_after_10_s, .timeout = 60)
+{
+    integ_clear_launcher_env();
+    integ_setenv("TUTTI_TIMEOUT", "30s");
+    static struct launch_cfg c;
+    launch_cfg_init(&c);
+    c.odd_rank = 1;
+    int bad = integ_free_port();
+    cr_assert(bad > 0, "no free port");
+    snprintf(c.bad_root, sizeof(c.bad_root), "127.0.0.1:%d", bad);
+    snprintf(c.log, sizeof(c.log), "/tmp/tutti-test-boot-%d.log", (int)getpid());
+    struct integ_opts o = {.nranks = 2, .deadline_s = 40, .env = launch_env, .arg = &c};
+    integ_run(&o, wrong_port_rank);
+}
+
+/*
+ * Rank 2 was started with 4 ranks, the others with 3. Every rank must fail within seconds
+ * (TUTTI_TIMEOUT is 20 s), told that the ranks disagree on the number of ranks, not that a
+ * secret is wrong. Rank 1 comes a second late, after the verdict: it must be told too.
+ */
+static int nranks_mismatch_rank(const struct integ_ctx *ctx)
+{
+    if (ctx->rank == 1) {
+        integ_pause_ms(1000);
+    }
+    tutti_comm_t *comm = NULL;
+    int64_t t0 = integ_now_ns();
+    tutti_status_t st = tutti_comm_init_env(&comm);
+    double secs = (double)(integ_now_ns() - t0) / 1e9;
+    const char *msg = tutti_last_error(NULL);
+    ICHECK(st != TUTTI_OK, "init_env succeeded in a job whose ranks disagree on its size");
+    ICHECK(secs < 4, "the error came after %.1f s (TUTTI_TIMEOUT 20 s): %s: %s", secs,
+           tutti_status_name(st), msg);
+    ICHECK(integ_contains(msg, "disagree on the number of ranks"),
+           "the message does not name the mismatch: %s: %s", tutti_status_name(st), msg);
+    ICHECK(!integ_contains(msg, "secret") && !integ_contains(msg, "authentication"),
+           "the message blames authentication: %s", msg);
+    return 0;
+}
+
+Test(boot, ranks_of_different_sizes_all_fail_at_once_naming_the_mismatch, .timeout = 60)
+{
+    integ_clear_launcher_env();
+    integ_setenv("TUTTI_TIMEOUT", "20s");
+    static struct launch_cfg c;
+    launch_cfg_init(&c);
+    c.odd_rank = 2;
+    c.odd_nranks = 4;
+    struct integ_opts o = {.nranks = 3, .deadline_s = 40, .env = launch_env, .arg = &c};
+    integ_run(&o, nranks_mismatch_rank);
 }
