@@ -29,7 +29,7 @@ Test(boot_wire, hello_is_refused_for_kind_range_and_count)
     cr_assert_eq(tutti__boot_hello_check(&h, 0, why, sizeof(why)), 0);
     cr_assert_eq(tutti__boot_hello_check(&h, 4, why, sizeof(why)), 0);
     cr_assert_eq(tutti__boot_hello_check(&h, 5, why, sizeof(why)), -2, "a count mismatch is fatal");
-    cr_assert(strstr(why, "disagree on the number of ranks") != NULL &&
+    cr_assert(strstr(why, "disagree on the number of ranks (nranks)") != NULL &&
                   strstr(why, "one of 4, the ranks before it as one of 5") != NULL,
               "%s", why);
     h.rank = 4;
