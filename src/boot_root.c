@@ -4,14 +4,13 @@
  * on), learns each rank from the authenticated hello, then answers rounds of requests: when
  * every rank has sent its k-th request it replies to all (an all-gather of records, or the worst
  * status of a sync). A rank that leaves early or never comes makes the root tell every other
- * rank who it was, so nobody waits for nothing. Handshakes in progress are capped
- * (TUTTI_BOOT_MAX_HANDSHAKES): a flood of silent connections costs the root a bounded number of
- * descriptors, and the oldest of them makes room for a newcomer. The thread is gated against
- * fork() (fork_gate.h): it works inside the gate and leaves it only to wait in poll(); a forked
- * child closes the root's sockets, so that only the root itself ever accepts at its port.
+ * rank who it was, so nobody waits for nothing, and after a failure it stays to tell the ranks
+ * that come late. How a connection becomes a rank, against a flood of strangers, is
+ * boot_join.c's. The thread is gated against fork() (fork_gate.h): it works inside the gate and
+ * leaves it only to wait in poll(); a forked child closes the root's sockets, so that only the
+ * root itself ever accepts at its port.
  */
-#include "bootstrap.h"
-#include "boot_wire.h"
+#include "boot_root.h"
 #include "check.h"
 #include "env.h"
 #include "fork_gate.h"
@@ -26,46 +25,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-#define HANDSHAKE_TIMEOUT_NS (10ll * 1000000000ll)
-
-struct root_client {
-    int fd;
-    int rank;      /* -1 until authenticated */
-    int64_t since; /* when it was accepted */
-    uint32_t pid;
-    char addr[80];
-    struct tutti_hs hs;
-    uint8_t hdr_raw[BOOT_HDR_BYTES]; /* request header being read */
-    struct boot_hdr hdr;             /* ... and decoded */
-    size_t hdr_done;
-    uint8_t *payload;
-    size_t pay_done;
-    int ready; /* a whole request is in */
-};
-
-struct root {
-    int lfd;
-    uint8_t secret[TUTTI_SECRET_BYTES];
-    uint64_t job_id;
-    int64_t timeout_ns;
-    int nranks; /* 0 until the first rank arrives */
-    struct root_client **by_rank;
-    int nbye;
-    struct root_client **pending; /* accepted, not yet authenticated */
-    int npending, pending_cap;
-    int nevicted;        /* handshakes closed to make room (warned about once) */
-    int64_t round_start; /* when the current round started waiting */
-    int64_t first_ns;    /* when the first rank joined: the set-up's deadline counts from it */
-    int quiet_warned;    /* the current round's ranks missing were warned about */
-    int min_nranks;      /* the smallest size a rank claimed (below nranks on a mismatch) */
-    int failed;          /* the set-up failed: verdict says why, told who has it */
-    struct boot_error verdict;
-    uint8_t *told;      /* [nranks] */
-    struct pollfd *fds; /* root_wait's poll set, grown as needed */
-    int fds_cap;
-    struct tutti_boot_root_watch *watch; /* the starter's handle on our end, or NULL */
-};
 
 /* A root thread's end, shared by the thread and its starter (refs: who still holds it). */
 struct tutti_boot_root_watch {
@@ -107,7 +66,7 @@ void tutti__boot_root_watch_end(struct tutti_boot_root_watch *w, int64_t deadlin
     watch_put(w, 0);
 }
 
-static void client_free(struct root_client *c)
+void tutti__root_client_free(struct root_client *c)
 {
     if (c->fd >= 0) {
         close(c->fd);
@@ -139,8 +98,8 @@ static tutti_status_t write_all(int fd, const void *buf, size_t len, int64_t dea
     return TUTTI_OK;
 }
 
-static void send_msg(struct root *rt, struct root_client *c, uint32_t type, const void *p,
-                     size_t len)
+void tutti__root_send(struct root *rt, struct root_client *c, uint32_t type, const void *p,
+                      size_t len)
 {
     uint8_t h[BOOT_HDR_BYTES];
     tutti__boot_hdr_encode(type, (uint32_t)len, h);
@@ -152,7 +111,7 @@ static void send_msg(struct root *rt, struct root_client *c, uint32_t type, cons
 
 /* Tell every connected rank that the set-up failed, and why; the root keeps the verdict for the
  * ranks that have not joined yet (root_linger). */
-static void fail_all(struct root *rt, tutti_status_t st, int culprit, const char *reason)
+void tutti__root_fail_all(struct root *rt, tutti_status_t st, int culprit, const char *reason)
 {
     struct boot_error *e = &rt->verdict;
     *e = (struct boot_error){(int32_t)htonl((uint32_t)st), (int32_t)htonl((uint32_t)culprit), {0}};
@@ -163,189 +122,10 @@ static void fail_all(struct root *rt, tutti_status_t st, int culprit, const char
      * process may exit as soon as it has its answer, taking the root with it. */
     for (int r = rt->nranks - 1; r >= 0; r--) {
         if (rt->by_rank[r] != NULL && rt->by_rank[r]->fd >= 0) {
-            send_msg(rt, rt->by_rank[r], BOOT_REP_ERROR, e, sizeof(*e));
+            tutti__root_send(rt, rt->by_rank[r], BOOT_REP_ERROR, e, sizeof(*e));
             rt->told[r] = 1;
         }
     }
-}
-
-/* A rank that joins after the set-up failed gets the verdict. */
-static void tell_late(struct root *rt, struct root_client *c, const struct boot_hello *h)
-{
-    send_msg(rt, c, BOOT_REP_ERROR, &rt->verdict, sizeof(rt->verdict));
-    if (h->rank >= 0 && h->rank < rt->nranks) {
-        rt->told[h->rank] = 1;
-    }
-    tutti_debug(TUTTI_SUBSYS_BOOT,
-                "bootstrap root: told rank %d (pid %u, %s) that the set-up failed", h->rank, h->pid,
-                c->addr);
-}
-
-/*
- * Authenticated: place the client by the rank its hello claims, or refuse it. Returns 0 when
- * placed, -1 when refused, -2 when refused and the whole set-up fails: a rank that holds the
- * secret but disagrees on nranks is a misconfigured job, which no rank can complete, so every
- * rank is told at once instead of waiting for the timeout.
- */
-static int place_client(struct root *rt, struct root_client *c)
-{
-    struct boot_hello h;
-    memcpy(&h, c->hs.payload, sizeof(h));
-    if (rt->failed) {
-        tell_late(rt, c, &h);
-        return -1;
-    }
-    char why[200] = "";
-    int verdict = tutti__boot_hello_check(&h, rt->nranks, why, sizeof(why));
-    int fatal = verdict == -2;
-    if (verdict == 0 && rt->nranks != 0 && rt->by_rank[h.rank] != NULL) {
-        /* Two processes hold this job's secret and claim one rank: no set-up can complete. */
-        snprintf(why, sizeof(why),
-                 "rank %d joined twice (pid %u, then pid %u from %s): two processes were "
-                 "started as rank %d",
-                 h.rank, rt->by_rank[h.rank]->pid, h.pid, c->addr, h.rank);
-        fatal = 1;
-    }
-    if (why[0] != '\0') {
-        struct boot_error e = {(int32_t)htonl((uint32_t)TUTTI_ERR_INVALID_USAGE), -1, {0}};
-        snprintf(e.reason, sizeof(e.reason), "refused by the root: %s", why);
-        tutti_warn("bootstrap root refused %s: %s", c->addr, why);
-        send_msg(rt, c, BOOT_REP_ERROR, &e, sizeof(e));
-        if (fatal) {
-            rt->min_nranks = TUTTI_MIN(rt->min_nranks, TUTTI_MAX(h.nranks, 1));
-            if (h.rank >= 0 && h.rank < rt->nranks) {
-                rt->told[h.rank] = 1;
-            }
-            fail_all(rt, TUTTI_ERR_REMOTE, h.rank, why);
-            return -2;
-        }
-        return -1;
-    }
-    if (rt->nranks == 0) {
-        rt->by_rank = calloc((size_t)h.nranks, sizeof(*rt->by_rank));
-        rt->told = calloc((size_t)h.nranks, 1);
-        if (rt->by_rank == NULL || rt->told == NULL) {
-            free(rt->by_rank);
-            free(rt->told);
-            rt->by_rank = NULL;
-            rt->told = NULL;
-            return -1;
-        }
-        rt->nranks = h.nranks;
-        rt->min_nranks = h.nranks;
-        rt->round_start = rt->first_ns = tutti__now_ns();
-    }
-    c->rank = h.rank;
-    c->pid = h.pid;
-    rt->by_rank[h.rank] = c;
-    tutti_debug(TUTTI_SUBSYS_BOOT, "bootstrap root: rank %d joined from %s", h.rank, c->addr);
-    return 0;
-}
-
-/* The pending handshake that has waited longest, or -1 when there is none. */
-static int oldest_pending(const struct root *rt)
-{
-    int o = -1;
-    for (int i = 0; i < rt->npending; i++) {
-        if (o < 0 || rt->pending[i]->since < rt->pending[o]->since) {
-            o = i;
-        }
-    }
-    return o;
-}
-
-/*
- * Room for one more handshake? At the cap, the oldest one is closed if it has waited
- * TUTTI_BOOT_EVICT_AFTER_NS (a rank answers within a round trip: it is a stranger, or a rank so
- * slow that it will retry nothing and fail anyway); else new connections wait in the listen queue.
- */
-static int make_room(struct root *rt)
-{
-    if (rt->npending < TUTTI_BOOT_MAX_HANDSHAKES) {
-        return 1;
-    }
-    int o = oldest_pending(rt);
-    struct root_client *c = rt->pending[o];
-    if (tutti__now_ns() - c->since < TUTTI_BOOT_EVICT_AFTER_NS) {
-        return 0;
-    }
-    if (rt->nevicted++ == 0) {
-        tutti_warn("bootstrap root: %d handshakes in progress, the most it keeps; closing the "
-                   "oldest (from %s) to make room, and so on for each newcomer (a flood of "
-                   "connections that do not authenticate?)",
-                   rt->npending, c->addr);
-    } else {
-        tutti_debug(TUTTI_SUBSYS_BOOT, "bootstrap root: closing a handshake from %s to make room",
-                    c->addr);
-    }
-    rt->pending[o] = rt->pending[--rt->npending];
-    client_free(c);
-    return 1;
-}
-
-static void accept_new(struct root *rt)
-{
-    while (make_room(rt)) {
-        int fd;
-        union tutti_sockaddr from;
-        if (tutti__sock_accept(rt->lfd, &fd, &from) != TUTTI_OK) {
-            return;
-        }
-        if (rt->npending == rt->pending_cap) {
-            int cap = rt->pending_cap + 16;
-            struct root_client **n = realloc(rt->pending, (size_t)cap * sizeof(*n));
-            if (n == NULL) {
-                close(fd);
-                return;
-            }
-            rt->pending = n;
-            rt->pending_cap = cap;
-        }
-        struct root_client *c = calloc(1, sizeof(*c));
-        if (c == NULL) {
-            close(fd);
-            return;
-        }
-        c->fd = fd;
-        c->rank = -1;
-        c->since = tutti__now_ns();
-        tutti__sockaddr_str(&from, c->addr, sizeof(c->addr));
-        tutti__hs_init_accept(&c->hs, fd, rt->secret, rt->job_id, c->since + HANDSHAKE_TIMEOUT_NS);
-        rt->pending[rt->npending++] = c;
-    }
-}
-
-/* Move handshakes forward and place who passed; -1 when the set-up has failed. */
-static int progress_handshakes(struct root *rt)
-{
-    for (int i = 0; i < rt->npending;) {
-        struct root_client *c = rt->pending[i];
-        tutti_status_t st = tutti__hs_progress(&c->hs);
-        if (st == TUTTI_IN_PROGRESS) {
-            i++;
-            continue;
-        }
-        rt->pending[i] = rt->pending[--rt->npending];
-        int placed = 0;
-        if (st != TUTTI_OK && st != TUTTI_ERR_AUTH && st != TUTTI_ERR_TIMEOUT && c->hs.done == 0) {
-            /* Closed before sending a byte: tutti_comm_shrink's liveness probe, or a scan. */
-            tutti_debug(TUTTI_SUBSYS_BOOT, "bootstrap root: %s closed before the handshake",
-                        c->addr);
-        } else if (st != TUTTI_OK) {
-            tutti_warn("bootstrap root refused connection from %s: %s", c->addr,
-                       st == TUTTI_ERR_AUTH ? "authentication failed (wrong secret or another job)"
-                                            : tutti_status_string(st));
-        } else {
-            placed = place_client(rt, c);
-        }
-        if (placed != 0 || st != TUTTI_OK) {
-            client_free(c);
-        }
-        if (placed == -2) {
-            return -1;
-        }
-    }
-    return 0;
 }
 
 /* Read what is available of the client's next request; -1 if it left. */
@@ -397,21 +177,21 @@ static int answer_round(struct root *rt)
                      "ranks disagree on the set-up sequence (rank 0 sent "
                      "request %u of %u bytes, rank %d request %u of %u bytes)",
                      type, len, r, rt->by_rank[r]->hdr.type, rt->by_rank[r]->hdr.len);
-            fail_all(rt, TUTTI_ERR_INVALID_USAGE, r, why);
+            tutti__root_fail_all(rt, TUTTI_ERR_INVALID_USAGE, r, why);
             return -1;
         }
     }
     if (type == BOOT_REQ_ALLGATHER) {
         uint8_t *all = malloc((size_t)len * (size_t)rt->nranks);
         if (all == NULL) {
-            fail_all(rt, TUTTI_ERR_NO_MEMORY, -1, "the root is out of memory");
+            tutti__root_fail_all(rt, TUTTI_ERR_NO_MEMORY, -1, "the root is out of memory");
             return -1;
         }
         for (int r = 0; r < rt->nranks; r++) {
             memcpy(all + (size_t)r * len, rt->by_rank[r]->payload, len);
         }
         for (int r = 0; r < rt->nranks; r++) {
-            send_msg(rt, rt->by_rank[r], BOOT_REP_ALLGATHER, all, (size_t)len * rt->nranks);
+            tutti__root_send(rt, rt->by_rank[r], BOOT_REP_ALLGATHER, all, (size_t)len * rt->nranks);
         }
         free(all);
     } else if (type == BOOT_REQ_SYNC && len == sizeof(struct boot_sync)) {
@@ -428,10 +208,10 @@ static int answer_round(struct root *rt)
         struct boot_sync rep = {(int32_t)htonl((uint32_t)worst.status),
                                 (int32_t)htonl((uint32_t)worst.rank)};
         for (int r = 0; r < rt->nranks; r++) {
-            send_msg(rt, rt->by_rank[r], BOOT_REP_SYNC, &rep, sizeof(rep));
+            tutti__root_send(rt, rt->by_rank[r], BOOT_REP_SYNC, &rep, sizeof(rep));
         }
     } else {
-        fail_all(rt, TUTTI_ERR_INVALID_USAGE, -1, "unknown bootstrap request");
+        tutti__root_fail_all(rt, TUTTI_ERR_INVALID_USAGE, -1, "unknown bootstrap request");
         return -1;
     }
     for (int r = 0; r < rt->nranks; r++) {
@@ -475,7 +255,7 @@ static int serve_client(struct root *rt, int r)
                  c->pid, c->addr);
         close(c->fd);
         c->fd = -1;
-        fail_all(rt, TUTTI_ERR_REMOTE, r, why);
+        tutti__root_fail_all(rt, TUTTI_ERR_REMOTE, r, why);
         return -1;
     }
     if (c->ready && c->hdr.type == BOOT_REQ_BYE) {
@@ -517,13 +297,8 @@ static void root_wait(struct root *rt)
     }
     struct pollfd *fds = rt->fds;
     int n = 0, ms = 100;
-    if (rt->npending < TUTTI_BOOT_MAX_HANDSHAKES) {
+    if (tutti__root_may_accept(rt, &ms)) {
         fds[n++] = (struct pollfd){.fd = rt->lfd, .events = POLLIN};
-    } else {
-        /* Full: the queue may be readable for long, so wake when the oldest can be closed. */
-        int64_t wait =
-            rt->pending[oldest_pending(rt)]->since + TUTTI_BOOT_EVICT_AFTER_NS - tutti__now_ns();
-        ms = (int)TUTTI_MAX(0, TUTTI_MIN(wait / 1000000 + 1, ms));
     }
     /* POLLIN only: a handshake sends small messages that never wait for room (and at worst
      * goes on at the next 100 ms wake-up), while POLLOUT on a silent connection would make
@@ -545,8 +320,8 @@ static void root_serve(struct root *rt)
 {
     for (;;) {
         root_wait(rt);
-        accept_new(rt);
-        if (progress_handshakes(rt) != 0) {
+        tutti__root_accept(rt);
+        if (tutti__root_handshakes(rt) != 0) {
             return;
         }
         for (int r = 0; r < rt->nranks; r++) {
@@ -569,7 +344,7 @@ static void root_serve(struct root *rt)
             describe_missing(rt, why, sizeof(why));
             char full[300];
             snprintf(full, sizeof(full), "ranks %.200s within TUTTI_TIMEOUT", why);
-            fail_all(rt, TUTTI_ERR_TIMEOUT, -1, full);
+            tutti__root_fail_all(rt, TUTTI_ERR_TIMEOUT, -1, full);
             return;
         }
         if (rt->nranks > 0 && waited > TUTTI_BOOT_QUIET_WARN_NS && !rt->quiet_warned) {
@@ -609,15 +384,15 @@ static void root_linger(struct root *rt)
     }
     for (int r = 0; r < rt->nranks; r++) {
         if (rt->by_rank[r] != NULL) {
-            client_free(rt->by_rank[r]); /* it has the verdict */
+            tutti__root_client_free(rt->by_rank[r]); /* it has the verdict */
             rt->by_rank[r] = NULL;
         }
     }
     int64_t deadline = rt->first_ns + rt->timeout_ns;
     while (!all_told(rt) && tutti__now_ns() < deadline) {
         root_wait(rt);
-        accept_new(rt);
-        (void)progress_handshakes(rt);
+        tutti__root_accept(rt);
+        (void)tutti__root_handshakes(rt);
     }
 }
 
@@ -643,13 +418,14 @@ static void *root_main(void *arg)
     struct tutti_boot_root_watch *watch = rt->watch;
     root_serve(rt);
     root_linger(rt);
+    tutti__admit_flush(&rt->alog, tutti__now_ns(), 1);
     for (int r = 0; r < rt->nranks; r++) {
         if (rt->by_rank[r] != NULL) {
-            client_free(rt->by_rank[r]);
+            tutti__root_client_free(rt->by_rank[r]);
         }
     }
     for (int i = 0; i < rt->npending; i++) {
-        client_free(rt->pending[i]);
+        tutti__root_client_free(rt->pending[i]);
     }
     close(rt->lfd);
     free(rt->by_rank);
@@ -708,7 +484,9 @@ static struct root *root_new(int lfd, const uint8_t secret[TUTTI_SECRET_BYTES], 
     memcpy(rt->secret, secret, TUTTI_SECRET_BYTES);
     rt->job_id = job_id;
     rt->timeout_ns = timeout_ns;
+    rt->hs_timeout_ns = TUTTI_MIN(tutti__env()->HANDSHAKE_TIMEOUT, timeout_ns);
     rt->lfd = lfd;
+    snprintf(rt->alog.who, sizeof(rt->alog.who), "bootstrap root");
     return rt;
 }
 

@@ -48,13 +48,12 @@ struct tutti_boot_id {
 /**
  * The root keeps at most this many handshakes in progress (connections accepted, not yet
  * authenticated). A rank finishes its handshake within a round trip, so a full table is a flood:
- * once the oldest handshake in it has waited TUTTI_BOOT_EVICT_AFTER_NS, a new connection closes
- * it and takes its place; until then new connections wait in the kernel's listen queue. 256
- * keeps the root to a quarter of the common 1024-descriptor limit of the process it shares with
- * rank 0 (docs/SECURITY.md).
+ * once the oldest handshake in it has waited TUTTI_ADMIT_MIN_AGE_NS, a new connection closes it
+ * and takes its place; until then new connections wait in the kernel's listen queue (the policy
+ * is net/admit.h's, shared with the TCP transport). 256 keeps the root to a quarter of the
+ * common 1024-descriptor limit of the process it shares with rank 0 (docs/SECURITY.md).
  */
 #define TUTTI_BOOT_MAX_HANDSHAKES 256
-#define TUTTI_BOOT_EVICT_AFTER_NS (1000ll * 1000000ll)
 
 /** After this long without the whole job (a rank without contact with the root, a root with
  * ranks missing), a warning says so, long before TUTTI_TIMEOUT gives up. */
