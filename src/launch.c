@@ -242,16 +242,31 @@ static void derive_job_id(struct tutti_launch *l, const char *key)
     memcpy(&l->boot.job_id, mac, sizeof(l->boot.job_id));
 }
 
+/* The reason a reader gave up on the rendezvous file, naming a stale file and its removal. */
+static tutti_status_t rendezvous_timeout(const char *path, const struct tutti_rdv_owner *o)
+{
+    if (!o->stale) {
+        return tutti__set_error(NULL, TUTTI_ERR_TIMEOUT,
+                                "rank 0 did not publish its root in %s within TUTTI_TIMEOUT (set "
+                                "TUTTI_ROOT to host:port of rank 0 to skip this rendezvous)",
+                                path);
+    }
+    char who[48] = "a process of another version";
+    if (o->pid != 0) {
+        snprintf(who, sizeof(who), "pid %u", o->pid);
+    }
+    return tutti__set_error(NULL, TUTTI_ERR_TIMEOUT,
+                            "rank 0 did not publish its root in %s within TUTTI_TIMEOUT; the file "
+                            "there is stale: %s wrote it, which has ended (a killed rank 0?). It "
+                            "is replaced when rank 0 starts; remove it with: rm -f %s",
+                            path, who, path);
+}
+
 /* Single host, no root given: rank 0 publishes root and a fresh secret in a private file. */
 static tutti_status_t file_rendezvous(struct tutti_launch *l, const char *key, int64_t deadline)
 {
     char path[300];
-    uint64_t h = 1469598103934665603ull;
-    for (const char *p = key; *p != '\0'; p++) {
-        h = (h ^ (uint8_t)*p) * 1099511628211ull;
-    }
-    snprintf(path, sizeof(path), "/tmp/tutti-%u-%016llx.root", (unsigned)getuid(),
-             (unsigned long long)h);
+    tutti__rendezvous_path(key, path, sizeof(path));
     if (l->rank == 0) {
         union tutti_sockaddr lo;
         TUTTI_CHECK(tutti__sockaddr_parse("127.0.0.1", 0, 0, &lo));
@@ -259,24 +274,38 @@ static tutti_status_t file_rendezvous(struct tutti_launch *l, const char *key, i
         derive_job_id(l, key);
         TUTTI_CHECK(tutti__boot_root_start(&lo, l->boot.secret, l->boot.job_id, &l->boot.root,
                                            &l->root_watch));
-        TUTTI_CHECK(tutti__rendezvous_publish(path, &l->boot));
+        TUTTI_CHECK(tutti__rendezvous_publish(path, &l->boot, l->nranks));
         l->have_secret = 1;
         snprintf(l->rendezvous, sizeof(l->rendezvous), "%s", path);
         return TUTTI_OK;
     }
-    for (;;) {
-        tutti_status_t st = tutti__rendezvous_read(path, &l->boot);
+    int64_t t0 = tutti__now_ns();
+    for (int said_stale = 0, warned = 0;;) {
+        struct tutti_rdv_owner owner;
+        tutti_status_t st = tutti__rendezvous_read(path, &l->boot, &owner);
         if (st == TUTTI_OK) {
             l->have_secret = 1;
             derive_job_id(l, key);
             return TUTTI_OK;
         }
         TUTTI_CHECK(st == TUTTI_IN_PROGRESS ? TUTTI_OK : st);
-        if (tutti__now_ns() > deadline) {
-            return tutti__set_error(NULL, TUTTI_ERR_TIMEOUT,
-                                    "rank 0 did not publish its root in %s (set TUTTI_ROOT to "
-                                    "host:port of rank 0 to skip this rendezvous)",
-                                    path);
+        if (owner.stale && !said_stale) {
+            said_stale = 1;
+            tutti_info(TUTTI_SUBSYS_BOOT,
+                       "the rendezvous file %s is stale (pid %u wrote it, which has ended): "
+                       "waiting for rank 0 to replace it",
+                       path, owner.pid);
+        }
+        int64_t now = tutti__now_ns();
+        if (now > deadline) {
+            return rendezvous_timeout(path, &owner);
+        }
+        if (!warned && now - t0 >= TUTTI_BOOT_QUIET_WARN_NS) {
+            warned = 1;
+            tutti_warn("rank %d: rank 0 has not published its root in %s after %.0f s%s: is it "
+                       "running, as part of this launch? waiting until TUTTI_TIMEOUT",
+                       l->rank, path, (double)(now - t0) / 1e9,
+                       owner.stale ? " (a stale file of a rank 0 that has ended is there)" : "");
         }
         usleep(2000);
     }
@@ -341,7 +370,10 @@ tutti_status_t tutti_comm_init_env(tutti_comm_t **comm_p)
         tutti_info(TUTTI_SUBSYS_INIT, "launcher %s: rank %d of %d, root %s", l.source, l.rank,
                    l.nranks, l.root[0] ? l.root : "(local rendezvous)");
         struct tutti_boot *boot = NULL;
-        st = tutti__boot_client_open(&l.boot, l.rank, l.nranks, tutti__env()->TIMEOUT, 0, &boot);
+        /* A root read from the rendezvous file listened before it was published. */
+        int flags = l.root[0] == '\0' ? TUTTI_BOOT_ROOT_UP : 0;
+        st =
+            tutti__boot_client_open(&l.boot, l.rank, l.nranks, tutti__env()->TIMEOUT, flags, &boot);
         if (st == TUTTI_OK) {
             /* A loopback root on a multi-host job (a host name resolving to 127.0.1.1): let the
              * TCP transport pick a routable interface instead of following the root's address. */

@@ -4,7 +4,8 @@
  * that comes after the root has closed is refused at once, with a clear message); a rank given
  * the wrong root port (its retries are logged at info, and both sides warn after 10 s, long
  * before the timeout); ranks started with different numbers of ranks (named as such, and every
- * rank fails at once, also one that comes after the verdict).
+ * rank fails at once, also one that comes after the verdict); a rendezvous file left by a
+ * killed rank 0 (the next identical launch waits for the new one, or names the stale file).
  *
  * Some checks look inside the library (tests link it statically): the root's address in the
  * unique id.
@@ -18,6 +19,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,4 +289,119 @@ Test(boot, ranks_of_different_sizes_all_fail_at_once_naming_the_mismatch, .timeo
     c.odd_nranks = 4;
     struct integ_opts o = {.nranks = 3, .deadline_s = 40, .env = launch_env, .arg = &c};
     integ_run(&o, nranks_mismatch_rank);
+}
+
+/* ---------------------------------------------------------------- a stale rendezvous file */
+
+struct slurm_cfg {
+    long job;          /* SLURM_JOB_ID: a rendezvous file of this test's own */
+    int first;         /* SLURM_PROCID of the harness's rank 0 */
+    int ntasks;        /* SLURM_NTASKS */
+    const char *limit; /* TUTTI_TIMEOUT */
+};
+
+static void slurm_env(int rank, int nranks, void *arg)
+{
+    const struct slurm_cfg *c = arg;
+    (void)nranks;
+    integ_setenv_int("SLURM_PROCID", c->first + rank);
+    integ_setenv_int("SLURM_NTASKS", c->ntasks);
+    integ_setenv("SLURM_NNODES", "1");
+    integ_setenv_int("SLURM_JOB_ID", c->job);
+    integ_setenv("SLURM_STEP_ID", "0");
+    integ_setenv("SLURM_JOB_NODELIST", "localhost");
+    integ_setenv("TUTTI_TIMEOUT", c->limit);
+}
+
+/* Where rank 0 of a single-node Slurm step publishes its root: /tmp/tutti-<uid>-<FNV-1a of the
+ * job key "slurm-<job>-<step>-" (launch.c's job_key without a root address)>.root. */
+static void rendezvous_path(long job, char *out, size_t len)
+{
+    char key[64];
+    snprintf(key, sizeof(key), "slurm-%ld-0-", job);
+    uint64_t h = 1469598103934665603ull;
+    for (const char *p = key; *p != '\0'; p++) {
+        h = (h ^ (uint8_t)*p) * 1099511628211ull;
+    }
+    snprintf(out, len, "/tmp/tutti-%u-%016llx.root", (unsigned)getuid(), (unsigned long long)h);
+}
+
+/* Rank 0, killed by the test while it waits for rank 1: it leaves its rendezvous file. */
+static int doomed_rank_0(const struct integ_ctx *ctx)
+{
+    (void)ctx;
+    tutti_comm_t *comm = NULL;
+    (void)tutti_comm_init_env(&comm);
+    return integ_fail("rank 0 was not killed");
+}
+
+static char stale_path[128]; /* the rendezvous file of the test below */
+
+/* Rank 1 alone with the stale file: its error names the file and how to remove it. */
+static int lone_rank_1(const struct integ_ctx *ctx)
+{
+    (void)ctx;
+    tutti_comm_t *comm = NULL;
+    tutti_status_t st = tutti_comm_init_env(&comm);
+    const char *msg = tutti_last_error(NULL);
+    char rm[160];
+    snprintf(rm, sizeof(rm), "rm -f %s", stale_path);
+    ICHECK(st == TUTTI_ERR_TIMEOUT, "init returned %s: %s", tutti_status_name(st), msg);
+    ICHECK(integ_contains(msg, rm) && integ_contains(msg, "has ended"),
+           "the error does not name the stale file and how to remove it: %s", msg);
+    return 0;
+}
+
+/* The identical launch again, rank 0 a second late: rank 1 must wait for the new file. */
+static int relaunched_rank(const struct integ_ctx *ctx)
+{
+    if (ctx->rank == 0) {
+        integ_pause_ms(1000);
+    }
+    tutti_comm_t *comm = NULL;
+    ICHECK_OK(tutti_comm_init_env(&comm));
+    int64_t x = 1, y = 0;
+    ICHECK_OK(tutti_allreduce(&x, &y, 1, TUTTI_INT64, TUTTI_SUM, comm, NULL));
+    ICHECK(y == 2, "allreduce gave %lld", (long long)y);
+    ICHECK_OK(tutti_comm_destroy(comm));
+    return 0;
+}
+
+/*
+ * A launch without a root address (rank 0 publishes its root in a file) whose rank 0 is
+ * SIGKILLed leaves that file. The next identical launch must not follow it to a dead root: its
+ * ranks wait for the new rank 0 to replace it, and a rank that waits in vain is told which file
+ * is stale and how to remove it.
+ */
+Test(boot, a_stale_rendezvous_file_of_a_killed_rank_0_is_replaced, .timeout = 90)
+{
+    integ_clear_launcher_env();
+    static struct slurm_cfg c;
+    c = (struct slurm_cfg){.job = 910000000L + getpid(), .ntasks = 2, .limit = "10s"};
+    char *path = stale_path;
+    rendezvous_path(c.job, path, sizeof(stale_path));
+    unlink(path);
+    struct integ_opts o = {.nranks = 1, .deadline_s = 30, .env = slurm_env, .arg = &c};
+    struct integ_job *job = integ_start(&o, doomed_rank_0);
+    for (int64_t end = integ_now_ns() + 20 * SEC; access(path, F_OK) != 0;) {
+        cr_assert(integ_now_ns() < end, "rank 0 did not publish %s", path);
+        integ_pause_ms(5);
+    }
+    integ_signal(job, 0, SIGKILL);
+    integ_finish(job, NULL, 1u << 0);
+    cr_assert_eq(access(path, F_OK), 0, "the killed rank 0 left no file (test premise)");
+
+    static struct slurm_cfg lone;
+    lone = (struct slurm_cfg){.job = c.job, .first = 1, .ntasks = 2, .limit = "2s"};
+    struct integ_opts lo = {.nranks = 1, .deadline_s = 30, .env = slurm_env, .arg = &lone};
+    integ_run(&lo, lone_rank_1);
+
+    int64_t t0 = integ_now_ns();
+    struct integ_opts ro = {.nranks = 2, .deadline_s = 40, .env = slurm_env, .arg = &c};
+    integ_run(&ro, relaunched_rank);
+    double secs = (double)(integ_now_ns() - t0) / 1e9;
+    int left = access(path, F_OK) == 0;
+    unlink(path);
+    cr_assert(secs < 8, "the relaunch took %.1f s (TUTTI_TIMEOUT 10 s)", secs);
+    cr_assert(!left, "the relaunch left %s behind", path);
 }
