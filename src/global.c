@@ -7,6 +7,7 @@
 
 struct tutti_global tutti__g = {
     .log_lock = PTHREAD_MUTEX_INITIALIZER,
+    .shm_sweep_once = PTHREAD_ONCE_INIT,
     .fork_gate = {.lock = PTHREAD_MUTEX_INITIALIZER,
                   .cond = PTHREAD_COND_INITIALIZER,
                   .once = PTHREAD_ONCE_INIT},

@@ -35,6 +35,8 @@ struct tutti_global {
 
     struct tutti_topo topo; /* topology/detect.c, filled once */
 
+    pthread_once_t shm_sweep_once; /* transports/shm/shm_stale.c: /dev/shm swept once */
+
     struct { /* fork_gate.c: the library's threads against fork() */
         pthread_mutex_t lock;
         pthread_cond_t cond; /* busy reached 0, or a fork ended */

@@ -5,13 +5,16 @@
  * the wrong root port (its retries are logged at info, and both sides warn after 10 s, long
  * before the timeout); ranks started with different numbers of ranks (named as such, and every
  * rank fails at once, also one that comes after the verdict); a rendezvous file left by a
- * killed rank 0 (the next identical launch waits for the new one, or names the stale file).
+ * killed rank 0 (the next identical launch waits for the new one, or names the stale file);
+ * shared memory segments left by a rank killed during its set-up (replaced, not in the way).
  *
  * Some checks look inside the library (tests link it statically): the root's address in the
  * unique id.
  */
+#include "comm.h"
 #include "harness.h"
 #include "init.h"
+#include "transports/shm/shm.h"
 #include "util.h"
 
 #include <criterion/criterion.h>
@@ -25,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define SEC 1000000000LL
@@ -243,6 +247,9 @@ Test(boot, a_wrong_root_port_is_logged_at_once_and_warned_about_after_10_s, .tim
 {
     integ_clear_launcher_env();
     integ_setenv("TUTTI_TIMEOUT", "30s");
+    /* Rank 0 ends while its init still waits: over shared memory it would leave its control
+     * segment behind (a rank that dies during set-up does; the next job's sweep removes it). */
+    integ_setenv("TUTTI_TRANSPORT", "tcp");
     static struct launch_cfg c;
     launch_cfg_init(&c);
     c.odd_rank = 1;
@@ -404,4 +411,108 @@ Test(boot, a_stale_rendezvous_file_of_a_killed_rank_0_is_replaced, .timeout = 90
     unlink(path);
     cr_assert(secs < 8, "the relaunch took %.1f s (TUTTI_TIMEOUT 10 s)", secs);
     cr_assert(!left, "the relaunch left %s behind", path);
+}
+
+/* ---------------------------------------------------------------- a stale shm segment */
+
+struct shm_shared {
+    _Atomic uint64_t comm_id;
+    _Atomic int shm_off; /* ranks that ran without shared memory */
+};
+
+static int shm_rank(const struct integ_ctx *ctx)
+{
+    struct shm_shared *sh = ctx->shared;
+    tutti_comm_t *comm = NULL;
+    ICHECK_OK(tutti_comm_init_env(&comm));
+    atomic_store(&sh->comm_id, comm->comm_id);
+    if (comm->net.ops[TUTTI_TRANSPORT_SHM] == NULL) {
+        atomic_fetch_add(&sh->shm_off, 1);
+    }
+    int64_t x = ctx->rank + 1, y = 0;
+    ICHECK_OK(tutti_allreduce(&x, &y, 1, TUTTI_INT64, TUTTI_SUM, comm, NULL));
+    ICHECK(y == 3, "allreduce gave %lld", (long long)y);
+    ICHECK_OK(tutti_comm_destroy(comm));
+    return 0;
+}
+
+/* What a rank SIGKILLed during its set-up leaves: the segments it had made by then. */
+static void plant_killed_rank_segments(uint64_t id)
+{
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        char name[64];
+        tutti_status_t st;
+        snprintf(name, sizeof(name), "/tutti-%016llx-c1", (unsigned long long)id);
+        void *ctl = tutti__shm_map(name, 4096, 1, &st, NULL);
+        snprintf(name, sizeof(name), "/tutti-%016llx-f0-1-0", (unsigned long long)id);
+        void *fifo = tutti__shm_map(name, 1 << 16, 1, &st, NULL);
+        if (ctl == NULL || fifo == NULL) {
+            _exit(1);
+        }
+        raise(SIGKILL);
+    }
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFSIGNALED(st), "the planting child could not make its segments");
+}
+
+/* The names /dev/shm holds for communicator id (space-separated), or "". */
+static void segments_of(uint64_t id, char *out, size_t len)
+{
+    char prefix[40];
+    snprintf(prefix, sizeof(prefix), "tutti-%016llx-", (unsigned long long)id);
+    out[0] = '\0';
+    DIR *d = opendir("/dev/shm");
+    struct dirent *e;
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
+            size_t o = strlen(out);
+            snprintf(out + o, len - o, " %s", e->d_name);
+        }
+    }
+    if (d != NULL) {
+        closedir(d);
+    }
+}
+
+/*
+ * A launch with a root address and a secret has the same communicator id every time, so the
+ * segments of a rank killed during its set-up are in the way of the next identical launch. It
+ * must replace them (their owner has ended) and run over shared memory, not fall back to TCP,
+ * and leave nothing behind.
+ */
+Test(boot, segments_of_a_rank_killed_during_init_are_replaced, .timeout = 60)
+{
+    integ_clear_launcher_env();
+    static struct launch_cfg c;
+    launch_cfg_init(&c);
+    struct integ_opts o = {.nranks = 2,
+                           .deadline_s = 40,
+                           .env = launch_env,
+                           .arg = &c,
+                           .shared_bytes = sizeof(struct shm_shared)};
+    struct integ_job *job = integ_start(&o, shm_rank);
+    struct shm_shared *sh = integ_shared(job);
+    int status[2];
+    (void)integ_wait(job, status);
+    uint64_t id = atomic_load(&sh->comm_id);
+    int off = atomic_load(&sh->shm_off);
+    integ_finish(job, NULL, 0);
+    cr_assert(id != 0 && off == 0, "the first launch: comm id %llx, %d ranks without shm",
+              (unsigned long long)id, off);
+    plant_killed_rank_segments(id);
+
+    job = integ_start(&o, shm_rank);
+    sh = integ_shared(job);
+    (void)integ_wait(job, status);
+    uint64_t again = atomic_load(&sh->comm_id);
+    off = atomic_load(&sh->shm_off);
+    integ_finish(job, NULL, 0);
+    char left[512];
+    segments_of(id, left, sizeof(left));
+    cr_assert_eq(again, id, "the identical launch got another communicator id (test premise)");
+    cr_assert_eq(off, 0, "%d ranks of the identical launch ran without shared memory", off);
+    cr_assert_eq(left[0], '\0', "left in /dev/shm:%s", left);
 }
