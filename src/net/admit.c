@@ -4,6 +4,7 @@
  */
 #include "net/admit.h"
 #include "log.h"
+#include "util.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -92,9 +93,11 @@ void tutti__admit_flush(struct tutti_admit_log *l, int64_t now, int force)
         total += l->hidden[w];
     }
     if (total > 0) {
-        tutti_warn("%s: %ld more connections refused or closed in %.0f s (%s; the last from %s); "
+        double secs = (double)(TUTTI_MIN(now, l->window_end) - l->window_end) / 1e9 +
+                      (double)TUTTI_ADMIT_WINDOW_NS / 1e9;
+        tutti_warn("%s: %ld more connections refused or closed in %.1f s (%s; the last from %s); "
                    "strangers are evicted, the job goes on",
-                   l->who, total, (double)TUTTI_ADMIT_WINDOW_NS / 1e9, parts, l->last_from);
+                   l->who, total, secs, parts, l->last_from);
     }
     memset(l->hidden, 0, sizeof(l->hidden));
     l->shown = 0;
