@@ -46,14 +46,23 @@ static void after_fork_parent(void)
  * that thread owned, and every registered socket becomes /dev/null. Only system calls here (the
  * child may not allocate: another thread of the parent may have held the allocator's lock).
  * The lists are emptied: the entries are the parent's, and a later fork of the child must not
- * release the same numbers again.
+ * release the same numbers again. (The entries stay reachable, as orphans: freeing them here
+ * could deadlock on an allocator lock that another thread of the parent held at the fork.)
  */
 static void release_in_child(void)
 {
     for (struct tutti_gated *g = GATE.live; g != NULL; g = g->next) {
         g->in_child(g->arg);
     }
-    GATE.live = NULL;
+    if (GATE.live != NULL) {
+        struct tutti_gated *last = GATE.live;
+        while (last->next != NULL) {
+            last = last->next;
+        }
+        last->next = GATE.orphans;
+        GATE.orphans = GATE.live;
+        GATE.live = NULL;
+    }
     int null = GATE.nfds > 0 ? open("/dev/null", O_RDONLY | O_CLOEXEC) : -1;
     for (int i = 0; i < GATE.nfds && null >= 0; i++) {
         (void)dup3(null, GATE.fds[i], O_CLOEXEC);

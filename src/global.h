@@ -45,8 +45,9 @@ struct tutti_global {
         int forking;         /* a fork is under way: nobody enters */
         pthread_t *ended;    /* gated threads that have exited, not yet joined */
         int nended, ended_cap;
-        struct tutti_gated *live; /* running gated threads with something a child releases */
-        int *fds;                 /* listening sockets a forked child must not keep */
+        struct tutti_gated *live;    /* running gated threads with something a child releases */
+        struct tutti_gated *orphans; /* in a child: the parent's entries, kept, never run again */
+        int *fds;                    /* listening sockets a forked child must not keep */
         int nfds, fds_cap;
     } fork_gate;
 };
