@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #define BOOT_ROOT_GRACE_NS (1000ll * 1000000ll) /* see transact() */
+#define BOOT_RETRY_LOG_NS  (1000ll * 1000000ll) /* retries are logged (info) this often */
 
 struct boot_client {
     struct tutti_boot base;
@@ -174,47 +175,117 @@ static const struct tutti_boot_ops client_ops = {
     .close = client_close,
 };
 
-/* Connect, retrying refusals (the root may not listen yet), then authenticate. */
-static tutti_status_t connect_root(struct boot_client *c, const struct tutti_boot_id *id,
-                                   int64_t deadline)
+/* Why a try at the root must be tried again. */
+enum retry_why {
+    RETRY_NO_ROOT, /* the connection was refused or not answered (err says why) */
+    RETRY_CLOSED,  /* the root closed the connection during the handshake */
+};
+
+/*
+ * Connect and authenticate once, by the deadline. Returns TUTTI_OK (joined), TUTTI_IN_PROGRESS
+ * with *why_p (and *err_p for RETRY_NO_ROOT) when another try may succeed, or an error
+ * (recorded) that another try cannot mend.
+ */
+static tutti_status_t try_root(struct boot_client *c, const struct tutti_boot_id *id,
+                               int64_t deadline, enum retry_why *why_p, int *err_p)
 {
-    struct boot_hello hello = {.kind = BOOT_KIND, .rank = c->rank, .nranks = c->nranks,
-                               .pid = (uint32_t)getpid()};
-    int64_t backoff_us = 1000;
-    for (;;) {
-        int err = 0;
-        tutti_status_t st = tutti__sock_connect_start(&id->root, &c->fd);
-        if (st != TUTTI_OK) {
-            return st;
-        }
-        while ((st = tutti__sock_connect_check(c->fd, &err)) == TUTTI_IN_PROGRESS &&
-               tutti__now_ns() < deadline) {
-            struct pollfd pfd = {.fd = c->fd, .events = POLLOUT};
-            (void)poll(&pfd, 1, 10);
-        }
-        if (st == TUTTI_OK) {
-            struct tutti_hs hs;
-            tutti__hs_init_connect(&hs, c->fd, id->secret, id->job_id, &hello, sizeof(hello),
-                                   deadline);
-            while ((st = tutti__hs_progress(&hs)) == TUTTI_IN_PROGRESS) {
-                struct pollfd pfd = {.fd = c->fd, .events = POLLIN | POLLOUT};
-                (void)poll(&pfd, 1, 10);
-            }
-            if (st == TUTTI_OK) {
-                return TUTTI_OK;
-            }
-            close(c->fd);
-            return tutti__set_error(NULL, st,
-                                    "handshake with the bootstrap root %s failed: %s (wrong "
-                                    "secret or a different job?)",
-                                    c->root_str, tutti_status_string(st));
-        }
+    struct boot_hello hello = {
+        .kind = BOOT_KIND, .rank = c->rank, .nranks = c->nranks, .pid = (uint32_t)getpid()};
+    *why_p = RETRY_NO_ROOT;
+    tutti_status_t st = tutti__sock_connect_start(&id->root, &c->fd);
+    if (st == TUTTI_ERR_REMOTE) {
+        *err_p = errno; /* refused at once */
+        return TUTTI_IN_PROGRESS;
+    }
+    TUTTI_CHECK(st);
+    while ((st = tutti__sock_connect_check(c->fd, err_p)) == TUTTI_IN_PROGRESS &&
+           tutti__now_ns() < deadline) {
+        struct pollfd pfd = {.fd = c->fd, .events = POLLOUT};
+        (void)poll(&pfd, 1, 10);
+    }
+    if (st != TUTTI_OK) {
+        *err_p = st == TUTTI_IN_PROGRESS ? ETIMEDOUT : *err_p;
         close(c->fd);
         c->fd = -1;
-        if (tutti__now_ns() + backoff_us * 1000 >= deadline) {
+        return TUTTI_IN_PROGRESS;
+    }
+    struct tutti_hs hs;
+    tutti__hs_init_connect(&hs, c->fd, id->secret, id->job_id, &hello, sizeof(hello), deadline);
+    while ((st = tutti__hs_progress(&hs)) == TUTTI_IN_PROGRESS) {
+        struct pollfd pfd = {.fd = c->fd, .events = POLLIN | POLLOUT};
+        (void)poll(&pfd, 1, 10);
+    }
+    if (st == TUTTI_OK) {
+        return TUTTI_OK;
+    }
+    close(c->fd);
+    c->fd = -1;
+    if (st == TUTTI_ERR_AUTH) {
+        return tutti__set_error(NULL, st,
+                                "the bootstrap root %s refused this rank's handshake: "
+                                "authentication failed (a different secret, or another job's "
+                                "root)",
+                                c->root_str);
+    }
+    if (st == TUTTI_ERR_TIMEOUT) {
+        return tutti__set_error(NULL, st,
+                                "the bootstrap root %s took the connection but sent no handshake "
+                                "within the timeout (is a tutti root at that address?)",
+                                c->root_str);
+    }
+    *why_p = RETRY_CLOSED;
+    return TUTTI_IN_PROGRESS;
+}
+
+/*
+ * Connect and authenticate. A connection the root closes during the handshake is tried again:
+ * a root that keeps too many strangers' handshakes closes the oldest, and a rank must not pay
+ * for them. A refused connection is tried again only when the root may not listen yet (a
+ * launcher's rank 0 may start after the others); when it listened before this rank learned
+ * its address (root_up: a unique id, a shrink), refused means it has closed.
+ */
+static tutti_status_t connect_root(struct boot_client *c, const struct tutti_boot_id *id,
+                                   int root_up, int64_t deadline)
+{
+    int64_t backoff_us = 1000, t0 = tutti__now_ns(), said = 0;
+    for (int warned = 0;;) {
+        int err = 0;
+        enum retry_why why;
+        tutti_status_t st = try_root(c, id, deadline, &why, &err);
+        if (st != TUTTI_IN_PROGRESS) {
+            return st;
+        }
+        const char *what = why == RETRY_CLOSED ? "it closed the handshake"
+                           : err != 0          ? strerror(err)
+                                               : "no answer";
+        int64_t now = tutti__now_ns();
+        if (!root_up && now - said >= BOOT_RETRY_LOG_NS) {
+            said = now;
+            tutti_info(TUTTI_SUBSYS_BOOT, "bootstrap root %s: %s; trying again (%.1f s of %.0f s)",
+                       c->root_str, what, (double)(now - t0) / 1e9, (double)c->timeout_ns / 1e9);
+        }
+        if (!root_up && !warned && now - t0 >= TUTTI_BOOT_QUIET_WARN_NS) {
+            warned = 1;
+            tutti_warn("rank %d has had no contact with the bootstrap root %s for %.0f s (%s): is "
+                       "rank 0 running, and does every rank have the same root address and port? "
+                       "trying again until TUTTI_TIMEOUT (%.0f s)",
+                       c->rank, c->root_str, (double)(now - t0) / 1e9, what,
+                       (double)c->timeout_ns / 1e9);
+        }
+        if (why == RETRY_NO_ROOT && root_up) {
+            return tutti__set_error(NULL, TUTTI_ERR_REMOTE,
+                                    "the bootstrap root %s refuses connections (%s): it has "
+                                    "closed. A root serves one set-up and closes once every rank "
+                                    "has joined, after a set-up error, or TUTTI_TIMEOUT after the "
+                                    "first rank came: this rank came too late, or its id belongs "
+                                    "to a communicator that has formed already",
+                                    c->root_str, strerror(err));
+        }
+        if (now + backoff_us * 1000 >= deadline) {
             return tutti__set_error(NULL, TUTTI_ERR_TIMEOUT,
-                                    "cannot reach the bootstrap root %s: %s", c->root_str,
-                                    err != 0 ? strerror(err) : "timed out");
+                                    "cannot reach the bootstrap root %s within TUTTI_TIMEOUT "
+                                    "(%.0f s): %s (is rank 0 running, with this root address?)",
+                                    c->root_str, (double)c->timeout_ns / 1e9, what);
         }
         usleep((useconds_t)backoff_us);
         backoff_us = TUTTI_MIN(backoff_us * 2, 200000);
@@ -222,7 +293,7 @@ static tutti_status_t connect_root(struct boot_client *c, const struct tutti_boo
 }
 
 tutti_status_t tutti__boot_client_open(const struct tutti_boot_id *id, int rank, int nranks,
-                                       int64_t timeout_ns, struct tutti_boot **b_p)
+                                       int64_t timeout_ns, int flags, struct tutti_boot **b_p)
 {
     struct boot_client *c = calloc(1, sizeof(*c));
     if (c == NULL) {
@@ -234,7 +305,8 @@ tutti_status_t tutti__boot_client_open(const struct tutti_boot_id *id, int rank,
     c->nranks = nranks;
     c->timeout_ns = timeout_ns;
     tutti__sockaddr_str(&id->root, c->root_str, sizeof(c->root_str));
-    tutti_status_t st = connect_root(c, id, tutti__now_ns() + timeout_ns);
+    tutti_status_t st =
+        connect_root(c, id, (flags & TUTTI_BOOT_ROOT_UP) != 0, tutti__now_ns() + timeout_ns);
     if (st != TUTTI_OK) {
         free(c);
         return st;

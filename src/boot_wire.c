@@ -34,8 +34,11 @@ int tutti__boot_hello_check(const struct boot_hello *h, int known_nranks, char *
         return -1;
     }
     if (known_nranks != 0 && h->nranks != known_nranks) {
-        snprintf(why, len, "rank %d (pid %u) says nranks %d, earlier ranks said %d", h->rank,
-                 h->pid, h->nranks, known_nranks);
+        snprintf(why, len,
+                 "the ranks disagree on the number of ranks (nranks): rank %d (pid %u) was "
+                 "started as one of %d, the ranks before it as one of %d (TUTTI_NRANKS or the "
+                 "launcher's size must agree)",
+                 h->rank, h->pid, h->nranks, known_nranks);
         return -2;
     }
     return 0;

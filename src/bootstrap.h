@@ -48,23 +48,38 @@ struct tutti_boot_id {
 /**
  * The root keeps at most this many handshakes in progress (connections accepted, not yet
  * authenticated). A rank finishes its handshake within a round trip, so a full table is a flood:
- * once the oldest handshake in it has waited TUTTI_BOOT_EVICT_AFTER_NS, a new connection closes
- * it and takes its place; until then new connections wait in the kernel's listen queue. 256
- * keeps the root to a quarter of the common 1024-descriptor limit of the process it shares with
- * rank 0 (docs/SECURITY.md).
+ * once the oldest handshake in it has waited TUTTI_ADMIT_MIN_AGE_NS, a new connection closes it
+ * and takes its place; until then new connections wait in the kernel's listen queue (the policy
+ * is net/admit.h's, shared with the TCP transport). 256 keeps the root to a quarter of the
+ * common 1024-descriptor limit of the process it shares with rank 0 (docs/SECURITY.md).
  */
 #define TUTTI_BOOT_MAX_HANDSHAKES 256
-#define TUTTI_BOOT_EVICT_AFTER_NS (1000ll * 1000000ll)
+
+/** After this long without the whole job (a rank without contact with the root, a root with
+ * ranks missing), a warning says so, long before TUTTI_TIMEOUT gives up. */
+#define TUTTI_BOOT_QUIET_WARN_NS (10ll * 1000000000ll)
+
+/** The end of a root thread, which its starter may wait for (tutti__boot_root_watch_end). */
+struct tutti_boot_root_watch;
 
 /**
  * Start the root server for one communicator of any size in a background thread. It listens on
  * `listen` (port 0: an ephemeral port or TUTTI_PORT_RANGE) and writes the bound address into
- * *bound_p. It exits when every rank has left, on an error it has reported to the ranks, or when
- * ranks are missing TUTTI_TIMEOUT after the first one arrived.
+ * *bound_p. It exits when every rank has left, or when ranks are missing TUTTI_TIMEOUT after the
+ * first one arrived; after a set-up error it stays to tell the ranks that had not joined yet,
+ * until each has it or that deadline has passed. With watch_p, *watch_p gets a handle on the
+ * thread's end, for tutti__boot_root_watch_end.
  */
 tutti_status_t tutti__boot_root_start(const union tutti_sockaddr *listen,
                                       const uint8_t secret[TUTTI_SECRET_BYTES], uint64_t job_id,
-                                      union tutti_sockaddr *bound_p);
+                                      union tutti_sockaddr *bound_p,
+                                      struct tutti_boot_root_watch **watch_p);
+
+/**
+ * Wait until the root thread behind `w` has ended or deadline_ns (tutti__now_ns clock) has
+ * passed (0: do not wait), then let go of the handle. NULL is a no-op.
+ */
+void tutti__boot_root_watch_end(struct tutti_boot_root_watch *w, int64_t deadline_ns);
 
 /**
  * Serve one communicator's set-up, as tutti__boot_root_start, on `lfd`, a socket that already
@@ -74,11 +89,22 @@ tutti_status_t tutti__boot_root_start(const union tutti_sockaddr *listen,
 tutti_status_t tutti__boot_root_serve(int lfd, const uint8_t secret[TUTTI_SECRET_BYTES],
                                       uint64_t job_id, int64_t timeout_ns);
 
+/* tutti__boot_client_open flags. */
+enum {
+    /** The root listened before this rank learned its address (a unique id, a shrink): a
+     * refused connection means that it has closed, and is an error at once. */
+    TUTTI_BOOT_ROOT_UP = 1,
+};
+
 /**
- * Join the root as `rank` of `nranks`, retrying a refused connection until the deadline (the
- * root may start later than some ranks under a launcher).
+ * Join the root as `rank` of `nranks` within timeout_ns. A handshake the root closes is tried
+ * again (a root flooded by strangers closes the oldest handshakes); so is a refused connection,
+ * unless flags has TUTTI_BOOT_ROOT_UP (under a launcher the root may start later than some
+ * ranks).
+ * @return TUTTI_OK with *b_p; TUTTI_ERR_AUTH (the root refused the secret), TUTTI_ERR_REMOTE
+ *         (the root has closed), TUTTI_ERR_TIMEOUT; each recorded with the root's address.
  */
 tutti_status_t tutti__boot_client_open(const struct tutti_boot_id *id, int rank, int nranks,
-                                       int64_t timeout_ns, struct tutti_boot **b_p);
+                                       int64_t timeout_ns, int flags, struct tutti_boot **b_p);
 
 #endif /* TUTTI_BOOTSTRAP_H */

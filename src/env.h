@@ -39,6 +39,9 @@
     X(SOCKET_FAMILY, STRING, "any", "", "", "any, ipv4 or ipv6: address family for the interface") \
     X(PORT_RANGE, STRING, "", "", "",                                                              \
       "listen only on ports lo-hi, the root's included (default: any)")                            \
+    X(HANDSHAKE_TIMEOUT, DURATION, "10s", "10ms", "1h",                                            \
+      "a listener closes an accepted connection that has not proved the job's secret by then "    \
+      "(at most TUTTI_TIMEOUT)")                                                                   \
     X(HOSTID, STRING, "", "", "",                                                                  \
       "override the host identity; ranks with equal ids share memory (default: boot id, "          \
       "hostname and namespaces)")                                                                  \

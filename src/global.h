@@ -17,13 +17,21 @@
 
 struct tutti_group_op;
 
+/* A running gated thread (fork_gate.c): what a forked child, which has no copy of the thread,
+ * calls to release the thread's resources (its sockets). */
+struct tutti_gated {
+    struct tutti_gated *prev, *next;
+    void (*in_child)(void *arg);
+    void *arg;
+};
+
 struct tutti_global {
     struct tutti_env env; /* parsed once by env.c */
     int env_ready;
     char env_problem[440]; /* env.c: malformed and out-of-range values; "" when none */
 
-    int log_ready;           /* log.c: set once the config below is final */
-    FILE *log_file;          /* stderr or TUTTI_LOG_FILE */
+    int log_ready;            /* log.c: set once the config below is final */
+    FILE *log_file;           /* stderr or TUTTI_LOG_FILE */
     pthread_mutex_t log_lock; /* serialises the log init */
     char hostname[64];
 
@@ -33,15 +41,20 @@ struct tutti_global {
     struct tutti_handle_set live_comms;
     struct tutti_handle_set live_reqs;
     uint64_t comm_serial; /* the last communicator's serial, under live_comms.lock */
+    pthread_once_t shm_sweep_once; /* transports/shm/shm_stale.c: /dev/shm swept once */
 
     struct { /* fork_gate.c: the library's threads against fork() */
         pthread_mutex_t lock;
-        pthread_cond_t cond;   /* busy reached 0, or a fork ended */
-        pthread_once_t once;   /* registers the atfork handlers */
-        int busy;              /* gated threads inside the gate */
-        int forking;           /* a fork is under way: nobody enters */
-        pthread_t *ended;      /* gated threads that have exited, not yet joined */
+        pthread_cond_t cond; /* busy reached 0, or a fork ended */
+        pthread_once_t once; /* registers the atfork handlers */
+        int busy;            /* gated threads inside the gate */
+        int forking;         /* a fork is under way: nobody enters */
+        pthread_t *ended;    /* gated threads that have exited, not yet joined */
         int nended, ended_cap;
+        struct tutti_gated *live;    /* running gated threads with something a child releases */
+        struct tutti_gated *orphans; /* in a child: the parent's entries, kept, never run again */
+        int *fds;                    /* listening sockets a forked child must not keep */
+        int nfds, fds_cap;
     } fork_gate;
 };
 
@@ -53,7 +66,8 @@ struct tutti_tls {
     int group_depth;      /* tutti_group_start nesting */
     struct tutti_group_op *group_ops; /* operations recorded in the open group */
     int group_nops, group_cap;
-    int group_status; /* first error met while recording */
+    int group_status;          /* first error met while recording */
+    struct tutti_gated *gated; /* fork_gate.c: this thread's entry, if it is a gated thread */
 };
 
 extern struct tutti_global tutti__g;

@@ -10,6 +10,7 @@
 #include "comm.h"
 #include "connect.h"
 #include "env.h"
+#include "fork_gate.h"
 #include "global.h"
 #include "peer.h"
 #include "topology/layout.h"
@@ -58,8 +59,8 @@ tutti_status_t tutti__uid_decode(const tutti_unique_id_t *id, struct tutti_uid *
     }
     if (ntohl(w.version) != UID_VERSION) {
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
-                                "id has version %u, this library understands %u",
-                                ntohl(w.version), UID_VERSION);
+                                "id has version %u, this library understands %u", ntohl(w.version),
+                                UID_VERSION);
     }
     if (tutti__wire_addr_decode(&w.root, &u->boot.root) != TUTTI_OK) {
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "id holds no valid root address");
@@ -80,7 +81,7 @@ tutti_status_t tutti_get_unique_id(tutti_unique_id_t *id_p)
     TUTTI_CHECK(tutti__sock_local_addr(NULL, &local));
     tutti__random_bytes(u.boot.secret, sizeof(u.boot.secret));
     tutti__random_bytes(&u.boot.job_id, sizeof(u.boot.job_id));
-    TUTTI_CHECK(tutti__boot_root_start(&local, u.boot.secret, u.boot.job_id, &u.boot.root));
+    TUTTI_CHECK(tutti__boot_root_start(&local, u.boot.secret, u.boot.job_id, &u.boot.root, NULL));
     tutti__uid_encode(&u, id_p);
     return TUTTI_OK;
 }
@@ -102,9 +103,8 @@ tutti_status_t tutti__params_check(const tutti_comm_params_t *params)
     }
     if ((params->field_mask & TUTTI_COMM_PARAM_NCHANNELS) &&
         (params->nchannels < 1 || params->nchannels > TUTTI_MAX_CHANNELS)) {
-        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
-                                "params->nchannels %d is not in 1..%d", params->nchannels,
-                                TUTTI_MAX_CHANNELS);
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "params->nchannels %d is not in 1..%d",
+                                params->nchannels, TUTTI_MAX_CHANNELS);
     }
     return TUTTI_OK;
 }
@@ -176,6 +176,7 @@ void tutti__comm_free(struct tutti_comm *comm)
         close(comm->state.wakefd);
     }
     if (comm->shrink_fd >= 0) {
+        tutti__fork_gate_fd_del(comm->shrink_fd);
         close(comm->shrink_fd);
     }
     pthread_mutex_destroy(&comm->err.lock);
@@ -296,9 +297,10 @@ tutti_status_t tutti_comm_init_rank_params(tutti_comm_t **comm_p, int nranks,
     TUTTI_CHECK(tutti__uid_decode(id, &u));
     struct tutti_boot *boot = NULL;
     tutti__tls.rank = rank;
-    TUTTI_CHECK(tutti__boot_client_open(&u.boot, rank, nranks, tutti__env()->TIMEOUT, &boot));
-    tutti_status_t st = tutti__comm_create(nranks, rank, u.boot.job_id, u.boot.secret,
-                                           &u.boot.root, params, boot, comm_p);
+    TUTTI_CHECK(tutti__boot_client_open(&u.boot, rank, nranks, tutti__env()->TIMEOUT,
+                                        TUTTI_BOOT_ROOT_UP, &boot));
+    tutti_status_t st = tutti__comm_create(nranks, rank, u.boot.job_id, u.boot.secret, &u.boot.root,
+                                           params, boot, comm_p);
     boot->ops->close(boot, st == TUTTI_OK);
     return st;
 }

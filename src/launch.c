@@ -204,9 +204,11 @@ static tutti_status_t detect_root(struct tutti_launch *l)
 
 /*
  * A name for this job that every rank computes alike (for files and derived keys). It ends with
- * the root address: without a launcher's job identifier, two jobs with the same secret and size
- * would otherwise get the same comm id, and on one host the same shared-memory segment names;
- * two jobs that run at once cannot share a root address.
+ * the root address: without a launcher's job identifier, two jobs with the same secret would
+ * otherwise get the same comm id, and on one host the same shared-memory segment names; two jobs
+ * that run at once cannot share a root address. The number of ranks is not part of it: a rank
+ * started with another number must reach the root, which then names the mismatch to every rank
+ * at once (it would otherwise fail the handshake like a stranger, and the others wait for it).
  */
 static void job_key(const struct tutti_launch *l, char *out, size_t len)
 {
@@ -217,8 +219,8 @@ static void job_key(const struct tutti_launch *l, char *out, size_t len)
         k = tutti__env_foreign(keys[i]);
     }
     const char *step = tutti__env_foreign("SLURM_STEP_ID");
-    snprintf(out, len, "%s-%s-%s-%d-%s", l->source, k != NULL ? k : "nojob", step ? step : "",
-             l->nranks, l->root);
+    snprintf(out, len, "%s-%s-%s-%s", l->source, k != NULL ? k : "nojob", step ? step : "",
+             l->root);
 }
 
 static const char *file_kind(mode_t m)
@@ -350,40 +352,70 @@ static void derive_job_id(struct tutti_launch *l, const char *key)
     memcpy(&l->boot.job_id, mac, sizeof(l->boot.job_id));
 }
 
+/* The reason a reader gave up on the rendezvous file, naming a stale file and its removal. */
+static tutti_status_t rendezvous_timeout(const char *path, const struct tutti_rdv_owner *o)
+{
+    if (!o->stale) {
+        return tutti__set_error(NULL, TUTTI_ERR_TIMEOUT,
+                                "rank 0 did not publish its root in %s within TUTTI_TIMEOUT (set "
+                                "TUTTI_ROOT to host:port of rank 0 to skip this rendezvous)",
+                                path);
+    }
+    char who[48] = "a process of another version";
+    if (o->pid != 0) {
+        snprintf(who, sizeof(who), "pid %u", o->pid);
+    }
+    return tutti__set_error(NULL, TUTTI_ERR_TIMEOUT,
+                            "rank 0 did not publish its root in %s within TUTTI_TIMEOUT; the file "
+                            "there is stale: %s wrote it, which has ended (a killed rank 0?). It "
+                            "is replaced when rank 0 starts; remove it with: rm -f %s",
+                            path, who, path);
+}
+
 /* Single host, no root given: rank 0 publishes root and a fresh secret in a private file. */
 static tutti_status_t file_rendezvous(struct tutti_launch *l, const char *key, int64_t deadline)
 {
     char path[300];
-    uint64_t h = 1469598103934665603ull;
-    for (const char *p = key; *p != '\0'; p++) {
-        h = (h ^ (uint8_t)*p) * 1099511628211ull;
-    }
-    snprintf(path, sizeof(path), "/tmp/tutti-%u-%016llx.root", (unsigned)getuid(),
-             (unsigned long long)h);
+    tutti__rendezvous_path(key, path, sizeof(path));
     if (l->rank == 0) {
         union tutti_sockaddr lo;
         TUTTI_CHECK(tutti__sockaddr_parse("127.0.0.1", 0, 0, &lo));
         tutti__random_bytes(l->boot.secret, TUTTI_SECRET_BYTES);
         derive_job_id(l, key);
-        TUTTI_CHECK(tutti__boot_root_start(&lo, l->boot.secret, l->boot.job_id, &l->boot.root));
-        TUTTI_CHECK(tutti__rendezvous_publish(path, &l->boot));
+        TUTTI_CHECK(tutti__boot_root_start(&lo, l->boot.secret, l->boot.job_id, &l->boot.root,
+                                           &l->root_watch));
+        TUTTI_CHECK(tutti__rendezvous_publish(path, &l->boot, l->nranks));
         l->have_secret = 1;
         snprintf(l->rendezvous, sizeof(l->rendezvous), "%s", path);
         return TUTTI_OK;
     }
-    for (;;) {
-        tutti_status_t st = tutti__rendezvous_read(path, &l->boot);
+    int64_t t0 = tutti__now_ns();
+    for (int said_stale = 0, warned = 0;;) {
+        struct tutti_rdv_owner owner;
+        tutti_status_t st = tutti__rendezvous_read(path, &l->boot, &owner);
         if (st == TUTTI_OK) {
             l->have_secret = 1;
             derive_job_id(l, key);
             return TUTTI_OK;
         }
         TUTTI_CHECK(st == TUTTI_IN_PROGRESS ? TUTTI_OK : st);
-        if (tutti__now_ns() > deadline) {
-            return tutti__set_error(NULL, TUTTI_ERR_TIMEOUT,
-                                    "rank 0 did not publish its root in %s (set TUTTI_ROOT to "
-                                    "host:port of rank 0 to skip this rendezvous)",
-                                    path);
+        if (owner.stale && !said_stale) {
+            said_stale = 1;
+            tutti_info(TUTTI_SUBSYS_BOOT,
+                       "the rendezvous file %s is stale (pid %u wrote it, which has ended): "
+                       "waiting for rank 0 to replace it",
+                       path, owner.pid);
+        }
+        int64_t now = tutti__now_ns();
+        if (now > deadline) {
+            return rendezvous_timeout(path, &owner);
+        }
+        if (!warned && now - t0 >= TUTTI_BOOT_QUIET_WARN_NS) {
+            warned = 1;
+            tutti_warn("rank %d: rank 0 has not published its root in %s after %.0f s%s: is it "
+                       "running, as part of this launch? waiting until TUTTI_TIMEOUT",
+                       l->rank, path, (double)(now - t0) / 1e9,
+                       owner.stale ? " (a stale file of a rank 0 that has ended is there)" : "");
         }
         usleep(2000);
     }
@@ -415,7 +447,8 @@ static tutti_status_t launch_detect(struct tutti_launch *l, char *key, size_t ke
     union tutti_sockaddr at, bound;
     TUTTI_CHECK(tutti__root_addrs(l, &at));
     if (l->rank == 0) {
-        tutti_status_t st = tutti__boot_root_start(&at, l->boot.secret, l->boot.job_id, &bound);
+        tutti_status_t st =
+            tutti__boot_root_start(&at, l->boot.secret, l->boot.job_id, &bound, &l->root_watch);
         if (st != TUTTI_OK) {
             return tutti__set_error(NULL, st, "rank 0 cannot serve the root at %s: %s", l->root,
                                     tutti_last_error(NULL));
@@ -441,22 +474,33 @@ tutti_status_t tutti_comm_init_env(tutti_comm_t **comm_p)
     }
     TUTTI_CHECK(tutti__env_check());
     struct tutti_launch l;
-    char key[640]; /* job_key(): identifiers, size and the root address */
-    TUTTI_CHECK(launch_detect(&l, key, sizeof(key)));
-    tutti__tls.rank = l.rank;
-    tutti_info(TUTTI_SUBSYS_INIT, "launcher %s: rank %d of %d, root %s", l.source, l.rank,
-               l.nranks, l.root[0] ? l.root : "(local rendezvous)");
-    struct tutti_boot *boot = NULL;
-    TUTTI_CHECK(tutti__boot_client_open(&l.boot, l.rank, l.nranks, tutti__env()->TIMEOUT, &boot));
-    /* A loopback root on a multi-host job (a host name resolving to 127.0.1.1): let the TCP
-     * transport pick a routable interface instead of following the root's address. */
-    int lo = tutti__sock_is_loopback(&l.boot.root);
-    tutti_status_t st = tutti__comm_create(l.nranks, l.rank, l.boot.job_id, l.boot.secret,
-                                           (lo && !l.single_host) ? NULL : &l.boot.root, NULL,
-                                           boot, comm_p);
-    boot->ops->close(boot, st == TUTTI_OK);
+    char key[640]; /* job_key(): identifiers and the root address */
+    tutti_status_t st = launch_detect(&l, key, sizeof(key));
+    if (st == TUTTI_OK) {
+        tutti__tls.rank = l.rank;
+        tutti_info(TUTTI_SUBSYS_INIT, "launcher %s: rank %d of %d, root %s", l.source, l.rank,
+                   l.nranks, l.root[0] ? l.root : "(local rendezvous)");
+        struct tutti_boot *boot = NULL;
+        /* A root read from the rendezvous file listened before it was published. */
+        int flags = l.root[0] == '\0' ? TUTTI_BOOT_ROOT_UP : 0;
+        st =
+            tutti__boot_client_open(&l.boot, l.rank, l.nranks, tutti__env()->TIMEOUT, flags, &boot);
+        if (st == TUTTI_OK) {
+            /* A loopback root on a multi-host job (a host name resolving to 127.0.1.1): let the
+             * TCP transport pick a routable interface instead of following the root's address. */
+            int lo = tutti__sock_is_loopback(&l.boot.root);
+            st = tutti__comm_create(l.nranks, l.rank, l.boot.job_id, l.boot.secret,
+                                    (lo && !l.single_host) ? NULL : &l.boot.root, NULL, boot,
+                                    comm_p);
+            boot->ops->close(boot, st == TUTTI_OK);
+        }
+    }
+    /* A failed set-up: the root (a thread of this process) stays to tell the ranks that have not
+     * joined yet; returning at once might end the process under it, and them with a timeout. */
+    tutti__boot_root_watch_end(l.root_watch,
+                               st == TUTTI_OK ? 0 : tutti__now_ns() + tutti__env()->TIMEOUT);
     if (l.rendezvous[0] != '\0') {
-        unlink(l.rendezvous); /* every rank has joined: nobody reads it any more */
+        unlink(l.rendezvous); /* every rank has joined (or been told that the set-up failed) */
     }
     return st;
 }

@@ -5,16 +5,18 @@
 #define TUTTI_LAUNCH_H
 
 #include "bootstrap.h"
+#include "proc.h"
 
 struct tutti_launch {
     const char *source; /* "tutti", "torchrun", "mpirun", "slurm" */
     int rank, nranks;
-    int single_host;    /* the launcher says every rank is on this host */
-    char root[256];     /* "host:port", or "" */
+    int single_host;       /* the launcher says every rank is on this host */
+    char root[256];        /* "host:port", or "" */
     const char *root_from; /* where root came from, for messages: "TUTTI_ROOT", ... */
     int have_secret;
     char rendezvous[300]; /* rank 0: the file it published, removed once all joined */
     struct tutti_boot_id boot;
+    struct tutti_boot_root_watch *root_watch; /* rank 0: the root it serves */
 };
 
 /** Decode exactly 2n hex digits (trailing white space allowed). 0, or -1 if malformed. */
@@ -65,21 +67,36 @@ tutti_status_t tutti__root_port_check(const struct tutti_launch *l);
  */
 tutti_status_t tutti__root_addrs(struct tutti_launch *l, union tutti_sockaddr *listen_p);
 
-/**
- * One-host rendezvous (rendezvous.c): rank 0 publishes id's root address and secret in `path`,
- * atomically (a fresh file of mode 0600, renamed into place).
- * @return TUTTI_OK; TUTTI_ERR_SYSTEM naming the path and errno.
- */
-tutti_status_t tutti__rendezvous_publish(const char *path, const struct tutti_boot_id *id);
+/** The one-host rendezvous file of a job key: /tmp/tutti-<uid>-<hash of key>.root. */
+void tutti__rendezvous_path(const char *key, char *out, size_t len);
 
 /**
- * Read what rank 0 published into id->root and id->secret (the rest of id is left alone).
- * @return TUTTI_OK; TUTTI_IN_PROGRESS while there is no such file (or not a whole one: wait);
+ * One-host rendezvous (rendezvous.c): rank 0 publishes id's root address and secret in `path`,
+ * atomically (a fresh file of mode 0600, renamed into place), with its own identity (proc.h) and
+ * the number of ranks it was started with. Warns when it replaces the file of a running job.
+ * @return TUTTI_OK; TUTTI_ERR_SYSTEM naming the path and errno.
+ */
+tutti_status_t tutti__rendezvous_publish(const char *path, const struct tutti_boot_id *id,
+                                         int nranks);
+
+/* Who wrote a rendezvous file, as far as a reader could tell. */
+struct tutti_rdv_owner {
+    uint32_t pid; /* rank 0's pid, 0 when unknown */
+    int nranks;   /* the number of ranks it was started with, 0 when unknown */
+    int stale;    /* its writer has ended (or the file is not one this version writes) */
+};
+
+/**
+ * Read what rank 0 published into id->root and id->secret (the rest of id is left alone), and
+ * who published it into *owner_p.
+ * @return TUTTI_OK; TUTTI_IN_PROGRESS while there is no such file, or only a stale one
+ *         (owner_p->stale: its rank 0 has ended; wait for the next to replace it);
  *         TUTTI_ERR_INVALID_USAGE, logged with the path, owner and mode, when the file is a
  *         symbolic link, not a regular file, not owned by this uid, or open to group or others
  *         (any of the 077 mode bits): nobody but this user's rank 0 may tell the ranks where
  *         to connect.
  */
-tutti_status_t tutti__rendezvous_read(const char *path, struct tutti_boot_id *id);
+tutti_status_t tutti__rendezvous_read(const char *path, struct tutti_boot_id *id,
+                                      struct tutti_rdv_owner *owner_p);
 
 #endif /* TUTTI_LAUNCH_H */

@@ -15,6 +15,7 @@
 #include "bootstrap.h"
 #include "check.h"
 #include "comm.h"
+#include "fork_gate.h"
 #include "global.h"
 #include "init.h"
 #include "util.h"
@@ -36,6 +37,7 @@ tutti_status_t tutti__shrink_listen(struct tutti_comm *comm, const union tutti_s
     union tutti_sockaddr local, bound;
     TUTTI_CHECK(tutti__sock_local_addr(root_hint, &local));
     TUTTI_CHECK(tutti__sock_listen(&local, &comm->shrink_fd, &bound));
+    (void)tutti__fork_gate_fd_add(comm->shrink_fd); /* not in a forked child (fork_gate.h) */
     struct tutti_wire_addr w;
     tutti__wire_addr_encode(&bound, &w);
     memcpy(me->shrink_addr, &w, sizeof(w));
@@ -195,7 +197,8 @@ static tutti_status_t build(struct tutti_comm *comm, const uint8_t *gone, uint32
         TUTTI_CHECK(tutti__boot_root_serve(lfd, bid.secret, bid.job_id, comm->cfg.timeout_ns));
     }
     struct tutti_boot *boot = NULL;
-    tutti_status_t st = tutti__boot_client_open(&bid, me, n, comm->cfg.timeout_ns, &boot);
+    tutti_status_t st =
+        tutti__boot_client_open(&bid, me, n, comm->cfg.timeout_ns, TUTTI_BOOT_ROOT_UP, &boot);
     if (st != TUTTI_OK) {
         char who[128];
         return tutti__set_error(comm, st,
@@ -228,13 +231,13 @@ static tutti_status_t shrink_entered(tutti_comm_t *comm, const int *exclude, int
                                 comm == NULL ? "comm" : "newcomm_p");
     }
     if (nexclude < 0 || (exclude == NULL && nexclude != 0)) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
-                                "shrink: nexclude %d with exclude %s", nexclude,
-                                exclude == NULL ? "NULL" : "set");
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "shrink: nexclude %d with exclude %s",
+                                nexclude, exclude == NULL ? "NULL" : "set");
     }
     if (comm->shrink_fd < 0) {
-        return tutti__set_error(comm, TUTTI_ERR_INTERNAL, "shrink: the communicator has no "
-                                                          "shrink socket");
+        return tutti__set_error(comm, TUTTI_ERR_INTERNAL,
+                                "shrink: the communicator has no "
+                                "shrink socket");
     }
     uint8_t *gone = calloc((size_t)comm->nranks, 1);
     if (gone == NULL) {
@@ -250,8 +253,7 @@ static tutti_status_t shrink_entered(tutti_comm_t *comm, const int *exclude, int
         while (gone[leader]) {
             leader++;
         }
-        if (st == TUTTI_OK || exclude != NULL || leader == comm->rank ||
-            rank_alive(comm, leader)) {
+        if (st == TUTTI_OK || exclude != NULL || leader == comm->rank || rank_alive(comm, leader)) {
             break;
         }
         tutti_info(TUTTI_SUBSYS_INIT, "shrink: rank %d is gone after all; trying again", leader);

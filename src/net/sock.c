@@ -257,8 +257,7 @@ static tutti_status_t pick_interface(const char *ifname, int family, union tutti
 {
     struct ifaddrs *ifs = NULL;
     if (getifaddrs(&ifs) != 0) {
-        return tutti__set_error(NULL, TUTTI_ERR_SYSTEM, "getifaddrs failed: %s",
-                                strerror(errno));
+        return tutti__set_error(NULL, TUTTI_ERR_SYSTEM, "getifaddrs failed: %s", strerror(errno));
     }
     const struct ifaddrs *best = NULL;
     int best_score = 1 << 30;
@@ -290,13 +289,18 @@ static tutti_status_t pick_interface(const char *ifname, int family, union tutti
         status = tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
                                   "TUTTI_SOCKET_IFNAME %s: no interface of that name is up with "
                                   "an %s address (interfaces: %s)",
-                                  ifname, family == AF_INET ? "IPv4" :
-                                  family == AF_INET6 ? "IPv6" : "IP", seen);
+                                  ifname,
+                                  family == AF_INET    ? "IPv4"
+                                  : family == AF_INET6 ? "IPv6"
+                                                       : "IP",
+                                  seen);
     } else {
         status = tutti__set_error(NULL, TUTTI_ERR_SYSTEM,
                                   "no network interface is up with an %s address "
                                   "(interfaces: %s)",
-                                  family == AF_INET ? "IPv4" : family == AF_INET6 ? "IPv6" : "IP",
+                                  family == AF_INET    ? "IPv4"
+                                  : family == AF_INET6 ? "IPv6"
+                                                       : "IP",
                                   seen);
     }
     freeifaddrs(ifs);
@@ -585,9 +589,13 @@ tutti_status_t tutti__sock_accept(int lfd, int *fd_p, union tutti_sockaddr *peer
         case EHOSTUNREACH:
         case ENETUNREACH:
             return TUTTI_IN_PROGRESS;
+        case EMFILE: /* out of descriptors or buffers: the caller may make room (errno kept) */
+        case ENFILE:
+        case ENOBUFS:
+        case ENOMEM:
+            return TUTTI_ERR_NO_MEMORY;
         default:
-            return tutti__set_error(NULL, TUTTI_ERR_SYSTEM, "accept failed: %s",
-                                    strerror(errno));
+            return tutti__set_error(NULL, TUTTI_ERR_SYSTEM, "accept failed: %s", strerror(errno));
         }
     }
     tutti__sock_tune(fd);

@@ -67,7 +67,8 @@ int tutti__sock_family_pref(void);
  * @return TUTTI_OK; TUTTI_ERR_INVALID_ARG if TUTTI_SOCKET_IFNAME names no interface with an
  *         address of the wanted family (the message lists the interfaces seen).
  */
-tutti_status_t tutti__sock_local_addr(const union tutti_sockaddr *toward, union tutti_sockaddr *out);
+tutti_status_t tutti__sock_local_addr(const union tutti_sockaddr *toward,
+                                      union tutti_sockaddr *out);
 
 /**
  * The address of TUTTI_SOCKET_IFNAME of the given family (AF_UNSPEC: IPv4 first), port 0.
@@ -117,7 +118,9 @@ tutti_status_t tutti__sock_connect_check(int fd, int *err_p);
 /**
  * Accept one pending connection, made non-blocking with tutti's options.
  * @return TUTTI_OK with *fd_p (and *peer_p if not NULL); TUTTI_IN_PROGRESS when none is
- *         pending; TUTTI_ERR_SYSTEM on other errors (EMFILE ...).
+ *         pending; TUTTI_ERR_NO_MEMORY, not logged and with errno kept, when descriptors or
+ *         buffers ran out (EMFILE, ENFILE, ENOBUFS, ENOMEM: the caller may close something and
+ *         try again); TUTTI_ERR_SYSTEM on other errors.
  */
 tutti_status_t tutti__sock_accept(int lfd, int *fd_p, union tutti_sockaddr *peer_p);
 

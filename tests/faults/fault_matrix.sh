@@ -14,13 +14,13 @@
 #   slow           (netns) tbf 1mbit burst 1mb latency 10ms on both veth ends (no netem here)
 #   strangers      at the root before the others join, and at every listening port of every rank
 #                  during the collectives: garbage, half-open, wrong secret, wrong protocol
-#                  version (fault_stranger); the job must go on with right results and the same
+#                  version, and at a port that serves (not the shrink listener) a flood of 300
+#                  silent connections (fault_stranger); the job must go on with right results and the same
 #                  fd count and about the same RSS after as before (fault_rank's fds/rss_kb)
 #   wrong_secret   one rank joins with another TUTTI_SECRET
-#   wrong_nranks   one rank joins with TUTTI_NRANKS + 1 (env launch: its job id differs, so
-#                  the root refuses it as a stranger)
-#   wrong_nranks_id  the same through a unique id (tutti_comm_init_rank): the root sees the
-#                  authenticated nranks and fails every rank at once
+#   wrong_nranks   one rank joins with TUTTI_NRANKS + 1 (env launch): the root sees the
+#                  authenticated nranks and fails every rank at once, naming the mismatch
+#   wrong_nranks_id  the same through a unique id (tutti_comm_init_rank)
 #   mismatch_count, mismatch_dtype   the highest rank calls with 2 x count + n, or a datatype of
 #                  another size
 # Expected: every surviving rank returns an error within TUTTI_TIMEOUT (3 s) + slack, whose
@@ -349,7 +349,7 @@ run_case() {
         # (ss shows a listener tied to TUTTI_SOCKET_IFNAME as addr%dev:port: drop the %dev)
         for p in $("${pre[@]}" ss -Hltnp 2>/dev/null | grep "pid=$pid," |
                    awk '{a = $4; sub(/%[^:]*:/, ":", a); print a}'); do
-          lo=(); [ "${p##*:}" = "$shp" ] && lo=(--listen-only)
+          lo=(--flood 300); [ "${p##*:}" = "$shp" ] && lo=(--listen-only)
           "${pre[@]}" "$bin/fault_stranger" "$p" "${lo[@]}" --secret "$secret" --comm-id "$cid" \
             --hold $((T + 2)) >"$dir/stranger.$r.${p##*:}" 2>&1 &
           strangers+=($!)

@@ -4,12 +4,14 @@
  *   silent         connect and say nothing (half-open), held for --hold seconds;
  *   wrong secret   a complete handshake with another secret: must be refused;
  *   wrong version  (with --secret and --comm-id) a handshake with the job's own secret and
- *                  comm id but protocol version 99: must be refused.
+ *                  comm id but protocol version 99: must be refused;
+ *   flood          (with --flood N) N more silent connections, opened at once and held like the
+ *                  silent one: the port must keep serving its job (it evicts them).
  * The handshake messages are built here from handshake.h's description, with the library's
  * HMAC, so that a field can be wrong on purpose. Prints one line, "STRANGER addr garbage
- * closed wrong_secret refused wrong_version refused", and exits 0 when every stranger was shut
- * out, 1 when one was let in or kept, 2 on usage or connection errors. --listen-only: the port
- * is one nobody reads until it is needed (the shrink listener): strangers there are never
+ * closed wrong_secret refused wrong_version refused flood N/M", and exits 0 when every stranger
+ * was shut out, 1 when one was let in or kept, 2 on usage or connection errors. --listen-only: the
+ * port is one nobody reads until it is needed (the shrink listener): strangers there are never
  * answered, and only an accepted handshake counts as let in.
  */
 #include "net/handshake.h"
@@ -134,12 +136,35 @@ static int hex_to_bytes(const char *s, uint8_t *out, size_t n)
     return 0;
 }
 
+/* Open n silent connections to `to` at once (non-blocking) into fds; how many got through. */
+static int flood(const union tutti_sockaddr *to, int *fds, int n)
+{
+    int started = 0, connected = 0;
+    for (int i = 0; i < n; i++) {
+        fds[i] = -1;
+        started += tutti__sock_connect_start(to, &fds[i]) == TUTTI_OK;
+    }
+    for (int64_t end = tutti__now_ns() + 5 * SEC; started > 0 && tutti__now_ns() < end;) {
+        connected = 0;
+        for (int i = 0; i < n; i++) {
+            int err = 0;
+            connected += fds[i] >= 0 && tutti__sock_connect_check(fds[i], &err) == TUTTI_OK;
+        }
+        if (connected == started) {
+            break;
+        }
+        struct timespec ts = {0, 20 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    return connected;
+}
+
 int main(int argc, char **argv)
 {
     int listen_only = 0;
     const char *addr = NULL, *secret_hex = NULL;
     unsigned long long comm_id = 0;
-    int hold = 0;
+    int hold = 0, nflood = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--secret") == 0 && i + 1 < argc) {
             secret_hex = argv[++i];
@@ -149,6 +174,8 @@ int main(int argc, char **argv)
             listen_only = 1;
         } else if (strcmp(argv[i], "--hold") == 0 && i + 1 < argc) {
             hold = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--flood") == 0 && i + 1 < argc) {
+            nflood = atoi(argv[++i]);
         } else {
             addr = argv[i];
         }
@@ -158,7 +185,7 @@ int main(int argc, char **argv)
     if (addr == NULL || tutti__sockaddr_parse(addr, -1, AF_UNSPEC, &to) != TUTTI_OK ||
         (secret_hex != NULL && hex_to_bytes(secret_hex, secret, sizeof(secret)) != 0)) {
         fprintf(stderr, "usage: fault_stranger HOST:PORT [--secret HEX --comm-id HEX] "
-                        "[--hold SECONDS]\n");
+                        "[--hold SECONDS] [--flood N]\n");
         return 2;
     }
     int garbage = dial(&to), silent = dial(&to);
@@ -173,18 +200,29 @@ int main(int argc, char **argv)
     tutti__random_bytes(other, sizeof(other));
     int wrong_secret = handshake(&to, other, comm_id, TUTTI_HS_VERSION);
     int wrong_version = secret_hex != NULL ? handshake(&to, secret, comm_id, 99) : -2;
+    static int flood_fds[4096];
+    nflood = nflood < 0 ? 0 : nflood > 4096 ? 4096 : nflood;
+    int flooded = flood(&to, flood_fds, nflood);
     int garbage_closed = closed_by_peer(garbage, 15);
-    printf("STRANGER %s garbage %s wrong_secret %s wrong_version %s\n", addr,
+    printf("STRANGER %s garbage %s wrong_secret %s wrong_version %s flood %d/%d\n", addr,
            garbage_closed ? "closed" : "KEPT",
-           wrong_secret == 0 ? "refused" : wrong_secret > 0 ? "ACCEPTED" : "NO-HANDSHAKE",
+           wrong_secret == 0  ? "refused"
+           : wrong_secret > 0 ? "ACCEPTED"
+                              : "NO-HANDSHAKE",
            wrong_version == 0    ? "refused"
            : wrong_version > 0   ? "ACCEPTED"
            : wrong_version == -2 ? "skipped"
-                                 : "NO-HANDSHAKE");
+                                 : "NO-HANDSHAKE",
+           flooded, nflood);
     fflush(stdout);
-    sleep((unsigned)hold); /* the silent connection stays open meanwhile */
+    sleep((unsigned)hold); /* the silent connections stay open meanwhile */
     close(garbage);
     close(silent);
+    for (int i = 0; i < nflood; i++) {
+        if (flood_fds[i] >= 0) {
+            close(flood_fds[i]);
+        }
+    }
     int ok = garbage_closed && wrong_secret == 0 && (wrong_version == 0 || wrong_version == -2);
     if (listen_only) {
         ok = wrong_secret <= 0 && wrong_version <= 0; /* never answered is shut out too */

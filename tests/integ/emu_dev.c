@@ -543,8 +543,30 @@ static void sweep_dead(void)
     }
 }
 
+/* At exit, the names this process made and never freed (a rank that ends on an error keeps its
+ * device memory to the end), so that a run leaves nothing in /dev/shm. Only names of this pid:
+ * a forked rank's copy of its parent's table is not its own. */
+static void unlink_own(void)
+{
+    char prefix[32];
+    snprintf(prefix, sizeof(prefix), "/tutti-emu-%d-", (int)getpid());
+    for (int i = 0; i < MAX_BUFS; i++) {
+        if (bufs[i].dev != NULL && bufs[i].owner &&
+            strncmp(bufs[i].name, prefix, strlen(prefix)) == 0) {
+            shm_unlink(bufs[i].name);
+        }
+    }
+}
+
+static void at_exit_unlink_own(void)
+{
+    atexit(unlink_own);
+}
+
 void emu_dev_install(void)
 {
+    static pthread_once_t once = PTHREAD_ONCE_INIT; /* one atexit per process */
     sweep_dead();
+    pthread_once(&once, at_exit_unlink_own);
     tutti__devops_install(&emu_ops);
 }

@@ -78,6 +78,91 @@ int integ_contains(const char *msg, const char *text)
     return msg != NULL && strstr(msg, text) != NULL;
 }
 
+int integ_count(const char *msg, const char *text)
+{
+    int n = 0;
+    for (const char *p = msg; p != NULL && (p = strstr(p, text)) != NULL; p++) {
+        n++;
+    }
+    return n;
+}
+
+char *integ_read_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    size_t cap = 1 << 16, len = 0, n;
+    char *buf = f != NULL ? malloc(cap) : NULL;
+    while (buf != NULL && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += n;
+        if (len + 1 == cap) {
+            char *grown = realloc(buf, 2 * cap);
+            if (grown == NULL) {
+                free(buf);
+            }
+            buf = grown;
+            cap *= 2;
+        }
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    if (buf != NULL) {
+        buf[len] = '\0';
+    }
+    return buf;
+}
+
+extern char **environ;
+
+void integ_clear_launcher_env(void)
+{
+    static const char *const prefixes[] = {"TUTTI_", "SLURM_", "OMPI_", "PMIX_"};
+    static const char *const names[] = {
+        "RANK",        "WORLD_SIZE",  "LOCAL_WORLD_SIZE",   "LOCAL_RANK",
+        "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID"};
+    for (int again = 1; again;) {
+        again = 0;
+        for (char **e = environ; e != NULL && *e != NULL && !again; e++) {
+            for (size_t p = 0; p < sizeof(prefixes) / sizeof(prefixes[0]); p++) {
+                if (strncmp(*e, prefixes[p], strlen(prefixes[p])) == 0) {
+                    char name[256];
+                    snprintf(name, sizeof(name), "%.*s", (int)strcspn(*e, "="), *e);
+                    integ_setenv(name, NULL);
+                    again = 1; /* environ changed under us: start over */
+                    break;
+                }
+            }
+        }
+    }
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        integ_setenv(names[i], NULL);
+    }
+    integ_setenv("TUTTI_TIMEOUT", "10s");
+}
+
+int integ_free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+    int port = 0;
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0) {
+        port = ntohs(a.sin_port);
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    return port;
+}
+
+void integ_setenv_int(const char *name, long value)
+{
+    char s[32];
+    snprintf(s, sizeof(s), "%ld", value);
+    integ_setenv(name, s);
+}
+
 int integ_comm_init(const struct integ_ctx *ctx, const tutti_comm_params_t *params,
                     tutti_comm_t **comm_p)
 {
@@ -293,44 +378,3 @@ void integ_run_ranks(int nranks, integ_rank_fn fn, void *arg, size_t shared_byte
 
 extern char **environ;
 
-void integ_clear_launcher_env(void)
-{
-    static const char *const prefixes[] = {"TUTTI_", "SLURM_", "OMPI_", "PMIX_"};
-    static const char *const names[] = {
-        "RANK",        "WORLD_SIZE",  "LOCAL_WORLD_SIZE",   "LOCAL_RANK",
-        "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID"};
-    for (int again = 1; again;) {
-        again = 0;
-        for (char **e = environ; e != NULL && *e != NULL && !again; e++) {
-            for (size_t p = 0; p < sizeof(prefixes) / sizeof(prefixes[0]); p++) {
-                if (strncmp(*e, prefixes[p], strlen(prefixes[p])) == 0) {
-                    char name[256];
-                    snprintf(name, sizeof(name), "%.*s", (int)strcspn(*e, "="), *e);
-                    integ_setenv(name, NULL);
-                    again = 1; /* environ changed under us: start over */
-                    break;
-                }
-            }
-        }
-    }
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        integ_setenv(names[i], NULL);
-    }
-    integ_setenv("TUTTI_TIMEOUT", "10s");
-}
-
-int integ_free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof(a);
-    int port = 0;
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0) {
-        port = ntohs(a.sin_port);
-    }
-    if (fd >= 0) {
-        close(fd);
-    }
-    return port;
-}

@@ -144,4 +144,18 @@ int integ_free_port(void);
 /** Does the message contain the text? (a helper for checks on error messages) */
 int integ_contains(const char *msg, const char *text);
 
+/** How many times text occurs in msg (NULL msg: 0). */
+int integ_count(const char *msg, const char *text);
+
+/**
+ * Read a whole (log) file into a fresh NUL-terminated buffer (free it); NULL when it cannot be
+ * read.
+ */
+char *integ_read_file(const char *path);
+
+/* ---- for tests of tutti_comm_init_env (launch.c) ---- */
+
+/** integ_setenv of a decimal integer. */
+void integ_setenv_int(const char *name, long value);
+
 #endif /* TUTTI_INTEG_HARNESS_H */

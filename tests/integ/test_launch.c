@@ -12,29 +12,19 @@
 #include "comm.h"
 #include "harness.h"
 
-#include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define NRANKS   4
 #define SECRET_A "00112233445566778899aabbccddeeff"
 #define SECRET_B "00112233445566778899aabbccddeefe"
-
-static void setenv_int(const char *name, long v)
-{
-    char s[32];
-    snprintf(s, sizeof(s), "%ld", v);
-    integ_setenv(name, s);
-}
 
 /* Every rank: the world communicator from the environment, then a checked all-reduce. */
 static int env_rank(const struct integ_ctx *ctx)
@@ -136,12 +126,12 @@ Test(launch, mpirun_np_4, .timeout = 90)
 
 static void torchrun_env(int rank, int nranks, void *arg)
 {
-    setenv_int("RANK", rank);
-    setenv_int("LOCAL_RANK", rank);
-    setenv_int("WORLD_SIZE", nranks);
-    setenv_int("LOCAL_WORLD_SIZE", nranks);
+    integ_setenv_int("RANK", rank);
+    integ_setenv_int("LOCAL_RANK", rank);
+    integ_setenv_int("WORLD_SIZE", nranks);
+    integ_setenv_int("LOCAL_WORLD_SIZE", nranks);
     integ_setenv("MASTER_ADDR", "127.0.0.1");
-    setenv_int("MASTER_PORT", *(int *)arg);
+    integ_setenv_int("MASTER_PORT", *(int *)arg);
 }
 
 Test(launch, torchrun_variables, .timeout = 60)
@@ -167,8 +157,8 @@ struct tutti_vars {
 static void tutti_env(int rank, int nranks, void *arg)
 {
     const struct tutti_vars *v = arg;
-    setenv_int("TUTTI_RANK", rank);
-    setenv_int("TUTTI_NRANKS", nranks);
+    integ_setenv_int("TUTTI_RANK", rank);
+    integ_setenv_int("TUTTI_NRANKS", nranks);
     integ_setenv("TUTTI_ROOT", v->root);
     if (rank == v->odd_rank) {
         integ_setenv("TUTTI_SECRET", v->odd_secret);
@@ -340,11 +330,11 @@ Test(launch, root_port_outside_the_port_range_fails_every_rank_at_once, .timeout
 
 static void slurm_env(int rank, int nranks, void *arg)
 {
-    setenv_int("SLURM_PROCID", rank);
-    setenv_int("SLURM_LOCALID", rank);
-    setenv_int("SLURM_NTASKS", nranks);
+    integ_setenv_int("SLURM_PROCID", rank);
+    integ_setenv_int("SLURM_LOCALID", rank);
+    integ_setenv_int("SLURM_NTASKS", nranks);
     integ_setenv("SLURM_NNODES", "1");
-    setenv_int("SLURM_JOB_ID", *(long *)arg); /* a job of its own: its own rendezvous file */
+    integ_setenv_int("SLURM_JOB_ID", *(long *)arg); /* a job of its own: its own rendezvous file */
     integ_setenv("SLURM_STEP_ID", "0");
     integ_setenv("SLURM_JOB_NODELIST", "localhost");
 }

@@ -2,7 +2,8 @@
  * test_shm.c - the shared-memory transport between two real processes: streams in both
  * directions through small FIFOs, a receiver that reads what a sender posted before it closed
  * (even when the receiver never opened its own sending direction), a dead peer found by
- * check(), and settings that differ between the two ends.
+ * check(), and settings that differ between the two ends. Segments whose maker has ended (a rank
+ * killed during init) are replaced and swept; those of a live maker are named, never taken.
  *
  * The test process is rank 0 and forks rank 1; pipes serve as barriers. The forked rank reports
  * a failed check through its exit status (the line number).
@@ -12,10 +13,12 @@
 #include "tutti.h"
 
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -49,9 +52,13 @@ static int side_init(struct side *s, int rank, uint64_t comm_id)
         s->peers[r].nranks = 2;
         snprintf(s->peers[r].hostname, sizeof(s->peers[r].hostname), "test");
     }
-    s->args = (struct tutti_tctx_args){.rank = rank, .nranks = 2, .comm_id = comm_id,
-                                       .env = tutti__env(), .nchannels = 1,
-                                       .timeout_ns = 10000000000ll, .peers = s->peers};
+    s->args = (struct tutti_tctx_args){.rank = rank,
+                                       .nranks = 2,
+                                       .comm_id = comm_id,
+                                       .env = tutti__env(),
+                                       .nchannels = 1,
+                                       .timeout_ns = 10000000000ll,
+                                       .peers = s->peers};
     uint8_t blob[TUTTI_TRANSPORT_BLOB];
     EXPECT(OPS->init(&s->args, &s->tctx, blob) == TUTTI_OK, "init: %s", tutti_last_error(NULL));
     EXPECT(barrier(s) == 0 && OPS->attach(s->tctx, 0) == TUTTI_OK, "attach 0");
@@ -93,7 +100,8 @@ static int child_status(pid_t pid)
 static tutti_status_t wait_peek(struct tutti_tconn *c, const void **buf, size_t *len)
 {
     tutti_status_t st;
-    for (long i = 0; (st = OPS->recv_peek(c, buf, len)) == TUTTI_IN_PROGRESS && i < 200000000; i++) {
+    for (long i = 0; (st = OPS->recv_peek(c, buf, len)) == TUTTI_IN_PROGRESS && i < 200000000;
+         i++) {
     }
     return st;
 }
@@ -279,4 +287,87 @@ Test(shm, different_fifo_settings_are_refused_by_name, .timeout = 60)
     cr_assert_eq(barrier(&s0), 0);
     OPS->fini(s0.tctx);
     cr_assert_eq(child_status(pid), 0);
+}
+
+/* ------------------------------------------------------------ segments left by dead makers */
+
+/* A segment named after this test, made by a child that then dies of SIGKILL (as a rank killed
+ * during init leaves one); name gets its name. */
+static void dead_makers_segment(const char *tag, char *name, size_t len)
+{
+    snprintf(name, len, "/tutti-%016llx-c7", (unsigned long long)comm_id_for_test() ^ tag[0]);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        tutti_status_t st;
+        if (tutti__shm_map(name, 4096, 1, &st, NULL) == NULL) {
+            _exit(1);
+        }
+        raise(SIGKILL);
+    }
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFSIGNALED(st), "the child could not make %s", name);
+}
+
+static int exists(const char *name)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "/dev/shm%s", name);
+    return access(path, F_OK) == 0;
+}
+
+Test(shm, a_segment_whose_maker_has_ended_is_replaced)
+{
+    char name[64];
+    dead_makers_segment("r", name, sizeof(name));
+    tutti_status_t st;
+    struct shm_ctl *ctl = tutti__shm_map(name, 4096, 1, &st, NULL);
+    cr_assert_not_null(ctl, "a stale segment stayed in the way: %s", tutti_last_error(NULL));
+    cr_assert_eq(ctl->own.id.pid, (uint32_t)getpid(), "the segment is not this process's");
+    munmap(ctl, 4096);
+    shm_unlink(name);
+}
+
+Test(shm, a_segment_of_a_live_maker_is_named_with_its_owner_and_removal)
+{
+    char name[64];
+    snprintf(name, sizeof(name), "/tutti-%016llx-c8", (unsigned long long)comm_id_for_test());
+    tutti_status_t st;
+    void *mine = tutti__shm_map(name, 4096, 1, &st, NULL);
+    cr_assert_not_null(mine);
+    cr_assert_null(tutti__shm_map(name, 4096, 1, &st, NULL), "a live segment was replaced");
+    const char *msg = tutti_last_error(NULL);
+    char pid[32], rm[96];
+    snprintf(pid, sizeof(pid), "pid %d, is running", (int)getpid());
+    snprintf(rm, sizeof(rm), "rm /dev/shm%s", name);
+    cr_assert(st == TUTTI_ERR_SYSTEM && strstr(msg, pid) != NULL && strstr(msg, rm) != NULL,
+              "%s: %s", tutti_status_name(st), msg);
+    munmap(mine, 4096);
+    shm_unlink(name);
+}
+
+Test(shm, the_sweep_removes_only_segments_whose_maker_has_ended)
+{
+    char dead[64], live[64], unowned[64];
+    dead_makers_segment("s", dead, sizeof(dead));
+    snprintf(live, sizeof(live), "/tutti-%016llx-c9", (unsigned long long)comm_id_for_test());
+    tutti_status_t st;
+    void *mine = tutti__shm_map(live, 4096, 1, &st, NULL);
+    cr_assert_not_null(mine);
+    /* No maker recorded (another version's): not the sweep's to judge. */
+    snprintf(unowned, sizeof(unowned), "/tutti-%016llx-f1-2-3",
+             (unsigned long long)comm_id_for_test());
+    int fd = shm_open(unowned, O_RDWR | O_CREAT | O_EXCL, 0600);
+    cr_assert(fd >= 0 && ftruncate(fd, 4096) == 0);
+    close(fd);
+    tutti__shm_sweep();
+    int dead_left = exists(dead), live_left = exists(live), unowned_left = exists(unowned);
+    shm_unlink(dead);
+    shm_unlink(live);
+    shm_unlink(unowned);
+    munmap(mine, 4096);
+    cr_assert(!dead_left, "the sweep left %s, whose maker has ended", dead);
+    cr_assert(live_left && unowned_left, "the sweep removed a live (%d) or unowned (%d) segment",
+              !live_left, !unowned_left);
 }

@@ -10,11 +10,13 @@
  *                                    when the connection is first needed, opened by the sender,
  *                                    unlinked as soon as the sender has attached.
  * Pages are reserved with posix_fallocate, so a full /dev/shm is an error at set-up, never a
- * SIGBUS in the middle of a collective.
+ * SIGBUS in the middle of a collective. Every segment starts with its maker's identity (struct
+ * shm_owner): names left by a process that ended are replaced, swept, or removed by its peers.
  */
 #ifndef TUTTI_SHM_H
 #define TUTTI_SHM_H
 
+#include "proc.h"
 #include "transports/transport.h"
 
 #include <stdatomic.h>
@@ -27,8 +29,21 @@
 
 extern const struct tutti_transport_ops tutti__shm_ops;
 
+#define TUTTI_SHM_OWNER_TAG 0x52454e574f4d4853ull /* "SHMOWNER" */
+
+/*
+ * The first bytes of every segment tutti__shm_map makes: who made it (proc.h), written right
+ * after the segment is mapped, so that a segment left by a process that has ended (SIGKILL, the
+ * OOM killer) is told from one of a live job and replaced (shm_stale.c).
+ */
+struct shm_owner {
+    _Atomic uint64_t tag; /* TUTTI_SHM_OWNER_TAG once id is written */
+    struct tutti_proc_id id;
+};
+
 /* Control segment of one rank. */
 struct shm_ctl {
+    struct shm_owner own;
     _Atomic uint32_t magic; /* written last by the owner: the segment is ready */
     uint32_t pid;
     int32_t rank;
@@ -41,6 +56,7 @@ struct shm_ctl {
 
 /* Head of one FIFO segment; slots follow at fifo_slot(). */
 struct shm_fifo_hdr {
+    struct shm_owner own;
     _Atomic uint32_t magic; /* written last by the receiver that made it */
     uint32_t nslots;
     uint64_t slot_size;
@@ -53,16 +69,16 @@ struct shm_fifo_hdr {
 /* One local peer as seen from this rank. */
 struct shm_peer {
     int rank;
-    int pidfd;           /* -1 if pidfd_open is unavailable: kill(pid, 0) then */
+    int pidfd; /* -1 if pidfd_open is unavailable: kill(pid, 0) then */
     uint32_t pid;
     struct shm_ctl *ctl; /* its control segment, mapped */
 };
 
 struct shm_ctx {
     struct tutti_tctx_args args;
-    char prefix[40];       /* "/tutti-<comm id in hex>" */
-    struct shm_ctl *ctl;   /* mine */
-    int ctl_linked;        /* my control segment's name still exists */
+    char prefix[40];        /* "/tutti-<comm id in hex>" */
+    struct shm_ctl *ctl;    /* mine */
+    int ctl_linked;         /* my control segment's name still exists */
     struct shm_peer *peers; /* [nranks]; ctl == NULL for ranks on other hosts */
     int nlocal;
     size_t slot_size;
@@ -75,9 +91,9 @@ struct shm_ctx {
 struct shm_fifo {
     struct shm_fifo_hdr *hdr;
     size_t map_len;
-    uint8_t *slots;     /* first slot; geometry copied locally, never re-read from the segment */
+    uint8_t *slots; /* first slot; geometry copied locally, never re-read from the segment */
     uint32_t nslots;
-    size_t stride;      /* TUTTI_SHM_SLOT_HDR + slot size */
+    size_t stride;   /* TUTTI_SHM_SLOT_HDR + slot size */
     uint64_t mine;   /* sender: head it posted; receiver: tail it released */
     uint64_t theirs; /* last value read of the other side's counter */
 };
@@ -106,9 +122,32 @@ tutti_status_t tutti__shm_recv_release(struct tutti_tconn *c);
 void tutti__shm_ring(struct shm_ctl *ctl);
 
 /* shm_ctx.c: shared by the other two */
+
+/**
+ * Map segment `name` of len bytes. create: make it (O_EXCL, pages reserved, the owner record
+ * written first); a segment of that name whose maker has ended is replaced, one of a live
+ * process is an error naming it and its owner. Else open one that exists and has len bytes.
+ * @return the mapping, or NULL with *st_p: TUTTI_IN_PROGRESS (not there, or not sized yet) or
+ *         an error (recorded).
+ */
 void *tutti__shm_map(const char *name, size_t len, int create, tutti_status_t *st_p,
                      struct tutti_comm *comm);
 tutti_status_t tutti__shm_peer_gone(struct shm_ctx *ctx, int rank);
+
+/* shm_stale.c: segments left by processes that have ended */
+
+/**
+ * A segment named `name` is in the way of its creation: remove it if its maker has ended (or
+ * it has no maker recorded and is 10 s old). 0 when removed; -1 with the error recorded (naming
+ * the segment, its owner and the rm that removes it) when it belongs to a live process.
+ */
+int tutti__shm_reclaim(const char *name, struct tutti_comm *comm);
+
+/** Remove this user's transport segments whose makers have ended (once per process). */
+void tutti__shm_sweep(void);
+
+/** A local peer has died: remove the names it made (its control segment, its receive FIFOs). */
+void tutti__shm_forget(const struct shm_ctx *ctx, int rank);
 
 /** Offset of the first slot in a FIFO segment. */
 #define TUTTI_SHM_FIFO_HDR_BYTES ((sizeof(struct shm_fifo_hdr) + 63) & ~(size_t)63)

@@ -1,7 +1,8 @@
 /*
  * shm_ctx.c - the shared-memory transport's per-communicator context: this rank's control
  * segment (doorbell, abort board), the mapping of every local peer's control segment, liveness
- * of local peers through pidfds, and the transport's ops table.
+ * of local peers through pidfds, and the transport's ops table. Segments left by processes that
+ * ended are shm_stale.c's.
  */
 #include "shm.h"
 #include "check.h"
@@ -27,6 +28,13 @@ void *tutti__shm_map(const char *name, size_t len, int create, tutti_status_t *s
                      struct tutti_comm *comm)
 {
     int fd = shm_open(name, create ? (O_RDWR | O_CREAT | O_EXCL) : O_RDWR, 0600);
+    if (fd < 0 && create && errno == EEXIST) {
+        if (tutti__shm_reclaim(name, comm) != 0) {
+            *st_p = TUTTI_ERR_SYSTEM; /* in use by a live process: recorded, naming it */
+            return NULL;
+        }
+        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    }
     if (fd < 0) {
         int err = errno;
         *st_p = (!create && err == ENOENT) ? TUTTI_IN_PROGRESS : TUTTI_ERR_SYSTEM;
@@ -65,6 +73,12 @@ void *tutti__shm_map(const char *name, size_t len, int create, tutti_status_t *s
                                  strerror(err));
         return NULL;
     }
+    if (create) {
+        /* First of all, so that a maker killed from now on leaves a segment known as its. */
+        struct shm_owner *own = p;
+        tutti__proc_self(&own->id);
+        atomic_store_explicit(&own->tag, TUTTI_SHM_OWNER_TAG, memory_order_release);
+    }
     *st_p = TUTTI_OK;
     return p;
 }
@@ -82,6 +96,7 @@ static tutti_status_t shm_init(const struct tutti_tctx_args *args, void **tctx_p
         return tutti__set_error(args->comm, TUTTI_ERR_NO_MEMORY, "no memory for the shm context");
     }
     ctx->args = *args;
+    tutti__shm_sweep(); /* names left by jobs whose ranks were killed */
     snprintf(ctx->prefix, sizeof(ctx->prefix), "/tutti-%016" PRIx64, args->comm_id);
     ctx->slot_size = tutti__align_up(TUTTI_MAX(args->env->SHM_SLOT_SIZE, (size_t)64), 64);
     long nslots = args->env->SHM_NSLOTS;
@@ -134,8 +149,8 @@ static tutti_status_t attach_peers(struct shm_ctx *ctx)
         p->ctl = tutti__shm_map(name, SHM_CTL_BYTES, 0, &st, a->comm);
         if (p->ctl == NULL || atomic_load(&p->ctl->magic) != TUTTI_SHM_CTL_MAGIC) {
             /* Published peers made theirs before the all-gather: absent means another /dev/shm. */
-            tutti_info(TUTTI_SUBSYS_SHM, "cannot map %s of rank %d: shared memory not shared",
-                       name, r);
+            tutti_info(TUTTI_SUBSYS_SHM, "cannot map %s of rank %d: shared memory not shared", name,
+                       r);
             return TUTTI_ERR_UNSUPPORTED;
         }
         p->pid = p->ctl->pid;
@@ -258,6 +273,7 @@ static tutti_status_t shm_check(void *tctx)
             continue;
         }
         if (process_ended(p)) {
+            tutti__shm_forget(ctx, r); /* what it made is nobody's now */
             return tutti__shm_peer_gone(ctx, r);
         }
     }
@@ -294,7 +310,8 @@ static struct tutti_seq_board *shm_seq_board(void *tctx, int rank)
     if (rank == ctx->args.rank) {
         return &ctx->ctl->seq;
     }
-    if (ctx->peers == NULL || rank < 0 || rank >= ctx->args.nranks || ctx->peers[rank].ctl == NULL) {
+    if (ctx->peers == NULL || rank < 0 || rank >= ctx->args.nranks ||
+        ctx->peers[rank].ctl == NULL) {
         return NULL;
     }
     return &ctx->peers[rank].ctl->seq;

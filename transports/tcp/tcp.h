@@ -20,6 +20,7 @@
 #ifndef TUTTI_TCP_H
 #define TUTTI_TCP_H
 
+#include "net/admit.h"
 #include "net/handshake.h"
 #include "net/sock.h"
 #include "transports/transport.h"
@@ -28,10 +29,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TCP_MAX_SOCKS 16
+#define TCP_MAX_SOCKS   16
 #define TCP_HDR_BYTES   16
 #define TCP_ABORT_BYTES ((uint32_t)sizeof(struct tutti_abort_info)) /* ABORT frame payload */
-#define TCP_BEAT_BYTES 8u                                              /* BEAT frame payload */
+#define TCP_BEAT_BYTES  8u                                          /* BEAT frame payload */
 
 /* Frame types: ASCII tags, so that a stray stream is unlikely to look like a frame. */
 enum {
@@ -54,7 +55,7 @@ struct tcp_hdr {
  */
 enum { TCP_KIND_DATA = 1, TCP_KIND_SIDE = 2 };
 #define TCP_SIDE_SLOT_SIZE 1024
-#define TCP_SIDE_NSLOTS 4
+#define TCP_SIDE_NSLOTS    4
 
 /** One socket of a connection, with the position of both directions in its frame stream. */
 struct tcp_sock {
@@ -65,23 +66,23 @@ struct tcp_sock {
     uint64_t snext; /* sequence number of the next frame to write (== index mod nsocks) */
     size_t soff;    /* bytes of that frame (header + payload) already written */
     uint8_t sbeat[TCP_HDR_BYTES + TCP_BEAT_BYTES]; /* a BEAT frame going out before frame snext */
-    size_t sbeat_left; /* its bytes not yet written; 0: none */
+    size_t sbeat_left;                             /* its bytes not yet written; 0: none */
     /* receiving */
-    uint64_t rnext;               /* sequence number of the frame being read */
-    uint8_t rhdr[TCP_HDR_BYTES];  /* its header as it arrives */
-    size_t rhdr_got;              /* header bytes read */
-    int rhdr_ok;                  /* header complete and valid: rtype/rlen hold it */
+    uint64_t rnext;              /* sequence number of the frame being read */
+    uint8_t rhdr[TCP_HDR_BYTES]; /* its header as it arrives */
+    size_t rhdr_got;             /* header bytes read */
+    int rhdr_ok;                 /* header complete and valid: rtype/rlen hold it */
     uint32_t rtype, rlen;
-    size_t rpay_got;              /* payload bytes read */
-    uint8_t *rtarget;             /* where the payload goes: a slot or a placed buffer */
+    size_t rpay_got;  /* payload bytes read */
+    uint8_t *rtarget; /* where the payload goes: a slot or a placed buffer */
     uint8_t rabort[sizeof(struct tutti_abort_info)]; /* payload of an ABORT frame */
     uint8_t rbeat[TCP_BEAT_BYTES];                   /* payload of a BEAT frame */
 };
 
 /** Where received frame `seq` should land (recv_place), and where it did. */
 struct tcp_place {
-    uint64_t seq;    /* frame the entry is for; UINT64_MAX: none */
-    uint8_t *dst;    /* caller memory, or NULL */
+    uint64_t seq; /* frame the entry is for; UINT64_MAX: none */
+    uint8_t *dst; /* caller memory, or NULL */
     size_t cap;
     uint8_t *landed; /* where the slot's frame was stored once complete */
 };
@@ -103,20 +104,33 @@ struct tcp_conn {
     uint8_t (*shdr)[TCP_HDR_BYTES]; /* encoded header of each slot */
     uint32_t *slen;
     const uint8_t **sref; /* payload of each slot when it is caller memory (send_post_ref) */
-    uint64_t shead; /* slots posted */
-    int sacquired;  /* send_acquire handed out slot shead */
+    uint64_t shead;       /* slots posted */
+    int sacquired;        /* send_acquire handed out slot shead */
     /* receive FIFO: slot k is complete when k < socks[k % nsocks].rnext */
     uint8_t *rbuf;
     uint32_t *rlen;
     struct tcp_place *place; /* per receive slot */
-    uint64_t rtail; /* next slot to peek */
+    uint64_t rtail;          /* next slot to peek */
     struct tcp_sock socks[];
+};
+
+/* The accepting side's limits on handshakes in progress (net/admit.h): a quarter of the common
+ * 1024-descriptor limit, as the bootstrap root's, and a share of that per remote address. */
+#define TCP_MAX_INCOMING 256
+#define TCP_MAX_PER_ADDR 64
+#define TCP_ACCEPT_BATCH 64 /* connections accepted per look at the listener */
+
+/** The handshake payload of a data socket: what the connection is for (little-endian). */
+struct tcp_hello {
+    uint32_t kind, from, to, channel, index, nsocks;
+    uint64_t slot_size;
 };
 
 /** An accepted socket whose handshake is running. */
 struct tcp_incoming {
     struct tutti_hs hs;
-    char from[80]; /* remote address, for the refusal message */
+    struct tutti_admit_slot adm; /* when and from where, for the eviction policy */
+    char from[80];               /* remote address, for the refusal message */
 };
 
 /** An authenticated socket waiting for connect() of its (peer, channel) to claim it. */
@@ -129,9 +143,9 @@ struct tcp_ready {
 /** Set-up state of one (peer, channel) on this rank, from the first connect() call. */
 struct tcp_link {
     int64_t deadline_ns;
-    int nsocks;                  /* connector side: sockets started */
+    int nsocks; /* connector side: sockets started */
     int fds[TCP_MAX_SOCKS];
-    int stage[TCP_MAX_SOCKS];    /* 0 connecting, 1 handshaking, 2 authenticated */
+    int stage[TCP_MAX_SOCKS]; /* 0 connecting, 1 handshaking, 2 authenticated */
     struct tutti_hs hs[TCP_MAX_SOCKS];
 };
 
@@ -141,10 +155,13 @@ struct tcp_ctx {
     int nsocks, nslots;
     size_t slot_size;
     int64_t timeout_ns;
+    int64_t hs_timeout_ns; /* an accepted socket's handshake deadline (TUTTI_HANDSHAKE_TIMEOUT) */
     int lfd;
     union tutti_sockaddr laddr;
     struct tcp_incoming *in; /* handshakes of accepted sockets */
     int nin, capin;
+    struct tutti_admit_log alog; /* strangers refused and evicted */
+    int fd_starved;              /* accept ran out of descriptors (warned about once) */
     struct tcp_ready *ready;
     int nready, capready;
     int npairs;              /* nranks * TUTTI_MAX_CHANNELS; the tables below hold 2 * npairs */
@@ -155,6 +172,12 @@ struct tcp_ctx {
 
 /** The transport's table (registered by transports/registry.c). */
 extern const struct tutti_transport_ops tutti__tcp_ops;
+
+/** The slot size connections of `kind` use. */
+static inline size_t tutti__tcp_kind_slot_size(const struct tcp_ctx *ctx, uint32_t kind)
+{
+    return kind == TCP_KIND_SIDE ? TCP_SIDE_SLOT_SIZE : ctx->slot_size;
+}
 
 /** Index of (kind, peer, channel) in a context's links and connected tables. */
 static inline int tutti__tcp_pair(const struct tcp_ctx *ctx, int kind, int peer, int channel)
@@ -178,7 +201,27 @@ int tutti__tcp_peer_gone(const struct tutti_tconn *tc);
 /** Whether a received slot is there to peek (no error when there is none and the peer left). */
 int tutti__tcp_recv_ready(const struct tutti_tconn *tc);
 
+/* tcp_accept.c: the accepting side. */
+
+/**
+ * Move the handshakes of accepted sockets forward, then accept what waits at the listener as
+ * far as the eviction policy (net/admit.h) leaves room: authenticated sockets wait in the
+ * context's ready table, strangers are closed (and logged, summed up under a flood).
+ */
+tutti_status_t tutti__tcp_accept_all(struct tcp_ctx *ctx);
+
+/** Claim the sockets of (kind, peer, channel) once all have come: *conn_p, or NULL for now. */
+tutti_status_t tutti__tcp_claim(struct tcp_ctx *ctx, int kind, int peer, int channel,
+                                struct tcp_conn **conn_p);
+
+/** Close the accepting side's sockets (handshakes, unclaimed sockets) and flush its log. */
+void tutti__tcp_accept_fini(struct tcp_ctx *ctx);
+
 /* tcp_frame.c: frames on the wire. */
+
+/** The handshake payload of a data socket to and from its 32 bytes on the wire. */
+void tutti__tcp_hello_encode(const struct tcp_hello *h, uint8_t p[TUTTI_HS_PAYLOAD]);
+void tutti__tcp_hello_decode(const uint8_t p[TUTTI_HS_PAYLOAD], struct tcp_hello *h);
 
 /** Encode a frame header. */
 void tutti__tcp_hdr_encode(uint8_t p[TCP_HDR_BYTES], uint32_t type, uint32_t len, uint64_t seq);
@@ -215,8 +258,7 @@ tutti_status_t tutti__tcp_send_acquire(struct tutti_tconn *tc, void **buf_p, siz
 tutti_status_t tutti__tcp_send_post(struct tutti_tconn *tc, size_t bytes);
 tutti_status_t tutti__tcp_send_post_ref(struct tutti_tconn *tc, const void *buf, size_t bytes);
 tutti_status_t tutti__tcp_recv_peek(struct tutti_tconn *tc, const void **buf_p, size_t *len_p);
-tutti_status_t tutti__tcp_recv_place(struct tutti_tconn *tc, uint32_t ahead, void *dst,
-                                     size_t cap);
+tutti_status_t tutti__tcp_recv_place(struct tutti_tconn *tc, uint32_t ahead, void *dst, size_t cap);
 tutti_status_t tutti__tcp_recv_release(struct tutti_tconn *tc);
 tutti_status_t tutti__tcp_progress(struct tutti_tconn *tc, int *moved_p);
 tutti_status_t tutti__tcp_flushed(struct tutti_tconn *tc, int *done_p);

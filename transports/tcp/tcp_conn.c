@@ -5,12 +5,14 @@
  * the lower rank opens nsocks sockets to the higher rank, and every socket proves the job's
  * secret with the handshake of net/handshake.h; its authenticated payload says which rank,
  * channel and socket index it is. The higher rank accepts and authenticates whatever arrives,
- * in any order, keeps authenticated sockets in a table until its own connect() for that
- * (peer, channel) claims them, and refuses everything else with one warning naming the address.
+ * in any order (tcp_accept.c), keeps authenticated sockets in a table until its own connect()
+ * for that (peer, channel) claims them, and refuses everything else; under a flood of strangers
+ * it evicts handshakes, and a rank whose handshake was closed connects again.
  */
 #include "tcp.h"
 #include "check.h"
 #include "env.h"
+#include "fork_gate.h"
 #include "tutti/comm.h"
 #include "util.h"
 
@@ -20,238 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define TCP_MAX_INCOMING 1024 /* handshakes in progress at once; more are closed at once */
-
-/* The handshake payload of a data socket: what the connection is for (little-endian). */
-struct tcp_hello {
-    uint32_t kind, from, to, channel, index, nsocks;
-    uint64_t slot_size;
-};
-
-static void put_u32s(uint8_t *p, const uint32_t *v, int n)
-{
-    for (int i = 0; i < n; i++) {
-        uint32_t le = htole32(v[i]);
-        memcpy(p + 4 * i, &le, 4);
-    }
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return le32toh(v);
-}
-
-static void hello_encode(const struct tcp_hello *h, uint8_t p[TUTTI_HS_PAYLOAD])
-{
-    const uint32_t v[8] = {h->kind,  h->from,   h->to, h->channel, h->index, h->nsocks,
-                           (uint32_t)h->slot_size, (uint32_t)(h->slot_size >> 32)};
-    put_u32s(p, v, 8);
-}
-
-static void hello_decode(const uint8_t p[TUTTI_HS_PAYLOAD], struct tcp_hello *h)
-{
-    h->kind = get_u32(p);
-    h->from = get_u32(p + 4);
-    h->to = get_u32(p + 8);
-    h->channel = get_u32(p + 12);
-    h->index = get_u32(p + 16);
-    h->nsocks = get_u32(p + 20);
-    h->slot_size = get_u32(p + 24) | (uint64_t)get_u32(p + 28) << 32;
-}
-
-static double secs(int64_t ns)
-{
-    return (double)ns / 1e9;
-}
-
-/* ---------------------------------------------------------------- the accepting side */
-
-/* Close a socket that is not let in, with one warning naming where it came from. */
-static void refuse(int fd, const char *from, const char *why)
-{
-    tutti_warn("refused connection from %s: %s", from, why);
-    close(fd);
-}
-
-static const char *hs_failure(tutti_status_t st)
-{
-    switch (st) {
-    case TUTTI_ERR_AUTH:
-        return "authentication failed";
-    case TUTTI_ERR_REMOTE:
-        return "closed during the handshake";
-    case TUTTI_ERR_TIMEOUT:
-        return "no complete handshake before the deadline";
-    default:
-        return tutti_status_string(st);
-    }
-}
-
-/* The slot size connections of `kind` use. */
-static size_t kind_slot_size(const struct tcp_ctx *ctx, uint32_t kind)
-{
-    return kind == TCP_KIND_SIDE ? TCP_SIDE_SLOT_SIZE : ctx->slot_size;
-}
-
-/* Why an authenticated payload cannot be admitted into `why`; 0 when it can. */
-static int bad_payload(const struct tcp_ctx *ctx, const struct tcp_hello *h, char *why,
-                       size_t len)
-{
-    int rank = ctx->args->rank;
-    if (h->kind != TCP_KIND_DATA && h->kind != TCP_KIND_SIDE) {
-        snprintf(why, len, "not a data or side connection (kind %u)", h->kind);
-    } else if (h->to != (uint32_t)rank) {
-        snprintf(why, len, "meant for rank %u, this is rank %d", h->to, rank);
-    } else if (h->from >= (uint32_t)rank) {
-        snprintf(why, len, "claims rank %u, which does not connect to rank %d", h->from, rank);
-    } else if (h->channel >= TUTTI_MAX_CHANNELS || h->nsocks < 1 || h->nsocks > TCP_MAX_SOCKS ||
-               h->index >= h->nsocks || (h->kind == TCP_KIND_SIDE && h->nsocks != 1)) {
-        snprintf(why, len, "channel %u, socket %u of %u out of range", h->channel, h->index,
-                 h->nsocks);
-    } else if (h->slot_size != kind_slot_size(ctx, h->kind)) {
-        snprintf(why, len, "rank %u uses TUTTI_TCP_SLOT_SIZE %llu, this rank %zu", h->from,
-                 (unsigned long long)h->slot_size, kind_slot_size(ctx, h->kind));
-    } else if (ctx->connected[tutti__tcp_pair(ctx, (int)h->kind, (int)h->from, (int)h->channel)]) {
-        snprintf(why, len, "rank %u channel %u is already connected", h->from, h->channel);
-    } else {
-        for (int i = 0; i < ctx->nready; i++) {
-            const struct tcp_ready *r = &ctx->ready[i];
-            if (r->kind == (int)h->kind && r->peer == (int)h->from &&
-                r->channel == (int)h->channel &&
-                (r->index == (int)h->index || r->nsocks != (int)h->nsocks)) {
-                snprintf(why, len, "socket %u of %u of rank %u channel %u %s", h->index,
-                         h->nsocks, h->from, h->channel,
-                         r->index == (int)h->index ? "is a duplicate" : "disagrees on nsocks");
-                return 1;
-            }
-        }
-        return 0;
-    }
-    return 1;
-}
-
-/* Grow *arr (of *cap elements of size sz) to hold n + 1. Returns 0, or -1 without memory. */
-static int reserve(void **arr, int *cap, int n, size_t sz)
-{
-    if (n < *cap) {
-        return 0;
-    }
-    int ncap = *cap > 0 ? 2 * *cap : 16;
-    void *p = realloc(*arr, (size_t)ncap * sz);
-    if (p == NULL) {
-        return -1;
-    }
-    *arr = p;
-    *cap = ncap;
-    return 0;
-}
-
-/* A handshake succeeded: keep the socket for its (peer, channel), or refuse it. */
-static tutti_status_t admit(struct tcp_ctx *ctx, const struct tcp_incoming *in)
-{
-    struct tcp_hello h;
-    char why[160];
-    hello_decode(in->hs.payload, &h);
-    if (bad_payload(ctx, &h, why, sizeof(why))) {
-        refuse(in->hs.fd, in->from, why);
-        return TUTTI_OK;
-    }
-    if (reserve((void **)&ctx->ready, &ctx->capready, ctx->nready, sizeof(*ctx->ready)) != 0) {
-        close(in->hs.fd);
-        return tutti__set_error(ctx->args->comm, TUTTI_ERR_NO_MEMORY, "tcp: no memory");
-    }
-    ctx->ready[ctx->nready++] = (struct tcp_ready){
-        .fd = in->hs.fd,
-        .kind = (int)h.kind,
-        .peer = (int)h.from,
-        .channel = (int)h.channel,
-        .index = (int)h.index,
-        .nsocks = (int)h.nsocks,
-    };
-    tutti_debug(TUTTI_SUBSYS_NET, "tcp: socket %u/%u of rank %u channel %u from %s", h.index,
-                h.nsocks, h.from, h.channel, in->from);
-    return TUTTI_OK;
-}
-
-/* Accept every pending connection, then move every handshake forward. */
-static tutti_status_t accept_all(struct tcp_ctx *ctx)
-{
-    for (;;) {
-        int fd;
-        union tutti_sockaddr from;
-        tutti_status_t st = tutti__sock_accept(ctx->lfd, &fd, &from);
-        if (st == TUTTI_IN_PROGRESS) {
-            break;
-        }
-        TUTTI_CHECK(st);
-        char name[80];
-        tutti__sockaddr_str(&from, name, sizeof(name));
-        if (ctx->nin >= TCP_MAX_INCOMING ||
-            reserve((void **)&ctx->in, &ctx->capin, ctx->nin, sizeof(*ctx->in)) != 0) {
-            refuse(fd, name, "too many handshakes in progress");
-            continue;
-        }
-        struct tcp_incoming *in = &ctx->in[ctx->nin++];
-        tutti__hs_init_accept(&in->hs, fd, ctx->secret, ctx->args->comm_id,
-                              tutti__now_ns() + ctx->timeout_ns);
-        memcpy(in->from, name, sizeof(in->from));
-    }
-    tutti_status_t status = TUTTI_OK;
-    for (int i = 0; i < ctx->nin;) {
-        struct tcp_incoming *in = &ctx->in[i];
-        tutti_status_t st = tutti__hs_progress(&in->hs);
-        if (st == TUTTI_IN_PROGRESS) {
-            i++;
-            continue;
-        }
-        if (st == TUTTI_OK) {
-            status = admit(ctx, in);
-        } else {
-            refuse(in->hs.fd, in->from, hs_failure(st));
-        }
-        ctx->in[i] = ctx->in[--ctx->nin];
-        if (status != TUTTI_OK) {
-            return status;
-        }
-    }
-    return TUTTI_OK;
-}
-
-/* The sockets of (kind, peer, channel) are ready[i]. */
-static int ready_for(const struct tcp_ready *r, int kind, int peer, int channel)
-{
-    return r->kind == kind && r->peer == peer && r->channel == channel;
-}
-
-/* Claim the sockets of (kind, peer, channel) once all of them are authenticated. */
-static tutti_status_t claim(struct tcp_ctx *ctx, int kind, int peer, int channel,
-                            struct tcp_conn **conn_p)
-{
-    int fds[TCP_MAX_SOCKS], nsocks = 0, found = 0;
-    for (int i = 0; i < ctx->nready; i++) {
-        const struct tcp_ready *r = &ctx->ready[i];
-        if (ready_for(r, kind, peer, channel)) {
-            nsocks = r->nsocks;
-            fds[r->index] = r->fd; /* admit() checked index < nsocks and no duplicates */
-            found++;
-        }
-    }
-    if (found == 0 || found < nsocks) {
-        return TUTTI_OK;
-    }
-    TUTTI_CHECK(tutti__tcp_conn_new(ctx, kind, peer, channel, fds, nsocks, conn_p));
-    int n = 0;
-    for (int i = 0; i < ctx->nready; i++) {
-        if (!ready_for(&ctx->ready[i], kind, peer, channel)) {
-            ctx->ready[n++] = ctx->ready[i];
-        }
-    }
-    ctx->nready = n;
-    return TUTTI_OK;
-}
 
 /* ---------------------------------------------------------------- the connecting side */
 
@@ -267,28 +37,42 @@ static void link_free(struct tcp_ctx *ctx, int idx)
     ctx->links[idx] = NULL;
 }
 
-/* Start nsocks connections to the address `peer` published. */
-static tutti_status_t link_start(struct tcp_ctx *ctx, struct tcp_link *l, int nsocks, int peer,
-                                 char *name, size_t len)
+/* The address `peer` published, and its name for messages. */
+static tutti_status_t peer_addr(struct tcp_ctx *ctx, int peer, union tutti_sockaddr *to, char *name,
+                                size_t len)
 {
     const struct tutti_peer_info *p = &ctx->args->peers[peer];
     struct tutti_wire_addr w;
-    union tutti_sockaddr to;
-    char addr[80];
     memcpy(&w, p->blob[TUTTI_TRANSPORT_TCP], sizeof(w));
     tutti__peer_str(p, name, len);
-    if (tutti__wire_addr_decode(&w, &to) != TUTTI_OK) {
+    if (tutti__wire_addr_decode(&w, to) != TUTTI_OK) {
         return tutti__set_error(ctx->args->comm, TUTTI_ERR_REMOTE,
                                 "%s published no tcp address (family %u)", name, w.family);
     }
+    return TUTTI_OK;
+}
+
+/* Start socket i of a link to `peer` (again, after its handshake was closed). */
+static tutti_status_t sock_start(struct tcp_ctx *ctx, struct tcp_link *l, int i, int peer)
+{
+    union tutti_sockaddr to;
+    char name[128], addr[80];
+    TUTTI_CHECK(peer_addr(ctx, peer, &to, name, sizeof(name)));
+    tutti_status_t st = tutti__sock_connect_start(&to, &l->fds[i]);
+    if (st == TUTTI_ERR_REMOTE) {
+        int err = errno; /* refused at once: the peer is gone */
+        return tutti__set_error(ctx->args->comm, st, "cannot connect to %s at %s: %s", name,
+                                tutti__sockaddr_str(&to, addr, sizeof(addr)), strerror(err));
+    }
+    l->stage[i] = 0;
+    return st;
+}
+
+/* Start nsocks connections to the address `peer` published. */
+static tutti_status_t link_start(struct tcp_ctx *ctx, struct tcp_link *l, int nsocks, int peer)
+{
     for (int i = 0; i < nsocks; i++) {
-        tutti_status_t st = tutti__sock_connect_start(&to, &l->fds[i]);
-        if (st == TUTTI_ERR_REMOTE) {
-            int err = errno; /* refused at once: the peer is gone */
-            return tutti__set_error(ctx->args->comm, st, "cannot connect to %s at %s: %s", name,
-                                    tutti__sockaddr_str(&to, addr, sizeof(addr)), strerror(err));
-        }
-        TUTTI_CHECK(st);
+        TUTTI_CHECK(sock_start(ctx, l, i, peer));
         l->nsocks = i + 1;
     }
     return TUTTI_OK;
@@ -312,7 +96,7 @@ static tutti_status_t connect_hs_error(struct tcp_ctx *ctx, tutti_status_t st, c
     case TUTTI_ERR_TIMEOUT:
         return tutti__set_error(ctx->args->comm, st,
                                 "%s did not complete the handshake of channel %d within %.1f s",
-                                name, channel, secs(ctx->timeout_ns));
+                                name, channel, (double)ctx->timeout_ns / 1e9);
     default:
         return tutti__set_error(ctx->args->comm, st, "handshake with %s on channel %d: %s", name,
                                 channel, tutti_status_string(st));
@@ -341,10 +125,10 @@ static tutti_status_t connect_out(struct tcp_ctx *ctx, struct tcp_link *l, int k
                     .channel = (uint32_t)channel,
                     .index = (uint32_t)i,
                     .nsocks = (uint32_t)l->nsocks,
-                    .slot_size = kind_slot_size(ctx, (uint32_t)kind),
+                    .slot_size = tutti__tcp_kind_slot_size(ctx, (uint32_t)kind),
                 };
                 uint8_t payload[TUTTI_HS_PAYLOAD];
-                hello_encode(&h, payload);
+                tutti__tcp_hello_encode(&h, payload);
                 tutti__hs_init_connect(&l->hs[i], l->fds[i], ctx->secret, ctx->args->comm_id,
                                        payload, sizeof(payload), l->deadline_ns);
                 l->stage[i] = 1;
@@ -352,6 +136,19 @@ static tutti_status_t connect_out(struct tcp_ctx *ctx, struct tcp_link *l, int k
         }
         if (l->stage[i] == 1) {
             tutti_status_t st = tutti__hs_progress(&l->hs[i]);
+            if (st == TUTTI_ERR_REMOTE && tutti__now_ns() < l->deadline_ns) {
+                /* Closed before it proved anything: a flooded listener evicts handshakes
+                 * (net/admit.h), and a rank must not pay for strangers. Again; if the peer has
+                 * gone, the new connection is refused. */
+                tutti_debug(TUTTI_SUBSYS_NET,
+                            "tcp: %s closed the handshake of socket %d of "
+                            "channel %d; connecting again",
+                            name, i, channel);
+                close(l->fds[i]);
+                l->fds[i] = -1;
+                TUTTI_CHECK(sock_start(ctx, l, i, peer));
+                continue;
+            }
             if (st < 0) {
                 return connect_hs_error(ctx, st, name, channel);
             }
@@ -367,7 +164,7 @@ static tutti_status_t connect_out(struct tcp_ctx *ctx, struct tcp_link *l, int k
     if (tutti__now_ns() > l->deadline_ns) {
         return tutti__set_error(ctx->args->comm, TUTTI_ERR_TIMEOUT,
                                 "connecting to %s on channel %d took more than %.1f s", name,
-                                channel, secs(ctx->timeout_ns));
+                                channel, (double)ctx->timeout_ns / 1e9);
     }
     return TUTTI_OK;
 }
@@ -382,8 +179,8 @@ static tutti_status_t connect_kind(struct tcp_ctx *ctx, int kind, int peer, int 
     if (peer < 0 || peer >= args->nranks || peer == args->rank || channel < 0 ||
         channel >= TUTTI_MAX_CHANNELS || args->peers == NULL) {
         return tutti__set_error(args->comm, TUTTI_ERR_INVALID_ARG,
-                                "tcp connect of rank %d to rank %d channel %d%s", args->rank,
-                                peer, channel, args->peers == NULL ? " before attach" : "");
+                                "tcp connect of rank %d to rank %d channel %d%s", args->rank, peer,
+                                channel, args->peers == NULL ? " before attach" : "");
     }
     int idx = tutti__tcp_pair(ctx, kind, peer, channel);
     if (ctx->connected[idx]) {
@@ -404,27 +201,26 @@ static tutti_status_t connect_kind(struct tcp_ctx *ctx, int kind, int peer, int 
         ctx->links[idx] = l;
         if (peer > args->rank) {
             int nsocks = kind == TCP_KIND_SIDE ? 1 : ctx->nsocks;
-            TUTTI_CHECK_GOTO(link_start(ctx, l, nsocks, peer, name, sizeof(name)), status,
-                             err_free_link);
+            TUTTI_CHECK_GOTO(link_start(ctx, l, nsocks, peer), status, err_free_link);
         }
     }
     if (peer > args->rank) {
         TUTTI_CHECK_GOTO(connect_out(ctx, ctx->links[idx], kind, peer, channel, name, &conn),
                          status, err_free_link);
     } else {
-        TUTTI_CHECK_GOTO(accept_all(ctx), status, err_free_link);
-        TUTTI_CHECK_GOTO(claim(ctx, kind, peer, channel, &conn), status, err_free_link);
+        TUTTI_CHECK_GOTO(tutti__tcp_accept_all(ctx), status, err_free_link);
+        TUTTI_CHECK_GOTO(tutti__tcp_claim(ctx, kind, peer, channel, &conn), status, err_free_link);
         if (conn == NULL && tutti__now_ns() > ctx->links[idx]->deadline_ns) {
             status = tutti__set_error(args->comm, TUTTI_ERR_TIMEOUT,
-                                      "%s did not connect channel %d within %.1f s", name,
-                                      channel, secs(ctx->timeout_ns));
+                                      "%s did not connect channel %d within %.1f s", name, channel,
+                                      (double)ctx->timeout_ns / 1e9);
             goto err_free_link;
         }
     }
     if (conn != NULL) {
         link_free(ctx, idx);
-        tutti_debug(TUTTI_SUBSYS_NET, "tcp: connected to %s on channel %d with %d sockets%s",
-                    name, channel, conn->nsocks, kind == TCP_KIND_SIDE ? " (side)" : "");
+        tutti_debug(TUTTI_SUBSYS_NET, "tcp: connected to %s on channel %d with %d sockets%s", name,
+                    channel, conn->nsocks, kind == TCP_KIND_SIDE ? " (side)" : "");
     }
     *conn_p = conn != NULL ? &conn->base : NULL;
     return TUTTI_OK;
@@ -467,6 +263,7 @@ static tutti_status_t read_config(struct tcp_ctx *ctx, const struct tutti_tctx_a
     ctx->slot_size = env->TCP_SLOT_SIZE;
     ctx->nslots = (int)env->TCP_NSLOTS;
     ctx->timeout_ns = args->timeout_ns > 0 ? args->timeout_ns : env->TIMEOUT;
+    ctx->hs_timeout_ns = TUTTI_MIN(env->HANDSHAKE_TIMEOUT, ctx->timeout_ns);
     return TUTTI_OK;
 }
 
@@ -476,18 +273,14 @@ static tutti_status_t tcp_fini(void *tctx)
     while (ctx->conns != NULL) {
         tutti__tcp_close(&ctx->conns->base); /* normally closed already */
     }
-    for (int i = 0; i < ctx->nin; i++) {
-        close(ctx->in[i].hs.fd);
-    }
-    for (int i = 0; i < ctx->nready; i++) {
-        close(ctx->ready[i].fd);
-    }
+    tutti__tcp_accept_fini(ctx);
     for (int i = 0; ctx->links != NULL && i < 2 * ctx->npairs; i++) {
         if (ctx->links[i] != NULL) {
             link_free(ctx, i);
         }
     }
     if (ctx->lfd >= 0) {
+        tutti__fork_gate_fd_del(ctx->lfd);
         close(ctx->lfd);
     }
     free(ctx->in);
@@ -507,6 +300,7 @@ static tutti_status_t tcp_init(const struct tutti_tctx_args *args, void **tctx_p
     }
     ctx->args = args;
     ctx->lfd = -1;
+    snprintf(ctx->alog.who, sizeof(ctx->alog.who), "tcp: rank %d", args->rank);
     memcpy(ctx->secret, args->secret, TUTTI_SECRET_BYTES);
     ctx->npairs = args->nranks * TUTTI_MAX_CHANNELS;
     ctx->links = calloc(2 * (size_t)ctx->npairs, sizeof(*ctx->links));
@@ -519,14 +313,15 @@ static tutti_status_t tcp_init(const struct tutti_tctx_args *args, void **tctx_p
     union tutti_sockaddr local;
     TUTTI_CHECK_GOTO(tutti__sock_local_addr(args->root_hint, &local), status, err_fini);
     TUTTI_CHECK_GOTO(tutti__sock_listen(&local, &ctx->lfd, &ctx->laddr), status, err_fini);
+    (void)tutti__fork_gate_fd_add(ctx->lfd); /* a forked child must not keep taking connections */
     struct tutti_wire_addr w;
     tutti__wire_addr_encode(&ctx->laddr, &w);
     memset(blob, 0, TUTTI_TRANSPORT_BLOB);
     memcpy(blob, &w, sizeof(w));
     char s[80];
     tutti_info(TUTTI_SUBSYS_NET, "tcp: rank %d listens on %s (%d sockets, %d slots of %zu bytes)",
-               args->rank, tutti__sockaddr_str(&ctx->laddr, s, sizeof(s)), ctx->nsocks,
-               ctx->nslots, ctx->slot_size);
+               args->rank, tutti__sockaddr_str(&ctx->laddr, s, sizeof(s)), ctx->nsocks, ctx->nslots,
+               ctx->slot_size);
     *tctx_p = ctx;
     return TUTTI_OK;
 
@@ -552,7 +347,7 @@ static tutti_status_t tcp_can_connect(void *tctx, int peer, int *score_p)
 
 static tutti_status_t tcp_check(void *tctx)
 {
-    return accept_all(tctx); /* so that strangers are refused promptly */
+    return tutti__tcp_accept_all(tctx); /* so that strangers are refused promptly */
 }
 
 static tutti_status_t tcp_abort(void *tctx, const struct tutti_abort_info *info)

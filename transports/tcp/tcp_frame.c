@@ -1,5 +1,6 @@
 /*
- * tcp_frame.c - the TCP transport's frame headers and abort notices on the wire (tcp.h):
+ * tcp_frame.c - the TCP transport's frame headers, abort notices and handshake payloads on the
+ * wire (tcp.h):
  * encoding, and the checks a received header passes before anything trusts it. Pure functions
  * over bytes, apart from the sockets, so that tests/fuzz/fuzz_tcp_frame.c runs exactly them.
  */
@@ -88,4 +89,43 @@ int64_t tutti__tcp_beat_age(const uint8_t p[TCP_BEAT_BYTES])
     memcpy(&a, p, sizeof(a));
     a = le64toh(a);
     return a > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)a;
+}
+
+static void put_u32s(uint8_t *p, const uint32_t *v, int n)
+{
+    for (int i = 0; i < n; i++) {
+        uint32_t le = htole32(v[i]);
+        memcpy(p + 4 * i, &le, 4);
+    }
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return le32toh(v);
+}
+
+void tutti__tcp_hello_encode(const struct tcp_hello *h, uint8_t p[TUTTI_HS_PAYLOAD])
+{
+    const uint32_t v[8] = {h->kind,
+                           h->from,
+                           h->to,
+                           h->channel,
+                           h->index,
+                           h->nsocks,
+                           (uint32_t)h->slot_size,
+                           (uint32_t)(h->slot_size >> 32)};
+    put_u32s(p, v, 8);
+}
+
+void tutti__tcp_hello_decode(const uint8_t p[TUTTI_HS_PAYLOAD], struct tcp_hello *h)
+{
+    h->kind = get_u32(p);
+    h->from = get_u32(p + 4);
+    h->to = get_u32(p + 8);
+    h->channel = get_u32(p + 12);
+    h->index = get_u32(p + 16);
+    h->nsocks = get_u32(p + 20);
+    h->slot_size = get_u32(p + 24) | (uint64_t)get_u32(p + 28) << 32;
 }
