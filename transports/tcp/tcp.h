@@ -201,12 +201,14 @@ int64_t tutti__tcp_beat_age(const uint8_t p[TCP_BEAT_BYTES]);
 void tutti__tcp_abort_encode(uint8_t p[TCP_ABORT_BYTES], const struct tutti_abort_info *info);
 void tutti__tcp_abort_decode(const uint8_t p[TCP_ABORT_BYTES], struct tutti_abort_info *info);
 
-/* tcp_data.c: connections and their data path. */
+/* tcp_fifo.c: a connection's memory and close. */
 
 /** Make a connection of `kind` over nsocks connected, authenticated sockets (fds[i] =
  * socket i). */
 tutti_status_t tutti__tcp_conn_new(struct tcp_ctx *ctx, int kind, int peer, int channel,
                                    const int *fds, int nsocks, struct tcp_conn **conn_p);
+
+/* tcp_data.c: the data path. */
 
 /** Best effort, non-blocking: an ABORT frame on every socket that can take it, then shutdown. */
 void tutti__tcp_conn_abort(struct tcp_conn *c, const struct tutti_abort_info *info);
@@ -222,6 +224,6 @@ tutti_status_t tutti__tcp_progress(struct tutti_tconn *tc, int *moved_p);
 tutti_status_t tutti__tcp_flushed(struct tutti_tconn *tc, int *done_p);
 tutti_status_t tutti__tcp_beat(struct tutti_tconn *tc, int64_t age_ns);
 int tutti__tcp_pollfds(struct tutti_tconn *tc, struct pollfd *fds, int max);
-tutti_status_t tutti__tcp_close(struct tutti_tconn *tc);
+tutti_status_t tutti__tcp_close(struct tutti_tconn *tc); /* tcp_fifo.c */
 
 #endif /* TUTTI_TCP_H */
