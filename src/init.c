@@ -58,8 +58,8 @@ tutti_status_t tutti__uid_decode(const tutti_unique_id_t *id, struct tutti_uid *
     }
     if (ntohl(w.version) != UID_VERSION) {
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
-                                "id has version %u, this library understands %u",
-                                ntohl(w.version), UID_VERSION);
+                                "id has version %u, this library understands %u", ntohl(w.version),
+                                UID_VERSION);
     }
     if (tutti__wire_addr_decode(&w.root, &u->boot.root) != TUTTI_OK) {
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "id holds no valid root address");
@@ -101,9 +101,8 @@ tutti_status_t tutti__params_check(const tutti_comm_params_t *params)
     }
     if ((params->field_mask & TUTTI_COMM_PARAM_NCHANNELS) &&
         (params->nchannels < 1 || params->nchannels > TUTTI_MAX_CHANNELS)) {
-        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
-                                "params->nchannels %d is not in 1..%d", params->nchannels,
-                                TUTTI_MAX_CHANNELS);
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "params->nchannels %d is not in 1..%d",
+                                params->nchannels, TUTTI_MAX_CHANNELS);
     }
     return TUTTI_OK;
 }
@@ -115,8 +114,8 @@ static tutti_status_t init_config(struct tutti_comm *comm, const tutti_comm_para
     comm->cfg.timeout_ns = env->TIMEOUT > 0 ? env->TIMEOUT : 300ll * 1000000000ll;
     comm->cfg.nchannels = (int)env->NCHANNELS;
     if (comm->cfg.nchannels < 0 || comm->cfg.nchannels > TUTTI_MAX_CHANNELS) {
-        tutti_warn("TUTTI_NCHANNELS %d is not in 0..%d; using 0 (automatic)",
-                   comm->cfg.nchannels, TUTTI_MAX_CHANNELS);
+        tutti_warn("TUTTI_NCHANNELS %d is not in 0..%d; using 0 (automatic)", comm->cfg.nchannels,
+                   TUTTI_MAX_CHANNELS);
         comm->cfg.nchannels = 0;
     }
     if (strcmp(env->TRANSPORT, "tcp") == 0) {
@@ -156,12 +155,13 @@ static struct tutti_comm *comm_alloc(int nranks, int rank)
         return NULL;
     }
     comm->peers = calloc((size_t)nranks, sizeof(*comm->peers));
-    if (comm->peers == NULL) {
+    comm->rank = rank;
+    comm->nranks = nranks;
+    if (comm->peers == NULL || tutti__fp_init(comm) != 0) {
+        free(comm->peers);
         free(comm);
         return NULL;
     }
-    comm->rank = rank;
-    comm->nranks = nranks;
     pthread_mutex_init(&comm->err.lock, NULL);
     pthread_mutex_init(&comm->queue.lock, NULL);
     pthread_cond_init(&comm->queue.cond, NULL);
@@ -188,6 +188,7 @@ void tutti__comm_free(struct tutti_comm *comm)
     tutti__exec_fini(&comm->exec);
     free(comm->topo);
     tutti__layout_free(comm->layout);
+    tutti__fp_fini(comm);
     free(comm->peers);
     free(comm);
 }
@@ -296,8 +297,8 @@ tutti_status_t tutti_comm_init_rank_params(tutti_comm_t **comm_p, int nranks,
     struct tutti_boot *boot = NULL;
     tutti__tls.rank = rank;
     TUTTI_CHECK(tutti__boot_client_open(&u.boot, rank, nranks, tutti__env()->TIMEOUT, &boot));
-    tutti_status_t st = tutti__comm_create(nranks, rank, u.boot.job_id, u.boot.secret,
-                                           &u.boot.root, params, boot, comm_p);
+    tutti_status_t st = tutti__comm_create(nranks, rank, u.boot.job_id, u.boot.secret, &u.boot.root,
+                                           params, boot, comm_p);
     boot->ops->close(boot, st == TUTTI_OK);
     return st;
 }

@@ -134,4 +134,10 @@ int integ_comm_init(const struct integ_ctx *ctx, const tutti_comm_params_t *para
 /** Does the message contain the text? (a helper for checks on error messages) */
 int integ_contains(const char *msg, const char *text);
 
+/**
+ * In the test process: the output of `tutti-info --hang dir/ *.log` (INTEG_TUTTI_INFO, which
+ * meson sets), in a static buffer; fails the test when it cannot run or exits non-zero.
+ */
+const char *integ_hang_report(const char *dir);
+
 #endif /* TUTTI_INTEG_HARNESS_H */

@@ -23,7 +23,7 @@
 
 #define TUTTI_SHM_CTL_MAGIC  0x4c544353u /* "SCTL" */
 #define TUTTI_SHM_FIFO_MAGIC 0x4f464953u /* "SFIO" */
-#define TUTTI_SHM_SLOT_HDR   64          /* slot header: length, padded to a cache line */
+#define TUTTI_SHM_SLOT_HDR   64          /* slot header (struct shm_slot_hdr), a cache line */
 
 extern const struct tutti_transport_ops tutti__shm_ops;
 
@@ -39,6 +39,13 @@ struct shm_ctl {
     struct tutti_seq_board seq; /* the owner's operation counters, for hang reports */
 };
 
+/* The header of every slot: its length and the fingerprint of the operation it belongs to. */
+struct shm_slot_hdr {
+    uint64_t len;
+    struct tutti_fp fp;
+};
+_Static_assert(sizeof(struct shm_slot_hdr) <= TUTTI_SHM_SLOT_HDR, "slot header fits");
+
 /* Head of one FIFO segment; slots follow at fifo_slot(). */
 struct shm_fifo_hdr {
     _Atomic uint32_t magic; /* written last by the receiver that made it */
@@ -53,16 +60,16 @@ struct shm_fifo_hdr {
 /* One local peer as seen from this rank. */
 struct shm_peer {
     int rank;
-    int pidfd;           /* -1 if pidfd_open is unavailable: kill(pid, 0) then */
+    int pidfd; /* -1 if pidfd_open is unavailable: kill(pid, 0) then */
     uint32_t pid;
     struct shm_ctl *ctl; /* its control segment, mapped */
 };
 
 struct shm_ctx {
     struct tutti_tctx_args args;
-    char prefix[40];       /* "/tutti-<comm id in hex>" */
-    struct shm_ctl *ctl;   /* mine */
-    int ctl_linked;        /* my control segment's name still exists */
+    char prefix[40];        /* "/tutti-<comm id in hex>" */
+    struct shm_ctl *ctl;    /* mine */
+    int ctl_linked;         /* my control segment's name still exists */
     struct shm_peer *peers; /* [nranks]; ctl == NULL for ranks on other hosts */
     int nlocal;
     size_t slot_size;
@@ -75,9 +82,9 @@ struct shm_ctx {
 struct shm_fifo {
     struct shm_fifo_hdr *hdr;
     size_t map_len;
-    uint8_t *slots;     /* first slot; geometry copied locally, never re-read from the segment */
+    uint8_t *slots; /* first slot; geometry copied locally, never re-read from the segment */
     uint32_t nslots;
-    size_t stride;      /* TUTTI_SHM_SLOT_HDR + slot size */
+    size_t stride;   /* TUTTI_SHM_SLOT_HDR + slot size */
     uint64_t mine;   /* sender: head it posted; receiver: tail it released */
     uint64_t theirs; /* last value read of the other side's counter */
 };
@@ -100,8 +107,9 @@ void tutti__shm_unlink_attached(struct shm_ctx *ctx);
 
 /* shm_data.c */
 tutti_status_t tutti__shm_send_acquire(struct tutti_tconn *c, void **buf_p, size_t *cap_p);
-tutti_status_t tutti__shm_send_post(struct tutti_tconn *c, size_t bytes);
-tutti_status_t tutti__shm_recv_peek(struct tutti_tconn *c, const void **buf_p, size_t *len_p);
+tutti_status_t tutti__shm_send_post(struct tutti_tconn *c, size_t bytes, const struct tutti_fp *fp);
+tutti_status_t tutti__shm_recv_peek(struct tutti_tconn *c, const void **buf_p, size_t *len_p,
+                                    const struct tutti_fp **fp_p);
 tutti_status_t tutti__shm_recv_release(struct tutti_tconn *c);
 void tutti__shm_ring(struct shm_ctl *ctl);
 
@@ -113,7 +121,7 @@ tutti_status_t tutti__shm_peer_gone(struct shm_ctx *ctx, int rank);
 /** Offset of the first slot in a FIFO segment. */
 #define TUTTI_SHM_FIFO_HDR_BYTES ((sizeof(struct shm_fifo_hdr) + 63) & ~(size_t)63)
 
-/** Header (length word) of slot number i (a counter value, taken modulo nslots). */
+/** Header (struct shm_slot_hdr) of slot number i (a counter value, taken modulo nslots). */
 static inline uint8_t *tutti__shm_slot(const struct shm_fifo *f, uint64_t i)
 {
     return f->slots + (size_t)(i % f->nslots) * f->stride;

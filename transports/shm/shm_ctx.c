@@ -134,8 +134,8 @@ static tutti_status_t attach_peers(struct shm_ctx *ctx)
         p->ctl = tutti__shm_map(name, SHM_CTL_BYTES, 0, &st, a->comm);
         if (p->ctl == NULL || atomic_load(&p->ctl->magic) != TUTTI_SHM_CTL_MAGIC) {
             /* Published peers made theirs before the all-gather: absent means another /dev/shm. */
-            tutti_info(TUTTI_SUBSYS_SHM, "cannot map %s of rank %d: shared memory not shared",
-                       name, r);
+            tutti_info(TUTTI_SUBSYS_SHM, "cannot map %s of rank %d: shared memory not shared", name,
+                       r);
             return TUTTI_ERR_UNSUPPORTED;
         }
         p->pid = p->ctl->pid;
@@ -209,7 +209,8 @@ static int process_ended(const struct shm_peer *p)
 /*
  * An abort notice a peer posted on this rank's board: TUTTI_ERR_REMOTE naming the peer, or
  * TUTTI_OK when there is none. The peer's own status (TIMEOUT, ABORTED...) is its business: here
- * it is a peer that reported a failure, which tutti/coll.h calls REMOTE (as TCP's notices are).
+ * it is a peer that reported a failure, which tutti/coll.h calls REMOTE (as TCP's notices are);
+ * only calls that differ between ranks stay MISMATCH everywhere (tutti__notice_status).
  */
 static tutti_status_t board_notice(struct shm_ctx *ctx)
 {
@@ -220,13 +221,12 @@ static tutti_status_t board_notice(struct shm_ctx *ctx)
     char reason[sizeof(ai->reason) + 1];
     memcpy(reason, ai->reason, sizeof(ai->reason));
     reason[sizeof(ai->reason)] = '\0';
+    tutti_status_t st = tutti__notice_status(ai);
     if (ai->culprit >= 0 && ai->culprit != ai->origin) {
-        return tutti__set_error(ctx->args.comm, TUTTI_ERR_REMOTE,
-                                "rank %d reports that rank %d failed: %s", ai->origin, ai->culprit,
-                                reason);
+        return tutti__set_error(ctx->args.comm, st, "rank %d reports that rank %d failed: %s",
+                                ai->origin, ai->culprit, reason);
     }
-    return tutti__set_error(ctx->args.comm, TUTTI_ERR_REMOTE, "rank %d reports: %s", ai->origin,
-                            reason);
+    return tutti__set_error(ctx->args.comm, st, "rank %d reports: %s", ai->origin, reason);
 }
 
 tutti_status_t tutti__shm_peer_gone(struct shm_ctx *ctx, int rank)
@@ -294,7 +294,8 @@ static struct tutti_seq_board *shm_seq_board(void *tctx, int rank)
     if (rank == ctx->args.rank) {
         return &ctx->ctl->seq;
     }
-    if (ctx->peers == NULL || rank < 0 || rank >= ctx->args.nranks || ctx->peers[rank].ctl == NULL) {
+    if (ctx->peers == NULL || rank < 0 || rank >= ctx->args.nranks ||
+        ctx->peers[rank].ctl == NULL) {
         return NULL;
     }
     return &ctx->peers[rank].ctl->seq;
@@ -314,11 +315,13 @@ static tutti_status_t shm_flushed(struct tutti_tconn *c, int *done_p)
     return TUTTI_OK;
 }
 
-static tutti_status_t shm_send_post_ref(struct tutti_tconn *c, const void *buf, size_t bytes)
+static tutti_status_t shm_send_post_ref(struct tutti_tconn *c, const void *buf, size_t bytes,
+                                        const struct tutti_fp *fp)
 {
     (void)c;
     (void)buf;
     (void)bytes;
+    (void)fp;
     return TUTTI_ERR_UNSUPPORTED; /* the peer can only read shared memory: data is copied */
 }
 

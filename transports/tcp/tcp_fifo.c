@@ -19,7 +19,7 @@ tutti_status_t tutti__tcp_conn_new(struct tcp_ctx *ctx, int kind, int peer, int 
     size_t ss = side ? TCP_SIDE_SLOT_SIZE : ctx->slot_size;
     size_t ns = side ? TCP_SIDE_NSLOTS : (size_t)ctx->nslots;
     size_t fifo = tutti__align_up(ns * ss, 4096);
-    size_t total = 2 * fifo + ns * sizeof(struct tcp_place) +
+    size_t total = 2 * fifo + ns * sizeof(struct tcp_place) + ns * sizeof(struct tutti_fp) +
                    ns * (TCP_HDR_BYTES + 2 * sizeof(uint32_t)) + ns * sizeof(void *);
     struct tcp_conn *c = calloc(1, sizeof(*c) + (size_t)nsocks * sizeof(struct tcp_sock));
     void *mem = NULL;
@@ -44,7 +44,8 @@ tutti_status_t tutti__tcp_conn_new(struct tcp_ctx *ctx, int kind, int peer, int 
     for (size_t i = 0; i < ns; i++) {
         c->place[i] = (struct tcp_place){UINT64_MAX, NULL, 0, NULL};
     }
-    c->shdr = (uint8_t(*)[TCP_HDR_BYTES])(c->mem + 2 * fifo + ns * sizeof(struct tcp_place));
+    c->rfp = (struct tutti_fp *)(void *)(c->place + ns);
+    c->shdr = (uint8_t(*)[TCP_HDR_BYTES])(void *)(c->rfp + ns);
     c->slen = (uint32_t *)(void *)((uint8_t *)c->shdr + ns * TCP_HDR_BYTES);
     c->rlen = c->slen + ns;
     c->sref = (const uint8_t **)(void *)(c->rlen + ns);
