@@ -17,7 +17,7 @@ static void check_desc(const struct tutti_fp_desc *d, int nranks)
     FUZZ_CHECK(d->dt >= 0 && d->dt < TUTTI_NUM_DATATYPES, "datatype %d", d->dt);
     FUZZ_CHECK(d->op >= -1 && d->op < TUTTI_NUM_OPS, "op %d", d->op);
     int p2p = d->coll == TUTTI_COLL_SEND;
-    int lim = nranks > 0 ? nranks : INT32_MAX;
+    int64_t lim = nranks > 0 ? nranks : (int64_t)INT32_MAX + 1; /* any rank >= 0 */
     FUZZ_CHECK(p2p ? d->src >= 0 && d->src < lim && d->dst >= 0 && d->dst < lim && d->root == -1
                    : d->src == -1 && d->dst == -1 && d->root >= -1 && d->root < lim,
                "ranks %d %d %d", d->root, d->src, d->dst);
