@@ -12,6 +12,7 @@
 #include "peer.h"
 #include "plan.h"
 #include "exec.h"
+#include "fp.h"
 #include "coll/coll.h"
 
 #include <pthread.h>
@@ -32,24 +33,24 @@ struct tutti_comm_err {
 /* comm.c: settings fixed at creation. */
 struct tutti_comm_cfg {
     int64_t timeout_ns;
-    int nchannels;       /* channels a ring collective is split over */
-    int force_tcp;       /* TUTTI_TRANSPORT=tcp */
-    int force_ib;        /* TUTTI_TRANSPORT=ib */
-    size_t chunk_bytes;  /* largest step: the smallest slot of the transports in use */
-    int oversubscribed;  /* more ranks on this machine than CPUs: sleep sooner when waiting */
-    double cpu_load;     /* ranks per CPU on the most crowded machine (the same on every rank) */
-    size_t direct_max;   /* TUTTI_DIRECT_MAX: largest message for the direct algorithms */
-    size_t stream_min;   /* TUTTI_STREAM_MIN: results of at least this many bytes are streamed */
+    int nchannels;      /* channels a ring collective is split over */
+    int force_tcp;      /* TUTTI_TRANSPORT=tcp */
+    int force_ib;       /* TUTTI_TRANSPORT=ib */
+    size_t chunk_bytes; /* largest step: the smallest slot of the transports in use */
+    int oversubscribed; /* more ranks on this machine than CPUs: sleep sooner when waiting */
+    double cpu_load;    /* ranks per CPU on the most crowded machine (the same on every rank) */
+    size_t direct_max;  /* TUTTI_DIRECT_MAX: largest message for the direct algorithms */
+    size_t stream_min;  /* TUTTI_STREAM_MIN: results of at least this many bytes are streamed */
     int forced[TUTTI_COLL_COUNT]; /* TUTTI_ALGO: catalog index per collective, or -1 */
-    int tuner;           /* TUTTI_TUNER=model */
+    int tuner;                    /* TUTTI_TUNER=model */
 };
 
 /* fail.c: health of the communicator. status is sticky once an error is stored. */
 struct tutti_comm_state {
-    _Atomic int status;   /* tutti_status_t: TUTTI_OK or the error that failed the comm */
-    _Atomic int aborting; /* tutti_comm_abort() was called */
-    _Atomic int inflight; /* threads inside an operation on this comm */
-    int wakefd;           /* eventfd: written to interrupt a poll() in the engine */
+    _Atomic int status;         /* tutti_status_t: TUTTI_OK or the error that failed the comm */
+    _Atomic int aborting;       /* tutti_comm_abort() was called */
+    _Atomic int inflight;       /* threads inside an operation on this comm */
+    int wakefd;                 /* eventfd: written to interrupt a poll() in the engine */
     _Atomic uint64_t posted;    /* sequence number of the last operation started */
     _Atomic uint64_t completed; /* ... and of the last one finished */
     _Atomic int64_t checked;    /* when the engine last ran the periodic checks (transports
@@ -59,7 +60,7 @@ struct tutti_comm_state {
 
 /* connect.c: transports and connections. */
 struct tutti_comm_net {
-    void *tctx[TUTTI_TRANSPORT_COUNT];                      /* NULL when not in use */
+    void *tctx[TUTTI_TRANSPORT_COUNT]; /* NULL when not in use */
     const struct tutti_transport_ops *ops[TUTTI_TRANSPORT_COUNT];
     uint8_t *peer_transport;    /* per rank: the transport id that reaches it */
     struct tutti_tconn **conns; /* [peer * TUTTI_MAX_CHANNELS + channel], NULL until connected */
@@ -88,26 +89,27 @@ struct tutti_comm {
     uint64_t serial; /* comm.c: unique in the process, so a reused address is not this comm */
     uint64_t comm_id;
     uint8_t secret[TUTTI_SECRET_BYTES];
-    uint32_t nsplits; /* children made by tutti_comm_split, to derive their ids */
+    uint32_t nsplits;  /* children made by tutti_comm_split, to derive their ids */
     uint32_t nshrinks; /* ... and by tutti_comm_shrink */
     int shrink_fd;     /* shrink.c: listens for a shrink's bootstrap (when this rank leads it) */
-    struct tutti_peer_info *peers; /* nranks records */
-    int nlocal;                    /* ranks on this host, this one included */
-    struct tutti_topo_rank *topo;  /* topology/view.c: every rank's view, nranks records */
-    struct tutti_layout *layout;   /* topology/layout.h: hosts and the ring the schedules use */
-    struct tutti_reg *regs;        /* register.c: memory registered with tutti_comm_register */
+    struct tutti_peer_info *peers;  /* nranks records */
+    int nlocal;                     /* ranks on this host, this one included */
+    struct tutti_topo_rank *topo;   /* topology/view.c: every rank's view, nranks records */
+    struct tutti_layout *layout;    /* topology/layout.h: hosts and the ring the schedules use */
+    struct tutti_reg *regs;         /* register.c: memory registered with tutti_comm_register */
     union tutti_sockaddr root_hint; /* toward the other ranks: children listen there too */
 
     struct tutti_comm_cfg cfg;
     struct tutti_comm_err err;
     struct tutti_comm_state state;
     struct tutti_comm_net net;
+    struct tutti_comm_fp fp; /* fp.c: fingerprint sequence numbers and recent collectives */
     struct tutti_comm_queue queue;
     struct tutti_stream_state *stream; /* stream.c: calls on CUDA streams; NULL until the first */
     struct tutti_ipc_state *ipc;       /* ipc.c: the CUDA IPC all-reduce; NULL until the first */
-    struct tutti_plan plan;    /* storage for blocking calls, under the turn */
-    struct tutti_tune_memo tune; /* coll/tuned.c: the cost model's answers, under the turn */
-    struct tutti_exec exec;    /* the executor of the operation holding the turn */
+    struct tutti_plan plan;            /* storage for blocking calls, under the turn */
+    struct tutti_tune_memo tune;       /* coll/tuned.c: the cost model's answers, under the turn */
+    struct tutti_exec exec;            /* the executor of the operation holding the turn */
 };
 
 /** Number the next operation of comm (posted) and publish it to local peers. */

@@ -123,8 +123,8 @@ tutti_status_t tutti__op_validate(struct tutti_comm *comm, const struct tutti_op
                                 "%s: datatype %d is not a tutti_datatype_t", name, (int)op->dt);
     }
     if (is_reduction(op->coll) && (unsigned)op->op >= TUTTI_NUM_OPS) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "%s: op %d is not a tutti_op_t",
-                                name, (int)op->op);
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "%s: op %d is not a tutti_op_t", name,
+                                (int)op->op);
     }
     if ((op->coll == TUTTI_COLL_BROADCAST || op->coll == TUTTI_COLL_REDUCE) &&
         (op->root < 0 || op->root >= comm->nranks)) {
@@ -142,14 +142,12 @@ tutti_status_t tutti__op_validate(struct tutti_comm *comm, const struct tutti_op
     size_t sl, rl;
     tutti__op_extents(comm, op, &sl, &rl);
     if (sl > 0 && op->sendbuf == NULL) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "%s: %s is NULL with count %zu",
-                                name, op->coll == TUTTI_COLL_SEND ? "buf" : "sendbuf",
-                                op->count);
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "%s: %s is NULL with count %zu", name,
+                                op->coll == TUTTI_COLL_SEND ? "buf" : "sendbuf", op->count);
     }
     if (rl > 0 && op->recvbuf == NULL) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "%s: %s is NULL with count %zu",
-                                name, op->coll == TUTTI_COLL_RECV ? "buf" : "recvbuf",
-                                op->count);
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "%s: %s is NULL with count %zu", name,
+                                op->coll == TUTTI_COLL_RECV ? "buf" : "recvbuf", op->count);
     }
     return check_overlap(comm, op, sl, rl);
 }
@@ -189,12 +187,14 @@ static tutti_status_t enqueue_entered(struct tutti_comm *comm, const struct tutt
                                       tutti__coll_name(op->coll), tutti_last_error(comm));
     }
     if (on_stream) {
-        return tutti__stream_enqueue(comm, op, 1, stream);
+        return tutti__stream_enqueue(comm, op, 1, stream); /* numbers each piece it makes */
     }
+    struct tutti_op_desc d = *op;
+    tutti__fp_issue(comm, &d); /* issued now: its place among the ranks' calls is fixed */
     if (req_p != NULL) {
-        return tutti__submit(comm, op, req_p);
+        return tutti__submit(comm, &d, req_p);
     }
-    return tutti__run_blocking(comm, op);
+    return tutti__run_blocking(comm, &d);
 }
 
 tutti_status_t tutti__enqueue(struct tutti_comm *comm, const struct tutti_op_desc *op, void *stream,

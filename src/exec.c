@@ -9,6 +9,7 @@
 #include "comm.h"
 #include "connect.h"
 #include "enqueue.h"
+#include "fp.h"
 #include "kernels/reduce.h"
 #include "tutti/coll.h"
 
@@ -39,7 +40,7 @@ static tutti_status_t need(struct tutti_exec *ex, int peer, int channel)
         }
         ex->needs_cap = cap;
     }
-    ex->needs[ex->nneeds] = (struct tutti_exec_need){peer, channel};
+    ex->needs[ex->nneeds] = (struct tutti_exec_need){peer, channel, -1};
     ex->conns[ex->nneeds++] = NULL;
     return TUTTI_OK;
 }
@@ -69,8 +70,19 @@ static int lane_sole_peer(const struct tutti_plan *p, int i)
     return peer;
 }
 
-/* Record every distinct (peer, channel) the steps use. Steps of a lane mostly repeat their
- * peers, so only a change of peer costs a search. */
+/* Index of the need (peer, channel); the caller knows it is there. */
+static int need_index(const struct tutti_exec *ex, int peer, int channel)
+{
+    int i = ex->nneeds - 1;
+    while (i > 0 && !(ex->needs[i].peer == peer && ex->needs[i].channel == channel)) {
+        i--;
+    }
+    return i;
+}
+
+/* Record every distinct (peer, channel) the steps use, and the call of the first step that
+ * receives from each. Steps of a lane mostly repeat their peers, so only a change of peer
+ * costs a search. */
 static tutti_status_t find_needs(struct tutti_exec *ex)
 {
     const struct tutti_plan *p = ex->plan;
@@ -84,6 +96,10 @@ static tutti_status_t find_needs(struct tutti_exec *ex)
                 if (peers[d] >= 0 && peers[d] != last[d]) {
                     TUTTI_CHECK(need(ex, peers[d], l->channel));
                     last[d] = peers[d];
+                    int n = need_index(ex, peers[d], l->channel);
+                    if (d == 1 && ex->needs[n].call < 0) {
+                        ex->needs[n].call = (int)l->steps[k].call;
+                    }
                 }
             }
         }
@@ -97,6 +113,33 @@ tutti_status_t tutti__exec_init(struct tutti_exec *ex, struct tutti_comm *comm,
 {
     memset(ex, 0, sizeof(*ex));
     return tutti__exec_reuse(ex, comm, plan, seq);
+}
+
+/* The fingerprints of the plan's calls (one for a plan of one call), and the collective
+ * history that names this rank's earlier calls in a mismatch message. */
+static tutti_status_t make_fps(struct tutti_exec *ex, const struct tutti_plan *plan)
+{
+    if (plan->ncalls == 0) {
+        tutti__fp_make(&plan->op, ex->comm->rank, &ex->fp1);
+        ex->fps = &ex->fp1;
+        if (plan->op.coll != TUTTI_COLL_SEND && plan->op.coll != TUTTI_COLL_RECV) {
+            tutti__fp_remember(ex->comm, &ex->fp1);
+        }
+        return TUTTI_OK;
+    }
+    if (plan->ncalls > ex->fps_cap) {
+        struct tutti_fp *n = realloc(ex->fps_mem, (size_t)plan->ncalls * sizeof(*n));
+        if (n == NULL) {
+            return TUTTI_ERR_NO_MEMORY;
+        }
+        ex->fps_mem = n;
+        ex->fps_cap = plan->ncalls;
+    }
+    for (uint32_t i = 0; i < plan->ncalls; i++) {
+        tutti__fp_make(&plan->calls[i], ex->comm->rank, &ex->fps_mem[i]);
+    }
+    ex->fps = ex->fps_mem;
+    return TUTTI_OK;
 }
 
 tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_comm *comm,
@@ -139,6 +182,9 @@ tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_comm *comm,
         memset(ex->placed, 0, (size_t)plan->nlanes * sizeof(*ex->placed));
     }
     if (st == TUTTI_OK) {
+        st = make_fps(ex, plan);
+    }
+    if (st == TUTTI_OK) {
         /* The same plan again (plan->gen is unique to one build): its needs and connections
          * are those found last time. */
         if (plan->gen == 0 || plan->gen != ex->needs_gen) {
@@ -148,8 +194,7 @@ tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_comm *comm,
         }
     }
     if (st != TUTTI_OK) {
-        return tutti__set_error(comm, st, "no memory to run a %s",
-                                tutti__coll_name(plan->op.coll));
+        return tutti__set_error(comm, st, "no memory to run a %s", tutti__coll_name(plan->op.coll));
     }
     return TUTTI_OK;
 }
@@ -161,6 +206,10 @@ void tutti__exec_fini(struct tutti_exec *ex)
     free(ex->sole_peer);
     free(ex->needs);
     free(ex->conns);
+    free(ex->fps_mem);
+    ex->fps_mem = NULL;
+    ex->fps = NULL;
+    ex->fps_cap = 0;
     ex->next = NULL;
     ex->placed = NULL;
     ex->sole_peer = NULL;
@@ -169,18 +218,45 @@ void tutti__exec_fini(struct tutti_exec *ex)
     ex->next_cap = ex->needs_cap = ex->nneeds = 0;
 }
 
+/*
+ * While some connections are still missing, look at what already arrived on the others that
+ * this operation receives from: data of another call means the calls differ, and the
+ * connection this rank waits for may never come (the peer's call does not need it), so say so
+ * now instead of timing out; so does a peer's abort notice or its end (this operation needs
+ * its data). Only the next slot is looked at, and only its fingerprint.
+ */
+static tutti_status_t check_arrived(struct tutti_exec *ex)
+{
+    for (int i = 0; i < ex->nneeds; i++) {
+        struct tutti_tconn *c = ex->conns[i];
+        if (c == NULL || ex->needs[i].call < 0) {
+            continue;
+        }
+        const struct tutti_fp *want = &ex->fps[ex->needs[i].call], *got;
+        const void *buf;
+        size_t len;
+        tutti_status_t st = c->ops->recv_peek(c, &buf, &len, &got);
+        TUTTI_CHECK(st);
+        if (st == TUTTI_OK && !tutti__fp_eq(got, want)) {
+            return tutti__fp_mismatch(ex->comm, c->peer, got, want);
+        }
+    }
+    return TUTTI_OK;
+}
+
 /* Connect every (peer, channel) the steps need. OK once all are there. */
 static tutti_status_t connect_needs(struct tutti_exec *ex)
 {
     int missing = 0;
     for (int i = 0; i < ex->nneeds; i++) {
         if (ex->conns[i] == NULL) {
-            TUTTI_CHECK(tutti__comm_conn(ex->comm, ex->needs[i].peer, ex->needs[i].channel,
-                                         &ex->conns[i]));
+            TUTTI_CHECK(
+                tutti__comm_conn(ex->comm, ex->needs[i].peer, ex->needs[i].channel, &ex->conns[i]));
             missing += (ex->conns[i] == NULL);
         }
     }
     if (missing > 0) {
+        TUTTI_CHECK(check_arrived(ex));
         return TUTTI_IN_PROGRESS;
     }
     for (int i = 0; i < ex->nneeds; i++) {
@@ -203,9 +279,12 @@ static tutti_status_t size_mismatch(struct tutti_exec *ex, int peer, size_t got,
 {
     char who[128];
     tutti__peer_str(&ex->comm->peers[peer], who, sizeof(who));
+    /* The fingerprints matched: the same call, planned differently (settings that choose
+     * the algorithm, such as TUTTI_ALGO, differ between ranks). */
     return tutti__set_error(ex->comm, TUTTI_ERR_INVALID_USAGE,
-                            "%s #%llu: received %zu bytes from %s where %zu were expected: counts, "
-                            "datatypes or the order of calls differ between ranks",
+                            "%s #%llu: received %zu bytes from %s where %zu were expected: the "
+                            "calls match, their plans do not (do TUTTI_* settings differ between "
+                            "ranks?)",
                             tutti__coll_name(ex->plan->op.coll), (unsigned long long)ex->seq, got,
                             who, want);
 }
@@ -215,8 +294,8 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
 {
     const struct tutti_plan *p = ex->plan;
     size_t bytes = s->count * ex->esize;
-    const char *src = s->src_buf != TUTTI_BUF_NONE ? p->bufs[s->src_buf] + s->src_off * ex->esize
-                                                    : NULL;
+    const char *src =
+        s->src_buf != TUTTI_BUF_NONE ? p->bufs[s->src_buf] + s->src_off * ex->esize : NULL;
     char *dst = s->dst_buf != TUTTI_BUF_NONE ? p->bufs[s->dst_buf] + s->dst_off * ex->esize : NULL;
     int divisor = s->final ? p->divisor : 1;
     struct tutti_tconn *rc = s->recv_peer >= 0 ? conn_of(ex, s->recv_peer, channel) : NULL;
@@ -237,10 +316,16 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
     default:
         break;
     }
+    const struct tutti_fp *fp = &ex->fps[s->call];
     if (rc != NULL) {
-        st = rc->ops->recv_peek(rc, &rslot, &rlen);
+        const struct tutti_fp *rfp;
+        st = rc->ops->recv_peek(rc, &rslot, &rlen, &rfp);
         if (st != TUTTI_OK) {
             return st;
+        }
+        /* Before anything reads the data: is it from the same call on the peer? */
+        if (!tutti__fp_eq(rfp, fp)) {
+            return tutti__fp_mismatch(ex->comm, s->recv_peer, rfp, fp);
         }
         if (rlen != bytes) {
             return size_mismatch(ex, s->recv_peer, rlen, bytes);
@@ -316,9 +401,9 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
         return tutti__set_error(ex->comm, TUTTI_ERR_INTERNAL, "bad step kind %d", s->kind);
     }
     if (ref != NULL) {
-        TUTTI_CHECK(sc->ops->send_post_ref(sc, ref, bytes));
+        TUTTI_CHECK(sc->ops->send_post_ref(sc, ref, bytes, fp));
     } else if (sslot != NULL) {
-        TUTTI_CHECK(sc->ops->send_post(sc, bytes));
+        TUTTI_CHECK(sc->ops->send_post(sc, bytes, fp));
     }
     if (rslot != NULL) {
         TUTTI_CHECK(rc->ops->recv_release(rc));
@@ -459,119 +544,4 @@ tutti_status_t tutti__exec_advance(struct tutti_exec *ex, int *progress_p)
         ex->phase = TUTTI_EXEC_DONE;
     }
     return TUTTI_OK;
-}
-
-/* The peer a stalled step waits on: its receive side if the slot is missing, else its send. */
-static int step_peer(const struct tutti_step *s)
-{
-    return s->recv_peer >= 0 ? s->recv_peer : s->send_peer;
-}
-
-void tutti__exec_wait_point(const struct tutti_exec *ex, struct tutti_wait_point *wp)
-{
-    *wp = (struct tutti_wait_point){.peer = -1, .step = 0, .nsteps = 0, .channel = -1};
-    if (ex->next == NULL) {
-        return;
-    }
-    if (ex->phase == TUTTI_EXEC_CONNECT) {
-        for (int i = 0; i < ex->nneeds; i++) {
-            if (ex->conns[i] == NULL) {
-                wp->peer = ex->needs[i].peer;
-                wp->channel = ex->needs[i].channel;
-                return;
-            }
-        }
-        return;
-    }
-    for (int i = 0; i < ex->plan->nlanes; i++) {
-        const struct tutti_lane *l = &ex->plan->lanes[i];
-        if (ex->next[i] < l->nsteps && step_peer(&l->steps[ex->next[i]]) >= 0) {
-            wp->peer = step_peer(&l->steps[ex->next[i]]);
-            wp->step = ex->next[i] + 1;
-            wp->nsteps = l->nsteps;
-            wp->channel = l->channel;
-            return;
-        }
-    }
-}
-
-int tutti__exec_owes_send(const struct tutti_exec *ex, int peer, int channel)
-{
-    if (ex->next == NULL || ex->phase != TUTTI_EXEC_RUN) {
-        return 0;
-    }
-    for (int i = 0; i < ex->plan->nlanes; i++) {
-        const struct tutti_lane *l = &ex->plan->lanes[i];
-        for (size_t k = ex->next[i]; l->channel == channel && k < l->nsteps; k++) {
-            if (l->steps[k].send_peer == peer) {
-                return 1;
-            }
-        }
-    }
-    return 0;
-}
-
-int tutti__exec_waited_rank(const struct tutti_exec *ex)
-{
-    struct tutti_wait_point wp;
-    tutti__exec_wait_point(ex, &wp);
-    return wp.peer;
-}
-
-/* "connecting to rank 3 (host a, pid 7) on channel 0; ..." for the connections still missing. */
-static void describe_connect(const struct tutti_exec *ex, char *buf, size_t len)
-{
-    size_t o = (size_t)snprintf(buf, len, "connecting to");
-    int listed = 0;
-    for (int i = 0; i < ex->nneeds && o + 1 < len; i++) {
-        if (ex->conns[i] != NULL) {
-            continue;
-        }
-        char who[128];
-        tutti__peer_str(&ex->comm->peers[ex->needs[i].peer], who, sizeof(who));
-        int n = snprintf(buf + o, len - o, "%s %s on channel %d", listed++ ? ";" : "", who,
-                         ex->needs[i].channel);
-        if (n < 0) {
-            break;
-        }
-        o += (size_t)n;
-    }
-    if (listed == 0) {
-        snprintf(buf, len, "connecting to its peers");
-    }
-}
-
-void tutti__exec_describe_wait(const struct tutti_exec *ex, char *buf, size_t len)
-{
-    size_t o = 0;
-    buf[0] = '\0';
-    if (ex->phase == TUTTI_EXEC_CONNECT) {
-        describe_connect(ex, buf, len);
-        return;
-    }
-    if (ex->phase == TUTTI_EXEC_FLUSH) {
-        snprintf(buf, len, "handing its last sends to the transport");
-        return;
-    }
-    for (int i = 0; i < ex->plan->nlanes && o + 1 < len; i++) {
-        const struct tutti_lane *l = &ex->plan->lanes[i];
-        size_t next = ex->next[i];
-        if (next == l->nsteps || step_peer(&l->steps[next]) < 0) {
-            continue;
-        }
-        const struct tutti_step *s = &l->steps[next];
-        int peer = step_peer(s);
-        char who[128];
-        tutti__peer_str(&ex->comm->peers[peer], who, sizeof(who));
-        int n = snprintf(buf + o, len - o, "%s%s %s for step %zu/%zu (%s) on channel %d",
-                         o == 0 ? "" : "; ", peer == s->recv_peer ? "waiting on" : "sending to",
-                         who, next + 1, l->nsteps, tutti__step_name(s->kind), l->channel);
-        if (n < 0) {
-            break;
-        }
-        o += (size_t)n;
-        if (o >= len) {
-            break;
-        }
-    }
 }

@@ -9,6 +9,7 @@
 #define TUTTI_EXEC_H
 
 #include "plan.h"
+#include "transports/transport.h"
 #include "tutti/status.h"
 
 #include <stddef.h>
@@ -21,6 +22,7 @@ struct tutti_tconn;
 struct tutti_exec_need {
     int peer;
     int channel;
+    int call; /* the call of the plan's first step that receives from it, or -1 */
 };
 
 enum tutti_exec_phase { TUTTI_EXEC_CONNECT, TUTTI_EXEC_RUN, TUTTI_EXEC_FLUSH, TUTTI_EXEC_DONE };
@@ -32,20 +34,26 @@ struct tutti_exec {
     uint64_t seq;
     int phase;
     int lanes_left;
-    int main_left;      /* lanes with steps that are not after_all lanes */
-    int needs_progress; /* a connection needs ops->progress() (TCP) */
-    int uses_doorbell;  /* a connection is woken through the doorbell (shm) */
-    int stream_dst;     /* write results to user buffers with non-temporal stores */
-    tutti_status_t status; /* IN_PROGRESS until done */
-    size_t *next;          /* per lane: index of the next step to run */
-    size_t *placed;        /* per lane: steps before this one had their receives placed */
-    int *sole_peer;        /* per lane: the only peer it receives from, if no other lane
-                              receives from that peer on its channel; else -1 */
+    int main_left;                 /* lanes with steps that are not after_all lanes */
+    int needs_progress;            /* a connection needs ops->progress() (TCP) */
+    int uses_doorbell;             /* a connection is woken through the doorbell (shm) */
+    int stream_dst;                /* write results to user buffers with non-temporal stores */
+    tutti_status_t status;         /* IN_PROGRESS until done */
+    size_t *next;                  /* per lane: index of the next step to run */
+    size_t *placed;                /* per lane: steps before this one had their receives placed */
+    int *sole_peer;                /* per lane: the only peer it receives from, if no other lane
+                                      receives from that peer on its channel; else -1 */
     struct tutti_exec_need *needs; /* distinct (peer, channel) pairs of the steps */
     struct tutti_tconn **conns;    /* their connections, once connected */
     int nneeds;
     int next_cap, needs_cap; /* sizes of the arrays above, kept between reuses */
     uint64_t needs_gen;      /* plan->gen that needs and conns were found for, or 0 */
+    /* the fingerprint of each call of the plan (a step's `call` indexes it): what its sends
+     * carry and its receives must find (fp.h); fps points at fp1 for a plan of one call */
+    struct tutti_fp fp1;
+    struct tutti_fp *fps;
+    uint32_t fps_cap; /* allocated entries when fps is not &fp1 */
+    struct tutti_fp *fps_mem;
 };
 
 /** Prepare to run `plan` (whose op carries the buffers) as operation number `seq` of comm. */

@@ -21,7 +21,7 @@ int tutti__status_is_fatal(tutti_status_t st)
 {
     return st == TUTTI_ERR_REMOTE || st == TUTTI_ERR_TIMEOUT || st == TUTTI_ERR_ABORTED ||
            st == TUTTI_ERR_SYSTEM || st == TUTTI_ERR_INTERNAL || st == TUTTI_ERR_INVALID_USAGE ||
-           st == TUTTI_ERR_AUTH || st == TUTTI_ERR_NO_MEMORY;
+           st == TUTTI_ERR_AUTH || st == TUTTI_ERR_NO_MEMORY || st == TUTTI_ERR_MISMATCH;
 }
 
 tutti_status_t tutti__comm_health(struct tutti_comm *comm)
@@ -56,8 +56,7 @@ tutti_status_t tutti__comm_fail(struct tutti_comm *comm, tutti_status_t st, int 
     info.status = st;
     info.seq = (uint32_t)atomic_load(&comm->state.posted);
     pthread_mutex_lock(&comm->err.lock);
-    snprintf(info.reason, sizeof(info.reason), "%.*s", (int)sizeof(info.reason) - 1,
-             comm->err.msg);
+    snprintf(info.reason, sizeof(info.reason), "%.*s", (int)sizeof(info.reason) - 1, comm->err.msg);
     pthread_mutex_unlock(&comm->err.lock);
     tutti_debug(TUTTI_SUBSYS_INIT, "communicator failed (%s); telling peers",
                 tutti_status_name(st));

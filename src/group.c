@@ -58,7 +58,7 @@ struct member {
     int entered;     /* tutti__comm_enter succeeded: comm is live, the same, and held */
     const struct tutti_op_desc **ops; /* its calls in order */
     int nops;
-    int next;      /* first call of the next segment */
+    int next; /* first call of the next segment */
     tutti_status_t status;
     struct tutti_plan plan;
     struct tutti_exec ex;
@@ -284,6 +284,10 @@ tutti_status_t tutti_group_end(void)
             group_clear(t);
             return st;
         }
+    }
+    /* The group's calls are issued now, in the order they were recorded. */
+    for (int i = 0; i < t->group_nops; i++) {
+        tutti__fp_issue(t->group_ops[i].comm, &t->group_ops[i].op);
     }
     int nm = 0;
     struct member *ms = t->group_nops > 0 ? collect(t->group_ops, t->group_nops, &nm) : NULL;

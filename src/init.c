@@ -153,12 +153,13 @@ static struct tutti_comm *comm_alloc(int nranks, int rank)
         return NULL;
     }
     comm->peers = calloc((size_t)nranks, sizeof(*comm->peers));
-    if (comm->peers == NULL) {
+    comm->rank = rank;
+    comm->nranks = nranks;
+    if (comm->peers == NULL || tutti__fp_init(comm) != 0) {
+        free(comm->peers);
         free(comm);
         return NULL;
     }
-    comm->rank = rank;
-    comm->nranks = nranks;
     pthread_mutex_init(&comm->err.lock, NULL);
     pthread_mutex_init(&comm->queue.lock, NULL);
     pthread_cond_init(&comm->queue.cond, NULL);
@@ -186,6 +187,7 @@ void tutti__comm_free(struct tutti_comm *comm)
     tutti__exec_fini(&comm->exec);
     free(comm->topo);
     tutti__layout_free(comm->layout);
+    tutti__fp_fini(comm);
     free(comm->peers);
     free(comm);
 }

@@ -3,10 +3,20 @@
  *
  * Set-up, once per communicator at its first device all-reduce (every rank makes the same call,
  * so every rank is there): each rank allocates a device scratch of two halves, each an input
- * and a result area of TUTTI_IPC_CHUNK bytes, and exports its IPC handle; rank 0 creates a shared-memory segment of
- * flags that every rank registers with CUDA; a host all-gather swaps handles and pids, each rank
- * maps the others' scratch, and a host all-reduce agrees that everyone succeeded (else nobody
- * uses the path and the calls are staged instead).
+ * and a result area of TUTTI_IPC_CHUNK bytes, and exports its IPC handle; rank 0 creates a
+ * shared-memory segment of flags that every rank registers with CUDA; a host all-gather swaps
+ * handles and pids, each rank maps the others' scratch, and a host all-reduce agrees that everyone
+ * succeeded (else nobody uses the path and the calls are staged instead).
+ *
+ * Before its first piece, each call passes a gate that compares the ranks' operation
+ * fingerprints (fp.h) before any rank reads another's scratch: the host publishes the call's
+ * fingerprint in the segment (a ring of records per rank) and the stream writes gate[me] =
+ * k << 32 | hash (k: the collective's sequence number), then waits until gate[q] >= that for
+ * every q. Ranks whose calls match write the same value and pass; where they differ, only the
+ * ranks with the smallest value pass, and they stop at the first barrier below, which the
+ * others never reach: nobody reads a peer's data, and the watchdog, which sees two gates of
+ * the same call with different values, fails the communicator with TUTTI_ERR_MISMATCH naming
+ * both ranks and both calls (from the records), then releases the streams.
  *
  * Piece s of a call (TUTTI_IPC_CHUNK bytes, half h = s mod 2), all enqueued on the stream:
  *   copy the input piece into half h of my scratch; arrive (write arrived[me] = t, the next
@@ -22,8 +32,8 @@
  * at a piece (arrived[me] >= s) and a peer's has not for TUTTI_TIMEOUT, the communicator fails
  * (TUTTI_ERR_REMOTE naming the rank when its process is gone, else TUTTI_ERR_TIMEOUT), records
  * who failed in the segment (the other ranks' watchdogs fail theirs with TUTTI_ERR_REMOTE
- * naming both) and raises the flags so that every stream goes on. Destroy waits for done[q] of every rank before
- * freeing memory the others map.
+ * naming both) and raises the flags so that every stream goes on. Destroy waits for done[q] of
+ * every rank before freeing memory the others map.
  */
 #include "ipc.h"
 #include "check.h"
@@ -31,6 +41,7 @@
 #include "devops.h"
 #include "env.h"
 #include "fail.h"
+#include "fp.h"
 #include "log.h"
 #include "topology/layout.h"
 #include "tutti/coll.h"
@@ -49,7 +60,11 @@
 #include <unistd.h>
 
 #define IPC_MAX_RANKS 8 /* the reduction kernel's sources */
-#define FLAG_STRIDE 8   /* uint64_t words: one 64-byte line per flag */
+#define FLAG_STRIDE   8 /* uint64_t words: one 64-byte line per flag */
+#define FP_RING       4 /* fingerprint records kept per rank (calls k mod FP_RING) */
+/* flags: arrived[8], done[8], gate[8], the failure record; then the fingerprint records */
+#define NFLAGS      (3 * IPC_MAX_RANKS)
+#define FLAGS_BYTES ((NFLAGS + 1) * FLAG_STRIDE * sizeof(uint64_t))
 
 struct ipc_peer_info {
     struct tutti_ipc_handle handle;
@@ -90,18 +105,78 @@ static void shm_name(const struct tutti_comm *comm, int32_t pid0, char *out, siz
     snprintf(out, len, "/tutti-ipc-%016" PRIx64 "-%d", comm->comm_id, (int)pid0);
 }
 
-/* The failure record after the flags: reporter + 1 (0: none), culprit, status. */
+static volatile uint64_t *gate(struct tutti_ipc_state *st, int q)
+{
+    return st->flags + (size_t)(2 * IPC_MAX_RANKS + q) * FLAG_STRIDE;
+}
+
+/* The failure record after the flags: reporter + 1 (0: none), culprit, status, and for a
+ * mismatch the sequence number of the call. */
 static volatile uint64_t *fail_info(struct tutti_ipc_state *st)
 {
-    return st->flags + (size_t)(2 * IPC_MAX_RANKS) * FLAG_STRIDE;
+    return st->flags + (size_t)NFLAGS * FLAG_STRIDE;
+}
+
+/* Rank q's record of its call k (the words of its fingerprint). */
+static volatile uint64_t *fp_rec(struct tutti_ipc_state *st, int q, uint64_t k)
+{
+    volatile uint64_t *recs = (volatile uint64_t *)((volatile char *)st->flags + FLAGS_BYTES);
+    return recs + ((size_t)q * FP_RING + (size_t)(k % FP_RING)) * 4;
 }
 
 /* Raise every flag: each stream waiting on this communicator goes on. */
 static void release_all(struct tutti_ipc_state *st)
 {
-    for (int q = 0; q < 2 * IPC_MAX_RANKS; q++) {
+    for (int q = 0; q < NFLAGS; q++) {
         __atomic_store_n(st->flags + (size_t)q * FLAG_STRIDE, UINT64_MAX, __ATOMIC_RELEASE);
     }
+}
+
+/*
+ * "allreduce #5 (1000 x float32, sum)" from rank q's record of call k, or "a call whose record
+ * is gone" (it has issued FP_RING more since, or was writing it: the words are read twice).
+ */
+static void describe_rec(struct tutti_ipc_state *st, int q, uint64_t k, char *buf, size_t len)
+{
+    volatile uint64_t *r = fp_rec(st, q, k);
+    struct tutti_fp fp;
+    struct tutti_fp_desc d;
+    char why[160];
+    for (int i = 0; i < 4; i++) {
+        fp.w[i] = __atomic_load_n(&r[i], __ATOMIC_ACQUIRE);
+    }
+    if (__atomic_load_n(&r[0], __ATOMIC_ACQUIRE) != fp.w[0] ||
+        tutti__fp_decode(&fp, st->nranks, &d, why, sizeof(why)) != 0 || d.seq != k) {
+        snprintf(buf, len, "collective #%llu (its record is gone)", (unsigned long long)k);
+        return;
+    }
+    tutti__fp_str(&d, 0, buf, len);
+}
+
+/* "mismatched calls: allreduce #5 (...) on rank 1 against allreduce #5 (...) on rank 0". */
+static void mismatch_msg(struct tutti_ipc_state *st, uint64_t k, int a, int b, char *buf,
+                         size_t len)
+{
+    char da[96], db[96];
+    describe_rec(st, a, k, da, sizeof(da));
+    describe_rec(st, b, k, db, sizeof(db));
+    snprintf(buf, len, "mismatched calls: %s on rank %d (pid %d) against %s on rank %d", da, a,
+             (int)st->pid[a], db, b);
+}
+
+/* The gates of call k differ between this rank and rank q: fail, tell the others, release. */
+static void fail_mismatch(struct tutti_ipc_state *st, uint64_t k, int q)
+{
+    char msg[300];
+    mismatch_msg(st, k, q, st->rank, msg, sizeof(msg));
+    tutti__set_error(st->comm, TUTTI_ERR_MISMATCH, "allreduce on a stream (CUDA IPC): %s", msg);
+    tutti__comm_fail(st->comm, TUTTI_ERR_MISMATCH, q);
+    volatile uint64_t *fi = fail_info(st);
+    fi[1] = (uint64_t)q;
+    fi[2] = (uint64_t)TUTTI_ERR_MISMATCH;
+    fi[3] = k;
+    __atomic_store_n(&fi[0], (uint64_t)st->rank + 1, __ATOMIC_RELEASE);
+    release_all(st);
 }
 
 /* Has another rank's watchdog failed the communicator? Then fail ours the same way (once). */
@@ -112,12 +187,20 @@ static int adopt_failure(struct tutti_ipc_state *st)
     if (reporter == 0 || reporter == (uint64_t)st->rank + 1) {
         return 0;
     }
-    if (tutti__comm_health(st->comm) == TUTTI_OK) {
+    if (tutti__comm_health(st->comm) == TUTTI_OK && (tutti_status_t)fi[2] == TUTTI_ERR_MISMATCH) {
+        char msg[300];
+        mismatch_msg(st, fi[3], (int)fi[1], (int)reporter - 1, msg, sizeof(msg));
+        tutti__set_error(st->comm, TUTTI_ERR_MISMATCH,
+                         "allreduce on a stream (CUDA IPC): rank %d reports: %s", (int)reporter - 1,
+                         msg);
+        tutti__comm_fail(st->comm, TUTTI_ERR_MISMATCH, (int)fi[1]);
+    } else if (tutti__comm_health(st->comm) == TUTTI_OK) {
         int q = (int)fi[1];
         tutti_status_t why = (tutti_status_t)fi[2];
         tutti__set_error(st->comm, TUTTI_ERR_REMOTE,
                          "allreduce on a stream (CUDA IPC): rank %d reports that rank %d (pid %d) "
-                         "%s", (int)reporter - 1, q, (int)st->pid[q],
+                         "%s",
+                         (int)reporter - 1, q, (int)st->pid[q],
                          why == TUTTI_ERR_REMOTE ? "died (its process ended)"
                                                  : "did not arrive within TUTTI_TIMEOUT");
         tutti__comm_fail(st->comm, TUTTI_ERR_REMOTE, q);
@@ -132,12 +215,35 @@ void tutti__ipc_check(struct tutti_comm *comm)
     }
 }
 
-/* The watchdog: a peer whose stream does not arrive where this rank's waits for it. */
+/* A peer that did not arrive within TUTTI_TIMEOUT: fail, tell the others, release. */
+static void fail_late(struct tutti_ipc_state *st, int q, uint64_t mine, int64_t waited)
+{
+    struct tutti_comm *comm = st->comm;
+    volatile uint64_t *fi = fail_info(st);
+    int gone = kill(st->pid[q], 0) != 0 && errno == ESRCH;
+    tutti_status_t err = gone ? TUTTI_ERR_REMOTE : TUTTI_ERR_TIMEOUT;
+    tutti__set_error(comm, err,
+                     "allreduce on a stream (CUDA IPC), piece %" PRIu64 ": rank %d (pid %d) "
+                     "%s; rank %d waited %.1f s (TUTTI_TIMEOUT)",
+                     mine, q, (int)st->pid[q], gone ? "died (its process ended)" : "did not arrive",
+                     st->rank, (double)waited / 1e9);
+    tutti__comm_fail(comm, err, q);
+    fi[1] = (uint64_t)q;
+    fi[2] = (uint64_t)err;
+    __atomic_store_n(&fi[0], (uint64_t)st->rank + 1, __ATOMIC_RELEASE);
+    release_all(st);
+}
+
+/*
+ * The watchdog: the gates of one call with different values (calls that differ), or a peer
+ * whose stream does not arrive where this rank's waits for it (at a barrier, or at the gate of
+ * a later call than the peer's).
+ */
 static void *watch(void *arg)
 {
     struct tutti_ipc_state *st = arg;
     int64_t timeout = tutti__env()->TIMEOUT;
-    uint64_t last_seen[IPC_MAX_RANKS] = {0};
+    uint64_t seen_a[IPC_MAX_RANKS] = {0}, seen_g[IPC_MAX_RANKS] = {0};
     int64_t since[IPC_MAX_RANKS];
     /* a peer is waited for from now on, not since the clock's zero (boot): else a peer whose
      * stream had not yet arrived at the first sample would count as late since boot */
@@ -149,34 +255,27 @@ static void *watch(void *arg)
         if (adopt_failure(st)) {
             return NULL;
         }
-        volatile uint64_t *fi = fail_info(st);
         uint64_t mine = __atomic_load_n(arrived(st, st->rank), __ATOMIC_ACQUIRE);
+        uint64_t gm = __atomic_load_n(gate(st, st->rank), __ATOMIC_ACQUIRE);
         int64_t now = tutti__now_ns();
-        for (int q = 0; q < st->nranks && mine != UINT64_MAX; q++) {
+        for (int q = 0; q < st->nranks && mine != UINT64_MAX && gm != UINT64_MAX; q++) {
             uint64_t theirs = __atomic_load_n(arrived(st, q), __ATOMIC_ACQUIRE);
-            if (theirs >= mine || theirs != last_seen[q]) {
-                last_seen[q] = theirs;
+            uint64_t gq = __atomic_load_n(gate(st, q), __ATOMIC_ACQUIRE);
+            if (gq != UINT64_MAX && gq >> 32 == gm >> 32 && gq != gm) {
+                fail_mismatch(st, gm >> 32, q);
+                return NULL;
+            }
+            int late = theirs < mine || (gq >> 32) < (gm >> 32);
+            if (!late || theirs != seen_a[q] || gq != seen_g[q]) {
+                seen_a[q] = theirs;
+                seen_g[q] = gq;
                 since[q] = now;
                 continue;
             }
-            if (now - since[q] < timeout) {
-                continue;
+            if (now - since[q] >= timeout) {
+                fail_late(st, q, mine, now - since[q]);
+                return NULL;
             }
-            struct tutti_comm *comm = st->comm;
-            int gone = kill(st->pid[q], 0) != 0 && errno == ESRCH;
-            tutti_status_t err = gone ? TUTTI_ERR_REMOTE : TUTTI_ERR_TIMEOUT;
-            tutti__set_error(comm, err,
-                             "allreduce on a stream (CUDA IPC), piece %" PRIu64 ": rank %d (pid %d) "
-                             "%s; rank %d waited %.1f s (TUTTI_TIMEOUT)",
-                             mine, q, (int)st->pid[q],
-                             gone ? "died (its process ended)" : "did not arrive",
-                             st->rank, (double)(now - since[q]) / 1e9);
-            tutti__comm_fail(comm, err, q);
-            fi[1] = (uint64_t)q;
-            fi[2] = (uint64_t)err;
-            __atomic_store_n(&fi[0], (uint64_t)st->rank + 1, __ATOMIC_RELEASE);
-            release_all(st);
-            return NULL;
         }
     }
     return NULL;
@@ -259,7 +358,8 @@ static void teardown(struct tutti_ipc_state *st)
 {
     for (int q = 0; q < st->nranks; q++) {
         if (st->peer[q] != NULL) {
-            (void)(q == st->rank ? st->ops->dev_free(st->peer[q]) : st->ops->ipc_close(st->peer[q]));
+            (void)(q == st->rank ? st->ops->dev_free(st->peer[q])
+                                 : st->ops->ipc_close(st->peer[q]));
         }
     }
     if (st->flags != NULL) {
@@ -283,9 +383,9 @@ static tutti_status_t setup(struct tutti_comm *comm)
     st->rank = comm->rank;
     st->nranks = comm->nranks;
     st->chunk = (tutti__env()->IPC_CHUNK + 255) & ~(size_t)255;
-    st->flags_bytes = (2 * IPC_MAX_RANKS + 1) * FLAG_STRIDE * sizeof(uint64_t);
-    struct ipc_peer_info me = {.pid = (int32_t)getpid()}, *all = calloc((size_t)comm->nranks,
-                                                                        sizeof(*all));
+    st->flags_bytes = FLAGS_BYTES + (size_t)IPC_MAX_RANKS * FP_RING * sizeof(struct tutti_fp);
+    struct ipc_peer_info me = {.pid = (int32_t)getpid()},
+                         *all = calloc((size_t)comm->nranks, sizeof(*all));
     if (all == NULL) {
         free(st);
         return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory for the CUDA IPC set-up");
@@ -319,8 +419,8 @@ static tutti_status_t setup(struct tutti_comm *comm)
         st->usable = 0;
     }
     tutti_info(TUTTI_SUBSYS_COLL, "CUDA IPC all-reduce: %s (%d ranks, %zu-byte pieces)",
-               st->usable ? "ready" : "not available on every rank; staging instead",
-               comm->nranks, st->chunk);
+               st->usable ? "ready" : "not available on every rank; staging instead", comm->nranks,
+               st->chunk);
     comm->ipc = st;
     return TUTTI_OK;
 }
@@ -347,17 +447,25 @@ tutti_status_t tutti__ipc_wanted(struct tutti_comm *comm, const struct tutti_op_
     return TUTTI_OK;
 }
 
-/* Enqueue "arrived[me] = tick, then wait until every rank's arrived >= tick". */
-static int barrier(struct tutti_ipc_state *st, void *stream, uint64_t tick)
+/* Enqueue "flag(me) = v, then wait until every rank's flag(q) >= v" (flag: arrived or gate). */
+static int arrive(struct tutti_ipc_state *st,
+                  volatile uint64_t *(*flag)(struct tutti_ipc_state *, int), void *stream,
+                  uint64_t v)
 {
     const struct tutti_devops *d = st->ops;
-    int err = d->write_value(stream, arrived(st, st->rank), tick);
+    int err = d->write_value(stream, flag(st, st->rank), v);
     for (int q = 0; q < st->nranks && err == 0; q++) {
         if (q != st->rank) {
-            err = d->wait_geq(stream, arrived(st, q), tick);
+            err = d->wait_geq(stream, flag(st, q), v);
         }
     }
     return err;
+}
+
+/* Enqueue "arrived[me] = tick, then wait until every rank's arrived >= tick". */
+static int barrier(struct tutti_ipc_state *st, void *stream, uint64_t tick)
+{
+    return arrive(st, arrived, stream, tick);
 }
 
 /*
@@ -367,8 +475,8 @@ static int barrier(struct tutti_ipc_state *st, void *stream, uint64_t tick)
  * second barrier, then every rank copies every slice from its owner: each rank reads 2 x the
  * piece instead of nranks x. Either way each element is folded in rank order.
  */
-static int piece(struct tutti_ipc_state *st, const struct tutti_op_desc *op, size_t off,
-                 size_t n, void *stream)
+static int piece(struct tutti_ipc_state *st, const struct tutti_op_desc *op, size_t off, size_t n,
+                 void *stream)
 {
     const struct tutti_devops *d = st->ops;
     size_t es = tutti_datatype_size(op->dt);
@@ -378,8 +486,8 @@ static int piece(struct tutti_ipc_state *st, const struct tutti_op_desc *op, siz
     int two = n * es >= tutti__env()->IPC_TWOSHOT_MIN && n >= (size_t)st->nranks;
     const void *src[IPC_MAX_RANKS];
     char *out = (char *)op->recvbuf + off;
-    int err = d->copy_async(st->peer[st->rank] + half, (const char *)op->sendbuf + off, n * es,
-                            stream);
+    int err =
+        d->copy_async(st->peer[st->rank] + half, (const char *)op->sendbuf + off, n * es, stream);
     if (err == 0) {
         err = barrier(st, stream, ++st->tick);
     }
@@ -398,8 +506,8 @@ static int piece(struct tutti_ipc_state *st, const struct tutti_op_desc *op, siz
             src[q] = st->peer[q] + half + mine * es;
         }
         if (err == 0 && cnt > 0) {
-            err = d->reduce(src, st->nranks, st->peer[st->rank] + half + st->chunk + mine * es,
-                            cnt, op->dt, op->op, divisor, stream);
+            err = d->reduce(src, st->nranks, st->peer[st->rank] + half + st->chunk + mine * es, cnt,
+                            op->dt, op->op, divisor, stream);
         }
         if (err == 0) {
             err = barrier(st, stream, ++st->tick);
@@ -415,18 +523,41 @@ static int piece(struct tutti_ipc_state *st, const struct tutti_op_desc *op, siz
     return err != 0 ? err : d->write_value(stream, done_flag(st, st->rank), s);
 }
 
+/*
+ * Publish this rank's fingerprint of call op (its seq issued) and enqueue its gate: write
+ * gate[me] = seq << 32 | hash, wait until every gate[q] >= that (see the top of the file).
+ */
+static int fp_gate(struct tutti_ipc_state *st, const struct tutti_op_desc *op, void *stream)
+{
+    struct tutti_fp fp;
+    tutti__fp_make(op, st->rank, &fp);
+    volatile uint64_t *rec = fp_rec(st, st->rank, op->seq);
+    __atomic_store_n(&rec[0], UINT64_MAX, __ATOMIC_RELEASE); /* being written */
+    for (int i = 3; i >= 0; i--) {
+        __atomic_store_n(&rec[i], fp.w[i], __ATOMIC_RELEASE);
+    }
+    uint64_t h = fp.w[1] * 0x9e3779b97f4a7c15ull ^ fp.w[2] * 0xbf58476d1ce4e5b9ull ^
+                 fp.w[3] * 0x94d049bb133111ebull;
+    return arrive(st, gate, stream, (op->seq & 0xffffffffull) << 32 | (h >> 32));
+}
+
 tutti_status_t tutti__ipc_allreduce(struct tutti_comm *comm, const struct tutti_op_desc *op,
                                     void *stream)
 {
     struct tutti_ipc_state *st = comm->ipc;
+    struct tutti_op_desc call = *op;
+    tutti__fp_issue(comm, &call); /* issued now, in order with the communicator's other calls */
+    op = &call;
     size_t es = tutti_datatype_size(op->dt), per = st->chunk / es;
-    int err = 0;
+    int err = fp_gate(st, op, stream);
     for (size_t first = 0; first < op->count && err == 0; first += per) {
         err = piece(st, op, first * es, TUTTI_MIN(per, op->count - first), stream);
     }
     if (err != 0) {
-        tutti__set_error(comm, TUTTI_ERR_SYSTEM, "allreduce (CUDA IPC): enqueueing on the "
-                         "stream: %s", st->ops->error_string(err));
+        tutti__set_error(comm, TUTTI_ERR_SYSTEM,
+                         "allreduce (CUDA IPC): enqueueing on the "
+                         "stream: %s",
+                         st->ops->error_string(err));
         release_all(st);
         return tutti__comm_fail(comm, TUTTI_ERR_SYSTEM, comm->rank);
     }

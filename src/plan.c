@@ -8,14 +8,10 @@
 #include <string.h>
 
 static const char *const coll_names[TUTTI_COLL_COUNT] = {
-    [TUTTI_COLL_ALLREDUCE] = "allreduce",
-    [TUTTI_COLL_BROADCAST] = "broadcast",
-    [TUTTI_COLL_REDUCE] = "reduce",
-    [TUTTI_COLL_REDUCE_SCATTER] = "reduce_scatter",
-    [TUTTI_COLL_ALLGATHER] = "allgather",
-    [TUTTI_COLL_ALLTOALL] = "alltoall",
-    [TUTTI_COLL_SEND] = "send",
-    [TUTTI_COLL_RECV] = "recv",
+    [TUTTI_COLL_ALLREDUCE] = "allreduce", [TUTTI_COLL_BROADCAST] = "broadcast",
+    [TUTTI_COLL_REDUCE] = "reduce",       [TUTTI_COLL_REDUCE_SCATTER] = "reduce_scatter",
+    [TUTTI_COLL_ALLGATHER] = "allgather", [TUTTI_COLL_ALLTOALL] = "alltoall",
+    [TUTTI_COLL_SEND] = "send",           [TUTTI_COLL_RECV] = "recv",
     [TUTTI_COLL_BARRIER] = "barrier",
 };
 
@@ -80,6 +76,8 @@ int tutti__plan_reset(struct tutti_plan *plan, const struct tutti_op_desc *op)
     plan->divisor = 1;
     plan->algo = "none";
     plan->nbufs = 0;
+    plan->ncalls = 0;
+    plan->cur_call = 0;
     if (tutti__plan_add_buf(plan, NULL) < 0 || tutti__plan_add_buf(plan, (void *)op->sendbuf) < 0 ||
         tutti__plan_add_buf(plan, op->recvbuf) < 0) {
         return -1;
@@ -93,6 +91,7 @@ void tutti__plan_free(struct tutti_plan *plan)
     free(plan->lanes);
     free(plan->bufs);
     free(plan->scratch);
+    free(plan->calls);
     memset(plan, 0, sizeof(*plan));
 }
 
@@ -118,8 +117,7 @@ int tutti__plan_add_lane(struct tutti_plan *plan, int send_peer, int recv_peer, 
 }
 
 int tutti__plan_add_step(struct tutti_plan *plan, tutti_step_kind_t kind, uint32_t src_buf,
-                         size_t src_off, uint32_t dst_buf, size_t dst_off, size_t count,
-                         int flags)
+                         size_t src_off, uint32_t dst_buf, size_t dst_off, size_t count, int flags)
 {
     if (count == 0) {
         return 0; /* every rank skips the same empty blocks, so sends and receives still pair */
@@ -152,7 +150,7 @@ int tutti__plan_add_step(struct tutti_plan *plan, tutti_step_kind_t kind, uint32
                 kind != TUTTI_STEP_COPY_SEND;
     s->send_peer = sends ? l->send_peer : -1;
     s->recv_peer = recvs ? l->recv_peer : -1;
-    s->pad2_ = 0;
+    s->call = plan->cur_call;
     s->src_off = src_off;
     s->dst_off = dst_off;
     s->count = count;
@@ -164,6 +162,22 @@ void tutti__plan_set_peers(struct tutti_plan *plan, int send_peer, int recv_peer
 {
     plan->lanes[plan->nlanes - 1].send_peer = send_peer;
     plan->lanes[plan->nlanes - 1].recv_peer = recv_peer;
+}
+
+int tutti__plan_add_call(struct tutti_plan *plan, const struct tutti_op_desc *op)
+{
+    if (plan->ncalls == plan->calls_cap) {
+        uint32_t cap = plan->calls_cap == 0 ? 8 : plan->calls_cap * 2;
+        struct tutti_op_desc *n = realloc(plan->calls, (size_t)cap * sizeof(*n));
+        if (n == NULL) {
+            return -1;
+        }
+        plan->calls = n;
+        plan->calls_cap = cap;
+    }
+    plan->calls[plan->ncalls] = *op;
+    plan->cur_call = plan->ncalls++;
+    return 0;
 }
 
 /* Turn the lanes' pool offsets into pointers once the pool stopped moving. */

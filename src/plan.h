@@ -6,8 +6,8 @@
  * from (a lane's current peers, set when the lane is opened and changed with
  * tutti__plan_set_peers, are copied into each step added). Each step moves at most one slot: the
  * builders cut data into chunks of at most chunk_elems elements, and the engine maps every SEND
- * to one posted slot and every RECV to one received slot. Builders are pure functions of (operation,
- * rank, nranks, channels, chunk size); unit tests run every rank's plan in one process.
+ * to one posted slot and every RECV to one received slot. Builders are pure functions of
+ * (operation, rank, nranks, channels, chunk size); unit tests run every rank's plan in one process.
  */
 #ifndef TUTTI_PLAN_H
 #define TUTTI_PLAN_H
@@ -73,10 +73,12 @@ struct tutti_step {
     uint32_t dst_buf;
     int32_t send_peer; /* rank, or -1 */
     int32_t recv_peer; /* rank, or -1 */
-    uint32_t pad2_;
-    size_t src_off;  /* in elements */
-    size_t dst_off;  /* in elements */
-    size_t count;    /* elements, > 0 and <= chunk_elems */
+    uint32_t call;     /* the call it belongs to: index into plan->calls (a group's merged
+                          plan), else 0 (the plan's op); its data carries that call's
+                          fingerprint */
+    size_t src_off;    /* in elements */
+    size_t dst_off;    /* in elements */
+    size_t count;      /* elements, > 0 and <= chunk_elems */
 };
 
 struct tutti_lane {
@@ -97,8 +99,10 @@ struct tutti_op_desc {
                      allgather: sendcount; alltoall: per-peer count */
     tutti_datatype_t dt;
     tutti_op_t op;
-    int root; /* broadcast/reduce; -1 otherwise */
-    int peer; /* send/recv; -1 otherwise */
+    int root;     /* broadcast/reduce; -1 otherwise */
+    int peer;     /* send/recv; -1 otherwise */
+    uint64_t seq; /* fingerprint sequence number, given at issue (fp.h); not part of the
+                     plan: a plan built for one call serves the next with the same fields */
 };
 
 /** What builders need to know about the communicator. */
@@ -118,7 +122,7 @@ struct tutti_plan_params {
     double cpu_load;    /* ranks per CPU on the most crowded machine (the model's input) */
     /* where the ranks sit (hosts, the locality ring), or NULL: rank order on one host */
     const struct tutti_layout *layout;
-    int intra_tcp;      /* ranks of one host talk over TCP (TUTTI_TRANSPORT=tcp), not shm */
+    int intra_tcp; /* ranks of one host talk over TCP (TUTTI_TRANSPORT=tcp), not shm */
     /* the model's answers so far on this communicator (coll/tuned.c), or NULL; written under
      * the communicator's turn */
     struct tutti_tune_memo *memo;
@@ -128,18 +132,23 @@ struct tutti_plan {
     struct tutti_op_desc op;
     int nlanes;
     struct tutti_lane *lanes;
-    size_t nsteps; /* total over lanes */
-    int divisor;   /* AVG: nranks; 1 otherwise */
-    const char *algo; /* name of the algorithm that built it */
+    size_t nsteps;      /* total over lanes */
+    int divisor;        /* AVG: nranks; 1 otherwise */
+    const char *algo;   /* name of the algorithm that built it */
     size_t chunk_elems; /* ... with this chunk */
     int nchannels;      /* ... and at most this many channels */
-    char **bufs;      /* [TUTTI_BUF_NONE] NULL, [TUTTI_BUF_SEND], [TUTTI_BUF_RECV], ... */
+    char **bufs;        /* [TUTTI_BUF_NONE] NULL, [TUTTI_BUF_SEND], [TUTTI_BUF_RECV], ... */
     uint32_t nbufs;
-    char *scratch;    /* memory the plan owns (staging of overlapping group receives) */
+    char *scratch; /* memory the plan owns (staging of overlapping group receives) */
     size_t scratch_cap;
+    /* the calls of a group's merged plan (each step's `call` indexes them; 0 calls: every
+     * step is the plan's op), and the index new steps get */
+    struct tutti_op_desc *calls;
+    uint32_t ncalls, calls_cap;
+    uint32_t cur_call;
     /* storage, reused between calls when the plan lives in a communicator */
-    uint64_t gen;                   /* a number no other build had: execs key caches on it */
-    int reusable;                   /* built from built_op and built_pp, and complete */
+    uint64_t gen; /* a number no other build had: execs key caches on it */
+    int reusable; /* built from built_op and built_pp, and complete */
     struct tutti_op_desc built_op;
     struct tutti_plan_params built_pp;
     uint32_t bufs_cap;
@@ -173,8 +182,8 @@ enum {
     TUTTI_STEP_FINAL = 1, /* the reduction that completes the element (AVG divides) */
     TUTTI_STEP_SWAP = 2,  /* reduce as op(src, received) */
     /*
-     * What the step sends (src for SEND and COPY_SEND, dst for the RECV_*_COPY_SEND kinds) is not written again
-     * before the operation ends, so a transport may ship it from there without a copy
+     * What the step sends (src for SEND and COPY_SEND, dst for the RECV_*_COPY_SEND kinds) is not
+     * written again before the operation ends, so a transport may ship it from there without a copy
      * (TUTTI_TRANSPORT_SEND_REF).
      */
     TUTTI_STEP_STABLE = 4,
@@ -186,11 +195,16 @@ enum {
  * flags: TUTTI_STEP_FINAL, TUTTI_STEP_SWAP.
  */
 int tutti__plan_add_step(struct tutti_plan *plan, tutti_step_kind_t kind, uint32_t src_buf,
-                         size_t src_off, uint32_t dst_buf, size_t dst_off, size_t count,
-                         int flags);
+                         size_t src_off, uint32_t dst_buf, size_t dst_off, size_t count, int flags);
 
 /** Change the peers of the steps added next to the last lane. */
 void tutti__plan_set_peers(struct tutti_plan *plan, int send_peer, int recv_peer);
+
+/**
+ * Add a call to a merged plan (plan->calls) and make the steps added next belong to it.
+ * Returns 0, or -1 when out of memory.
+ */
+int tutti__plan_add_call(struct tutti_plan *plan, const struct tutti_op_desc *op);
 
 /** Called by tutti__plan_build once all steps are in: makes lane->steps valid. */
 void tutti__plan_finish(struct tutti_plan *plan);

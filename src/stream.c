@@ -73,7 +73,7 @@ struct batch {
     struct tutti_stream_state *ss;
     struct piece *pieces;
     int npieces;
-    struct stage *stages; /* back to the cache at release */
+    struct stage *stages;      /* back to the cache at release */
     struct tutti_op_desc *ops; /* every staged call, pieces in order */
     struct copy *in, *out;     /* per call: its copy in and its copy out (at most one each) */
 };
@@ -117,8 +117,7 @@ tutti_status_t tutti__stream_wanted(struct tutti_comm *comm, const struct tutti_
     int capturing = 0;
     err = ops->capturing(stream, &capturing);
     if (err != 0 || capturing) {
-        return tutti__set_error(comm, TUTTI_ERR_UNSUPPORTED,
-                                "%s: %s", name,
+        return tutti__set_error(comm, TUTTI_ERR_UNSUPPORTED, "%s: %s", name,
                                 err != 0 ? devops_err(ops, err)
                                          : "the stream is being captured into a CUDA graph, "
                                            "which tutti does not support (each call's host "
@@ -179,8 +178,8 @@ static tutti_status_t stage_get(struct tutti_comm *comm, struct tutti_stream_sta
         if (st == NULL || err != 0) {
             free(st);
             return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY,
-                                    "%zu bytes of pinned memory to stage device buffers: %s",
-                                    want, st == NULL ? "no memory" : devops_err(ss->ops, err));
+                                    "%zu bytes of pinned memory to stage device buffers: %s", want,
+                                    st == NULL ? "no memory" : devops_err(ss->ops, err));
         }
         st->bytes = want;
     }
@@ -414,6 +413,9 @@ tutti_status_t tutti__stream_enqueue(struct tutti_comm *comm, const struct tutti
     for (int k = 0; k < b->npieces; k++) {
         struct piece *p = &b->pieces[k];
         p->ticket = ++ss->issued;
+        for (int i = 0; i < p->nops; i++) {
+            tutti__fp_issue(comm, &p->ops[i]); /* each piece is a call of its own */
+        }
         st = tutti__submit_gated(comm, p->ops, p->nops, on_piece_done, p, &p->req);
         if (st != TUTTI_OK) {
             tutti__comm_fail(comm, st, comm->rank); /* the earlier pieces are queued */
@@ -472,8 +474,10 @@ void tutti__stream_fini(struct tutti_comm *comm, int aborting)
     }
     pthread_mutex_unlock(&ss->lock);
     if (aborting && left > 0) {
-        tutti_info(TUTTI_SUBSYS_COLL, "abort: %d stream batches not yet run; their streams go on "
-                   "without this communicator", left);
+        tutti_info(TUTTI_SUBSYS_COLL,
+                   "abort: %d stream batches not yet run; their streams go on "
+                   "without this communicator",
+                   left);
         return;
     }
     int64_t start = tutti__now_ns(), warned = start;

@@ -4,12 +4,14 @@
  * A transport moves bytes between two ranks through slot FIFOs. Each connection (one peer, one
  * channel) has a send FIFO and a receive FIFO of fixed-size slots:
  *
- *   sender:   send_acquire -> write into the slot -> send_post(bytes)
+ *   sender:   send_acquire -> write into the slot -> send_post(bytes, fingerprint)
  *   receiver: recv_peek    -> read the slot        -> recv_release
  *
  * so a reduction can write its result straight into the slot the peer will read (shared
  * memory) or the slot the transport ships (TCP). Messages keep their boundaries and order:
- * each post is delivered as one slot of the same length.
+ * each post is delivered as one slot of the same length, with the 32-byte fingerprint of the
+ * operation it belongs to (src/fp.h), which the transport carries beside the payload (never in
+ * it: payloads may travel from and into user memory) and does not interpret.
  *
  * Nothing blocks (ncclNet semantics): every call returns TUTTI_IN_PROGRESS when it cannot act
  * yet, and the engine calls again. Tables are const with designated initializers; operations a
@@ -48,15 +50,33 @@ enum {
     TUTTI_TRANSPORT_RECV_PLACE = 1u << 2,
 };
 
+/**
+ * The fingerprint of the operation a slot of data belongs to, in its wire form (src/fp.h makes,
+ * compares and decodes it): four little-endian words. Transports carry it unchanged.
+ */
+struct tutti_fp {
+    uint64_t w[4];
+};
+_Static_assert(sizeof(struct tutti_fp) == 32, "a fingerprint is 32 bytes");
+
 /** What a failing rank tells its peers. Fixed size: it travels in frames and shared memory. */
 struct tutti_abort_info {
-    int32_t origin;  /* rank that detected the failure */
-    int32_t culprit; /* rank blamed, or -1 (for example a local abort) */
-    int32_t status;  /* tutti_status_t */
-    uint32_t seq;    /* operation sequence number at the origin */
-    char reason[112];
+    int32_t origin;   /* rank that detected the failure */
+    int32_t culprit;  /* rank blamed, or -1 (for example a local abort) */
+    int32_t status;   /* tutti_status_t */
+    uint32_t seq;     /* operation sequence number at the origin */
+    char reason[240]; /* room for a mismatch naming two calls and two ranks */
 };
-_Static_assert(sizeof(struct tutti_abort_info) == 128, "abort info is 128 bytes");
+_Static_assert(sizeof(struct tutti_abort_info) == 256, "abort info is 256 bytes");
+
+/**
+ * The status a rank fails with when a peer's notice reaches it: calls that differ between
+ * ranks stay TUTTI_ERR_MISMATCH on every rank; anything else is a peer that failed, REMOTE.
+ */
+static inline tutti_status_t tutti__notice_status(const struct tutti_abort_info *info)
+{
+    return info->status == TUTTI_ERR_MISMATCH ? TUTTI_ERR_MISMATCH : TUTTI_ERR_REMOTE;
+}
 
 /**
  * Everything a transport's per-communicator context may know about its communicator. The
@@ -71,19 +91,19 @@ struct tutti_tctx_args {
     uint64_t comm_id;
     const uint8_t *secret; /* TUTTI_SECRET_BYTES */
     const struct tutti_env *env;
-    int nchannels;      /* most channels any collective will use */
-    int64_t timeout_ns; /* longest wait without progress */
+    int nchannels;                         /* most channels any collective will use */
+    int64_t timeout_ns;                    /* longest wait without progress */
     const union tutti_sockaddr *root_hint; /* address toward the root, or NULL */
-    const struct tutti_peer_info *peers; /* nranks records, after the all-gather */
-    void *side_tctx; /* the TCP transport's context, set once it exists: another transport's
-                        side connections (tutti__tcp_side_connect, tcp.h) */
-    int force_ib;    /* TUTTI_TRANSPORT=ib: verbs for every pair, or an error */
+    const struct tutti_peer_info *peers;   /* nranks records, after the all-gather */
+    void *side_tctx;   /* the TCP transport's context, set once it exists: another transport's
+                          side connections (tutti__tcp_side_connect, tcp.h) */
+    int force_ib;      /* TUTTI_TRANSPORT=ib: verbs for every pair, or an error */
     char nic_hint[16]; /* the RDMA NIC nearest this rank's GPU (topology), or "": set at attach */
 };
 
 /** Per-process sleeping support: one futex word per rank that local peers ring (shm). */
 struct tutti_doorbell {
-    _Alignas(64) uint32_t seq;  /* futex word: bumped by whoever wakes the owner */
+    _Alignas(64) uint32_t seq;      /* futex word: bumped by whoever wakes the owner */
     _Alignas(64) uint32_t sleeping; /* set by the owner just before it sleeps */
 };
 
@@ -104,7 +124,7 @@ struct tutti_seq_board {
 /** Common head of every connection; each transport embeds it as its first member. */
 struct tutti_tconn {
     const struct tutti_transport_ops *ops;
-    int peer;    /* rank of the other end */
+    int peer; /* rank of the other end */
     int channel;
     size_t slot_size; /* capacity of one slot in bytes */
     /* CLOCK_MONOTONIC time here of the latest progress the peer vouched for with a beat (its
@@ -180,18 +200,26 @@ struct tutti_transport_ops {
     /** Next free send slot: *buf_p, *cap_p (>= slot_size). TUTTI_IN_PROGRESS when full. */
     tutti_status_t (*send_acquire)(struct tutti_tconn *c, void **buf_p, size_t *cap_p);
 
-    /** Publish the acquired slot with `bytes` of data (0 <= bytes <= slot_size). */
-    tutti_status_t (*send_post)(struct tutti_tconn *c, size_t bytes);
+    /**
+     * Publish the acquired slot with `bytes` of data (0 <= bytes <= slot_size) and the
+     * fingerprint *fp (copied; NULL: all zero) of the operation it belongs to.
+     */
+    tutti_status_t (*send_post)(struct tutti_tconn *c, size_t bytes, const struct tutti_fp *fp);
 
     /**
      * Publish the acquired slot, but with its `bytes` taken from `buf` instead of the slot, with
      * no copy: buf must stay valid and unchanged until flushed() reports it sent. Only with
      * TUTTI_TRANSPORT_SEND_REF.
      */
-    tutti_status_t (*send_post_ref)(struct tutti_tconn *c, const void *buf, size_t bytes);
+    tutti_status_t (*send_post_ref)(struct tutti_tconn *c, const void *buf, size_t bytes,
+                                    const struct tutti_fp *fp);
 
-    /** Oldest received slot: *buf_p, *len_p. TUTTI_IN_PROGRESS when none is there yet. */
-    tutti_status_t (*recv_peek)(struct tutti_tconn *c, const void **buf_p, size_t *len_p);
+    /**
+     * Oldest received slot: *buf_p, *len_p, and in *fp_p (unless fp_p is NULL) the fingerprint
+     * it came with, valid until recv_release. TUTTI_IN_PROGRESS when none is there yet.
+     */
+    tutti_status_t (*recv_peek)(struct tutti_tconn *c, const void **buf_p, size_t *len_p,
+                                const struct tutti_fp **fp_p);
 
     /**
      * Ask for the frame `ahead` places after the next one to peek (0: the next) to be received

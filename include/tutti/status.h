@@ -27,7 +27,8 @@ extern "C" {
     X(ERR_AUTH, -8, "authentication failed")                                                       \
     X(ERR_UNSUPPORTED, -9, "unsupported")                                                          \
     X(ERR_ABORTED, -10, "communicator aborted")                                                    \
-    X(ERR_INTERNAL, -11, "internal error")
+    X(ERR_INTERNAL, -11, "internal error")                                                         \
+    X(ERR_MISMATCH, -12, "calls differ between ranks")
 
 /** Result of every tutti call. */
 typedef enum {

@@ -41,21 +41,23 @@ static const struct tutti_algo catalog[] = {
     {TUTTI_COLL_ALLREDUCE, "tree",
      "double binary tree: half the data up and down each tree, pipelined", always,
      tutti__allreduce_tree, .manual = 1},
-    {TUTTI_COLL_ALLREDUCE, "rd", "recursive doubling, whole message each of log2 n rounds",
-     always, tutti__allreduce_rd, .manual = 1},
+    {TUTTI_COLL_ALLREDUCE, "rd", "recursive doubling, whole message each of log2 n rounds", always,
+     tutti__allreduce_rd, .manual = 1},
     {TUTTI_COLL_ALLREDUCE, "rabenseifner",
      "recursive-halving reduce-scatter + recursive-doubling all-gather", always,
      tutti__allreduce_rabenseifner, .manual = 1},
     {TUTTI_COLL_ALLREDUCE, "hier",
      "reduce-scatter in each host, ring all-reduce across hosts per local rank, all-gather",
      tutti__allreduce_hier_applies, tutti__allreduce_hier, .manual = 1},
-    {TUTTI_COLL_BROADCAST, "ring", "pipelined chain from the root", always, tutti__broadcast_ring, 0},
+    {TUTTI_COLL_BROADCAST, "ring", "pipelined chain from the root", always, tutti__broadcast_ring,
+     0},
     {TUTTI_COLL_BROADCAST, "direct", "the root sends to every rank", fits_slot,
      tutti__broadcast_direct, 0},
-    {TUTTI_COLL_BROADCAST, "tree", "double binary tree from the root, half the data each",
-     always, tutti__broadcast_tree, .manual = 1},
+    {TUTTI_COLL_BROADCAST, "tree", "double binary tree from the root, half the data each", always,
+     tutti__broadcast_tree, .manual = 1},
     {TUTTI_COLL_REDUCE, "ring", "pipelined chain into the root", always, tutti__reduce_ring, 0},
-    {TUTTI_COLL_REDUCE, "direct", "every rank sends to the root", fits_slot, tutti__reduce_direct, 0},
+    {TUTTI_COLL_REDUCE, "direct", "every rank sends to the root", fits_slot, tutti__reduce_direct,
+     0},
     {TUTTI_COLL_REDUCE, "tree", "double binary tree into the root, half the data each", always,
      tutti__reduce_tree, .manual = 1},
     {TUTTI_COLL_REDUCE_SCATTER, "ring", "ring reduce-scatter, pipelined", always,
@@ -74,7 +76,8 @@ static const struct tutti_algo catalog[] = {
     {TUTTI_COLL_SEND, "direct", "one message, split over channels", always, tutti__p2p_direct, 0},
     {TUTTI_COLL_RECV, "direct", "one message, split over channels", always, tutti__p2p_direct, 0},
     {TUTTI_COLL_BARRIER, "ring", "one-byte ring all-reduce", always, tutti__barrier_ring, 0},
-    {TUTTI_COLL_BARRIER, "oneshot", "one-byte one-shot all-reduce", always, tutti__barrier_oneshot, 0},
+    {TUTTI_COLL_BARRIER, "oneshot", "one-byte one-shot all-reduce", always, tutti__barrier_oneshot,
+     0},
 };
 
 const struct tutti_algo *tutti__algos(tutti_coll_t coll, int *n_p)
@@ -290,6 +293,7 @@ int tutti__plan_build_cached(const struct tutti_op_desc *op, const struct tutti_
                              struct tutti_plan *plan)
 {
     if (plan->reusable && same_op(op, &plan->built_op) && same_params(pp, &plan->built_pp)) {
+        plan->op.seq = op->seq; /* the call it now runs (its fingerprint's number) */
         return 0;
     }
     static _Atomic uint64_t builds;

@@ -1,7 +1,8 @@
 /*
  * p2p_direct.c - point-to-point send or receive: the message is split over channels (both ends
  * compute the same split) and cut into slot-sized steps. Self-sends are resolved by the group
- * code into local copies, so here peer != rank.
+ * code into local copies, so here peer != rank. In a group's merged plan each call's steps
+ * carry its own fingerprint (plan->calls).
  */
 #include "coll/coll.h"
 
@@ -103,6 +104,7 @@ static int peer_lanes(const struct tutti_op_desc *const *ops, int n, tutti_coll_
             if (b < 0) {
                 return -1;
             }
+            plan->cur_call = (uint32_t)i; /* its data carries call i's fingerprint */
             for (size_t lo = 0; lo < chlen; lo += pp->chunk_elems) {
                 size_t len = tutti__chunk(chlen - lo, pp);
                 int rc = is_send
@@ -226,6 +228,11 @@ int tutti__p2p_group_build(const struct tutti_op_desc *const *ops, int n,
         return -1;
     }
     plan->algo = "direct";
+    for (int i = 0; i < n; i++) { /* plan->calls[i] is ops[i]: each keeps its fingerprint */
+        if (tutti__plan_add_call(plan, ops[i]) != 0) {
+            return -1;
+        }
+    }
     struct tutti_op_desc *copies = malloc((size_t)n * sizeof(*copies));
     const struct tutti_op_desc **view = malloc((size_t)n * sizeof(*view));
     int nstaged = 0;

@@ -14,7 +14,8 @@
  * tutti status -> NCCL result. Every status of TUTTI_STATUS_MAP appears once (checked below).
  * What NCCL has no word for maps to its nearest: a timeout and a refused secret come from
  * another rank (remote); what tutti does not support, and an aborted communicator being used,
- * are invalid usage; out of memory is a system error, as NCCL reports a failed malloc.
+ * are invalid usage, and so are calls that differ between ranks (the program's mistake, which
+ * NCCL does not detect); out of memory is a system error, as NCCL reports a failed malloc.
  */
 static const struct {
     tutti_status_t st;
@@ -33,6 +34,7 @@ static const struct {
     {TUTTI_ERR_UNSUPPORTED, ncclInvalidUsage},
     {TUTTI_ERR_ABORTED, ncclInvalidUsage},
     {TUTTI_ERR_INTERNAL, ncclInternalError},
+    {TUTTI_ERR_MISMATCH, ncclInvalidUsage},
 };
 
 #define SHIM_COUNT_(name, value, msg) +1

@@ -5,6 +5,8 @@
  * their log is missing) or whose record is for an earlier operation. When every rank is in
  * the same operation it follows who waits on whom from the ranks that timed out and names
  * where that chain ends. Records of several communicators are reported one after the other.
+ * A `tutti: mismatch ...` record (src/fp.c: a rank received data of another call than its own)
+ * is printed first: calls that differ between ranks, not a hang, ended those operations.
  */
 #include "hang_report.h"
 
@@ -13,8 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_RANKS (1 << 24) /* a rank number above this is not a record */
-#define MAX_COMMS 16
+#define MAX_RANKS      (1 << 24) /* a rank number above this is not a record */
+#define MAX_COMMS      16
+#define MAX_MISMATCHES 4 /* mismatch records printed per communicator */
 
 struct hang_rec {
     int present;
@@ -25,11 +28,18 @@ struct hang_rec {
     char step[32];
 };
 
+struct mismatch_rec {
+    int rank, peer, leftover;
+    char mine[96], theirs[96];
+};
+
 struct hang_comm {
     char id[24];
     int nranks;
     struct hang_rec *recs; /* [cap], by rank */
     int cap;
+    struct mismatch_rec mis[MAX_MISMATCHES]; /* the first ranks' mismatch records */
+    int nmis;
 };
 
 /* The value of " key=" in line, copied into out (up to a space); 0 when absent. */
@@ -83,9 +93,40 @@ static int reserve(struct hang_comm *c, int n)
     return 0;
 }
 
+/* A `tutti: mismatch` record: kept (one per rank, the first MAX_MISMATCHES ranks). */
+static void parse_mismatch(const char *line, struct hang_comm *comms, int *ncomms)
+{
+    char v[24], id[24];
+    struct mismatch_rec m;
+    if (!field(line, "comm", id, sizeof(id)) || !field(line, "rank", v, sizeof(v))) {
+        return;
+    }
+    m.rank = atoi(v);
+    m.peer = field(line, "peer", v, sizeof(v)) ? atoi(v) : -1;
+    m.leftover = field(line, "leftover", v, sizeof(v)) && atoi(v) != 0;
+    if (!field(line, "mine", m.mine, sizeof(m.mine)) ||
+        !field(line, "theirs", m.theirs, sizeof(m.theirs))) {
+        return;
+    }
+    struct hang_comm *c = comm_of(comms, ncomms, id);
+    for (int i = 0; c != NULL && i < c->nmis; i++) {
+        if (c->mis[i].rank == m.rank) {
+            return;
+        }
+    }
+    if (c != NULL && c->nmis < MAX_MISMATCHES) {
+        c->mis[c->nmis++] = m;
+    }
+}
+
 /* Parse one record line into its communicator's table (a later record of a rank wins). */
 static void parse_line(const char *text, struct hang_comm *comms, int *ncomms)
 {
+    const char *mis = strstr(text, "tutti: mismatch ");
+    if (mis != NULL) {
+        parse_mismatch(mis + strlen("tutti: mismatch") - 1, comms, ncomms);
+        return;
+    }
     const char *line = strstr(text, "tutti: hang ");
     if (line == NULL) {
         return;
@@ -153,6 +194,13 @@ static int report_comm(FILE *out, const struct hang_comm *c)
             timed_out = r;
         }
     }
+    for (int i = 0; i < c->nmis; i++) {
+        const struct mismatch_rec *m = &c->mis[i];
+        fprintf(out,
+                "communicator %s: mismatched calls: rank %d's %s received %sdata of rank "
+                "%d's %s\n",
+                c->id, m->rank, m->mine, m->leftover ? "leftover " : "", m->peer, m->theirs);
+    }
     if (top_rank < 0) {
         return 0; /* no record could be stored */
     }
@@ -165,9 +213,10 @@ static int report_comm(FILE *out, const struct hang_comm *c)
             fprintf(out, "  rank %d: no record (never started %s #%llu, or its log is missing)\n",
                     r, c->recs[top_rank].coll, top);
         } else {
-            fprintf(out, "  rank %d: %s #%llu %s, posted %llu, completed %llu, waiting on %d at "
-                    "step %s\n", r, x->coll, x->seq, x->status, x->posted, x->done, x->waiting_on,
-                    x->step);
+            fprintf(out,
+                    "  rank %d: %s #%llu %s, posted %llu, completed %llu, waiting on %d at "
+                    "step %s\n",
+                    r, x->coll, x->seq, x->status, x->posted, x->done, x->waiting_on, x->step);
         }
     }
     fprintf(out, "behind:");

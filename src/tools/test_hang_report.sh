@@ -17,3 +17,17 @@ echo "$out"
 echo "$out" | grep -q '^behind: 1$'
 echo "$out" | grep -q '^wait-for chain: 0 -> 2 -> 1$'
 echo "$out" | grep -q 'rank 1: no record'
+
+# A mismatch: rank 0 found rank 1's broadcast data in its all-reduce; both failed with
+# ERR_MISMATCH. The report names both calls before the table.
+cat > "$d/m0.log" <<'LOG'
+h:21:21 [0] WARN tutti: mismatch rank=0 nranks=2 comm=00000000000000bb peer=1 mine=allreduce#2:1000xint32:sum theirs=broadcast#1:1000xint32:root=1 leftover=1
+h:21:21 [0] WARN tutti: hang rank=0 nranks=2 comm=00000000000000bb pid=21 status=ERR_MISMATCH coll=allreduce seq=2 seq_posted=2 seq_done=1 waiting_on=1 step=1/2 channel=0
+LOG
+cat > "$d/m1.log" <<'LOG'
+h:22:22 [1] WARN tutti: hang rank=1 nranks=2 comm=00000000000000bb pid=22 status=ERR_MISMATCH coll=allreduce seq=2 seq_posted=2 seq_done=1 waiting_on=0 step=1/2 channel=0
+LOG
+out=$("$info" --hang "$d/m0.log" "$d/m1.log")
+echo "$out"
+echo "$out" | grep -q "^communicator 00000000000000bb: mismatched calls: rank 0's allreduce#2:1000xint32:sum received leftover data of rank 1's broadcast#1:1000xint32:root=1$"
+echo "$out" | grep -q 'rank 1: allreduce #2 ERR_MISMATCH'

@@ -4,6 +4,8 @@
  */
 #include "sim.h"
 #include "comm.h"
+#include "global.h"
+#include "handle.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 struct sim_fifo {
     unsigned char *data; /* nslots * slot_bytes, allocated on first use */
     size_t *len;
+    struct tutti_fp *fp; /* per slot: the fingerprint it was posted with */
     unsigned long head, tail;
 };
 
@@ -39,6 +42,7 @@ static struct sim_fifo *fifo(struct sim_net *net, int src, int dst, int ch)
     if (f->data == NULL) {
         f->data = malloc((size_t)net->nslots * net->slot_bytes);
         f->len = calloc((size_t)net->nslots, sizeof(*f->len));
+        f->fp = calloc((size_t)net->nslots, sizeof(*f->fp));
     }
     return f;
 }
@@ -54,18 +58,20 @@ static tutti_status_t sim_acquire(struct tutti_tconn *c, void **buf_p, size_t *c
     return TUTTI_OK;
 }
 
-static tutti_status_t sim_post(struct tutti_tconn *c, size_t bytes)
+static tutti_status_t sim_post(struct tutti_tconn *c, size_t bytes, const struct tutti_fp *fp)
 {
     struct sim_conn *s = (struct sim_conn *)c;
     if (bytes > s->net->slot_bytes) {
         return TUTTI_ERR_INTERNAL; /* a plan step larger than a slot: a schedule bug */
     }
     s->out->len[s->out->head % s->net->nslots] = bytes;
+    s->out->fp[s->out->head % s->net->nslots] = fp != NULL ? *fp : (struct tutti_fp){{0}};
     s->out->head++;
     return TUTTI_OK;
 }
 
-static tutti_status_t sim_peek(struct tutti_tconn *c, const void **buf_p, size_t *len_p)
+static tutti_status_t sim_peek(struct tutti_tconn *c, const void **buf_p, size_t *len_p,
+                               const struct tutti_fp **fp_p)
 {
     struct sim_conn *s = (struct sim_conn *)c;
     if (s->in->head == s->in->tail) {
@@ -73,6 +79,9 @@ static tutti_status_t sim_peek(struct tutti_tconn *c, const void **buf_p, size_t
     }
     *buf_p = s->in->data + (s->in->tail % s->net->nslots) * s->net->slot_bytes;
     *len_p = s->in->len[s->in->tail % s->net->nslots];
+    if (fp_p != NULL) {
+        *fp_p = &s->in->fp[s->in->tail % s->net->nslots];
+    }
     return TUTTI_OK;
 }
 
@@ -170,6 +179,7 @@ struct tutti_comm *sim_comm(struct sim_net *net, int rank, int nchannels)
     c->net.tctx[TUTTI_TRANSPORT_SHM] = &net->ctxs[rank];
     c->state.wakefd = -1;
     net->comms[rank] = c;
+    (void)tutti__handle_add(&tutti__g.live_comms, c); /* a live handle, as tutti_last_error wants */
     return c;
 }
 
@@ -188,12 +198,14 @@ void sim_net_free(struct sim_net *net)
         free(c->net.conns);
         free(c->net.peer_transport);
         free(c->peers);
+        (void)tutti__handle_take(&tutti__g.live_comms, c);
         pthread_mutex_destroy(&c->err.lock);
         free(c);
     }
     for (size_t i = 0; i < (size_t)net->nranks * net->nranks * TUTTI_MAX_CHANNELS; i++) {
         free(net->fifos[i].data);
         free(net->fifos[i].len);
+        free(net->fifos[i].fp);
     }
     free(net->fifos);
     free(net->ctxs);

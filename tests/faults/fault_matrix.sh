@@ -21,16 +21,26 @@
 #   wrong_nranks   one rank joins with TUTTI_NRANKS + 1 (env launch): the root sees the
 #                  authenticated nranks and fails every rank at once, naming the mismatch
 #   wrong_nranks_id  the same through a unique id (tutti_comm_init_rank)
-#   mismatch_count, mismatch_dtype   the highest rank calls with 2 x count + n, or a datatype of
-#                  another size
+#   mismatch_count, mismatch_dtype, mismatch_dtype_same   the highest rank calls with
+#                  2 x count + n, a datatype of another size, or one of the same size
+#   mismatch_op    (reducing collectives) the highest rank reduces with another op
+#   mismatch_root  (broadcast, reduce) the highest rank names another root
+#   mismatch_coll  the highest rank calls the next collective of the list, with the same bytes
+#   mismatch_peer  (sendrecv) the highest rank sends to rank + 2 instead of rank + 1
 # Expected: every surviving rank returns an error within TUTTI_TIMEOUT (3 s) + slack, whose
 # message names another rank ("rank N (host H, pid P)" after set-up; "rank N" during it); no
 # crash (a signal other than the injected one, or exit 2); no hang (a run still going after
 # the outer timeout is killed and counted as a hang). A slow link must complete with right
 # results: the data keeps moving, so a timeout there is a false alarm, counted as "slow-link
-# timeout" (clean, but not what a user wants; see docs/ARCHITECTURE.md, beats); a mismatch must end without crash or hang on every rank (results
-# that come back wrong without an error are counted as "mismatch undetected", not as wrong:
-# the library cannot see every mismatch).
+# timeout" (clean, but not what a user wants; see docs/ARCHITECTURE.md, beats). A mismatch must
+# end every rank with an error in time that names another rank (a rank whose calls all
+# returned OK makes one more call: one that only sent cannot tell, its next call must; see
+# fault_rank.c), and some rank's error must be TUTTI_ERR_MISMATCH naming the calls
+# ("mismatched calls", operation fingerprints, src/fp.h), except with mismatch_peer, where
+# the data goes to a rank that never reads it and the ranks waiting for data time out. The
+# others fail with the notice of a rank that failed (ERR_MISMATCH with its message) or, where
+# no connection carries it (TCP), with what they see of that rank (closed, gone). A rank that
+# ends without an error (or with wrong results) is counted as "mismatch undetected".
 #
 # Usage: tests/faults/fault_matrix.sh [--quick | --full] [--bin DIR] [--seed N] [--only REGEX]
 #          [--slack S] [--keep]
@@ -383,7 +393,7 @@ run_case() {
   fi
 
   # verdict
-  local verdict=ok
+  local verdict=ok named=0
   why=""
   for ((r = 0; r < n; r++)); do
     local rc msg
@@ -414,9 +424,20 @@ run_case() {
         elif [ "$rc" = 0 ] || [ "$rc" = 3 ]; then
           [ $verdict = ok ] && verdict=undetected
           why+="rank $r: $([ "$rc" = 0 ] && echo "no error" || echo "wrong results, no error"); "
+        elif ! msg=$(check_error "$dir" $r "$t0" 1); then
+          why+="$msg; "; verdict=wrong
+        elif [ "$(field "$dir/out.$r" 7)" = ERR_MISMATCH ] &&
+             grep -q '^RESULT.* msg: .*mismatched calls' "$dir/out.$r"; then
+          named=$((named + 1))
         fi ;;
     esac
   done
+  if [[ "$fault" == mismatch_* ]] && [ $verdict = ok ]; then
+    if [ "$fault" != mismatch_peer ] && [ $named = 0 ]; then
+      verdict=wrong; why+="no rank reports ERR_MISMATCH naming the calls; "
+    fi
+    why+="$named of $n ranks report ERR_MISMATCH naming the calls: $(grep -h '^RESULT.* status ERR_MISMATCH' "$dir"/out.* | head -1 | sed 's/^RESULT.* msg: //' | cut -c1-110)"
+  fi
   if [ "$fault" = strangers ]; then
     [ $srv_rc = 0 ] || { verdict=wrong; why+="a stranger was let in or kept: $(cat "$dir"/stranger.* | tr '\n' ' '); "; }
     local attacked want=$((n + 1)) # the root, and with TCP each rank's listener
@@ -432,7 +453,8 @@ run_case() {
     slow_timeout) slow_timeouts=$((slow_timeouts + 1)) ;;
     wrong) wrongs=$((wrongs + 1)) ;;
   esac
-  [ $verdict = ok ] && [ "$fault" != slow ] && [ "$fault" != strangers ] && why=""
+  [ $verdict = ok ] && [ "$fault" != slow ] && [ "$fault" != strangers ] &&
+    [[ "$fault" != mismatch_* ]] && why=""
   [ -z "$why" ] && why=$(sed -n 's/^RESULT rank [-0-9]* pid [0-9]* status \([A-Z_]*\).* msg: \(.\{0,110\}\).*/\1 \2/p' \
                          "$dir/out.$(( (victim + 1) % n ))")
   report "$name" "$verdict" "$why"
@@ -441,11 +463,21 @@ run_case() {
 # ------------------------------------------------------------------ the matrix
 colls=(all_reduce broadcast reduce reduce_scatter all_gather alltoall sendrecv)
 ns_setup
+# The mismatches that apply to a collective.
+mismatches() {
+  local m=(mismatch_count mismatch_dtype mismatch_dtype_same mismatch_coll)
+  case "$1" in
+    all_reduce|reduce_scatter) m+=(mismatch_op) ;;
+    broadcast) m+=(mismatch_root) ;;
+    reduce) m+=(mismatch_op mismatch_root) ;;
+    sendrecv) m+=(mismatch_peer) ;;
+  esac
+  echo "${m[@]}"
+}
 if [ "$mode" = full ]; then
   for tr in shm tcp netns; do
     for c in "${colls[@]}"; do
-      for f in kill stop strangers wrong_secret wrong_nranks wrong_nranks_id mismatch_count \
-               mismatch_dtype; do
+      for f in kill stop strangers wrong_secret wrong_nranks wrong_nranks_id $(mismatches "$c"); do
         run_case $tr "$c" $f
       done
       [ $tr = netns ] && { run_case $tr "$c" cut; run_case $tr "$c" slow; }
@@ -463,6 +495,11 @@ else
   run_case tcp all_reduce wrong_nranks_id
   run_case shm all_reduce mismatch_count
   run_case tcp reduce_scatter mismatch_dtype
+  run_case shm broadcast mismatch_dtype_same
+  run_case tcp reduce mismatch_root
+  run_case shm all_reduce mismatch_op
+  run_case tcp alltoall mismatch_coll
+  run_case shm sendrecv mismatch_peer
   run_case netns all_reduce kill
   run_case netns sendrecv cut
   run_case netns all_reduce slow

@@ -7,7 +7,12 @@
  * rank draws alike) until it has made --iters calls and --seconds have passed (the ranks agree
  * on when to stop with a one-element all-reduce per call when --seconds is given), checking every
  * result with the perf tools' exact data patterns (perf/perf_data.h). --mismatch makes the
- * highest rank call with another count or a datatype of another size, as a buggy program would.
+ * highest rank call differently, as a buggy program would: another count (count), a datatype
+ * of another size (dtype) or of the same size (dtype_same), another op (op; reducing
+ * collectives), another root (root; broadcast and reduce), another collective with the same
+ * bytes (coll), or for sendrecv a send to another peer (peer: rank + 2 instead of rank + 1).
+ * With a mismatch, a rank whose calls all returned TUTTI_OK makes one more (an all-reduce):
+ * a call that only sent cannot find out, its next call must.
  *
  * It prints, for the script to parse:
  *   READY rank R pid P comm_id HEX shrink_port N    after its first call (connections are up)
@@ -38,14 +43,15 @@ struct opts {
     int dtype, op;
     long iters;
     double seconds;
-    const char *mismatch; /* "none", "count" or "dtype" */
+    const char *mismatch; /* "none", "count", "dtype", "dtype_same", "op", "root", "coll",
+                             "peer" */
     const char *idfile;   /* unique-id launch: rank 0 writes the id there */
     int rank, nranks;     /* with --idfile */
     uint64_t seed;
 };
 
 static const struct perf_coll *const colls[] = {
-    &perf_all_reduce, &perf_broadcast, &perf_reduce,  &perf_reduce_scatter,
+    &perf_all_reduce, &perf_broadcast, &perf_reduce,   &perf_reduce_scatter,
     &perf_all_gather, &perf_alltoall,  &perf_sendrecv,
 };
 #define NCOLLS ((int)(sizeof(colls) / sizeof(colls[0])))
@@ -78,15 +84,16 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: fault_rank [--coll NAME|mixed] [--bytes N] [--dtype T] [--op O] [--iters N]\n"
-            "                  [--seconds S] [--mismatch none|count|dtype] [--seed N]\n"
+            "                  [--seconds S] [--seed N]\n"
+            "                  [--mismatch none|count|dtype|dtype_same|op|root|coll|peer]\n"
             "                  [--idfile PATH --rank R --nranks N]\n"
             "NAME: all_reduce broadcast reduce reduce_scatter all_gather alltoall sendrecv\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
 {
-    *o = (struct opts){"all_reduce", 65536, TUTTI_FLOAT32, TUTTI_SUM, 100, 0, "none", NULL,
-                       -1, -1, 1};
+    *o = (struct opts){"all_reduce", 65536, TUTTI_FLOAT32, TUTTI_SUM, 100, 0, "none", NULL, -1,
+                       -1,           1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (v == NULL) {
@@ -185,6 +192,32 @@ static const struct perf_coll *pick(const struct opts *o, long it, tutti_datatyp
     return c;
 }
 
+/* Another datatype of the same size (an int for a float and back). */
+static tutti_datatype_t same_size_other(tutti_datatype_t dt)
+{
+    switch (tutti_datatype_size(dt)) {
+    case 8:
+        return dt == TUTTI_FLOAT64 ? TUTTI_INT64 : TUTTI_FLOAT64;
+    case 4:
+        return dt == TUTTI_FLOAT32 ? TUTTI_INT32 : TUTTI_FLOAT32;
+    case 2:
+        return dt == TUTTI_FLOAT16 ? TUTTI_BFLOAT16 : TUTTI_FLOAT16;
+    default:
+        return dt == TUTTI_UINT8 ? TUTTI_INT8 : TUTTI_UINT8;
+    }
+}
+
+/* sendrecv, but sending to rank + shift (the mismatch "peer" gives the odd rank shift 2). */
+static tutti_status_t sendrecv_to(const struct perf_call *c, tutti_comm_t *comm, int shift)
+{
+    int to = (c->rank + shift) % c->nranks, from = (c->rank + c->nranks - 1) % c->nranks;
+    tutti_status_t st = tutti_group_start();
+    tutti_status_t s1 = tutti_send(c->send, c->lay.param_count, c->dt, to, comm, NULL);
+    tutti_status_t s2 = tutti_recv(c->recv, c->lay.param_count, c->dt, from, comm, NULL);
+    st = tutti_group_end();
+    return s1 != TUTTI_OK ? s1 : s2 != TUTTI_OK ? s2 : st;
+}
+
 /* One checked call; *wrong_p = wrong elements. buf is grown as needed. */
 static tutti_status_t one_call(const struct opts *o, long it, tutti_comm_t *comm, int rank,
                                int nranks, void **buf, size_t *cap, size_t *wrong_p)
@@ -195,11 +228,25 @@ static tutti_status_t one_call(const struct opts *o, long it, tutti_comm_t *comm
     int root;
     const struct perf_coll *coll = pick(o, it, &dt, &op, &bytes, &root, nranks);
     int odd = rank == nranks - 1 && nranks > 1;
-    if (odd && strcmp(o->mismatch, "dtype") == 0) {
+    const char *mis = odd ? o->mismatch : "none";
+    if (strcmp(mis, "dtype") == 0) {
         dt = tutti_datatype_size(dt) == 8 ? TUTTI_FLOAT32 : TUTTI_FLOAT64;
+    } else if (strcmp(mis, "dtype_same") == 0) {
+        dt = same_size_other(dt);
+    } else if (strcmp(mis, "op") == 0) {
+        op = op == TUTTI_SUM ? TUTTI_MAX : TUTTI_SUM;
+    } else if (strcmp(mis, "root") == 0) {
+        root = (root + 1) % nranks;
+    } else if (strcmp(mis, "coll") == 0) {
+        for (int i = 0; i < NCOLLS; i++) {
+            if (colls[i] == coll) {
+                coll = colls[(i + 1) % NCOLLS]; /* the same bytes, another collective */
+                break;
+            }
+        }
     }
     size_t count = bytes / tutti_datatype_size(dt);
-    if (odd && strcmp(o->mismatch, "count") == 0) {
+    if (strcmp(mis, "count") == 0) {
         count = 2 * count + nranks;
     }
     struct perf_call c = {.dt = dt, .root = (coll->flags & PERF_COLL_ROOTED) ? root : -1};
@@ -220,7 +267,9 @@ static tutti_status_t one_call(const struct opts *o, long it, tutti_comm_t *comm
     c.send = *buf;
     c.recv = (char *)*buf + c.lay.send_count * tutti_datatype_size(dt);
     coll->fill(&c);
-    tutti_status_t st = coll->run(&c, comm);
+    tutti_status_t st = strcmp(mis, "peer") == 0 && coll == &perf_sendrecv
+                            ? sendrecv_to(&c, comm, 2)
+                            : coll->run(&c, comm);
     int owner = !(coll->flags & PERF_COLL_ROOT_ONLY) || rank == c.root;
     *wrong_p = st == TUTTI_OK && owner ? coll->check(&c) : 0;
     return st;
@@ -245,8 +294,8 @@ static int keep_going(const struct opts *o, tutti_comm_t *comm, long it, double 
 int main(int argc, char **argv)
 {
     struct opts o;
-    if (parse(argc, argv, &o) != 0 || pick(&o, 0, &(tutti_datatype_t){0}, &(tutti_op_t){0},
-                                           &(size_t){0}, &(int){0}, 1) == NULL) {
+    if (parse(argc, argv, &o) != 0 ||
+        pick(&o, 0, &(tutti_datatype_t){0}, &(tutti_op_t){0}, &(size_t){0}, &(int){0}, 1) == NULL) {
         usage();
         return 2;
     }
@@ -269,16 +318,22 @@ int main(int argc, char **argv)
         if (it == 0 && st == TUTTI_OK) {
             union tutti_sockaddr sh;
             socklen_t shlen = sizeof(sh);
-            int shport = comm->shrink_fd >= 0 && getsockname(comm->shrink_fd, &sh.sa, &shlen) == 0
-                             ? (int)ntohs(sh.sa.sa_family == AF_INET6 ? sh.in6.sin6_port
-                                                                       : sh.in.sin_port)
-                             : -1;
+            int shport =
+                comm->shrink_fd >= 0 && getsockname(comm->shrink_fd, &sh.sa, &shlen) == 0
+                    ? (int)ntohs(sh.sa.sa_family == AF_INET6 ? sh.in6.sin6_port : sh.in.sin_port)
+                    : -1;
             printf("READY rank %d pid %d comm_id %016llx shrink_port %d\n", rank, (int)getpid(),
                    (unsigned long long)comm->comm_id, shport);
         } else if (it == 1) {
             fds0 = test_count_fds();
             rss0 = rss_kb();
         }
+    }
+    if (strcmp(o.mismatch, "none") != 0 && st == TUTTI_OK && wrong == 0) {
+        /* A rank whose mismatched calls only sent (a broadcast root) cannot tell at those
+         * calls; it learns at its next one, which a program makes sooner or later. */
+        int32_t one = 1;
+        st = tutti_allreduce(&one, &one, 1, TUTTI_INT32, TUTTI_SUM, comm, NULL);
     }
     double t_end = now_s(CLOCK_REALTIME);
     int fds1 = test_count_fds();

@@ -3,7 +3,8 @@
  * one socket of a connection reads them: header, checks, payload, next header. The first byte
  * gives the connection's sockets (1..16) and slot size; the rest is the stream. Invariants: an
  * accepted header has a known type, a length the receiver can hold (at most a slot; an abort
- * notice exactly), the expected sequence number, and encodes back to the same 16 bytes; a
+ * notice exactly), the expected sequence number, and encodes back to the same 48 bytes with its
+ * fingerprint (carried as it is: fuzz_fp checks what the executor does with it); a
  * refused one comes with a reason; an abort notice decodes to a terminated reason and encodes
  * back to its input (whose last byte, the reason's terminator, is forced to 0); a beat (which
  * keeps the sequence number for the next frame) carries an age >= 0 that encodes back.
@@ -44,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t slot_size = slot_sizes[(data[0] >> 4) & 3];
     const uint8_t *p = data + 1, *end = data + size;
     while ((size_t)(end - p) >= TCP_HDR_BYTES) {
-        struct tcp_hdr h = {0, 0, 0};
+        struct tcp_hdr h = {0, 0, 0, {{0}}};
         char why[120];
         memset(why, 0x5a, sizeof(why));
         if (tutti__tcp_hdr_check(p, slot_size, seq, &h, why, sizeof(why)) != 0) {
@@ -62,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(h.seq == seq, "sequence %llu, expected %llu", (unsigned long long)h.seq,
                    (unsigned long long)seq);
         uint8_t back[TCP_HDR_BYTES];
-        tutti__tcp_hdr_encode(back, h.type, h.len, h.seq);
+        tutti__tcp_hdr_encode(back, h.type, h.len, h.seq, &h.fp);
         FUZZ_CHECK(memcmp(back, p, TCP_HDR_BYTES) == 0, "header does not round-trip");
         p += TCP_HDR_BYTES;
         if ((size_t)(end - p) < h.len) {

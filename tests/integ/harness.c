@@ -376,5 +376,18 @@ void integ_run_ranks(int nranks, integ_rank_fn fn, void *arg, size_t shared_byte
     integ_run(&o, fn);
 }
 
-extern char **environ;
-
+const char *integ_hang_report(const char *dir)
+{
+    static char out[8192];
+    const char *info = getenv("INTEG_TUTTI_INFO");
+    cr_assert_not_null(info, "INTEG_TUTTI_INFO is not set (meson sets it)");
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd), "'%s' --hang '%s'/*.log", info, dir);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p, "popen %s", cmd);
+    size_t n = fread(out, 1, sizeof(out) - 1, p);
+    out[n] = '\0';
+    int rc = pclose(p);
+    cr_assert_eq(rc, 0, "%s exited with %d:\n%s", cmd, rc, out);
+    return out;
+}

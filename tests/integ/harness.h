@@ -158,4 +158,10 @@ char *integ_read_file(const char *path);
 /** integ_setenv of a decimal integer. */
 void integ_setenv_int(const char *name, long value);
 
+/**
+ * In the test process: the output of `tutti-info --hang dir/ *.log` (INTEG_TUTTI_INFO, which
+ * meson sets), in a static buffer; fails the test when it cannot run or exits non-zero.
+ */
+const char *integ_hang_report(const char *dir);
+
 #endif /* TUTTI_INTEG_HARNESS_H */

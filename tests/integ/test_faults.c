@@ -18,6 +18,7 @@
 #include <criterion/parameterized.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -27,6 +28,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -513,27 +515,35 @@ Test(faults, strangers_at_the_root_are_refused_while_the_job_goes_on, .timeout =
 }
 
 /* Connections the root (a thread of this process) holds: sockets here whose local port is the
- * root's and that have a peer; -errno when /proc/self/fd cannot be read. */
+ * root's and that have a peer; -errno when /proc/self/fd cannot be read. Only system calls and
+ * stack memory: this runs beside fork() of the ranks, and a child forked while this thread held
+ * an allocator lock (opendir's malloc; ASan's allocator has no fork handler) would deadlock. */
 static int root_held(const union tutti_sockaddr *root)
 {
     int n = 0;
-    DIR *d = opendir("/proc/self/fd");
-    if (d == NULL) {
+    int d = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (d < 0) {
         return -errno;
     }
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        int fd = atoi(e->d_name);
-        union tutti_sockaddr a, p;
-        socklen_t al = sizeof(a), pl = sizeof(p);
-        if (e->d_name[0] != '.' && getsockname(fd, &a.sa, &al) == 0 &&
-            a.sa.sa_family == root->sa.sa_family && a.in.sin_port == root->in.sin_port &&
-            getpeername(fd, &p.sa, &pl) == 0) {
-            n++;
+    char buf[4096] __attribute__((aligned(8)));
+    long got;
+    while ((got = syscall(SYS_getdents64, d, buf, sizeof(buf))) > 0) {
+        for (long off = 0; off < got;) {
+            const struct dirent64 *e = (const struct dirent64 *)(buf + off);
+            off += e->d_reclen;
+            int fd = atoi(e->d_name);
+            union tutti_sockaddr a, p;
+            socklen_t al = sizeof(a), pl = sizeof(p);
+            if (e->d_name[0] != '.' && fd != d && getsockname(fd, &a.sa, &al) == 0 &&
+                a.sa.sa_family == root->sa.sa_family && a.in.sin_port == root->in.sin_port &&
+                getpeername(fd, &p.sa, &pl) == 0) {
+                n++;
+            }
         }
     }
-    closedir(d);
-    return n;
+    int err = got < 0 ? errno : 0;
+    close(d);
+    return got < 0 ? -err : n;
 }
 
 /* Watches root_held from before the flood until the job has ended. */
@@ -588,8 +598,10 @@ Test(faults, a_flood_of_silent_connections_at_the_root_is_capped, .timeout = 90)
     pthread_join(th, NULL);
     struct rlimit rl = {0};
     getrlimit(RLIMIT_NOFILE, &rl);
-    cr_assert(w.most <= TUTTI_BOOT_MAX_HANDSHAKES, "the root held %d connections at once, cap %d",
-              w.most, TUTTI_BOOT_MAX_HANDSHAKES);
+    /* Handshakes in progress are capped; the ranks that have joined hold theirs besides. */
+    cr_assert(w.most <= TUTTI_BOOT_MAX_HANDSHAKES + o.nranks,
+              "the root held %d connections at once, cap %d handshakes + %d ranks", w.most,
+              TUTTI_BOOT_MAX_HANDSHAKES, o.nranks);
     cr_assert(w.most >= TUTTI_BOOT_MAX_HANDSHAKES - 3,
               "the root held at most %d of %d connections (%d samples, %d could not read "
               "/proc/self/fd: %s; RLIMIT_NOFILE %llu)",

@@ -84,23 +84,6 @@ static int hang_rank(const struct integ_ctx *ctx)
     return 0;
 }
 
-/* Run `tutti-info --hang dir/ *` and return its output (static buffer). */
-static const char *hang_report(const char *dir)
-{
-    static char out[8192];
-    const char *info = getenv("INTEG_TUTTI_INFO");
-    cr_assert_not_null(info, "INTEG_TUTTI_INFO is not set (meson sets it)");
-    char cmd[1024];
-    snprintf(cmd, sizeof(cmd), "'%s' --hang '%s'/*.log", info, dir);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p, "popen %s", cmd);
-    size_t n = fread(out, 1, sizeof(out) - 1, p);
-    out[n] = '\0';
-    int rc = pclose(p);
-    cr_assert_eq(rc, 0, "%s exited with %d:\n%s", cmd, rc, out);
-    return out;
-}
-
 static struct hang_cfg hang_configs[] = {{0, 2, 0}, {0, 4, 0}, {1, 2, 0},
                                          {1, 4, 0}, {0, 4, 1}, {1, 4, 1}};
 
@@ -126,10 +109,10 @@ ParameterizedTest(struct hang_cfg *cfg, hang, stopped_rank_is_named_by_every_ran
                            .arg = cfg,
                            .shared_bytes = sizeof(struct hang_shared)};
     integ_run(&o, hang_rank);
-    const char *report = hang_report(dir);
+    const char *report = integ_hang_report(dir);
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
-    cr_assert(strstr(report, "\nbehind: 1\n") != NULL, "tutti-info --hang does not name rank 1:\n%s",
-              report);
+    cr_assert(strstr(report, "\nbehind: 1\n") != NULL,
+              "tutti-info --hang does not name rank 1:\n%s", report);
 }

@@ -27,7 +27,7 @@ static int32_t val(int rank, size_t i)
 
 /* Device buffers of n int32 (in) and m int32 (out), in filled with val(rank, i), out with -1. */
 struct bufs {
-    int32_t *in, *out;  /* device */
+    int32_t *in, *out;         /* device */
     int32_t *hin, *hout, *exp; /* host */
     size_t n, m;
 };
@@ -64,16 +64,16 @@ static int check_dev(const char *what, const int32_t *dev, struct bufs *b, size_
     emu_dev_download(b->hout, dev, m * 4);
     for (size_t i = 0; i < m; i++) {
         if (b->hout[i] != b->exp[i]) {
-            return integ_fail("%s: element %zu of %zu is %d, expected %d", what, i, m,
-                              b->hout[i], b->exp[i]);
+            return integ_fail("%s: element %zu of %zu is %d, expected %d", what, i, m, b->hout[i],
+                              b->exp[i]);
         }
     }
     return 0;
 }
 
 enum { C_ALLREDUCE, C_BROADCAST, C_REDUCE, C_REDUCE_SCATTER, C_ALLGATHER, C_ALLTOALL, C_RING, C_N };
-static const char *const cname[C_N] = {"allreduce", "broadcast",  "reduce",   "reduce_scatter",
-                                       "allgather", "alltoall",   "send/recv"};
+static const char *const cname[C_N] = {"allreduce", "broadcast", "reduce",   "reduce_scatter",
+                                       "allgather", "alltoall",  "send/recv"};
 
 /* One collective on device buffers on stream s, in place or not; checked after a sync. */
 static int one_case(tutti_comm_t *comm, emu_stream_t *s, int c, size_t n, int inplace)
@@ -362,8 +362,7 @@ static int refusals_rank(const struct integ_ctx *ctx)
     tutti_request_t *req = NULL;
     st = tutti_iallreduce(b.in, b.out, 64, TUTTI_INT32, TUTTI_SUM, comm, &req);
     ICHECK(st == TUTTI_ERR_UNSUPPORTED && strstr(tutti_last_error(NULL), "stream form") != NULL,
-           "iallreduce on device buffers: %s: %s", tutti_status_name(st),
-           tutti_last_error(NULL));
+           "iallreduce on device buffers: %s: %s", tutti_status_name(st), tutti_last_error(NULL));
 
     tutti_group_start();
     (void)tutti_allreduce(b.in, b.out, 64, TUTTI_INT32, TUTTI_SUM, comm, s);
@@ -486,17 +485,28 @@ Test(stream, ipc_two_shot_allreduce_gives_the_rank_order_fold_on_every_rank, .ti
     integ_run_ranks(3, ipc_bits_rank, NULL, 0);
 }
 
+/* Set up a rank for the IPC failure tests: a communicator, a stream, buffers of 1000 int32
+ * and one all-reduce through CUDA IPC completed (the path is set up). */
+static int ipc_first_call(const struct integ_ctx *ctx, tutti_comm_t **comm, emu_stream_t **s,
+                          struct bufs *b)
+{
+    ICHECK(setup(ctx, comm, s) == 0, "init");
+    bufs_make(b, ctx->rank, 1000, 1000);
+    ICHECK_OKC(tutti_allreduce(b->in, b->out, 1000, TUTTI_INT32, TUTTI_SUM, *comm, *s), *comm);
+    ICHECK(emu_stream_sync(*s, SYNC_MS) == 0, "the stream did not finish");
+    return 0;
+}
+
 /* Through CUDA IPC, a peer that dies between two all-reduces: the watchdog fails the
  * communicator on the others and their streams go on. */
 static int ipc_dead_rank(const struct integ_ctx *ctx)
 {
     tutti_comm_t *comm = NULL;
     emu_stream_t *s = NULL;
-    ICHECK(setup(ctx, &comm, &s) == 0, "init");
     struct bufs b;
-    bufs_make(&b, ctx->rank, 1000, 1000);
-    ICHECK_OKC(tutti_allreduce(b.in, b.out, 1000, TUTTI_INT32, TUTTI_SUM, comm, s), comm);
-    ICHECK(emu_stream_sync(s, SYNC_MS) == 0, "the stream did not finish");
+    if (ipc_first_call(ctx, &comm, &s, &b) != 0) {
+        return 1;
+    }
     if (ctx->rank == ctx->nranks - 1) {
         _exit(0);
     }
@@ -516,6 +526,46 @@ Test(stream, ipc_dead_peer_fails_the_call_and_the_stream_goes_on, .timeout = 60)
 {
     integ_setenv("TUTTI_TIMEOUT", "2s");
     integ_run_ranks(3, ipc_dead_rank, NULL, 0);
+}
+
+/* Through CUDA IPC, the last rank all-reduces 999 elements where the others have 1000: the
+ * gate compares the ranks' fingerprints before anyone reads a peer's scratch, the watchdog
+ * fails every rank with TUTTI_ERR_MISMATCH naming both calls (well before TUTTI_TIMEOUT, so
+ * not as a peer that did not arrive) and the streams go on. */
+static int ipc_mismatch_rank(const struct integ_ctx *ctx)
+{
+    tutti_comm_t *comm = NULL;
+    emu_stream_t *s = NULL;
+    struct bufs b;
+    if (ipc_first_call(ctx, &comm, &s, &b) != 0) {
+        return 1;
+    }
+    size_t n = ctx->rank == ctx->nranks - 1 ? 999 : 1000;
+    int64_t t0 = integ_now_ns();
+    ICHECK_OKC(tutti_allreduce(b.in, b.out, n, TUTTI_INT32, TUTTI_SUM, comm, s), comm);
+    ICHECK(emu_stream_sync(s, SYNC_MS) == 0, "the stream hung on mismatched calls");
+    tutti_status_t async = TUTTI_OK;
+    for (int i = 0; i < 500 && async == TUTTI_OK; i++) { /* a watchdog poll is 20 ms */
+        ICHECK_OKC(tutti_comm_get_async_error(comm, &async), comm);
+        usleep(10000);
+    }
+    double secs = (double)(integ_now_ns() - t0) / 1e9;
+    const char *msg = tutti_last_error(comm);
+    ICHECK(async == TUTTI_ERR_MISMATCH, "asynchronous error %s: %s", tutti_status_name(async), msg);
+    ICHECK(secs < 5, "the mismatch took %.1f s (TUTTI_TIMEOUT is 10 s)", secs);
+    ICHECK(strstr(msg, "mismatched calls") != NULL && strstr(msg, "allreduce #") != NULL &&
+               strstr(msg, "(999 x int32, sum)") != NULL &&
+               strstr(msg, "(1000 x int32, sum)") != NULL,
+           "message: %s", msg);
+    bufs_free(&b);
+    (void)tutti_comm_destroy(comm);
+    return 0;
+}
+
+Test(stream, ipc_mismatched_calls_fail_every_rank, .timeout = 60)
+{
+    integ_setenv("TUTTI_TIMEOUT", "10s");
+    integ_run_ranks(3, ipc_mismatch_rank, NULL, 0);
 }
 
 /* Bug: the IPC watchdog measured a peer's lateness from the clock's zero (boot), so a peer

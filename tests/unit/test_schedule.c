@@ -39,7 +39,9 @@ static void sweep_algo(tutti_coll_t c, int rooted, int can_inplace, int algo)
         for (size_t ci = 0; ci < NCOUNTS; ci++) {
             for (int root = 0; root < (rooted ? n : 1); root++) {
                 for (int inplace = 0; inplace <= can_inplace; inplace++) {
-                    struct world w = {.n = n, .count = counts[ci], .root = rooted ? root : -1,
+                    struct world w = {.n = n,
+                                      .count = counts[ci],
+                                      .root = rooted ? root : -1,
                                       .inplace = inplace};
                     int nch = 1 + 2 * ((n + (int)ci + root) % 2); /* 1 or 3 channels */
                     size_t slot = counts[ci] > 1023 ? 1024 : 1 + (size_t)(ci + root) % 5;
@@ -112,8 +114,11 @@ Test(schedule, barrier_completes_for_every_nranks)
         memset(plans, 0, sizeof(plans));
         for (int r = 0; r < n; r++) {
             struct tutti_plan_params pp = params(r, n, 2, 4, -1);
-            struct tutti_op_desc d = {.coll = TUTTI_COLL_BARRIER, .sendbuf = &bytes[r],
-                                      .recvbuf = &bytes[r], .dt = TUTTI_UINT8, .root = -1,
+            struct tutti_op_desc d = {.coll = TUTTI_COLL_BARRIER,
+                                      .sendbuf = &bytes[r],
+                                      .recvbuf = &bytes[r],
+                                      .dt = TUTTI_UINT8,
+                                      .root = -1,
                                       .peer = -1};
             cr_assert_eq(tutti__plan_build(&d, &pp, &plans[r]), 0);
             cr_assert_eq(tutti__exec_init(&exs[r], sim_comm(net, r, 2), &plans[r], 1), TUTTI_OK);
@@ -138,8 +143,11 @@ Test(schedule, barrier_waits_for_the_last_rank)
         memset(plans, 0, sizeof(plans));
         for (int r = 0; r < n; r++) {
             struct tutti_plan_params pp = params(r, n, 1, 4, -1);
-            struct tutti_op_desc d = {.coll = TUTTI_COLL_BARRIER, .sendbuf = &bytes[r],
-                                      .recvbuf = &bytes[r], .dt = TUTTI_UINT8, .root = -1,
+            struct tutti_op_desc d = {.coll = TUTTI_COLL_BARRIER,
+                                      .sendbuf = &bytes[r],
+                                      .recvbuf = &bytes[r],
+                                      .dt = TUTTI_UINT8,
+                                      .root = -1,
                                       .peer = -1};
             cr_assert_eq(tutti__plan_build(&d, &pp, &plans[r]), 0);
             cr_assert_eq(tutti__exec_init(&exs[r], sim_comm(net, r, 1), &plans[r], 1), TUTTI_OK);
@@ -226,7 +234,7 @@ Test(schedule, allreduce_float_results_are_bitwise_identical_on_every_rank)
 Test(schedule, the_cost_models_choices_run_right_on_every_rank, .timeout = 120 * TEST_SLOW)
 {
     static const tutti_coll_t colls[] = {TUTTI_COLL_ALLREDUCE, TUTTI_COLL_BROADCAST,
-                                         TUTTI_COLL_REDUCE, TUTTI_COLL_REDUCE_SCATTER,
+                                         TUTTI_COLL_REDUCE,    TUTTI_COLL_REDUCE_SCATTER,
                                          TUTTI_COLL_ALLGATHER, TUTTI_COLL_ALLTOALL};
     world_tuner = 1;
     for (size_t c = 0; c < sizeof(colls) / sizeof(colls[0]); c++) {
@@ -270,9 +278,14 @@ Test(schedule, trees_take_one_tree_on_one_channel_below_a_chunk)
             for (size_t count = 2; count <= 64; count *= 2) {
                 int top = -1;
                 for (int r = 0; r < n; r++) {
-                    struct tutti_op_desc d = {.coll = colls[c], .sendbuf = in, .recvbuf = out,
-                                              .count = count, .dt = TUTTI_UINT32,
-                                              .op = TUTTI_SUM, .root = 0, .peer = -1};
+                    struct tutti_op_desc d = {.coll = colls[c],
+                                              .sendbuf = in,
+                                              .recvbuf = out,
+                                              .count = count,
+                                              .dt = TUTTI_UINT32,
+                                              .op = TUTTI_SUM,
+                                              .root = 0,
+                                              .peer = -1};
                     struct tutti_plan_params pp = params(r, n, 2, 16, tree);
                     struct tutti_plan plan;
                     memset(&plan, 0, sizeof(plan));
@@ -307,8 +320,12 @@ Test(algos, the_static_rule_never_picks_the_manual_algorithms)
             for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]) && c != TUTTI_COLL_SEND &&
                                c != TUTTI_COLL_RECV;
                  k++) {
-                struct tutti_op_desc d = {.coll = (tutti_coll_t)c, .sendbuf = buf, .recvbuf = buf,
-                                          .count = sizes[k], .dt = TUTTI_UINT32, .root = 0,
+                struct tutti_op_desc d = {.coll = (tutti_coll_t)c,
+                                          .sendbuf = buf,
+                                          .recvbuf = buf,
+                                          .count = sizes[k],
+                                          .dt = TUTTI_UINT32,
+                                          .root = 0,
                                           .peer = -1};
                 struct tutti_plan plan;
                 memset(&plan, 0, sizeof(plan));
@@ -326,8 +343,9 @@ Test(algos, the_static_rule_never_picks_the_manual_algorithms)
     }
 }
 
-/* Ranks disagree on the count: the receiver must notice the size, never overrun a buffer. */
-Test(schedule, mismatched_counts_are_an_error_not_a_corruption)
+/* Ranks disagree on the count (calls differ: the fingerprint says so), or agree on the call
+ * but plan it differently (chunks): the receiver must notice, never overrun a buffer. */
+static tutti_status_t run_two(const size_t cnt[2], const size_t chunk[2])
 {
     int n = 2;
     uint32_t a[64] = {0}, b[64] = {0}, ra[64], rb[64];
@@ -335,22 +353,37 @@ Test(schedule, mismatched_counts_are_an_error_not_a_corruption)
     struct tutti_plan plans[2];
     struct tutti_exec exs[2];
     memset(plans, 0, sizeof(plans));
-    size_t cnt[2] = {40, 30};
     uint32_t *s[2] = {a, b}, *rv[2] = {ra, rb};
     for (int r = 0; r < n; r++) {
-        struct tutti_plan_params pp = params(r, n, 1, 64, -1);
-        struct tutti_op_desc d = {.coll = TUTTI_COLL_ALLREDUCE, .sendbuf = s[r],
-                                  .recvbuf = rv[r], .count = cnt[r], .dt = TUTTI_UINT32,
-                                  .op = TUTTI_SUM, .root = -1, .peer = -1};
+        struct tutti_plan_params pp = params(r, n, 1, chunk[r], -1);
+        struct tutti_op_desc d = {.coll = TUTTI_COLL_ALLREDUCE,
+                                  .sendbuf = s[r],
+                                  .recvbuf = rv[r],
+                                  .count = cnt[r],
+                                  .dt = TUTTI_UINT32,
+                                  .op = TUTTI_SUM,
+                                  .root = -1,
+                                  .peer = -1};
         cr_assert_eq(tutti__plan_build(&d, &pp, &plans[r]), 0);
         cr_assert_eq(tutti__exec_init(&exs[r], sim_comm(net, r, 1), &plans[r], 1), TUTTI_OK);
     }
-    cr_assert_eq(sim_run(exs, n), TUTTI_ERR_INVALID_USAGE);
+    tutti_status_t st = (tutti_status_t)sim_run(exs, n);
     for (int r = 0; r < n; r++) {
         tutti__exec_fini(&exs[r]);
         tutti__plan_free(&plans[r]);
     }
     sim_net_free(net);
+    return st;
+}
+
+Test(schedule, mismatched_counts_are_an_error_not_a_corruption)
+{
+    cr_assert_eq(run_two((size_t[]){40, 30}, (size_t[]){64, 64}), TUTTI_ERR_MISMATCH);
+    cr_assert(strstr(tutti_last_error(NULL), "mismatched calls") != NULL, "%s",
+              tutti_last_error(NULL));
+    cr_assert_eq(run_two((size_t[]){40, 40}, (size_t[]){64, 16}), TUTTI_ERR_INVALID_USAGE);
+    cr_assert(strstr(tutti_last_error(NULL), "the calls match, their plans do not") != NULL, "%s",
+              tutti_last_error(NULL));
 }
 
 /* A group's sends and receives: a ring shift plus a self copy, in one plan per rank. */
@@ -371,14 +404,23 @@ Test(schedule, grouped_sendrecv_ring_shift_and_self_copy)
             for (size_t i = 0; i < cnt; i++) {
                 out[r][i] = input(r, i);
             }
-            ops[r][0] = (struct tutti_op_desc){.coll = TUTTI_COLL_RECV, .recvbuf = in[r],
-                                               .count = cnt, .dt = TUTTI_UINT32, .root = -1,
+            ops[r][0] = (struct tutti_op_desc){.coll = TUTTI_COLL_RECV,
+                                               .recvbuf = in[r],
+                                               .count = cnt,
+                                               .dt = TUTTI_UINT32,
+                                               .root = -1,
                                                .peer = (r + n - 1) % n};
-            ops[r][1] = (struct tutti_op_desc){.coll = TUTTI_COLL_SEND, .sendbuf = out[r],
-                                               .count = cnt, .dt = TUTTI_UINT32, .root = -1,
+            ops[r][1] = (struct tutti_op_desc){.coll = TUTTI_COLL_SEND,
+                                               .sendbuf = out[r],
+                                               .count = cnt,
+                                               .dt = TUTTI_UINT32,
+                                               .root = -1,
                                                .peer = (r + 1) % n};
-            ops[r][2] = (struct tutti_op_desc){.coll = TUTTI_COLL_RECV, .recvbuf = self_in[r],
-                                               .count = cnt, .dt = TUTTI_UINT32, .root = -1,
+            ops[r][2] = (struct tutti_op_desc){.coll = TUTTI_COLL_RECV,
+                                               .recvbuf = self_in[r],
+                                               .count = cnt,
+                                               .dt = TUTTI_UINT32,
+                                               .root = -1,
                                                .peer = r};
             const struct tutti_op_desc *list[4] = {&ops[r][0], &ops[r][1], &ops[r][2]};
             struct tutti_op_desc self_send = ops[r][1];
@@ -407,8 +449,12 @@ Test(schedule, grouped_sendrecv_ring_shift_and_self_copy)
 Test(schedule, unpaired_self_send_is_refused)
 {
     uint32_t x[4] = {0};
-    struct tutti_op_desc send = {.coll = TUTTI_COLL_SEND, .sendbuf = x, .count = 4,
-                                 .dt = TUTTI_UINT32, .root = -1, .peer = 0};
+    struct tutti_op_desc send = {.coll = TUTTI_COLL_SEND,
+                                 .sendbuf = x,
+                                 .count = 4,
+                                 .dt = TUTTI_UINT32,
+                                 .root = -1,
+                                 .peer = 0};
     const struct tutti_op_desc *list[1] = {&send};
     struct tutti_plan plan;
     memset(&plan, 0, sizeof(plan));
@@ -433,10 +479,18 @@ Test(schedule, grouped_inplace_ring_shift_reads_before_it_writes)
             for (size_t i = 0; i < cnt; i++) {
                 buf[r][i] = input(r, i);
             }
-            struct tutti_op_desc send = {.coll = TUTTI_COLL_SEND, .sendbuf = buf[r], .count = cnt,
-                                         .dt = TUTTI_UINT32, .root = -1, .peer = (r + 1) % n};
-            struct tutti_op_desc recv = {.coll = TUTTI_COLL_RECV, .recvbuf = buf[r], .count = cnt,
-                                         .dt = TUTTI_UINT32, .root = -1, .peer = (r + n - 1) % n};
+            struct tutti_op_desc send = {.coll = TUTTI_COLL_SEND,
+                                         .sendbuf = buf[r],
+                                         .count = cnt,
+                                         .dt = TUTTI_UINT32,
+                                         .root = -1,
+                                         .peer = (r + 1) % n};
+            struct tutti_op_desc recv = {.coll = TUTTI_COLL_RECV,
+                                         .recvbuf = buf[r],
+                                         .count = cnt,
+                                         .dt = TUTTI_UINT32,
+                                         .root = -1,
+                                         .peer = (r + n - 1) % n};
             const struct tutti_op_desc *list[2] = {&recv, &send};
             struct tutti_plan_params pp = params(r, n, 1, 64, -1);
             cr_assert_eq(tutti__p2p_group_build(list, 2, &pp, &plans[r]), 0);
@@ -501,8 +555,13 @@ Test(algos, spec_longer_than_511_characters_is_refused)
 Test(algos, small_messages_take_the_direct_variant_large_ones_the_ring)
 {
     uint32_t buf[4096];
-    struct tutti_op_desc d = {.coll = TUTTI_COLL_ALLREDUCE, .sendbuf = buf, .recvbuf = buf,
-                              .count = 16, .dt = TUTTI_UINT32, .op = TUTTI_SUM, .root = -1,
+    struct tutti_op_desc d = {.coll = TUTTI_COLL_ALLREDUCE,
+                              .sendbuf = buf,
+                              .recvbuf = buf,
+                              .count = 16,
+                              .dt = TUTTI_UINT32,
+                              .op = TUTTI_SUM,
+                              .root = -1,
                               .peer = -1};
     struct tutti_plan plan;
     memset(&plan, 0, sizeof(plan));
@@ -521,8 +580,13 @@ Test(algos, small_messages_take_the_direct_variant_large_ones_the_ring)
 Test(algos, a_plan_is_reused_only_for_the_same_call)
 {
     uint32_t a[4096], b[4096];
-    struct tutti_op_desc d = {.coll = TUTTI_COLL_ALLREDUCE, .sendbuf = a, .recvbuf = a,
-                              .count = 16, .dt = TUTTI_UINT32, .op = TUTTI_SUM, .root = -1,
+    struct tutti_op_desc d = {.coll = TUTTI_COLL_ALLREDUCE,
+                              .sendbuf = a,
+                              .recvbuf = a,
+                              .count = 16,
+                              .dt = TUTTI_UINT32,
+                              .op = TUTTI_SUM,
+                              .root = -1,
                               .peer = -1};
     struct tutti_plan plan;
     memset(&plan, 0, sizeof(plan));
@@ -580,8 +644,13 @@ Test(algos, out_of_place_input_is_read_once_while_it_is_sent)
     struct tutti_plan_params pp = params(0, 4, 1, 1024, -1);
     /* Broadcast root and all-gather: every chunk of the input goes to the peer and to the
      * output in one copy-send step; no separate copy pass over the input. */
-    struct tutti_op_desc bc = {.coll = TUTTI_COLL_BROADCAST, .sendbuf = in, .recvbuf = out,
-                               .count = 8192, .dt = TUTTI_UINT32, .op = TUTTI_SUM, .root = 0,
+    struct tutti_op_desc bc = {.coll = TUTTI_COLL_BROADCAST,
+                               .sendbuf = in,
+                               .recvbuf = out,
+                               .count = 8192,
+                               .dt = TUTTI_UINT32,
+                               .op = TUTTI_SUM,
+                               .root = 0,
                                .peer = -1};
     struct tutti_op_desc ag = bc;
     ag.coll = TUTTI_COLL_ALLGATHER;

@@ -100,7 +100,7 @@ static int child_status(pid_t pid)
 static tutti_status_t wait_peek(struct tutti_tconn *c, const void **buf, size_t *len)
 {
     tutti_status_t st;
-    for (long i = 0; (st = OPS->recv_peek(c, buf, len)) == TUTTI_IN_PROGRESS && i < 200000000;
+    for (long i = 0; (st = OPS->recv_peek(c, buf, len, NULL)) == TUTTI_IN_PROGRESS && i < 200000000;
          i++) {
     }
     return st;
@@ -122,6 +122,12 @@ static size_t msg_len(int i, size_t slot)
     return (size_t)(i * 7919) % (slot + 1);
 }
 
+/* Any 32 bytes: the transport carries the fingerprint of message i of `sender` unread. */
+static struct tutti_fp msg_fp(int sender, int i)
+{
+    return (struct tutti_fp){{(uint64_t)i, (uint64_t)sender, (uint64_t)i * 7919, ~(uint64_t)i}};
+}
+
 static int stream(struct side *s, int n)
 {
     struct tutti_tconn *c = NULL;
@@ -134,11 +140,16 @@ static int stream(struct side *s, int n)
         if (sent < n && OPS->send_acquire(c, &sb, &cap) == TUTTI_OK) {
             size_t l = msg_len(sent, c->slot_size);
             memset(sb, (sent + s->rank) & 0xff, l);
-            EXPECT(OPS->send_post(c, l) == TUTTI_OK, "post");
+            struct tutti_fp fp = msg_fp(s->rank, sent);
+            EXPECT(OPS->send_post(c, l, &fp) == TUTTI_OK, "post");
             sent++;
         }
-        if (got < n && OPS->recv_peek(c, &rb, &len) == TUTTI_OK) {
+        const struct tutti_fp *rfp = NULL;
+        if (got < n && OPS->recv_peek(c, &rb, &len, &rfp) == TUTTI_OK) {
+            struct tutti_fp want = msg_fp(1 - s->rank, got);
             EXPECT(len == msg_len(got, c->slot_size), "message %d has %zu bytes", got, len);
+            EXPECT(rfp != NULL && memcmp(rfp, &want, sizeof(want)) == 0,
+                   "message %d: another fingerprint", got);
             for (size_t k = 0; k < len; k++) {
                 EXPECT(((const uint8_t *)rb)[k] == ((got + 1 - s->rank) & 0xff), "byte %zu", k);
             }
@@ -183,7 +194,7 @@ static int early_sender(struct side *s, uint64_t id)
         size_t cap;
         EXPECT(wait_acquire(c, &b, &cap) == TUTTI_OK, "acquire %d", i);
         memset(b, 0x40 + i, 16);
-        EXPECT(OPS->send_post(c, 16) == TUTTI_OK, "post");
+        EXPECT(OPS->send_post(c, 16, NULL) == TUTTI_OK, "post");
     }
     OPS->close(c);
     OPS->fini(s->tctx); /* destroyed: its FIFO names are gone */
@@ -212,7 +223,7 @@ Test(shm, receiver_reads_what_a_closed_sender_posted, .timeout = 60)
     }
     const void *b;
     size_t len;
-    cr_assert_eq(OPS->recv_peek(c, &b, &len), TUTTI_ERR_REMOTE, "nothing more will come");
+    cr_assert_eq(OPS->recv_peek(c, &b, &len, NULL), TUTTI_ERR_REMOTE, "nothing more will come");
     void *sb;
     size_t cap;
     cr_assert_eq(OPS->send_acquire(c, &sb, &cap), TUTTI_ERR_REMOTE, "the peer is gone");

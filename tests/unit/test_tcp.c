@@ -22,9 +22,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define OPS (&tutti__tcp_ops)
+#define OPS  (&tutti__tcp_ops)
 #define SLOT 32768
-#define SEC 1000000000LL
+#define SEC  1000000000LL
 
 #include "expect.h"
 
@@ -186,6 +186,14 @@ static uint8_t msg_byte(int sender, int ch, uint32_t i, size_t j)
     return (uint8_t)(mix(i ^ ((uint32_t)sender << 24) ^ ((uint32_t)ch << 16)) + j * 7);
 }
 
+/* The fingerprint message i of `sender` on channel ch goes with (any 32 bytes: the transport
+ * carries them without reading them). */
+static struct tutti_fp msg_fp(int sender, int ch, uint32_t i)
+{
+    return (struct tutti_fp){
+        {i, (uint64_t)ch << 32 | (uint32_t)sender, mix(i) | 1ull << 40, ~(uint64_t)i}};
+}
+
 /* Post what fits and take what arrived on one channel; returns 0 or a failed line. */
 static int stream_step(struct rank *r, int ch, uint32_t n, uint32_t *sent, uint32_t *got)
 {
@@ -200,14 +208,19 @@ static int stream_step(struct rank *r, int ch, uint32_t n, uint32_t *sent, uint3
         for (size_t j = 0; j < sz; j++) {
             ((uint8_t *)buf)[j] = msg_byte(r->rank, ch, *sent, j);
         }
-        EXPECT(OPS->send_post(c, sz) == TUTTI_OK, "send_post: %s", tutti_last_error(NULL));
+        struct tutti_fp fp = msg_fp(r->rank, ch, *sent);
+        EXPECT(OPS->send_post(c, sz, &fp) == TUTTI_OK, "send_post: %s", tutti_last_error(NULL));
         (*sent)++;
     }
-    while (*got < n && (st = OPS->recv_peek(c, &rbuf, &len)) != TUTTI_IN_PROGRESS) {
+    const struct tutti_fp *rfp = NULL;
+    while (*got < n && (st = OPS->recv_peek(c, &rbuf, &len, &rfp)) != TUTTI_IN_PROGRESS) {
         EXPECT(st == TUTTI_OK, "recv_peek: %s", tutti_last_error(NULL));
         int peer = 1 - r->rank;
         EXPECT(len == msg_size(peer, ch, *got), "channel %d message %u: %zu bytes, expected %zu",
                ch, *got, len, msg_size(peer, ch, *got));
+        struct tutti_fp want = msg_fp(peer, ch, *got);
+        EXPECT(rfp != NULL && memcmp(rfp, &want, sizeof(want)) == 0,
+               "channel %d message %u: another fingerprint", ch, *got);
         for (size_t j = 0; j < len; j++) {
             EXPECT(((const uint8_t *)rbuf)[j] == msg_byte(peer, ch, *got, j),
                    "channel %d message %u byte %zu differs", ch, *got, j);
@@ -458,7 +471,7 @@ static tutti_status_t wait_recv(struct tutti_tconn *c)
     tutti_status_t st = TUTTI_IN_PROGRESS;
     for (int64_t end = tutti__now_ns() + 5 * SEC; st == TUTTI_IN_PROGRESS; usleep(100)) {
         st = OPS->progress(c, &moved);
-        st = st == TUTTI_OK ? OPS->recv_peek(c, &buf, &len) : st;
+        st = st == TUTTI_OK ? OPS->recv_peek(c, &buf, &len, NULL) : st;
         cr_assert_lt(tutti__now_ns(), end, "no error within 5 s");
     }
     return st;
@@ -486,7 +499,7 @@ Test(tcp, killed_peer_is_remote_error_not_hang, .timeout = 60)
         size_t cap;
         int moved;
         st = OPS->send_acquire(p.r.conn[1], &buf, &cap);
-        st = st == TUTTI_OK ? OPS->send_post(p.r.conn[1], SLOT) : st;
+        st = st == TUTTI_OK ? OPS->send_post(p.r.conn[1], SLOT, NULL) : st;
         st = st >= 0 ? OPS->progress(p.r.conn[1], &moved) : st;
         cr_assert_lt(tutti__now_ns(), end, "sending to a dead peer never failed");
     }
@@ -494,16 +507,23 @@ Test(tcp, killed_peer_is_remote_error_not_hang, .timeout = 60)
     rank_teardown(&p.r);
 }
 
+/* Three 100-byte frames of 'a', 'b', 'c' with the fingerprints msg_fp(1, 0, i); the second
+ * from the caller's memory (send_post_ref), as stable user data goes. */
 static int rank_send_three_then_exit(struct rank *r, int nsocks)
 {
     (void)nsocks;
+    static char by_ref[100];
     int rc = connect_channels(r, 1);
     for (uint32_t i = 0; rc == 0 && i < 3; i++) {
         void *buf;
         size_t cap;
+        struct tutti_fp fp = msg_fp(1, 0, i);
         EXPECT(OPS->send_acquire(r->conn[0], &buf, &cap) == TUTTI_OK, "acquire");
         memset(buf, 'a' + (int)i, 100);
-        EXPECT(OPS->send_post(r->conn[0], 100) == TUTTI_OK, "post");
+        memset(by_ref, 'a' + (int)i, sizeof(by_ref));
+        EXPECT((i == 1 ? OPS->send_post_ref(r->conn[0], by_ref, 100, &fp)
+                       : OPS->send_post(r->conn[0], 100, &fp)) == TUTTI_OK,
+               "post");
     }
     for (int done = 0; rc == 0 && !done;) {
         EXPECT(OPS->flushed(r->conn[0], &done) == TUTTI_OK, "flushed");
@@ -525,9 +545,11 @@ Test(tcp, data_sent_before_close_stays_readable, .timeout = 60)
         const void *buf;
         size_t len;
         cr_assert_eq(wait_recv(p.r.conn[0]), TUTTI_OK, "%s", tutti_last_error(NULL));
-        cr_assert_eq(OPS->recv_peek(p.r.conn[0], &buf, &len), TUTTI_OK);
+        const struct tutti_fp *fp = NULL, want = msg_fp(1, 0, (uint32_t)i);
+        cr_assert_eq(OPS->recv_peek(p.r.conn[0], &buf, &len, &fp), TUTTI_OK);
         cr_assert_eq(len, 100);
         cr_assert_eq(((const char *)buf)[99], 'a' + i);
+        cr_assert(fp != NULL && memcmp(fp, &want, sizeof(want)) == 0, "frame %d's fingerprint", i);
         cr_assert_eq(OPS->recv_release(p.r.conn[0]), TUTTI_OK);
     }
     cr_assert_eq(wait_recv(p.r.conn[0]), TUTTI_ERR_REMOTE, "a fourth message cannot come");
@@ -556,9 +578,12 @@ Test(tcp, placed_frames_land_in_the_callers_buffer, .timeout = 60)
         if (i == 2) { /* placing a frame that has arrived already changes nothing */
             cr_assert_eq(OPS->recv_place(c, 0, small, sizeof(small)), TUTTI_OK);
         }
-        cr_assert_eq(OPS->recv_peek(c, &buf, &len), TUTTI_OK);
+        const struct tutti_fp *fp = NULL, want = msg_fp(1, 0, (uint32_t)i);
+        cr_assert_eq(OPS->recv_peek(c, &buf, &len, &fp), TUTTI_OK);
         cr_assert_eq(len, 100);
         cr_assert_eq(buf == (const void *)fits, i == 0, "frame %d landed at %p", i, buf);
+        /* the header stays with the transport when the payload lands in the caller's buffer */
+        cr_assert(fp != NULL && memcmp(fp, &want, sizeof(want)) == 0, "frame %d's fingerprint", i);
         cr_assert_eq(((const char *)buf)[0], 'a' + i);
         cr_assert_eq(((const char *)buf)[99], 'a' + i);
         cr_assert_eq(OPS->recv_release(c), TUTTI_OK);
@@ -574,8 +599,11 @@ static int rank_abort(struct rank *r, int nsocks)
     if (rc != 0) {
         return rc;
     }
-    struct tutti_abort_info info = {.origin = 1, .culprit = 0, .status = TUTTI_ERR_REMOTE,
-                                    .seq = 7, .reason = "injected failure"};
+    struct tutti_abort_info info = {.origin = 1,
+                                    .culprit = 0,
+                                    .status = TUTTI_ERR_REMOTE,
+                                    .seq = 7,
+                                    .reason = "injected failure"};
     EXPECT(OPS->abort(r->tctx, &info) == TUTTI_OK, "abort");
     void *buf;
     size_t cap;
@@ -608,11 +636,12 @@ static int rank_forge(struct rank *r, int nsocks)
     if (rc != 0) {
         return rc;
     }
-    /* {type, length, sequence} as the transport writes them (little-endian host). */
-    const uint32_t forged[3][4] = {
-        {TCP_FRAME_DATA, SLOT + 1, 0, 0},  /* longer than a slot */
-        {TCP_FRAME_DATA, 5, 9, 0},         /* out of sequence */
-        {0xdeadbeefu, 0, 0, 0},            /* unknown type */
+    /* {type, length, sequence, fingerprint} as the transport writes them (little-endian
+     * host; the fingerprint, 8 words, zero). */
+    const uint32_t forged[3][TCP_HDR_BYTES / 4] = {
+        {TCP_FRAME_DATA, SLOT + 1, 0, 0}, /* longer than a slot */
+        {TCP_FRAME_DATA, 5, 9, 0},        /* out of sequence */
+        {0xdeadbeefu, 0, 0, 0},           /* unknown type */
     };
     for (int ch = 0; ch < 3; ch++) {
         struct tcp_conn *c = (struct tcp_conn *)r->conn[ch];
@@ -727,7 +756,7 @@ Test(tcp, full_receive_slots_push_back_on_the_sender, .timeout = 30)
         if (st == TUTTI_OK) {
             memset(buf, (int)(sent & 0xff), SLOT);
             memcpy(buf, &sent, sizeof(sent));
-            cr_assert_eq(OPS->send_post(tx, SLOT), TUTTI_OK);
+            cr_assert_eq(OPS->send_post(tx, SLOT, NULL), TUTTI_OK);
             sent++;
             stalls = 0;
         } else {
@@ -748,7 +777,7 @@ Test(tcp, full_receive_slots_push_back_on_the_sender, .timeout = 30)
     for (uint32_t got = 0; got < sent;) {
         const void *buf;
         size_t len;
-        tutti_status_t st = OPS->recv_peek(rx, &buf, &len);
+        tutti_status_t st = OPS->recv_peek(rx, &buf, &len, NULL);
         if (st == TUTTI_OK) {
             uint32_t seq;
             memcpy(&seq, buf, sizeof(seq));
@@ -801,7 +830,7 @@ Test(tcp, beats_vouch_without_counting_as_progress_and_leave_frames_intact, .tim
         while (OPS->send_acquire(tx, &buf, &cap) != TUTTI_OK) {
         }
         memset(buf, 'a' + i, 100);
-        cr_assert_eq(OPS->send_post(tx, 100), TUTTI_OK);
+        cr_assert_eq(OPS->send_post(tx, 100, NULL), TUTTI_OK);
         if (i == 0) {
             cr_assert_eq(OPS->beat(tx, 2 * SEC), TUTTI_OK);
         }
@@ -810,7 +839,7 @@ Test(tcp, beats_vouch_without_counting_as_progress_and_leave_frames_intact, .tim
     for (int i = 0; i < 2; i++) {
         const void *got;
         size_t len;
-        while (OPS->recv_peek(rx, &got, &len) == TUTTI_IN_PROGRESS) {
+        while (OPS->recv_peek(rx, &got, &len, NULL) == TUTTI_IN_PROGRESS) {
             cr_assert_eq(OPS->progress(tx, &moved), TUTTI_OK);
         }
         cr_assert_eq(len, 100);
@@ -859,18 +888,17 @@ static int rank_side(struct rank *r, int nsocks)
         size_t cap;
         EXPECT(OPS->send_acquire(both[k], &buf, &cap) == TUTTI_OK, "acquire %d", k);
         memset(buf, 'd' + k + 2 * r->rank, 10);
-        EXPECT(OPS->send_post(both[k], 10) == TUTTI_OK, "post %d", k);
+        EXPECT(OPS->send_post(both[k], 10, NULL) == TUTTI_OK, "post %d", k);
     }
     for (int k = 0; k < 2; k++) {
         const void *buf;
         size_t len;
         tutti_status_t st;
         int moved;
-        while ((st = OPS->recv_peek(both[k], &buf, &len)) == TUTTI_IN_PROGRESS) {
+        while ((st = OPS->recv_peek(both[k], &buf, &len, NULL)) == TUTTI_IN_PROGRESS) {
             EXPECT(OPS->progress(both[k], &moved) == TUTTI_OK && tutti__now_ns() < end, "wait");
         }
-        EXPECT(st == TUTTI_OK && len == 10 &&
-                   ((const char *)buf)[9] == 'd' + k + 2 * (1 - r->rank),
+        EXPECT(st == TUTTI_OK && len == 10 && ((const char *)buf)[9] == 'd' + k + 2 * (1 - r->rank),
                "connection %d carried the other one's message", k);
         EXPECT(OPS->recv_release(both[k]) == TUTTI_OK, "release");
     }

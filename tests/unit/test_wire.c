@@ -67,19 +67,21 @@ Test(tcp_frame, header_checks_name_what_is_wrong)
     uint8_t raw[TCP_HDR_BYTES];
     struct tcp_hdr h;
     char why[120];
-    tutti__tcp_hdr_encode(raw, TCP_FRAME_DATA, 100, 5);
+    struct tutti_fp fp = {{1, 2, 3, 0x0102030405060708ull}};
+    tutti__tcp_hdr_encode(raw, TCP_FRAME_DATA, 100, 5, &fp);
     cr_assert_eq(tutti__tcp_hdr_check(raw, 100, 5, &h, why, sizeof(why)), 0);
     cr_assert(h.type == TCP_FRAME_DATA && h.len == 100 && h.seq == 5);
+    cr_assert(memcmp(&h.fp, &fp, sizeof(fp)) == 0, "the fingerprint travels in the header");
     cr_assert_eq(tutti__tcp_hdr_check(raw, 99, 5, &h, why, sizeof(why)), -1);
     cr_assert(strstr(why, "exceeds the slot size 99") != NULL, "%s", why);
     cr_assert_eq(tutti__tcp_hdr_check(raw, 100, 6, &h, why, sizeof(why)), -1);
     cr_assert(strstr(why, "sequence number 5, expected 6") != NULL, "%s", why);
-    tutti__tcp_hdr_encode(raw, TCP_FRAME_ABORT, TCP_ABORT_BYTES - 1, 0);
+    tutti__tcp_hdr_encode(raw, TCP_FRAME_ABORT, TCP_ABORT_BYTES - 1, 0, NULL);
     cr_assert_eq(tutti__tcp_hdr_check(raw, 1 << 20, 0, &h, why, sizeof(why)), -1);
-    tutti__tcp_hdr_encode(raw, TCP_FRAME_BEAT, TCP_BEAT_BYTES + 1, 0);
+    tutti__tcp_hdr_encode(raw, TCP_FRAME_BEAT, TCP_BEAT_BYTES + 1, 0, NULL);
     cr_assert_eq(tutti__tcp_hdr_check(raw, 1 << 20, 0, &h, why, sizeof(why)), -1);
     cr_assert(strstr(why, "beat of 9 bytes") != NULL, "%s", why);
-    tutti__tcp_hdr_encode(raw, 0x41414141u, 0, 0);
+    tutti__tcp_hdr_encode(raw, 0x41414141u, 0, 0, NULL);
     cr_assert_eq(tutti__tcp_hdr_check(raw, 1 << 20, 0, &h, why, sizeof(why)), -1);
     cr_assert(strstr(why, "unknown type 0x41414141") != NULL, "%s", why);
 }

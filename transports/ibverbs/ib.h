@@ -13,10 +13,14 @@
  *
  * Slot k goes as one RDMA WRITE WITH IMMEDIATE on queue pair k % nqps into slot k % nslots of
  * the peer's receive FIFO; the immediate carries (k mod 256) << 24 | length, so the receiver
- * knows the length and checks the order. Each queue pair delivers in order, so the receiver
- * counts per queue pair which slot comes next (as TCP does per socket). When the receiver
- * releases a slot it returns a credit: a SEND WITH IMMEDIATE of no bytes on queue pair 0 whose
- * immediate is the number of slots released so far (mod 2^32). A slot may be written again
+ * knows the length and checks the order. The immediate is full, so the fingerprint of the
+ * operation (src/fp.h, 32 bytes) travels as a trailer: a second scatter-gather element of the
+ * same write, from the send slot's spare room, lands right after the payload in the receive
+ * slot (slots are IB_SLOT_PAD bytes longer than slot_size for it). The payload itself may come
+ * from registered user memory (send_post_ref) without a copy. Each queue pair delivers in order, so
+ * the receiver counts per queue pair which slot comes next (as TCP does per socket). When the
+ * receiver releases a slot it returns a credit: a SEND WITH IMMEDIATE of no bytes on queue pair 0
+ * whose immediate is the number of slots released so far (mod 2^32). A slot may be written again
  * once the peer has released it and its own write has completed here.
  *
  * Threads: a context and its connections are driven by one thread at a time, like TCP's.
@@ -35,6 +39,7 @@
 #define IB_IMM_LEN_BITS 24 /* the length field of a data immediate: slots below 16 MiB */
 #define IB_SLOT_MAX     (((size_t)1 << IB_IMM_LEN_BITS) - 1)
 #define IB_STASH        4 /* completions read while arming the channel, handled by the next progress */
+#define IB_SLOT_PAD     64 /* room after a slot's payload for the fingerprint trailer */
 
 /* What every rank publishes in its blob (little-endian), for can_connect before any set-up. */
 struct ib_blob {
@@ -90,6 +95,8 @@ struct ib_conn {
     /* receiving */
     uint64_t rnext[IB_MAX_QPS]; /* per queue pair: the next slot it brings */
     uint32_t *rlen;             /* per slot: its length */
+    struct tutti_fp rfp;        /* the peeked slot's fingerprint, copied out of its trailer
+                                   (which follows the payload, unaligned) */
     uint64_t rtail;             /* next slot to peek */
     uint64_t credit_sent;       /* the release count last sent back */
     struct ibv_wc stash[IB_STASH];
@@ -113,6 +120,12 @@ struct ib_ctx {
 
 /** The transport's table (registered by transports/registry.c). */
 extern const struct tutti_transport_ops tutti__ib_ops;
+
+/** Bytes from one slot of a FIFO to the next: the slot and room for the trailer. */
+static inline size_t ib_stride(const struct ib_conn *c)
+{
+    return c->base.slot_size + IB_SLOT_PAD;
+}
 
 /* ib_ctx.c */
 
@@ -145,9 +158,11 @@ tutti_status_t tutti__ib_post_recvs(struct ib_conn *c, int q);
 
 /* ib_data.c: the data path. */
 tutti_status_t tutti__ib_send_acquire(struct tutti_tconn *tc, void **buf_p, size_t *cap_p);
-tutti_status_t tutti__ib_send_post(struct tutti_tconn *tc, size_t bytes);
-tutti_status_t tutti__ib_send_post_ref(struct tutti_tconn *tc, const void *buf, size_t bytes);
-tutti_status_t tutti__ib_recv_peek(struct tutti_tconn *tc, const void **buf_p, size_t *len_p);
+tutti_status_t tutti__ib_send_post(struct tutti_tconn *tc, size_t bytes, const struct tutti_fp *fp);
+tutti_status_t tutti__ib_send_post_ref(struct tutti_tconn *tc, const void *buf, size_t bytes,
+                                       const struct tutti_fp *fp);
+tutti_status_t tutti__ib_recv_peek(struct tutti_tconn *tc, const void **buf_p, size_t *len_p,
+                                   const struct tutti_fp **fp_p);
 tutti_status_t tutti__ib_recv_release(struct tutti_tconn *tc);
 tutti_status_t tutti__ib_progress(struct tutti_tconn *tc, int *moved_p);
 tutti_status_t tutti__ib_flushed(struct tutti_tconn *tc, int *done_p);

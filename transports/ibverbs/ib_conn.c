@@ -67,7 +67,7 @@ static tutti_status_t resources_new(struct ib_conn *c)
     struct ib_ctx *ctx = c->ctx;
     struct tutti_ib_dev *d = &ctx->dev;
     char why[256];
-    size_t fifo = (size_t)c->nslots * c->base.slot_size;
+    size_t fifo = (size_t)c->nslots * ib_stride(c);
     c->sq_depth = 2 * c->nslots + 4; /* writes and credits */
     c->rq_depth = 2 * c->nslots + 4;
     c->chan = ibv_create_comp_channel(d->ctx);
@@ -127,7 +127,7 @@ static tutti_status_t side_send(struct ib_conn *c, const uint8_t *msg, size_t le
     }
     TUTTI_CHECK(st);
     memcpy(slot, msg, len);
-    return tutti__tcp_send_post(c->side, len);
+    return tutti__tcp_send_post(c->side, len, NULL);
 }
 
 /* The next message on the side connection: *len_p bytes at *msg_p, or IN_PROGRESS. */
@@ -136,7 +136,7 @@ static tutti_status_t side_peek(struct ib_conn *c, const uint8_t **msg_p, size_t
     int moved = 0;
     TUTTI_CHECK(tutti__tcp_progress(c->side, &moved));
     const void *buf;
-    tutti_status_t st = tutti__tcp_recv_peek(c->side, &buf, len_p);
+    tutti_status_t st = tutti__tcp_recv_peek(c->side, &buf, len_p, NULL);
     *msg_p = buf;
     return st;
 }
@@ -292,7 +292,7 @@ static void say_bye(struct ib_conn *c)
     if (tutti__tcp_send_acquire(c->side, &slot, &cap) == TUTTI_OK) {
         memcpy(slot, bye, sizeof(bye));
         int moved = 0;
-        if (tutti__tcp_send_post(c->side, sizeof(bye)) == TUTTI_OK) {
+        if (tutti__tcp_send_post(c->side, sizeof(bye), NULL) == TUTTI_OK) {
             (void)tutti__tcp_progress(c->side, &moved);
         }
     }

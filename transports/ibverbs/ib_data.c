@@ -114,9 +114,11 @@ static tutti_status_t on_data(struct ib_conn *c, int q, uint32_t imm)
                       imm >> IB_IMM_LEN_BITS, (unsigned long long)k);
     }
     if (len > c->base.slot_size || k >= c->rtail + (uint64_t)c->nslots) {
-        return bad_wc(c, q, "%u bytes written into slot %llu: beyond its credits (slots below %llu) "
-                      "or the slot size (%zu)", len, (unsigned long long)k,
-                      (unsigned long long)(c->rtail + c->nslots), c->base.slot_size);
+        return bad_wc(c, q,
+                      "%u bytes written into slot %llu: beyond its credits (slots below %llu) "
+                      "or the slot size (%zu)",
+                      len, (unsigned long long)k, (unsigned long long)(c->rtail + c->nslots),
+                      c->base.slot_size);
     }
     c->rlen[slot_of(c, k)] = len;
     c->rnext[q] = k + (uint64_t)c->nqps;
@@ -177,12 +179,12 @@ static tutti_status_t send_credit(struct ib_conn *c)
         return TUTTI_OK;
     }
     struct ibv_send_wr *bad, wr = {
-        .wr_id = WR_ID(WR_CREDIT, 0, 0),
-        .num_sge = 0,
-        .opcode = IBV_WR_SEND_WITH_IMM,
-        .send_flags = IBV_SEND_SIGNALED,
-        .imm_data = htonl((uint32_t)c->rtail),
-    };
+                                 .wr_id = WR_ID(WR_CREDIT, 0, 0),
+                                 .num_sge = 0,
+                                 .opcode = IBV_WR_SEND_WITH_IMM,
+                                 .send_flags = IBV_SEND_SIGNALED,
+                                 .imm_data = htonl((uint32_t)c->rtail),
+                             };
     int err = ibv_post_send(c->qp[0], &wr, &bad);
     if (err != 0) {
         char w[96];
@@ -273,7 +275,7 @@ tutti_status_t tutti__ib_send_acquire(struct tutti_tconn *tc, void **buf_p, size
                         (k < (uint64_t)c->nslots || write_done(c, k - (uint64_t)c->nslots));
         if (free_slot && c->sq_out[q] < c->sq_depth - 1) {
             c->sacquired = 1;
-            *buf_p = c->sbuf + slot_of(c, k) * c->base.slot_size;
+            *buf_p = c->sbuf + slot_of(c, k) * ib_stride(c);
             *cap_p = c->base.slot_size;
             return TUTTI_OK;
         }
@@ -283,8 +285,13 @@ tutti_status_t tutti__ib_send_acquire(struct tutti_tconn *tc, void **buf_p, size
     return TUTTI_IN_PROGRESS;
 }
 
-/* RDMA WRITE WITH IMMEDIATE of the acquired slot's `bytes`, read from src (lkey). */
-static tutti_status_t post_write(struct ib_conn *c, const void *src, size_t bytes, uint32_t lkey)
+/*
+ * RDMA WRITE WITH IMMEDIATE of the acquired slot's `bytes`, read from src (lkey), followed by
+ * the fingerprint trailer, which the second scatter-gather element reads from the send slot's
+ * spare room: it lands right after the payload in the peer's slot.
+ */
+static tutti_status_t post_write(struct ib_conn *c, const void *src, size_t bytes, uint32_t lkey,
+                                 const struct tutti_fp *fp)
 {
     if (c->status != TUTTI_OK) {
         return c->status;
@@ -296,19 +303,28 @@ static tutti_status_t post_write(struct ib_conn *c, const void *src, size_t byte
     }
     uint64_t k = c->shead;
     int q = qp_of(c, k);
-    struct ibv_sge sge = {
-        .addr = (uint64_t)(uintptr_t)src, .length = (uint32_t)bytes, .lkey = lkey};
-    uint32_t imm = (uint32_t)(k & 0xff) << IB_IMM_LEN_BITS | (uint32_t)bytes;
-    int inl = bytes <= (size_t)c->inline_max;
-    struct ibv_send_wr *bad, wr = {
-        .wr_id = WR_ID(WR_WRITE, q, k),
-        .sg_list = &sge,
-        .num_sge = bytes > 0 ? 1 : 0,
-        .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
-        .send_flags = IBV_SEND_SIGNALED | (inl ? IBV_SEND_INLINE : 0),
-        .imm_data = htonl(imm),
-        .wr.rdma = {.remote_addr = c->raddr + slot_of(c, k) * c->base.slot_size, .rkey = c->rkey},
+    uint8_t *trailer = c->sbuf + slot_of(c, k) * ib_stride(c) + c->base.slot_size;
+    if (fp != NULL) {
+        memcpy(trailer, fp, sizeof(*fp));
+    } else {
+        memset(trailer, 0, sizeof(*fp));
+    }
+    struct ibv_sge sge[2] = {
+        {.addr = (uint64_t)(uintptr_t)src, .length = (uint32_t)bytes, .lkey = lkey},
+        {.addr = (uint64_t)(uintptr_t)trailer, .length = sizeof(*fp), .lkey = c->smr->lkey},
     };
+    uint32_t imm = (uint32_t)(k & 0xff) << IB_IMM_LEN_BITS | (uint32_t)bytes;
+    int inl = bytes + sizeof(*fp) <= (size_t)c->inline_max;
+    struct ibv_send_wr *bad,
+        wr = {
+            .wr_id = WR_ID(WR_WRITE, q, k),
+            .sg_list = bytes > 0 ? &sge[0] : &sge[1],
+            .num_sge = bytes > 0 ? 2 : 1,
+            .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+            .send_flags = IBV_SEND_SIGNALED | (inl ? IBV_SEND_INLINE : 0),
+            .imm_data = htonl(imm),
+            .wr.rdma = {.remote_addr = c->raddr + slot_of(c, k) * ib_stride(c), .rkey = c->rkey},
+        };
     int err = ibv_post_send(c->qp[q], &wr, &bad);
     if (err != 0) {
         char w[96];
@@ -321,27 +337,29 @@ static tutti_status_t post_write(struct ib_conn *c, const void *src, size_t byte
     return TUTTI_OK;
 }
 
-tutti_status_t tutti__ib_send_post(struct tutti_tconn *tc, size_t bytes)
+tutti_status_t tutti__ib_send_post(struct tutti_tconn *tc, size_t bytes, const struct tutti_fp *fp)
 {
     struct ib_conn *c = (struct ib_conn *)tc;
-    return post_write(c, c->sbuf + slot_of(c, c->shead) * c->base.slot_size, bytes, c->smr->lkey);
+    return post_write(c, c->sbuf + slot_of(c, c->shead) * ib_stride(c), bytes, c->smr->lkey, fp);
 }
 
-tutti_status_t tutti__ib_send_post_ref(struct tutti_tconn *tc, const void *buf, size_t bytes)
+tutti_status_t tutti__ib_send_post_ref(struct tutti_tconn *tc, const void *buf, size_t bytes,
+                                       const struct tutti_fp *fp)
 {
     struct ib_conn *c = (struct ib_conn *)tc;
     struct ibv_mr *mr = c->ctx->regs != NULL ? tutti__ib_reg_find(c->ctx, buf, bytes) : NULL;
     if (mr != NULL) {
         tutti__ib_count_zero_copy();
-        return post_write(c, buf, bytes, mr->lkey); /* registered by the program: no copy */
+        return post_write(c, buf, bytes, mr->lkey, fp); /* registered by the program: no copy */
     }
     if (c->sacquired && bytes <= c->base.slot_size) {
-        memcpy(c->sbuf + slot_of(c, c->shead) * c->base.slot_size, buf, bytes);
+        memcpy(c->sbuf + slot_of(c, c->shead) * ib_stride(c), buf, bytes);
     }
-    return tutti__ib_send_post(tc, bytes);
+    return tutti__ib_send_post(tc, bytes, fp);
 }
 
-tutti_status_t tutti__ib_recv_peek(struct tutti_tconn *tc, const void **buf_p, size_t *len_p)
+tutti_status_t tutti__ib_recv_peek(struct tutti_tconn *tc, const void **buf_p, size_t *len_p,
+                                   const struct tutti_fp **fp_p)
 {
     struct ib_conn *c = (struct ib_conn *)tc;
     if (c->status != TUTTI_OK) {
@@ -361,8 +379,13 @@ tutti_status_t tutti__ib_recv_peek(struct tutti_tconn *tc, const void **buf_p, s
         }
     }
     size_t slot = slot_of(c, c->rtail);
-    *buf_p = c->rbuf + slot * c->base.slot_size;
+    const uint8_t *p = c->rbuf + slot * ib_stride(c);
+    *buf_p = p;
     *len_p = c->rlen[slot];
+    if (fp_p != NULL) {
+        memcpy(&c->rfp, p + c->rlen[slot], sizeof(c->rfp)); /* the trailer after the payload */
+        *fp_p = &c->rfp;
+    }
     return TUTTI_OK;
 }
 
@@ -409,7 +432,7 @@ tutti_status_t tutti__ib_side_check(struct ib_conn *c)
     const void *msg;
     size_t len;
     while (tutti__tcp_recv_ready(c->side) &&
-           tutti__tcp_recv_peek(c->side, &msg, &len) == TUTTI_OK) {
+           tutti__tcp_recv_peek(c->side, &msg, &len, NULL) == TUTTI_OK) {
         if (tutti__ib_msg_kind(msg, len) != IB_MSG_BYE) {
             return tutti__ib_conn_fail(c, TUTTI_ERR_REMOTE,
                                        "ib: unexpected message of %zu bytes "

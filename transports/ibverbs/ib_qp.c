@@ -67,7 +67,7 @@ void tutti__ib_dev_close(struct tutti_ib_dev *d)
 
 static enum ibv_mtu mtu_enum(uint32_t bytes)
 {
-    return bytes >= 4096 ? IBV_MTU_4096
+    return bytes >= 4096   ? IBV_MTU_4096
            : bytes >= 2048 ? IBV_MTU_2048
            : bytes >= 1024 ? IBV_MTU_1024
            : bytes >= 512  ? IBV_MTU_512
@@ -82,8 +82,11 @@ int tutti__ib_qp_create(struct tutti_ib_dev *d, struct ibv_cq *cq, int depth, in
         .send_cq = cq,
         .recv_cq = cq,
         .qp_type = IBV_QPT_RC,
-        .cap = {.max_send_wr = (uint32_t)depth, .max_recv_wr = (uint32_t)depth,
-                .max_send_sge = 1, .max_recv_sge = 1, .max_inline_data = (uint32_t)*inline_p},
+        .cap = {.max_send_wr = (uint32_t)depth,
+                .max_recv_wr = (uint32_t)depth,
+                .max_send_sge = 2,
+                .max_recv_sge = 1,
+                .max_inline_data = (uint32_t)*inline_p},
     };
     struct ibv_qp *qp = ibv_create_qp(d->pd, &ia);
     if (qp == NULL && *inline_p > 0) { /* some devices take less inline data: try without */
@@ -98,8 +101,8 @@ int tutti__ib_qp_create(struct tutti_ib_dev *d, struct ibv_cq *cq, int depth, in
                             .pkey_index = 0,
                             .port_num = (uint8_t)d->port.port,
                             .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE};
-    int err = ibv_modify_qp(qp, &a,
-                            IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+    int err =
+        ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
     if (err != 0) {
         ibv_destroy_qp(qp);
         return fail(why, len, d, "queue pair to INIT", err);
@@ -133,8 +136,10 @@ int tutti__ib_qp_connect(struct tutti_ib_dev *d, struct ibv_qp *qp,
         .rq_psn = peer->psn,
         .max_dest_rd_atomic = 1,
         .min_rnr_timer = 12,
-        .ah_attr = {.dlid = peer->lid, .sl = (uint8_t)(tutti__env()->IB_SL & 15),
-                    .src_path_bits = 0, .port_num = (uint8_t)d->port.port},
+        .ah_attr = {.dlid = peer->lid,
+                    .sl = (uint8_t)(tutti__env()->IB_SL & 15),
+                    .src_path_bits = 0,
+                    .port_num = (uint8_t)d->port.port},
     };
     if (mine->link == TUTTI_IB_LINK_ETH) { /* RoCE: always routed by GID */
         a.ah_attr.is_global = 1;
@@ -167,7 +172,6 @@ int tutti__ib_qp_connect(struct tutti_ib_dev *d, struct ibv_qp *qp,
 void tutti__ib_wc_error(const struct tutti_ib_dev *d, const struct ibv_wc *wc, char *out,
                         size_t len)
 {
-    snprintf(out, len, "%s:%d QP %u: %s (status %d, vendor error 0x%x)", d->port.dev,
-             d->port.port, wc->qp_num, ibv_wc_status_str(wc->status), (int)wc->status,
-             wc->vendor_err);
+    snprintf(out, len, "%s:%d QP %u: %s (status %d, vendor error 0x%x)", d->port.dev, d->port.port,
+             wc->qp_num, ibv_wc_status_str(wc->status), (int)wc->status, wc->vendor_err);
 }

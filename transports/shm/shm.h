@@ -25,7 +25,7 @@
 
 #define TUTTI_SHM_CTL_MAGIC  0x4c544353u /* "SCTL" */
 #define TUTTI_SHM_FIFO_MAGIC 0x4f464953u /* "SFIO" */
-#define TUTTI_SHM_SLOT_HDR   64          /* slot header: length, padded to a cache line */
+#define TUTTI_SHM_SLOT_HDR   64          /* slot header (struct shm_slot_hdr), a cache line */
 
 extern const struct tutti_transport_ops tutti__shm_ops;
 
@@ -53,6 +53,13 @@ struct shm_ctl {
     struct tutti_abort_info abort_info;
     struct tutti_seq_board seq; /* the owner's operation counters, for hang reports */
 };
+
+/* The header of every slot: its length and the fingerprint of the operation it belongs to. */
+struct shm_slot_hdr {
+    uint64_t len;
+    struct tutti_fp fp;
+};
+_Static_assert(sizeof(struct shm_slot_hdr) <= TUTTI_SHM_SLOT_HDR, "slot header fits");
 
 /* Head of one FIFO segment; slots follow at fifo_slot(). */
 struct shm_fifo_hdr {
@@ -116,8 +123,9 @@ void tutti__shm_unlink_attached(struct shm_ctx *ctx);
 
 /* shm_data.c */
 tutti_status_t tutti__shm_send_acquire(struct tutti_tconn *c, void **buf_p, size_t *cap_p);
-tutti_status_t tutti__shm_send_post(struct tutti_tconn *c, size_t bytes);
-tutti_status_t tutti__shm_recv_peek(struct tutti_tconn *c, const void **buf_p, size_t *len_p);
+tutti_status_t tutti__shm_send_post(struct tutti_tconn *c, size_t bytes, const struct tutti_fp *fp);
+tutti_status_t tutti__shm_recv_peek(struct tutti_tconn *c, const void **buf_p, size_t *len_p,
+                                    const struct tutti_fp **fp_p);
 tutti_status_t tutti__shm_recv_release(struct tutti_tconn *c);
 void tutti__shm_ring(struct shm_ctl *ctl);
 
@@ -152,7 +160,7 @@ void tutti__shm_forget(const struct shm_ctx *ctx, int rank);
 /** Offset of the first slot in a FIFO segment. */
 #define TUTTI_SHM_FIFO_HDR_BYTES ((sizeof(struct shm_fifo_hdr) + 63) & ~(size_t)63)
 
-/** Header (length word) of slot number i (a counter value, taken modulo nslots). */
+/** Header (struct shm_slot_hdr) of slot number i (a counter value, taken modulo nslots). */
 static inline uint8_t *tutti__shm_slot(const struct shm_fifo *f, uint64_t i)
 {
     return f->slots + (size_t)(i % f->nslots) * f->stride;

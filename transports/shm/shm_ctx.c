@@ -224,7 +224,8 @@ static int process_ended(const struct shm_peer *p)
 /*
  * An abort notice a peer posted on this rank's board: TUTTI_ERR_REMOTE naming the peer, or
  * TUTTI_OK when there is none. The peer's own status (TIMEOUT, ABORTED...) is its business: here
- * it is a peer that reported a failure, which tutti/coll.h calls REMOTE (as TCP's notices are).
+ * it is a peer that reported a failure, which tutti/coll.h calls REMOTE (as TCP's notices are);
+ * only calls that differ between ranks stay MISMATCH everywhere (tutti__notice_status).
  */
 static tutti_status_t board_notice(struct shm_ctx *ctx)
 {
@@ -235,13 +236,12 @@ static tutti_status_t board_notice(struct shm_ctx *ctx)
     char reason[sizeof(ai->reason) + 1];
     memcpy(reason, ai->reason, sizeof(ai->reason));
     reason[sizeof(ai->reason)] = '\0';
+    tutti_status_t st = tutti__notice_status(ai);
     if (ai->culprit >= 0 && ai->culprit != ai->origin) {
-        return tutti__set_error(ctx->args.comm, TUTTI_ERR_REMOTE,
-                                "rank %d reports that rank %d failed: %s", ai->origin, ai->culprit,
-                                reason);
+        return tutti__set_error(ctx->args.comm, st, "rank %d reports that rank %d failed: %s",
+                                ai->origin, ai->culprit, reason);
     }
-    return tutti__set_error(ctx->args.comm, TUTTI_ERR_REMOTE, "rank %d reports: %s", ai->origin,
-                            reason);
+    return tutti__set_error(ctx->args.comm, st, "rank %d reports: %s", ai->origin, reason);
 }
 
 tutti_status_t tutti__shm_peer_gone(struct shm_ctx *ctx, int rank)
@@ -331,11 +331,13 @@ static tutti_status_t shm_flushed(struct tutti_tconn *c, int *done_p)
     return TUTTI_OK;
 }
 
-static tutti_status_t shm_send_post_ref(struct tutti_tconn *c, const void *buf, size_t bytes)
+static tutti_status_t shm_send_post_ref(struct tutti_tconn *c, const void *buf, size_t bytes,
+                                        const struct tutti_fp *fp)
 {
     (void)c;
     (void)buf;
     (void)bytes;
+    (void)fp;
     return TUTTI_ERR_UNSUPPORTED; /* the peer can only read shared memory: data is copied */
 }
 

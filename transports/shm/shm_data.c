@@ -1,9 +1,9 @@
 /*
  * shm_data.c - the shared-memory FIFO operations: single producer, single consumer rings of
- * fixed-size slots with a length word per slot. Each side caches the other side's counter and
- * reads the shared one only when its cached view says "full" or "empty", so a steady stream
- * costs one cache-line transfer per slot and counter. After publishing, a side rings the
- * peer's doorbell only if the peer announced that it is going to sleep.
+ * fixed-size slots with a header per slot (length and fingerprint). Each side caches the other
+ * side's counter and reads the shared one only when its cached view says "full" or "empty", so a
+ * steady stream costs one cache-line transfer per slot and counter. After publishing, a side rings
+ * the peer's doorbell only if the peer announced that it is going to sleep.
  */
 #include "shm.h"
 #include "check.h"
@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -52,18 +53,26 @@ tutti_status_t tutti__shm_send_acquire(struct tutti_tconn *conn, void **buf_p, s
     return TUTTI_OK;
 }
 
-tutti_status_t tutti__shm_send_post(struct tutti_tconn *conn, size_t bytes)
+tutti_status_t tutti__shm_send_post(struct tutti_tconn *conn, size_t bytes,
+                                    const struct tutti_fp *fp)
 {
     struct shm_conn *c = (struct shm_conn *)conn;
     struct shm_fifo *f = &c->send;
-    *(uint64_t *)tutti__shm_slot(f, f->mine) = bytes;
+    struct shm_slot_hdr *h = (struct shm_slot_hdr *)(void *)tutti__shm_slot(f, f->mine);
+    h->len = bytes;
+    if (fp != NULL) {
+        h->fp = *fp;
+    } else {
+        memset(&h->fp, 0, sizeof(h->fp));
+    }
     f->mine++;
     atomic_store_explicit(&f->hdr->head, f->mine, memory_order_release);
     wake_if_sleeping(c->peer_ctl);
     return TUTTI_OK;
 }
 
-tutti_status_t tutti__shm_recv_peek(struct tutti_tconn *conn, const void **buf_p, size_t *len_p)
+tutti_status_t tutti__shm_recv_peek(struct tutti_tconn *conn, const void **buf_p, size_t *len_p,
+                                    const struct tutti_fp **fp_p)
 {
     struct shm_conn *c = (struct shm_conn *)conn;
     struct shm_fifo *f = &c->recv;
@@ -83,7 +92,8 @@ tutti_status_t tutti__shm_recv_peek(struct tutti_tconn *conn, const void **buf_p
         }
     }
     const uint8_t *slot = tutti__shm_slot(f, f->mine);
-    uint64_t len = *(const volatile uint64_t *)slot;
+    const struct shm_slot_hdr *h = (const struct shm_slot_hdr *)(const void *)slot;
+    uint64_t len = *(const volatile uint64_t *)&h->len;
     if (len > f->stride - TUTTI_SHM_SLOT_HDR) {
         return tutti__set_error(c->ctx->args.comm, TUTTI_ERR_REMOTE,
                                 "rank %d wrote a shm slot of %llu bytes, larger than the slot",
@@ -91,6 +101,9 @@ tutti_status_t tutti__shm_recv_peek(struct tutti_tconn *conn, const void **buf_p
     }
     *buf_p = slot + TUTTI_SHM_SLOT_HDR;
     *len_p = (size_t)len;
+    if (fp_p != NULL) {
+        *fp_p = &h->fp; /* the sender does not touch the slot again before our release */
+    }
     return TUTTI_OK;
 }
 

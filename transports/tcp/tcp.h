@@ -6,9 +6,14 @@
  * connections being set up by this rank. A connection (one peer, one channel) owns nsocks
  * sockets and two FIFOs of nslots slots. Slot k travels as one frame on socket k % nsocks:
  *
- *   frame = header (16 bytes, little-endian) + payload (header.len bytes)
- *   header = { u32 type (TCP_FRAME_DATA, _ABORT or _BEAT), u32 len, u64 seq (= k) }
+ *   frame = header (48 bytes, little-endian) + payload (header.len bytes)
+ *   header = { u32 type (TCP_FRAME_DATA, _ABORT or _BEAT), u32 len, u64 seq (= k),
+ *              fingerprint (32 bytes: the operation a DATA frame belongs to, src/fp.h; zero
+ *              in other frames) }
  *
+ * The fingerprint is in the header, not the payload, because payloads travel from and into
+ * user memory (send_post_ref, recv_place); this layer carries it without reading it (the
+ * executor checks it, and a fingerprint that does not parse is a protocol error there).
  * Each socket keeps its frames in order, so the receiver knows which sequence number comes
  * next on every socket and checks it. An ABORT frame carries a struct tutti_abort_info. A BEAT
  * frame (between two data frames, carrying the next one's sequence number, which it does not
@@ -30,7 +35,7 @@
 #include <stdint.h>
 
 #define TCP_MAX_SOCKS   16
-#define TCP_HDR_BYTES   16
+#define TCP_HDR_BYTES   48
 #define TCP_ABORT_BYTES ((uint32_t)sizeof(struct tutti_abort_info)) /* ABORT frame payload */
 #define TCP_BEAT_BYTES  8u                                          /* BEAT frame payload */
 
@@ -45,6 +50,7 @@ enum {
 struct tcp_hdr {
     uint32_t type, len;
     uint64_t seq;
+    struct tutti_fp fp;
 };
 
 /*
@@ -71,10 +77,11 @@ struct tcp_sock {
     uint64_t rnext;              /* sequence number of the frame being read */
     uint8_t rhdr[TCP_HDR_BYTES]; /* its header as it arrives */
     size_t rhdr_got;             /* header bytes read */
-    int rhdr_ok;                 /* header complete and valid: rtype/rlen hold it */
+    int rhdr_ok;                 /* header complete and valid: rtype/rlen/rfp hold it */
     uint32_t rtype, rlen;
-    size_t rpay_got;  /* payload bytes read */
-    uint8_t *rtarget; /* where the payload goes: a slot or a placed buffer */
+    struct tutti_fp rfp; /* its fingerprint (rhdr is overwritten by the next header early) */
+    size_t rpay_got;     /* payload bytes read */
+    uint8_t *rtarget;    /* where the payload goes: a slot or a placed buffer */
     uint8_t rabort[sizeof(struct tutti_abort_info)]; /* payload of an ABORT frame */
     uint8_t rbeat[TCP_BEAT_BYTES];                   /* payload of a BEAT frame */
 };
@@ -109,6 +116,7 @@ struct tcp_conn {
     /* receive FIFO: slot k is complete when k < socks[k % nsocks].rnext */
     uint8_t *rbuf;
     uint32_t *rlen;
+    struct tutti_fp *rfp;    /* per receive slot: the fingerprint its frame came with */
     struct tcp_place *place; /* per receive slot */
     uint64_t rtail;          /* next slot to peek */
     struct tcp_sock socks[];
@@ -223,13 +231,15 @@ void tutti__tcp_accept_fini(struct tcp_ctx *ctx);
 void tutti__tcp_hello_encode(const struct tcp_hello *h, uint8_t p[TUTTI_HS_PAYLOAD]);
 void tutti__tcp_hello_decode(const uint8_t p[TUTTI_HS_PAYLOAD], struct tcp_hello *h);
 
-/** Encode a frame header. */
-void tutti__tcp_hdr_encode(uint8_t p[TCP_HDR_BYTES], uint32_t type, uint32_t len, uint64_t seq);
+/** Encode a frame header; fp NULL: a zero fingerprint. */
+void tutti__tcp_hdr_encode(uint8_t p[TCP_HDR_BYTES], uint32_t type, uint32_t len, uint64_t seq,
+                           const struct tutti_fp *fp);
 
 /**
  * Decode and check a received header: a known type, a DATA length of at most slot_size, an
  * ABORT length of exactly TCP_ABORT_BYTES, a BEAT length of TCP_BEAT_BYTES, the sequence
- * number expect_seq. Returns 0 with *h filled, or -1 with the reason in why (h untouched).
+ * number expect_seq; the fingerprint is copied as it is (its checks are the executor's).
+ * Returns 0 with *h filled, or -1 with the reason in why (h untouched).
  */
 int tutti__tcp_hdr_check(const uint8_t p[TCP_HDR_BYTES], size_t slot_size, uint64_t expect_seq,
                          struct tcp_hdr *h, char *why, size_t len);
@@ -244,26 +254,31 @@ int64_t tutti__tcp_beat_age(const uint8_t p[TCP_BEAT_BYTES]);
 void tutti__tcp_abort_encode(uint8_t p[TCP_ABORT_BYTES], const struct tutti_abort_info *info);
 void tutti__tcp_abort_decode(const uint8_t p[TCP_ABORT_BYTES], struct tutti_abort_info *info);
 
-/* tcp_data.c: connections and their data path. */
+/* tcp_fifo.c: a connection's memory and close. */
 
 /** Make a connection of `kind` over nsocks connected, authenticated sockets (fds[i] =
  * socket i). */
 tutti_status_t tutti__tcp_conn_new(struct tcp_ctx *ctx, int kind, int peer, int channel,
                                    const int *fds, int nsocks, struct tcp_conn **conn_p);
 
+/* tcp_data.c: the data path. */
+
 /** Best effort, non-blocking: an ABORT frame on every socket that can take it, then shutdown. */
 void tutti__tcp_conn_abort(struct tcp_conn *c, const struct tutti_abort_info *info);
 
 tutti_status_t tutti__tcp_send_acquire(struct tutti_tconn *tc, void **buf_p, size_t *cap_p);
-tutti_status_t tutti__tcp_send_post(struct tutti_tconn *tc, size_t bytes);
-tutti_status_t tutti__tcp_send_post_ref(struct tutti_tconn *tc, const void *buf, size_t bytes);
-tutti_status_t tutti__tcp_recv_peek(struct tutti_tconn *tc, const void **buf_p, size_t *len_p);
+tutti_status_t tutti__tcp_send_post(struct tutti_tconn *tc, size_t bytes,
+                                    const struct tutti_fp *fp);
+tutti_status_t tutti__tcp_send_post_ref(struct tutti_tconn *tc, const void *buf, size_t bytes,
+                                        const struct tutti_fp *fp);
+tutti_status_t tutti__tcp_recv_peek(struct tutti_tconn *tc, const void **buf_p, size_t *len_p,
+                                    const struct tutti_fp **fp_p);
 tutti_status_t tutti__tcp_recv_place(struct tutti_tconn *tc, uint32_t ahead, void *dst, size_t cap);
 tutti_status_t tutti__tcp_recv_release(struct tutti_tconn *tc);
 tutti_status_t tutti__tcp_progress(struct tutti_tconn *tc, int *moved_p);
 tutti_status_t tutti__tcp_flushed(struct tutti_tconn *tc, int *done_p);
 tutti_status_t tutti__tcp_beat(struct tutti_tconn *tc, int64_t age_ns);
 int tutti__tcp_pollfds(struct tutti_tconn *tc, struct pollfd *fds, int max);
-tutti_status_t tutti__tcp_close(struct tutti_tconn *tc);
+tutti_status_t tutti__tcp_close(struct tutti_tconn *tc); /* tcp_fifo.c */
 
 #endif /* TUTTI_TCP_H */

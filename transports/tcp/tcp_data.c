@@ -68,8 +68,7 @@ static int slot_arrived(struct tcp_conn *c, uint64_t k)
 }
 
 /* Add [base, base + len) to iov, minus the first *skip bytes of the frame (already sent). */
-static void add_iov(struct iovec *iov, int *n, void *base, size_t len, size_t *skip,
-                    size_t *want)
+static void add_iov(struct iovec *iov, int *n, void *base, size_t len, size_t *skip, size_t *want)
 {
     if (*skip >= len) {
         *skip -= len;
@@ -110,8 +109,7 @@ static tutti_status_t write_failed(struct tcp_conn *c, struct tcp_sock *s)
         TUTTI_CHECK(sock_read(c, s, &ignored));
         return peer_closed(c, s);
     }
-    return conn_fail(c, TUTTI_ERR_SYSTEM, "cannot send to %s: %s", c->peer_name,
-                     strerror(s->cerr));
+    return conn_fail(c, TUTTI_ERR_SYSTEM, "cannot send to %s: %s", c->peer_name, strerror(s->cerr));
 }
 
 /* Write the frames queued on socket s until the kernel takes no more. */
@@ -148,8 +146,8 @@ static tutti_status_t sock_write(struct tcp_conn *c, struct tcp_sock *s, int *mo
         for (uint64_t k = s->snext; k < c->shead && n + 2 <= TCP_IOV_MAX; k += c->nsocks) {
             size_t slot = slot_of(c, k);
             add_iov(iov, &n, c->shdr[slot], TCP_HDR_BYTES, &skip, &want);
-            const uint8_t *pay = c->sref[slot] != NULL ? c->sref[slot]
-                                                        : c->sbuf + slot * c->base.slot_size;
+            const uint8_t *pay =
+                c->sref[slot] != NULL ? c->sref[slot] : c->sbuf + slot * c->base.slot_size;
             add_iov(iov, &n, (void *)pay, c->slen[slot], &skip, &want);
         }
         struct msghdr msg = {.msg_iov = iov, .msg_iovlen = (size_t)n};
@@ -179,6 +177,7 @@ static tutti_status_t parse_hdr(struct tcp_conn *c, struct tcp_sock *s)
     }
     s->rtype = h.type;
     s->rlen = h.len;
+    s->rfp = h.fp;
     s->rpay_got = 0;
     s->rhdr_ok = 1;
     return TUTTI_OK;
@@ -189,11 +188,12 @@ static tutti_status_t on_abort(struct tcp_conn *c, const uint8_t *p)
 {
     struct tutti_abort_info info;
     tutti__tcp_abort_decode(p, &info);
+    tutti_status_t st = tutti__notice_status(&info); /* MISMATCH stays MISMATCH */
     if (info.culprit >= 0 && info.culprit != info.origin) {
-        return conn_fail(c, TUTTI_ERR_REMOTE, "rank %d reports that rank %d failed: %s",
-                         info.origin, info.culprit, info.reason);
+        return conn_fail(c, st, "rank %d reports that rank %d failed: %s", info.origin,
+                         info.culprit, info.reason);
     }
-    return conn_fail(c, TUTTI_ERR_REMOTE, "rank %d reports: %s", info.origin, info.reason);
+    return conn_fail(c, st, "rank %d reports: %s", info.origin, info.reason);
 }
 
 /* The payload of the frame being read on s is complete. */
@@ -212,6 +212,7 @@ static tutti_status_t frame_done(struct tcp_conn *c, struct tcp_sock *s)
     }
     size_t slot = slot_of(c, s->rnext);
     c->rlen[slot] = s->rlen;
+    c->rfp[slot] = s->rfp;
     c->place[slot].landed = s->rlen > 0 ? s->rtarget : c->rbuf + slot * c->base.slot_size;
     s->rnext += (uint64_t)c->nsocks;
     s->rhdr_ok = 0;
@@ -342,20 +343,23 @@ tutti_status_t tutti__tcp_send_acquire(struct tutti_tconn *tc, void **buf_p, siz
     return TUTTI_OK;
 }
 
-static tutti_status_t post(struct tcp_conn *c, const uint8_t *ref, size_t bytes);
+static tutti_status_t post(struct tcp_conn *c, const uint8_t *ref, size_t bytes,
+                           const struct tutti_fp *fp);
 
-tutti_status_t tutti__tcp_send_post(struct tutti_tconn *tc, size_t bytes)
+tutti_status_t tutti__tcp_send_post(struct tutti_tconn *tc, size_t bytes, const struct tutti_fp *fp)
 {
-    return post((struct tcp_conn *)tc, NULL, bytes);
+    return post((struct tcp_conn *)tc, NULL, bytes, fp);
 }
 
-tutti_status_t tutti__tcp_send_post_ref(struct tutti_tconn *tc, const void *buf, size_t bytes)
+tutti_status_t tutti__tcp_send_post_ref(struct tutti_tconn *tc, const void *buf, size_t bytes,
+                                        const struct tutti_fp *fp)
 {
-    return post((struct tcp_conn *)tc, buf, bytes);
+    return post((struct tcp_conn *)tc, buf, bytes, fp);
 }
 
 /* Queue the acquired slot as frame shead, its payload in the slot or at ref. */
-static tutti_status_t post(struct tcp_conn *c, const uint8_t *ref, size_t bytes)
+static tutti_status_t post(struct tcp_conn *c, const uint8_t *ref, size_t bytes,
+                           const struct tutti_fp *fp)
 {
     if (c->status != TUTTI_OK) {
         return c->status;
@@ -367,7 +371,7 @@ static tutti_status_t post(struct tcp_conn *c, const uint8_t *ref, size_t bytes)
     }
     uint64_t k = c->shead++;
     size_t slot = slot_of(c, k);
-    tutti__tcp_hdr_encode(c->shdr[slot], TCP_FRAME_DATA, (uint32_t)bytes, k);
+    tutti__tcp_hdr_encode(c->shdr[slot], TCP_FRAME_DATA, (uint32_t)bytes, k, fp);
     c->slen[slot] = (uint32_t)bytes;
     c->sref[slot] = ref;
     c->sacquired = 0;
@@ -379,7 +383,8 @@ static tutti_status_t post(struct tcp_conn *c, const uint8_t *ref, size_t bytes)
     return TUTTI_OK;
 }
 
-tutti_status_t tutti__tcp_recv_peek(struct tutti_tconn *tc, const void **buf_p, size_t *len_p)
+tutti_status_t tutti__tcp_recv_peek(struct tutti_tconn *tc, const void **buf_p, size_t *len_p,
+                                    const struct tutti_fp **fp_p)
 {
     struct tcp_conn *c = (struct tcp_conn *)tc;
     if (c->status != TUTTI_OK) {
@@ -396,6 +401,9 @@ tutti_status_t tutti__tcp_recv_peek(struct tutti_tconn *tc, const void **buf_p, 
     size_t slot = slot_of(c, c->rtail);
     *buf_p = c->place[slot].landed;
     *len_p = c->rlen[slot];
+    if (fp_p != NULL) {
+        *fp_p = &c->rfp[slot];
+    }
     return TUTTI_OK;
 }
 
@@ -523,7 +531,7 @@ void tutti__tcp_conn_abort(struct tcp_conn *c, const struct tutti_abort_info *in
         if (s->soff == 0 && s->sbeat_left == 0 && !s->closed) {
             /* At a frame boundary the notice takes the place of the next frame. */
             uint8_t frame[TCP_HDR_BYTES + sizeof(struct tutti_abort_info)];
-            tutti__tcp_hdr_encode(frame, TCP_FRAME_ABORT, TCP_ABORT_BYTES, s->snext);
+            tutti__tcp_hdr_encode(frame, TCP_FRAME_ABORT, TCP_ABORT_BYTES, s->snext, NULL);
             tutti__tcp_abort_encode(frame + TCP_HDR_BYTES, info);
             (void)send(s->fd, frame, sizeof(frame), MSG_NOSIGNAL | MSG_DONTWAIT);
         }
@@ -533,82 +541,4 @@ void tutti__tcp_conn_abort(struct tcp_conn *c, const struct tutti_abort_info *in
     if (c->status == TUTTI_OK) {
         c->status = TUTTI_ERR_ABORTED;
     }
-}
-
-tutti_status_t tutti__tcp_conn_new(struct tcp_ctx *ctx, int kind, int peer, int channel,
-                                   const int *fds, int nsocks, struct tcp_conn **conn_p)
-{
-    int side = kind == TCP_KIND_SIDE;
-    size_t ss = side ? TCP_SIDE_SLOT_SIZE : ctx->slot_size;
-    size_t ns = side ? TCP_SIDE_NSLOTS : (size_t)ctx->nslots;
-    size_t fifo = tutti__align_up(ns * ss, 4096);
-    size_t total = 2 * fifo + ns * sizeof(struct tcp_place) +
-                   ns * (TCP_HDR_BYTES + 2 * sizeof(uint32_t)) + ns * sizeof(void *);
-    struct tcp_conn *c = calloc(1, sizeof(*c) + (size_t)nsocks * sizeof(struct tcp_sock));
-    void *mem = NULL;
-    if (c == NULL || posix_memalign(&mem, 4096, total) != 0) {
-        free(c);
-        return tutti__set_error(ctx->args->comm, TUTTI_ERR_NO_MEMORY,
-                                "cannot allocate %zu bytes of tcp buffers for rank %d", total,
-                                peer);
-    }
-    c->base.ops = &tutti__tcp_ops;
-    c->base.peer = peer;
-    c->base.channel = channel;
-    c->base.slot_size = ss;
-    c->ctx = ctx;
-    c->kind = kind;
-    c->nsocks = nsocks;
-    c->nslots = (int)ns;
-    c->mem = mem;
-    c->sbuf = c->mem;
-    c->rbuf = c->mem + fifo;
-    c->place = (struct tcp_place *)(void *)(c->mem + 2 * fifo);
-    for (size_t i = 0; i < ns; i++) {
-        c->place[i] = (struct tcp_place){UINT64_MAX, NULL, 0, NULL};
-    }
-    c->shdr = (uint8_t(*)[TCP_HDR_BYTES])(c->mem + 2 * fifo + ns * sizeof(struct tcp_place));
-    c->slen = (uint32_t *)(void *)((uint8_t *)c->shdr + ns * TCP_HDR_BYTES);
-    c->rlen = c->slen + ns;
-    c->sref = (const uint8_t **)(void *)(c->rlen + ns);
-    memset(c->sref, 0, ns * sizeof(*c->sref));
-    if (ctx->args->peers != NULL) {
-        tutti__peer_str(&ctx->args->peers[peer], c->peer_name, sizeof(c->peer_name));
-    } else {
-        snprintf(c->peer_name, sizeof(c->peer_name), "rank %d", peer);
-    }
-    for (int i = 0; i < nsocks; i++) {
-        c->socks[i].fd = fds[i];
-        c->socks[i].snext = (uint64_t)i;
-        c->socks[i].rnext = (uint64_t)i;
-    }
-    c->next = ctx->conns;
-    if (ctx->conns != NULL) {
-        ctx->conns->prev = c;
-    }
-    ctx->conns = c;
-    ctx->connected[tutti__tcp_pair(ctx, kind, peer, channel)] = 1;
-    *conn_p = c;
-    return TUTTI_OK;
-}
-
-tutti_status_t tutti__tcp_close(struct tutti_tconn *tc)
-{
-    struct tcp_conn *c = (struct tcp_conn *)tc;
-    struct tcp_ctx *ctx = c->ctx;
-    if (c->prev != NULL) {
-        c->prev->next = c->next;
-    } else {
-        ctx->conns = c->next;
-    }
-    if (c->next != NULL) {
-        c->next->prev = c->prev;
-    }
-    ctx->connected[tutti__tcp_pair(ctx, c->kind, c->base.peer, c->base.channel)] = 0;
-    for (int i = 0; i < c->nsocks; i++) {
-        close(c->socks[i].fd);
-    }
-    free(c->mem);
-    free(c);
-    return TUTTI_OK;
 }

@@ -10,13 +10,21 @@
 #include <stdio.h>
 #include <string.h>
 
-void tutti__tcp_hdr_encode(uint8_t p[TCP_HDR_BYTES], uint32_t type, uint32_t len, uint64_t seq)
+_Static_assert(TCP_HDR_BYTES == 16 + sizeof(struct tutti_fp), "type, len, seq, fingerprint");
+
+void tutti__tcp_hdr_encode(uint8_t p[TCP_HDR_BYTES], uint32_t type, uint32_t len, uint64_t seq,
+                           const struct tutti_fp *fp)
 {
     uint32_t t = htole32(type), l = htole32(len);
     uint64_t q = htole64(seq);
     memcpy(p, &t, 4);
     memcpy(p + 4, &l, 4);
     memcpy(p + 8, &q, 8);
+    if (fp != NULL) {
+        memcpy(p + 16, fp, sizeof(*fp)); /* already in its wire form */
+    } else {
+        memset(p + 16, 0, sizeof(*fp));
+    }
 }
 
 int tutti__tcp_hdr_check(const uint8_t p[TCP_HDR_BYTES], size_t slot_size, uint64_t expect_seq,
@@ -52,6 +60,7 @@ int tutti__tcp_hdr_check(const uint8_t p[TCP_HDR_BYTES], size_t slot_size, uint6
         return -1;
     }
     *h = (struct tcp_hdr){.type = type, .len = flen, .seq = seq};
+    memcpy(&h->fp, p + 16, sizeof(h->fp));
     return 0;
 }
 
@@ -78,7 +87,7 @@ void tutti__tcp_abort_decode(const uint8_t p[TCP_ABORT_BYTES], struct tutti_abor
 
 void tutti__tcp_beat_encode(uint8_t p[TCP_HDR_BYTES + TCP_BEAT_BYTES], uint64_t seq, int64_t age_ns)
 {
-    tutti__tcp_hdr_encode(p, TCP_FRAME_BEAT, TCP_BEAT_BYTES, seq);
+    tutti__tcp_hdr_encode(p, TCP_FRAME_BEAT, TCP_BEAT_BYTES, seq, NULL);
     uint64_t a = htole64((uint64_t)(age_ns < 0 ? 0 : age_ns));
     memcpy(p + TCP_HDR_BYTES, &a, sizeof(a));
 }

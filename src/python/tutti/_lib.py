@@ -15,6 +15,7 @@ STATUS_NAMES = {
     0: "OK", 1: "IN_PROGRESS", -1: "ERR_INVALID_ARG", -2: "ERR_INVALID_USAGE",
     -3: "ERR_NO_MEMORY", -4: "ERR_SYSTEM", -5: "ERR_CUDA", -6: "ERR_REMOTE", -7: "ERR_TIMEOUT",
     -8: "ERR_AUTH", -9: "ERR_UNSUPPORTED", -10: "ERR_ABORTED", -11: "ERR_INTERNAL",
+    -12: "ERR_MISMATCH",
 }
 
 COMM_PARAM_TIMEOUT = 1 << 0  # tutti_comm_params_t.field_mask bits
