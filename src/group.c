@@ -285,9 +285,12 @@ tutti_status_t tutti_group_end(void)
             return st;
         }
     }
-    /* The group's calls are issued now, in the order they were recorded. */
+    /* The group's calls are issued now, in the order they were recorded; a communicator
+     * destroyed since is not touched (member_enter refuses its calls). */
     for (int i = 0; i < t->group_nops; i++) {
-        tutti__fp_issue(t->group_ops[i].comm, &t->group_ops[i].op);
+        if (tutti__handle_live(&tutti__g.live_comms, t->group_ops[i].comm)) {
+            tutti__fp_issue(t->group_ops[i].comm, &t->group_ops[i].op);
+        }
     }
     int nm = 0;
     struct member *ms = t->group_nops > 0 ? collect(t->group_ops, t->group_nops, &nm) : NULL;
