@@ -29,11 +29,12 @@
  * every q arrives at only after it finished reading half h of piece s: nobody still reads it.
  *
  * A watchdog thread turns a peer that stops into an error: when this rank's stream has arrived
- * at a piece (arrived[me] >= s) and a peer's has not for TUTTI_TIMEOUT, the communicator fails
- * (TUTTI_ERR_REMOTE naming the rank when its process is gone, else TUTTI_ERR_TIMEOUT), records
- * who failed in the segment (the other ranks' watchdogs fail theirs with TUTTI_ERR_REMOTE
- * naming both) and raises the flags so that every stream goes on. Destroy waits for done[q] of
- * every rank before freeing memory the others map.
+ * at a piece (arrived[me] >= s) and a peer's has not for the communicator's timeout
+ * (params->timeout_ms, else TUTTI_TIMEOUT), the communicator fails (TUTTI_ERR_REMOTE naming
+ * the rank when its process is gone, else TUTTI_ERR_TIMEOUT), records who failed in the
+ * segment (the other ranks' watchdogs fail theirs with TUTTI_ERR_REMOTE naming both) and raises
+ * the flags so that every stream goes on. Destroy waits for done[q] of every rank, for as long
+ * again, before freeing memory the others map.
  */
 #include "ipc.h"
 #include "check.h"
@@ -202,7 +203,7 @@ static int adopt_failure(struct tutti_ipc_state *st)
                          "%s",
                          (int)reporter - 1, q, (int)st->pid[q],
                          why == TUTTI_ERR_REMOTE ? "died (its process ended)"
-                                                 : "did not arrive within TUTTI_TIMEOUT");
+                                                 : "did not arrive within the timeout");
         tutti__comm_fail(st->comm, TUTTI_ERR_REMOTE, q);
     }
     return 1;
@@ -215,7 +216,7 @@ void tutti__ipc_check(struct tutti_comm *comm)
     }
 }
 
-/* A peer that did not arrive within TUTTI_TIMEOUT: fail, tell the others, release. */
+/* A peer that did not arrive within the communicator's timeout: fail, tell the others, release. */
 static void fail_late(struct tutti_ipc_state *st, int q, uint64_t mine, int64_t waited)
 {
     struct tutti_comm *comm = st->comm;
@@ -224,7 +225,7 @@ static void fail_late(struct tutti_ipc_state *st, int q, uint64_t mine, int64_t 
     tutti_status_t err = gone ? TUTTI_ERR_REMOTE : TUTTI_ERR_TIMEOUT;
     tutti__set_error(comm, err,
                      "allreduce on a stream (CUDA IPC), piece %" PRIu64 ": rank %d (pid %d) "
-                     "%s; rank %d waited %.1f s (TUTTI_TIMEOUT)",
+                     "%s; rank %d waited %.1f s (the communicator's timeout)",
                      mine, q, (int)st->pid[q], gone ? "died (its process ended)" : "did not arrive",
                      st->rank, (double)waited / 1e9);
     tutti__comm_fail(comm, err, q);
@@ -242,7 +243,8 @@ static void fail_late(struct tutti_ipc_state *st, int q, uint64_t mine, int64_t 
 static void *watch(void *arg)
 {
     struct tutti_ipc_state *st = arg;
-    int64_t timeout = tutti__env()->TIMEOUT;
+    /* the communicator's own timeout (params->timeout_ms, else TUTTI_TIMEOUT), as for host calls */
+    int64_t timeout = st->comm->cfg.timeout_ns;
     uint64_t seen_a[IPC_MAX_RANKS] = {0}, seen_g[IPC_MAX_RANKS] = {0};
     int64_t since[IPC_MAX_RANKS];
     /* a peer is waited for from now on, not since the clock's zero (boot): else a peer whose
@@ -576,13 +578,13 @@ void tutti__ipc_fini(struct tutti_comm *comm, int aborting)
         int64_t start = tutti__now_ns();
         for (int q = 0; q < st->nranks; q++) {
             while (__atomic_load_n(done_flag(st, q), __ATOMIC_ACQUIRE) < st->seq &&
-                   tutti__now_ns() - start < tutti__env()->TIMEOUT) {
+                   tutti__now_ns() - start < comm->cfg.timeout_ns) {
                 usleep(100);
             }
         }
-        if (tutti__now_ns() - start >= tutti__env()->TIMEOUT) {
+        if (tutti__now_ns() - start >= comm->cfg.timeout_ns) {
             tutti_warn("tutti_comm_destroy: a rank's stream did not finish its CUDA IPC "
-                       "all-reduces within TUTTI_TIMEOUT; its memory is left mapped");
+                       "all-reduces within the communicator's timeout; its memory is left mapped");
             aborting = 1;
         }
     }

@@ -669,3 +669,49 @@ Test(stream, abort_with_calls_held_on_the_stream, .timeout = 60)
 {
     integ_run_ranks(2, abort_rank, NULL, 0);
 }
+
+/* Bug: the IPC watchdog waited for a peer TUTTI_TIMEOUT long, ignoring the communicator's own
+ * params->timeout_ms (which host calls honour). Here TUTTI_TIMEOUT is 60 s and the
+ * communicator's timeout 1 s; the last rank's stream stops before the second all-reduce (held
+ * 6 s): the others must fail with TUTTI_ERR_TIMEOUT after about 1 s, not wait 60 s. */
+static int ipc_comm_timeout_rank(const struct integ_ctx *ctx)
+{
+    emu_dev_install();
+    emu_stream_t *s = emu_stream_create();
+    tutti_comm_params_t params = {.field_mask = TUTTI_COMM_PARAM_TIMEOUT, .timeout_ms = 1000};
+    tutti_comm_t *comm = NULL;
+    ICHECK(integ_comm_init(ctx, &params, &comm) == 0, "init");
+    struct bufs b;
+    bufs_make(&b, ctx->rank, 1000, 1000);
+    ICHECK_OKC(tutti_allreduce(b.in, b.out, 1000, TUTTI_INT32, TUTTI_SUM, comm, s), comm);
+    ICHECK(emu_stream_sync(s, SYNC_MS) == 0, "the stream did not finish");
+    int held = ctx->rank == ctx->nranks - 1;
+    if (held) {
+        emu_stream_hold(s);
+    }
+    int64_t t0 = integ_now_ns();
+    ICHECK_OKC(tutti_allreduce(b.in, b.out, 1000, TUTTI_INT32, TUTTI_SUM, comm, s), comm);
+    if (held) {
+        usleep(6000 * 1000);
+        emu_stream_release(s);
+    }
+    ICHECK(emu_stream_sync(s, SYNC_MS) == 0, "the stream hung behind a stopped peer");
+    double secs = (double)(integ_now_ns() - t0) / 1e9;
+    if (!held) {
+        tutti_status_t async = TUTTI_OK;
+        ICHECK_OKC(tutti_comm_get_async_error(comm, &async), comm);
+        ICHECK(async == TUTTI_ERR_TIMEOUT || async == TUTTI_ERR_REMOTE, "asynchronous error %s: %s",
+               tutti_status_name(async), tutti_last_error(comm));
+        ICHECK(secs < 5,
+               "the stopped peer was found after %.1f s (the communicator's timeout is 1 s)", secs);
+    }
+    bufs_free(&b);
+    (void)tutti_comm_destroy(comm);
+    return 0;
+}
+
+Test(stream, ipc_watchdog_uses_the_communicators_timeout, .timeout = 60)
+{
+    integ_setenv("TUTTI_TIMEOUT", "60s");
+    integ_run_ranks(3, ipc_comm_timeout_rank, NULL, 0);
+}
