@@ -74,7 +74,7 @@ TUTTI_HOST_DEVICE static inline uint32_t kern_blend(int c, uint32_t a, uint32_t 
  * which keeps the loops that call this free of branches.
  */
 TUTTI_HOST_DEVICE static inline uint32_t kern_narrow_mag(uint32_t e, uint32_t m, uint32_t mbits,
-                                                        uint32_t bias)
+                                                         uint32_t bias)
 {
     uint32_t sig = m | ((e != 0u) ? (1u << mbits) : 0u);
     float scale = kern_bits_f32((((e != 0u) ? e : 1u) + 127u - bias - mbits) << 23);
@@ -114,8 +114,8 @@ TUTTI_HOST_DEVICE static inline uint16_t kern_float_to_half(float f)
      * the shift is clamped to 25 (everything rounds to zero) and set to 1 where it is unused */
     uint32_t s = (e < 101u) ? 25u : ((e > 112u) ? 1u : 126u - e);
     uint32_t r_sub = kern_rne_shift((a & 0x7FFFFFu) | 0x800000u, s);
-    uint32_t r_norm = kern_rne_shift(a - 0x38000000u, 13u);         /* rebias 127 -> 15 */
-    uint32_t r = (a < 0x38800000u) ? r_sub : r_norm;                 /* below 2^-14: subnormal */
+    uint32_t r_norm = kern_rne_shift(a - 0x38000000u, 13u); /* rebias 127 -> 15 */
+    uint32_t r = (a < 0x38800000u) ? r_sub : r_norm;        /* below 2^-14: subnormal */
 
     r = (a >= 0x477FF000u) ? 0x7C00u : r;
     r = (a > 0x7F800000u) ? (0x7E00u | ((a >> 13) & 0x3FFu)) : r;
@@ -153,14 +153,14 @@ TUTTI_HOST_DEVICE static inline uint16_t kern_float_to_bf16(float f)
  * mbits is the number of mantissa bits, bias the exponent bias.
  */
 TUTTI_HOST_DEVICE static inline uint8_t kern_float_to_fp8(float f, uint32_t mbits, uint32_t bias,
-                                                         uint32_t sat_above, uint32_t maxnorm)
+                                                          uint32_t sat_above, uint32_t maxnorm)
 {
     uint32_t u = kern_f32_bits(f);
     uint32_t sign = (u >> 24) & 0x80u;
     uint32_t a = u & 0x7FFFFFFFu;
     uint32_t e = a >> 23;
-    uint32_t drop = 23u - mbits;           /* float mantissa bits below the fp8 ulp of a normal */
-    uint32_t emin = 128u - bias;           /* float exponent field of the smallest fp8 normal */
+    uint32_t drop = 23u - mbits; /* float mantissa bits below the fp8 ulp of a normal */
+    uint32_t emin = 128u - bias; /* float exponent field of the smallest fp8 normal */
     /* a subnormal counts units of 2^(1 - bias - mbits): the significand shifted right by
      * drop + emin - e, clamped to 25 (rounds to zero), and 1 where it is unused */
     uint32_t s = (e >= emin) ? 1u : ((e + 25u < drop + emin) ? 25u : drop + emin - e);
@@ -210,30 +210,30 @@ TUTTI_HOST_DEVICE static inline uint8_t kern_float_to_e5m2(float f)
  * not promoted to signed int) and wrap; the conversion back to a signed T is modulo 2^N on every
  * compiler we support. AVG truncates toward zero (C division) after the wrapped sum.
  */
-#define KERN_INT_OPS(sfx, T, U, W)                                                                \
-    TUTTI_HOST_DEVICE static inline T kern_sum_##sfx(T a, T b)                                    \
-    {                                                                                             \
-        return (T)((W)(U)a + (W)(U)b);                                                            \
-    }                                                                                             \
-    TUTTI_HOST_DEVICE static inline T kern_prod_##sfx(T a, T b)                                   \
-    {                                                                                             \
-        return (T)((W)(U)a * (W)(U)b);                                                            \
-    }                                                                                             \
-    TUTTI_HOST_DEVICE static inline T kern_min_##sfx(T a, T b)                                    \
-    {                                                                                             \
-        return (b < a) ? b : a;                                                                   \
-    }                                                                                             \
-    TUTTI_HOST_DEVICE static inline T kern_max_##sfx(T a, T b)                                    \
-    {                                                                                             \
-        return (a < b) ? b : a;                                                                   \
-    }                                                                                             \
-    TUTTI_HOST_DEVICE static inline T kern_div_##sfx(T x, int d)                                  \
-    {                                                                                             \
-        return (T)(x / d);                                                                        \
-    }                                                                                             \
-    TUTTI_HOST_DEVICE static inline T kern_avg_##sfx(T a, T b, int d)                             \
-    {                                                                                             \
-        return kern_div_##sfx(kern_sum_##sfx(a, b), d);                                           \
+#define KERN_INT_OPS(sfx, T, U, W)                                                                 \
+    TUTTI_HOST_DEVICE static inline T kern_sum_##sfx(T a, T b)                                     \
+    {                                                                                              \
+        return (T)((W)(U)a + (W)(U)b);                                                             \
+    }                                                                                              \
+    TUTTI_HOST_DEVICE static inline T kern_prod_##sfx(T a, T b)                                    \
+    {                                                                                              \
+        return (T)((W)(U)a * (W)(U)b);                                                             \
+    }                                                                                              \
+    TUTTI_HOST_DEVICE static inline T kern_min_##sfx(T a, T b)                                     \
+    {                                                                                              \
+        return (b < a) ? b : a;                                                                    \
+    }                                                                                              \
+    TUTTI_HOST_DEVICE static inline T kern_max_##sfx(T a, T b)                                     \
+    {                                                                                              \
+        return (a < b) ? b : a;                                                                    \
+    }                                                                                              \
+    TUTTI_HOST_DEVICE static inline T kern_div_##sfx(T x, int d)                                   \
+    {                                                                                              \
+        return (T)(x / d);                                                                         \
+    }                                                                                              \
+    TUTTI_HOST_DEVICE static inline T kern_avg_##sfx(T a, T b, int d)                              \
+    {                                                                                              \
+        return kern_div_##sfx(kern_sum_##sfx(a, b), d);                                            \
     }
 
 KERN_INT_OPS(i8, int8_t, uint8_t, uint32_t)
@@ -249,30 +249,30 @@ KERN_INT_OPS(u64, uint64_t, uint64_t, uint64_t)
  * float32, float64: IEEE arithmetic. MIN/MAX return a NaN operand if there is one (the first if
  * both are), else the smaller/larger operand, the first on equality (so -0.0 and +0.0 are equal).
  */
-#define KERN_FLOAT_OPS(sfx, T)                                                                    \
-    TUTTI_HOST_DEVICE static inline T kern_sum_##sfx(T a, T b)                                    \
-    {                                                                                             \
-        return a + b;                                                                             \
-    }                                                                                             \
-    TUTTI_HOST_DEVICE static inline T kern_prod_##sfx(T a, T b)                                   \
-    {                                                                                             \
-        return a * b;                                                                             \
-    }                                                                                             \
-    TUTTI_HOST_DEVICE static inline T kern_min_##sfx(T a, T b)                                    \
-    {                                                                                             \
-        return (a != a) ? a : ((b != b) ? b : ((b < a) ? b : a));                                 \
-    }                                                                                             \
-    TUTTI_HOST_DEVICE static inline T kern_max_##sfx(T a, T b)                                    \
-    {                                                                                             \
-        return (a != a) ? a : ((b != b) ? b : ((a < b) ? b : a));                                 \
-    }                                                                                             \
-    TUTTI_HOST_DEVICE static inline T kern_div_##sfx(T x, T d)                                    \
-    {                                                                                             \
-        return x / d;                                                                             \
-    }                                                                                             \
-    TUTTI_HOST_DEVICE static inline T kern_avg_##sfx(T a, T b, T d)                               \
-    {                                                                                             \
-        return (a + b) / d;                                                                       \
+#define KERN_FLOAT_OPS(sfx, T)                                                                     \
+    TUTTI_HOST_DEVICE static inline T kern_sum_##sfx(T a, T b)                                     \
+    {                                                                                              \
+        return a + b;                                                                              \
+    }                                                                                              \
+    TUTTI_HOST_DEVICE static inline T kern_prod_##sfx(T a, T b)                                    \
+    {                                                                                              \
+        return a * b;                                                                              \
+    }                                                                                              \
+    TUTTI_HOST_DEVICE static inline T kern_min_##sfx(T a, T b)                                     \
+    {                                                                                              \
+        return (a != a) ? a : ((b != b) ? b : ((b < a) ? b : a));                                  \
+    }                                                                                              \
+    TUTTI_HOST_DEVICE static inline T kern_max_##sfx(T a, T b)                                     \
+    {                                                                                              \
+        return (a != a) ? a : ((b != b) ? b : ((a < b) ? b : a));                                  \
+    }                                                                                              \
+    TUTTI_HOST_DEVICE static inline T kern_div_##sfx(T x, T d)                                     \
+    {                                                                                              \
+        return x / d;                                                                              \
+    }                                                                                              \
+    TUTTI_HOST_DEVICE static inline T kern_avg_##sfx(T a, T b, T d)                                \
+    {                                                                                              \
+        return (a + b) / d;                                                                        \
     }
 
 KERN_FLOAT_OPS(f32, float)
@@ -286,39 +286,39 @@ KERN_FLOAT_OPS(f64, double)
  * sign-magnitude, so +-magnitude orders them exactly like their values, with -0 equal to +0.
  * `nan_above` is the largest magnitude that is not NaN, `mag` the magnitude mask.
  */
-#define KERN_NARROW_OPS(sfx, U, mag, nan_above)                                                   \
-    TUTTI_HOST_DEVICE static inline U kern_sum_##sfx(U a, U b)                                    \
-    {                                                                                             \
-        return kern_float_to_##sfx(kern_##sfx##_to_float(a) + kern_##sfx##_to_float(b));          \
-    }                                                                                             \
-    TUTTI_HOST_DEVICE static inline U kern_prod_##sfx(U a, U b)                                   \
-    {                                                                                             \
-        return kern_float_to_##sfx(kern_##sfx##_to_float(a) * kern_##sfx##_to_float(b));          \
-    }                                                                                             \
-    TUTTI_HOST_DEVICE static inline int32_t kern_key_##sfx(U x)                                   \
-    {                                                                                             \
-        int32_t m = (int32_t)((uint32_t)x & (mag));                                               \
-        return (((uint32_t)x & ((mag) + 1u)) != 0u) ? -m : m;                                     \
-    }                                                                                             \
-    TUTTI_HOST_DEVICE static inline U kern_min_##sfx(U a, U b)                                   \
-    {                                                                                             \
-        int a_nan = ((uint32_t)a & (mag)) > (nan_above);                                          \
-        int b_nan = ((uint32_t)b & (mag)) > (nan_above);                                          \
-        return a_nan ? a : (b_nan ? b : ((kern_key_##sfx(b) < kern_key_##sfx(a)) ? b : a));      \
-    }                                                                                             \
-    TUTTI_HOST_DEVICE static inline U kern_max_##sfx(U a, U b)                                   \
-    {                                                                                             \
-        int a_nan = ((uint32_t)a & (mag)) > (nan_above);                                          \
-        int b_nan = ((uint32_t)b & (mag)) > (nan_above);                                          \
-        return a_nan ? a : (b_nan ? b : ((kern_key_##sfx(a) < kern_key_##sfx(b)) ? b : a));      \
-    }                                                                                             \
-    TUTTI_HOST_DEVICE static inline U kern_div_##sfx(U x, float d)                                \
-    {                                                                                             \
-        return kern_float_to_##sfx(kern_##sfx##_to_float(x) / d);                                 \
-    }                                                                                             \
-    TUTTI_HOST_DEVICE static inline U kern_avg_##sfx(U a, U b, float d)                           \
-    {                                                                                             \
-        return kern_float_to_##sfx((kern_##sfx##_to_float(a) + kern_##sfx##_to_float(b)) / d);   \
+#define KERN_NARROW_OPS(sfx, U, mag, nan_above)                                                    \
+    TUTTI_HOST_DEVICE static inline U kern_sum_##sfx(U a, U b)                                     \
+    {                                                                                              \
+        return kern_float_to_##sfx(kern_##sfx##_to_float(a) + kern_##sfx##_to_float(b));           \
+    }                                                                                              \
+    TUTTI_HOST_DEVICE static inline U kern_prod_##sfx(U a, U b)                                    \
+    {                                                                                              \
+        return kern_float_to_##sfx(kern_##sfx##_to_float(a) * kern_##sfx##_to_float(b));           \
+    }                                                                                              \
+    TUTTI_HOST_DEVICE static inline int32_t kern_key_##sfx(U x)                                    \
+    {                                                                                              \
+        int32_t m = (int32_t)((uint32_t)x & (mag));                                                \
+        return (((uint32_t)x & ((mag) + 1u)) != 0u) ? -m : m;                                      \
+    }                                                                                              \
+    TUTTI_HOST_DEVICE static inline U kern_min_##sfx(U a, U b)                                     \
+    {                                                                                              \
+        int a_nan = ((uint32_t)a & (mag)) > (nan_above);                                           \
+        int b_nan = ((uint32_t)b & (mag)) > (nan_above);                                           \
+        return a_nan ? a : (b_nan ? b : ((kern_key_##sfx(b) < kern_key_##sfx(a)) ? b : a));        \
+    }                                                                                              \
+    TUTTI_HOST_DEVICE static inline U kern_max_##sfx(U a, U b)                                     \
+    {                                                                                              \
+        int a_nan = ((uint32_t)a & (mag)) > (nan_above);                                           \
+        int b_nan = ((uint32_t)b & (mag)) > (nan_above);                                           \
+        return a_nan ? a : (b_nan ? b : ((kern_key_##sfx(a) < kern_key_##sfx(b)) ? b : a));        \
+    }                                                                                              \
+    TUTTI_HOST_DEVICE static inline U kern_div_##sfx(U x, float d)                                 \
+    {                                                                                              \
+        return kern_float_to_##sfx(kern_##sfx##_to_float(x) / d);                                  \
+    }                                                                                              \
+    TUTTI_HOST_DEVICE static inline U kern_avg_##sfx(U a, U b, float d)                            \
+    {                                                                                              \
+        return kern_float_to_##sfx((kern_##sfx##_to_float(a) + kern_##sfx##_to_float(b)) / d);     \
     }
 
 KERN_NARROW_OPS(half, uint16_t, 0x7FFFu, 0x7C00u)

@@ -51,12 +51,12 @@ const char *tutti__reduce_isa(void);
 
 /* ---- scalar conversions, exact and portable; used by kernels, tests and the trainer ---- */
 float tutti__half_to_float(uint16_t h);
-uint16_t tutti__float_to_half(float f);   /* round to nearest even, overflow -> inf */
+uint16_t tutti__float_to_half(float f); /* round to nearest even, overflow -> inf */
 float tutti__bf16_to_float(uint16_t h);
-uint16_t tutti__float_to_bf16(float f);   /* round to nearest even, NaN stays NaN */
+uint16_t tutti__float_to_bf16(float f); /* round to nearest even, NaN stays NaN */
 float tutti__e4m3_to_float(uint8_t v);
-uint8_t tutti__float_to_e4m3(float f);    /* RNE, saturate to +-448, NaN -> 0x7f (CUDA) */
+uint8_t tutti__float_to_e4m3(float f); /* RNE, saturate to +-448, NaN -> 0x7f (CUDA) */
 float tutti__e5m2_to_float(uint8_t v);
-uint8_t tutti__float_to_e5m2(float f);    /* RNE, saturate to +-57344, NaN -> quiet NaN */
+uint8_t tutti__float_to_e5m2(float f); /* RNE, saturate to +-57344, NaN -> quiet NaN */
 
 #endif /* TUTTI_KERNELS_REDUCE_H */

@@ -5,9 +5,9 @@
  * architectures.
  */
 #if defined(__x86_64__)
-#define KERN_ATTR __attribute__((target("avx2,f16c")))
+#define KERN_ATTR  __attribute__((target("avx2,f16c")))
 #define KERN_TABLE tutti__kern_avx2
-#define KERN_NAME "avx2"
+#define KERN_NAME  "avx2"
 #define KERN_VEC16 1
 #include "kernels/reduce_loops.h"
 #endif

@@ -5,9 +5,9 @@
  * architectures.
  */
 #if defined(__x86_64__)
-#define KERN_ATTR __attribute__((target("avx512f,avx512bw,avx512vl,avx2,f16c")))
+#define KERN_ATTR  __attribute__((target("avx512f,avx512bw,avx512vl,avx2,f16c")))
 #define KERN_TABLE tutti__kern_avx512
-#define KERN_NAME "avx512"
+#define KERN_NAME  "avx512"
 #define KERN_VEC16 1
 #include "kernels/reduce_loops.h"
 #endif

@@ -5,6 +5,6 @@
  */
 #define KERN_ATTR
 #define KERN_TABLE tutti__kern_generic
-#define KERN_NAME "generic"
+#define KERN_NAME  "generic"
 #define KERN_VEC16 0
 #include "kernels/reduce_loops.h"

@@ -17,8 +17,8 @@
  * dst0[i] = op(a[i], b[i]), and into dst1[i] too when dst1 is not NULL; divisor > 1 (AVG loops
  * only: the dispatcher sends AVG with divisor <= 1 to the SUM loop).
  */
-typedef void (*tutti_kern_reduce_fn)(void *dst0, void *dst1, const void *a, const void *b,
-                                     size_t n, int divisor);
+typedef void (*tutti_kern_reduce_fn)(void *dst0, void *dst1, const void *a, const void *b, size_t n,
+                                     int divisor);
 
 /* dst[i] = src[i] / divisor, divisor > 1. */
 typedef void (*tutti_kern_div_fn)(void *dst, const void *src, size_t n, int divisor);

@@ -87,8 +87,7 @@ KERN_ATTR static inline __m256 e4m38_decode(__m128i w)
 {
     __m128i sign = _mm_and_si128(w, _mm_set1_epi16((short)0x8000));
     __m128i h = _mm_or_si128(sign, _mm_and_si128(_mm_srli_epi16(w, 1), _mm_set1_epi16(0x3F80)));
-    __m128i nan = _mm_cmpeq_epi16(_mm_and_si128(w, _mm_set1_epi16(0x7F00)),
-                                  _mm_set1_epi16(0x7F00));
+    __m128i nan = _mm_cmpeq_epi16(_mm_and_si128(w, _mm_set1_epi16(0x7F00)), _mm_set1_epi16(0x7F00));
 
     h = _mm_blendv_epi8(h, _mm_or_si128(sign, _mm_set1_epi16(0x7E00)), nan);
     return _mm256_mul_ps(_mm256_cvtph_ps(h), _mm256_set1_ps(256.0f));
@@ -139,22 +138,22 @@ KERN_ATTR static inline __m128i fp8_pack(__m256i lo, __m256i hi)
     return _mm_packus_epi16(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
 }
 
-#define KERN_FP8_FNS(fmt, mbits, bias, sat_above, maxnorm)                                        \
-    KERN_ATTR static inline void fmt##16_load(const uint8_t *p, __m256 *lo, __m256 *hi)           \
-    {                                                                                             \
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);                            \
-                                                                                                  \
-        *lo = fmt##8_decode(_mm_unpacklo_epi8(_mm_setzero_si128(), v));                           \
-        *hi = fmt##8_decode(_mm_unpackhi_epi8(_mm_setzero_si128(), v));                           \
-    }                                                                                             \
-    KERN_ATTR static inline __m128i fmt##16_round(__m256 lo, __m256 hi)                           \
-    {                                                                                             \
-        return fp8_pack(fp8_round_lanes(lo, mbits, bias, sat_above, maxnorm),                     \
-                        fp8_round_lanes(hi, mbits, bias, sat_above, maxnorm));                    \
-    }                                                                                             \
-    KERN_ATTR static inline void fmt##16_store(uint8_t *p, __m128i r)                             \
-    {                                                                                             \
-        _mm_storeu_si128((__m128i *)(void *)p, r);                                                \
+#define KERN_FP8_FNS(fmt, mbits, bias, sat_above, maxnorm)                                         \
+    KERN_ATTR static inline void fmt##16_load(const uint8_t *p, __m256 *lo, __m256 *hi)            \
+    {                                                                                              \
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);                             \
+                                                                                                   \
+        *lo = fmt##8_decode(_mm_unpacklo_epi8(_mm_setzero_si128(), v));                            \
+        *hi = fmt##8_decode(_mm_unpackhi_epi8(_mm_setzero_si128(), v));                            \
+    }                                                                                              \
+    KERN_ATTR static inline __m128i fmt##16_round(__m256 lo, __m256 hi)                            \
+    {                                                                                              \
+        return fp8_pack(fp8_round_lanes(lo, mbits, bias, sat_above, maxnorm),                      \
+                        fp8_round_lanes(hi, mbits, bias, sat_above, maxnorm));                     \
+    }                                                                                              \
+    KERN_ATTR static inline void fmt##16_store(uint8_t * p, __m128i r)                             \
+    {                                                                                              \
+        _mm_storeu_si128((__m128i *)(void *)p, r);                                                 \
     }
 
 /* the constants of kern_float_to_e4m3 and kern_float_to_e5m2 */
@@ -190,47 +189,47 @@ KERN_ATTR static inline __m256 vec_quot(__m256 a, __m256 b, __m256 d)
  * above (VT is what round returns), op names vec_<op>, SEXPR is the scalar op for the tail.
  * Where b is NULL (div), the second operand is the first one, unused.
  */
-#define KERN_VEC16_FN(op, fmt, T, VT, SEXPR)                                                      \
-    KERN_ATTR static void op##_##fmt(void *dst0, void *dst1, const void *a, const void *b,        \
-                                     size_t n, int divisor)                                       \
-    {                                                                                             \
-        T *d0 = (T *)dst0;                                                                        \
-        T *d1 = (T *)dst1;                                                                        \
-        const T *x = (const T *)a;                                                                \
-        const T *y = (b != NULL) ? (const T *)b : x;                                              \
-        float dv = (float)divisor;                                                                \
-        __m256 vd = _mm256_set1_ps(dv);                                                           \
-        size_t i = 0;                                                                             \
-                                                                                                  \
-        for (; i + 16 <= n; i += 16) {                                                            \
-            __m256 alo, ahi, blo, bhi;                                                            \
-            VT r;                                                                                 \
-                                                                                                  \
-            fmt##16_load(x + i, &alo, &ahi);                                                      \
-            fmt##16_load(y + i, &blo, &bhi);                                                      \
-            r = fmt##16_round(vec_##op(alo, blo, vd), vec_##op(ahi, bhi, vd));                    \
-            fmt##16_store(d0 + i, r);                                                             \
-            if (d1 != NULL) {                                                                     \
-                fmt##16_store(d1 + i, r);                                                         \
-            }                                                                                     \
-        }                                                                                         \
-        for (; i < n; i++) {                                                                      \
-            T r = SEXPR;                                                                          \
-            d0[i] = r;                                                                            \
-            if (d1 != NULL) {                                                                     \
-                d1[i] = r;                                                                        \
-            }                                                                                     \
-        }                                                                                         \
+#define KERN_VEC16_FN(op, fmt, T, VT, SEXPR)                                                       \
+    KERN_ATTR static void op##_##fmt(void *dst0, void *dst1, const void *a, const void *b,         \
+                                     size_t n, int divisor)                                        \
+    {                                                                                              \
+        T *d0 = (T *)dst0;                                                                         \
+        T *d1 = (T *)dst1;                                                                         \
+        const T *x = (const T *)a;                                                                 \
+        const T *y = (b != NULL) ? (const T *)b : x;                                               \
+        float dv = (float)divisor;                                                                 \
+        __m256 vd = _mm256_set1_ps(dv);                                                            \
+        size_t i = 0;                                                                              \
+                                                                                                   \
+        for (; i + 16 <= n; i += 16) {                                                             \
+            __m256 alo, ahi, blo, bhi;                                                             \
+            VT r;                                                                                  \
+                                                                                                   \
+            fmt##16_load(x + i, &alo, &ahi);                                                       \
+            fmt##16_load(y + i, &blo, &bhi);                                                       \
+            r = fmt##16_round(vec_##op(alo, blo, vd), vec_##op(ahi, bhi, vd));                     \
+            fmt##16_store(d0 + i, r);                                                              \
+            if (d1 != NULL) {                                                                      \
+                fmt##16_store(d1 + i, r);                                                          \
+            }                                                                                      \
+        }                                                                                          \
+        for (; i < n; i++) {                                                                       \
+            T r = SEXPR;                                                                           \
+            d0[i] = r;                                                                             \
+            if (d1 != NULL) {                                                                      \
+                d1[i] = r;                                                                         \
+            }                                                                                      \
+        }                                                                                          \
     }
 
-#define KERN_VEC16_FNS(fmt, T, VT)                                                                \
-    KERN_VEC16_FN(sum, fmt, T, VT, kern_sum_##fmt(x[i], y[i]))                                    \
-    KERN_VEC16_FN(prod, fmt, T, VT, kern_prod_##fmt(x[i], y[i]))                                  \
-    KERN_VEC16_FN(avg, fmt, T, VT, kern_avg_##fmt(x[i], y[i], dv))                                \
-    KERN_VEC16_FN(quot, fmt, T, VT, kern_div_##fmt(x[i], dv))                                     \
-    KERN_ATTR static void div_##fmt(void *dst, const void *src, size_t n, int divisor)            \
-    {                                                                                             \
-        quot_##fmt(dst, NULL, src, NULL, n, divisor);                                             \
+#define KERN_VEC16_FNS(fmt, T, VT)                                                                 \
+    KERN_VEC16_FN(sum, fmt, T, VT, kern_sum_##fmt(x[i], y[i]))                                     \
+    KERN_VEC16_FN(prod, fmt, T, VT, kern_prod_##fmt(x[i], y[i]))                                   \
+    KERN_VEC16_FN(avg, fmt, T, VT, kern_avg_##fmt(x[i], y[i], dv))                                 \
+    KERN_VEC16_FN(quot, fmt, T, VT, kern_div_##fmt(x[i], dv))                                      \
+    KERN_ATTR static void div_##fmt(void *dst, const void *src, size_t n, int divisor)             \
+    {                                                                                              \
+        quot_##fmt(dst, NULL, src, NULL, n, divisor);                                              \
     }
 
 KERN_VEC16_FNS(half, uint16_t, __m256i)

@@ -13,14 +13,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BOOT_KIND        0x544f4f42u /* "BOOT": handshake payload kind for bootstrap links */
+#define BOOT_KIND        0x544f4f42u   /* "BOOT": handshake payload kind for bootstrap links */
 #define BOOT_MAX_PAYLOAD (64u * 1024u) /* one rank's contribution to an all-gather */
 #define BOOT_HDR_BYTES   8
 
 enum boot_msg {
-    BOOT_REQ_ALLGATHER = 1, /* payload: this rank's record */
-    BOOT_REQ_SYNC = 2,      /* payload: struct boot_sync */
-    BOOT_REQ_BYE = 3,       /* no payload: the rank is done with the root */
+    BOOT_REQ_ALLGATHER = 1,  /* payload: this rank's record */
+    BOOT_REQ_SYNC = 2,       /* payload: struct boot_sync */
+    BOOT_REQ_BYE = 3,        /* no payload: the rank is done with the root */
     BOOT_REP_ALLGATHER = 17, /* payload: nranks records in rank order */
     BOOT_REP_SYNC = 18,      /* payload: struct boot_sync (worst status, culprit) */
     BOOT_REP_ERROR = 31,     /* payload: struct boot_error */

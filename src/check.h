@@ -22,8 +22,8 @@ tutti_status_t tutti__set_error(struct tutti_comm *comm, tutti_status_t st, cons
     __attribute__((format(printf, 3, 4)));
 
 /** Like tutti__set_error() but logs at debug level: for errors a caller may retry or expect. */
-tutti_status_t tutti__set_error_quiet(struct tutti_comm *comm, tutti_status_t st,
-                                      const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+tutti_status_t tutti__set_error_quiet(struct tutti_comm *comm, tutti_status_t st, const char *fmt,
+                                      ...) __attribute__((format(printf, 3, 4)));
 
 /** Map an errno value to a status (ENOMEM -> NO_MEMORY, ECONNRESET -> REMOTE, ...). */
 tutti_status_t tutti__sys_status(int err);
@@ -33,7 +33,7 @@ tutti_status_t tutti__sys_status(int err);
     do {                                                                                           \
         tutti_status_t check_st_ = (expr);                                                         \
         if (check_st_ < 0) {                                                                       \
-            tutti_debug(TUTTI_SUBSYS_ALL, "%s:%d -> %s", __FILE__, __LINE__,                      \
+            tutti_debug(TUTTI_SUBSYS_ALL, "%s:%d -> %s", __FILE__, __LINE__,                       \
                         tutti_status_name(check_st_));                                             \
             return check_st_;                                                                      \
         }                                                                                          \
@@ -44,7 +44,7 @@ tutti_status_t tutti__sys_status(int err);
     do {                                                                                           \
         (status) = (expr);                                                                         \
         if ((status) < 0) {                                                                        \
-            tutti_debug(TUTTI_SUBSYS_ALL, "%s:%d -> %s", __FILE__, __LINE__,                      \
+            tutti_debug(TUTTI_SUBSYS_ALL, "%s:%d -> %s", __FILE__, __LINE__,                       \
                         tutti_status_name(status));                                                \
             goto label;                                                                            \
         }                                                                                          \

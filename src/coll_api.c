@@ -19,8 +19,14 @@ static tutti_status_t submit(tutti_comm_t *comm, const struct tutti_op_desc *d,
 
 /* Build the description; fields a call does not use stay neutral (-1 root/peer, SUM). */
 #define OP_DESC(c, s, r, n, d, o, rt, pr)                                                          \
-    ((struct tutti_op_desc){.coll = (c), .sendbuf = (s), .recvbuf = (r), .count = (n),              \
-                            .dt = (d), .op = (o), .root = (rt), .peer = (pr)})
+    ((struct tutti_op_desc){.coll = (c),                                                           \
+                            .sendbuf = (s),                                                        \
+                            .recvbuf = (r),                                                        \
+                            .count = (n),                                                          \
+                            .dt = (d),                                                             \
+                            .op = (o),                                                             \
+                            .root = (rt),                                                          \
+                            .peer = (pr)})
 
 tutti_status_t tutti_allreduce(const void *sendbuf, void *recvbuf, size_t count,
                                tutti_datatype_t dt, tutti_op_t op, tutti_comm_t *comm, void *stream)
@@ -61,8 +67,8 @@ tutti_status_t tutti_allgather(const void *sendbuf, void *recvbuf, size_t sendco
     return tutti__enqueue(comm, &d, stream, NULL);
 }
 
-tutti_status_t tutti_alltoall(const void *sendbuf, void *recvbuf, size_t count,
-                              tutti_datatype_t dt, tutti_comm_t *comm, void *stream)
+tutti_status_t tutti_alltoall(const void *sendbuf, void *recvbuf, size_t count, tutti_datatype_t dt,
+                              tutti_comm_t *comm, void *stream)
 {
     struct tutti_op_desc d =
         OP_DESC(TUTTI_COLL_ALLTOALL, sendbuf, recvbuf, count, dt, TUTTI_SUM, -1, -1);
@@ -85,8 +91,8 @@ tutti_status_t tutti_recv(void *buf, size_t count, tutti_datatype_t dt, int peer
 
 tutti_status_t tutti_barrier(tutti_comm_t *comm, void *stream)
 {
-    struct tutti_op_desc d = OP_DESC(TUTTI_COLL_BARRIER, NULL, NULL, 0, TUTTI_UINT8, TUTTI_MAX, -1,
-                                     -1);
+    struct tutti_op_desc d =
+        OP_DESC(TUTTI_COLL_BARRIER, NULL, NULL, 0, TUTTI_UINT8, TUTTI_MAX, -1, -1);
     return tutti__enqueue(comm, &d, stream, NULL);
 }
 
@@ -155,7 +161,7 @@ tutti_status_t tutti_irecv(void *buf, size_t count, tutti_datatype_t dt, int pee
 
 tutti_status_t tutti_ibarrier(tutti_comm_t *comm, tutti_request_t **req_p)
 {
-    struct tutti_op_desc d = OP_DESC(TUTTI_COLL_BARRIER, NULL, NULL, 0, TUTTI_UINT8, TUTTI_MAX, -1,
-                                     -1);
+    struct tutti_op_desc d =
+        OP_DESC(TUTTI_COLL_BARRIER, NULL, NULL, 0, TUTTI_UINT8, TUTTI_MAX, -1, -1);
     return submit(comm, &d, req_p);
 }

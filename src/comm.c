@@ -105,7 +105,7 @@ tutti_status_t tutti_comm_destroy(tutti_comm_t *comm)
         return tutti__comm_not_live(comm, "tutti_comm_destroy");
     }
     tutti__tls.rank = comm->rank;
-    tutti__queue_drain(comm); /* asynchronous operations finish first, */
+    tutti__queue_drain(comm);    /* asynchronous operations finish first, */
     tutti__stream_fini(comm, 0); /* and the streams pass their last host functions */
     tutti__ipc_fini(comm, 0);
     tutti_status_t st = tutti__comm_health(comm);

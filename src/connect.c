@@ -25,8 +25,8 @@ static void fill_args(struct tutti_comm *comm, const union tutti_sockaddr *root_
     a->env = tutti__env();
     a->nchannels = comm->cfg.nchannels;
     a->timeout_ns = comm->cfg.timeout_ns;
-    a->root_hint = (root_hint != NULL && comm->root_hint.sa.sa_family != 0) ? &comm->root_hint
-                                                                             : NULL;
+    a->root_hint =
+        (root_hint != NULL && comm->root_hint.sa.sa_family != 0) ? &comm->root_hint : NULL;
     a->peers = comm->peers;
     a->force_ib = comm->cfg.force_ib;
 }
@@ -109,7 +109,7 @@ static tutti_transport_id_t pair_transport(const struct tutti_comm *comm, int r,
 
 static size_t slot_size_of(tutti_transport_id_t id, const struct tutti_env *env)
 {
-    return id == TUTTI_TRANSPORT_SHM ? env->SHM_SLOT_SIZE
+    return id == TUTTI_TRANSPORT_SHM  ? env->SHM_SLOT_SIZE
            : id == TUTTI_TRANSPORT_IB ? env->IB_SLOT_SIZE
                                       : env->TCP_SLOT_SIZE;
 }
@@ -121,8 +121,8 @@ static tutti_status_t choose_transports(struct tutti_comm *comm)
     comm->nlocal = 0;
     for (int r = 0; r < comm->nranks; r++) {
         comm->nlocal += memcmp(comm->peers[r].hostid, mine, TUTTI_HOSTID_BYTES) == 0;
-        tutti_transport_id_t id = r == comm->rank ? TUTTI_TRANSPORT_SHM
-                                                  : pair_transport(comm, comm->rank, r);
+        tutti_transport_id_t id =
+            r == comm->rank ? TUTTI_TRANSPORT_SHM : pair_transport(comm, comm->rank, r);
         if (comm->cfg.force_ib && r != comm->rank && id != TUTTI_TRANSPORT_IB) {
             char who[128];
             return tutti__set_error(comm, TUTTI_ERR_UNSUPPORTED,
@@ -157,14 +157,14 @@ static tutti_status_t choose_transports(struct tutti_comm *comm)
 tutti_status_t tutti__net_attach(struct tutti_comm *comm, struct tutti_boot *boot)
 {
     void *shm = comm->net.tctx[TUTTI_TRANSPORT_SHM];
-    tutti_status_t s = shm != NULL ? comm->net.ops[TUTTI_TRANSPORT_SHM]->attach(shm, 0)
-                                   : TUTTI_ERR_UNSUPPORTED;
-    TUTTI_CHECK(agree(comm, boot, s == TUTTI_ERR_UNSUPPORTED ? TUTTI_OK : s,
-                      "attaching shared memory"));
+    tutti_status_t s =
+        shm != NULL ? comm->net.ops[TUTTI_TRANSPORT_SHM]->attach(shm, 0) : TUTTI_ERR_UNSUPPORTED;
+    TUTTI_CHECK(
+        agree(comm, boot, s == TUTTI_ERR_UNSUPPORTED ? TUTTI_OK : s, "attaching shared memory"));
     tutti_status_t use_shm;
     int who = -1;
-    TUTTI_CHECK(boot->ops->sync(boot, s == TUTTI_OK ? TUTTI_OK : TUTTI_ERR_UNSUPPORTED, &use_shm,
-                                &who));
+    TUTTI_CHECK(
+        boot->ops->sync(boot, s == TUTTI_OK ? TUTTI_OK : TUTTI_ERR_UNSUPPORTED, &use_shm, &who));
     if (use_shm != TUTTI_OK) {
         if (shm != NULL) {
             tutti_info(TUTTI_SUBSYS_SHM, "rank %d cannot use shared memory: TCP for every pair",
@@ -187,8 +187,8 @@ tutti_status_t tutti__net_attach(struct tutti_comm *comm, struct tutti_boot *boo
         snprintf(comm->net.targs.nic_hint, sizeof(comm->net.targs.nic_hint), "%s", v->nic_name);
     }
     if (comm->net.ops[TUTTI_TRANSPORT_SHM] != NULL) {
-        comm->net.doorbell = comm->net.ops[TUTTI_TRANSPORT_SHM]->doorbell(
-            comm->net.tctx[TUTTI_TRANSPORT_SHM]);
+        comm->net.doorbell =
+            comm->net.ops[TUTTI_TRANSPORT_SHM]->doorbell(comm->net.tctx[TUTTI_TRANSPORT_SHM]);
         comm->net.board = comm->net.ops[TUTTI_TRANSPORT_SHM]->seq_board(
             comm->net.tctx[TUTTI_TRANSPORT_SHM], comm->rank);
     }
@@ -237,8 +237,8 @@ void tutti__net_abort(struct tutti_comm *comm, const struct tutti_abort_info *in
 void tutti__net_fini(struct tutti_comm *comm)
 {
     tutti__reg_free_all(comm); /* registrations left by the program go before the transports */
-    for (size_t i = 0; comm->net.conns != NULL &&
-                       i < (size_t)comm->nranks * TUTTI_MAX_CHANNELS; i++) {
+    for (size_t i = 0; comm->net.conns != NULL && i < (size_t)comm->nranks * TUTTI_MAX_CHANNELS;
+         i++) {
         struct tutti_tconn *c = comm->net.conns[i];
         if (c != NULL) {
             c->ops->close(c);

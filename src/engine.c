@@ -25,9 +25,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define CHECK_PERIOD_NS 1000000ll /* liveness and abort-board checks while waiting */
-#define MAX_SLEEP_NS 10000000ll   /* wake at least this often to check deadlines */
-#define MAX_POLLFDS 256
+#define CHECK_PERIOD_NS  1000000ll  /* liveness and abort-board checks while waiting */
+#define MAX_SLEEP_NS     10000000ll /* wake at least this often to check deadlines */
+#define MAX_POLLFDS      256
 #define SPIN_CLOCK_EVERY 16u
 
 struct waiter {
@@ -35,9 +35,9 @@ struct waiter {
     int64_t last_check;
     int64_t last_beat;    /* when beats last went out (or the wait began) */
     int64_t beat_vouched; /* the progress time they vouched for */
-    int armed;          /* doorbell: we said we are about to sleep */
-    int spinning;       /* the last wait_step busy-polled: poll again without reading the clock */
-    uint32_t token;     /* doorbell sequence seen when arming */
+    int armed;            /* doorbell: we said we are about to sleep */
+    int spinning;         /* the last wait_step busy-polled: poll again without reading the clock */
+    uint32_t token;       /* doorbell sequence seen when arming */
     struct tutti_doorbell *db;
 };
 
@@ -67,10 +67,11 @@ static void append_own_state(const struct tutti_exec *ex)
     struct tutti_wait_point wp;
     tutti__exec_wait_point(ex, &wp);
     char here[160];
-    int n = snprintf(here, sizeof(here), " [rank %d: %s #%llu, operations posted %llu, completed %llu",
-                     c->rank, tutti__coll_name(ex->plan->op.coll), (unsigned long long)ex->seq,
-                     (unsigned long long)atomic_load(&c->state.posted),
-                     (unsigned long long)atomic_load(&c->state.completed));
+    int n =
+        snprintf(here, sizeof(here), " [rank %d: %s #%llu, operations posted %llu, completed %llu",
+                 c->rank, tutti__coll_name(ex->plan->op.coll), (unsigned long long)ex->seq,
+                 (unsigned long long)atomic_load(&c->state.posted),
+                 (unsigned long long)atomic_load(&c->state.completed));
     if (wp.peer >= 0 && n > 0 && (size_t)n < sizeof(here)) {
         snprintf(here + n, sizeof(here) - (size_t)n, ", waiting on rank %d at step %zu/%zu]",
                  wp.peer, wp.step, wp.nsteps);
@@ -120,10 +121,10 @@ static int describe_behind(struct tutti_exec *ex, char *buf, size_t len)
         }
         char who[128];
         tutti__peer_str(&c->peers[r], who, sizeof(who));
-        int n = snprintf(buf + o, len - o, "%s has not started it (posted %llu, completed %llu); ",
-                         who, (unsigned long long)posted,
-                         (unsigned long long)atomic_load_explicit(&b->completed,
-                                                                  memory_order_relaxed));
+        int n =
+            snprintf(buf + o, len - o, "%s has not started it (posted %llu, completed %llu); ", who,
+                     (unsigned long long)posted,
+                     (unsigned long long)atomic_load_explicit(&b->completed, memory_order_relaxed));
         if (n < 0) {
             break;
         }
@@ -150,8 +151,7 @@ static tutti_status_t timeout_exec(struct tutti_exec *ex, int64_t idle_ns)
                      c->rank, what, (double)idle_ns / 1e9,
                      (unsigned long long)atomic_load(&c->state.posted),
                      (unsigned long long)atomic_load(&c->state.completed));
-    return fail_exec_blaming(ex, TUTTI_ERR_TIMEOUT,
-                             late >= 0 ? late : tutti__exec_waited_rank(ex));
+    return fail_exec_blaming(ex, TUTTI_ERR_TIMEOUT, late >= 0 ? late : tutti__exec_waited_rank(ex));
 }
 
 /* Periodic checks of one exec's communicator: abort requested, failed elsewhere, dead peers. */

@@ -188,8 +188,9 @@ static void warn_unknown(void)
         memcpy(name, *e + 6, len);
         name[len] = '\0';
         if (tutti__env_index(name) < 0) {
-            tutti_warn("unknown environment variable TUTTI_%s ignored (tutti-info --env lists them)",
-                       name);
+            tutti_warn(
+                "unknown environment variable TUTTI_%s ignored (tutti-info --env lists them)",
+                name);
         }
     }
 }

@@ -40,7 +40,7 @@
     X(PORT_RANGE, STRING, "", "", "",                                                              \
       "listen only on ports lo-hi, the root's included (default: any)")                            \
     X(HANDSHAKE_TIMEOUT, DURATION, "10s", "10ms", "1h",                                            \
-      "a listener closes an accepted connection that has not proved the job's secret by then "    \
+      "a listener closes an accepted connection that has not proved the job's secret by then "     \
       "(at most TUTTI_TIMEOUT)")                                                                   \
     X(HOSTID, STRING, "", "", "",                                                                  \
       "override the host identity; ranks with equal ids share memory (default: boot id, "          \

@@ -26,8 +26,8 @@ void tutti__comm_error_append(struct tutti_comm *comm, const char *suffix)
     pthread_mutex_unlock(&comm->err.lock);
 }
 
-static tutti_status_t record(struct tutti_comm *comm, tutti_status_t st, int level,
-                             const char *fmt, va_list ap)
+static tutti_status_t record(struct tutti_comm *comm, tutti_status_t st, int level, const char *fmt,
+                             va_list ap)
 {
     char msg[sizeof(tutti__tls.last_error)];
     vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -48,8 +48,8 @@ tutti_status_t tutti__set_error(struct tutti_comm *comm, tutti_status_t st, cons
     return st;
 }
 
-tutti_status_t tutti__set_error_quiet(struct tutti_comm *comm, tutti_status_t st,
-                                      const char *fmt, ...)
+tutti_status_t tutti__set_error_quiet(struct tutti_comm *comm, tutti_status_t st, const char *fmt,
+                                      ...)
 {
     va_list ap;
     va_start(ap, fmt);

@@ -202,8 +202,8 @@ void tutti__log(int level, uint32_t subsys, const char *fmt, ...)
     } else {
         snprintf(rank, sizeof(rank), "-");
     }
-    int n = snprintf(line, sizeof(line), "%s:%d:%ld [%s] %s%s%s ", tutti__g.hostname,
-                     (int)getpid(), (long)syscall(SYS_gettid), rank,
+    int n = snprintf(line, sizeof(line), "%s:%d:%ld [%s] %s%s%s ", tutti__g.hostname, (int)getpid(),
+                     (long)syscall(SYS_gettid), rank,
                      level_names[level < 0 || level > TUTTI_LOG_TRACE ? 0 : level],
                      subsys == TUTTI_SUBSYS_ALL ? "" : "/",
                      subsys == TUTTI_SUBSYS_ALL ? "" : tutti__subsys_name(subsys));

@@ -69,8 +69,8 @@ void tutti__log(int level, uint32_t subsys, const char *fmt, ...)
         }                                                                                          \
     } while (0)
 
-#define tutti_error(...) TUTTI_LOG_(TUTTI_LOG_ERROR, TUTTI_SUBSYS_ALL, __VA_ARGS__)
-#define tutti_warn(...)  TUTTI_LOG_(TUTTI_LOG_WARN, TUTTI_SUBSYS_ALL, __VA_ARGS__)
+#define tutti_error(...)         TUTTI_LOG_(TUTTI_LOG_ERROR, TUTTI_SUBSYS_ALL, __VA_ARGS__)
+#define tutti_warn(...)          TUTTI_LOG_(TUTTI_LOG_WARN, TUTTI_SUBSYS_ALL, __VA_ARGS__)
 #define tutti_info(subsys, ...)  TUTTI_LOG_(TUTTI_LOG_INFO, (subsys), __VA_ARGS__)
 #define tutti_debug(subsys, ...) TUTTI_LOG_(TUTTI_LOG_DEBUG, (subsys), __VA_ARGS__)
 #ifdef TUTTI_ENABLE_TRACE

@@ -60,7 +60,7 @@ void tutti__host_id(uint8_t out[TUTTI_HOSTID_BYTES])
     const char *override = tutti__env()->HOSTID;
     if (override[0] != '\0') {
         crypto_generichash_update(&st, (const unsigned char *)"hostid:", 7);
-        crypto_generichash_update(&st, (const unsigned char *)override, strlen(override));
+        crypto_generichash_update(&st, (const unsigned char *) override, strlen(override));
         crypto_generichash_final(&st, out, TUTTI_HOSTID_BYTES);
         return;
     }

@@ -13,9 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TUTTI_PEER_MAGIC     0x52454550u /* "PEER" */
-#define TUTTI_HOSTID_BYTES   16
-#define TUTTI_TRANSPORT_BLOB 64
+#define TUTTI_PEER_MAGIC      0x52454550u /* "PEER" */
+#define TUTTI_HOSTID_BYTES    16
+#define TUTTI_TRANSPORT_BLOB  64
 #define TUTTI_TRANSPORT_SLOTS 4 /* blob slots, indexed by tutti_transport_id_t */
 
 struct tutti_peer_info {
@@ -32,8 +32,7 @@ struct tutti_peer_info {
 };
 
 /** Check a record received from the network: magic, rank/nranks, terminated hostname. */
-tutti_status_t tutti__peer_validate(const struct tutti_peer_info *p, int expect_rank,
-                                    int nranks);
+tutti_status_t tutti__peer_validate(const struct tutti_peer_info *p, int expect_rank, int nranks);
 
 /** "rank 3 (host node7, pid 4242)" into buf. Returns buf. */
 char *tutti__peer_str(const struct tutti_peer_info *p, char *buf, size_t len);

@@ -57,8 +57,9 @@ tutti_status_t tutti__plan_build_checked(struct tutti_comm *comm, const struct t
         return tutti__set_error(comm, TUTTI_ERR_INVALID_USAGE,
                                 "TUTTI_ALGO forces %s:%s, which does not apply to %zu elements of "
                                 "%s on %d ranks (applicable: %s)",
-                                tutti__coll_name(op->coll), tutti__algos(op->coll, &rc)[pp->forced].name,
-                                op->count, tutti_datatype_name(op->dt), pp->nranks, valid);
+                                tutti__coll_name(op->coll),
+                                tutti__algos(op->coll, &rc)[pp->forced].name, op->count,
+                                tutti_datatype_name(op->dt), pp->nranks, valid);
     }
     if (rc != 0) {
         return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory to plan a %s",

@@ -9,13 +9,13 @@ static const struct {
     const char *name;
     size_t size;
 } dt_info[TUTTI_NUM_DATATYPES] = {
-    [TUTTI_INT8] = {"int8", 1},          [TUTTI_UINT8] = {"uint8", 1},
-    [TUTTI_INT16] = {"int16", 2},        [TUTTI_UINT16] = {"uint16", 2},
-    [TUTTI_INT32] = {"int32", 4},        [TUTTI_UINT32] = {"uint32", 4},
-    [TUTTI_INT64] = {"int64", 8},        [TUTTI_UINT64] = {"uint64", 8},
-    [TUTTI_FLOAT16] = {"float16", 2},    [TUTTI_BFLOAT16] = {"bfloat16", 2},
-    [TUTTI_FLOAT32] = {"float32", 4},    [TUTTI_FLOAT64] = {"float64", 8},
-    [TUTTI_FP8_E4M3] = {"fp8_e4m3", 1},  [TUTTI_FP8_E5M2] = {"fp8_e5m2", 1},
+    [TUTTI_INT8] = {"int8", 1},         [TUTTI_UINT8] = {"uint8", 1},
+    [TUTTI_INT16] = {"int16", 2},       [TUTTI_UINT16] = {"uint16", 2},
+    [TUTTI_INT32] = {"int32", 4},       [TUTTI_UINT32] = {"uint32", 4},
+    [TUTTI_INT64] = {"int64", 8},       [TUTTI_UINT64] = {"uint64", 8},
+    [TUTTI_FLOAT16] = {"float16", 2},   [TUTTI_BFLOAT16] = {"bfloat16", 2},
+    [TUTTI_FLOAT32] = {"float32", 4},   [TUTTI_FLOAT64] = {"float64", 8},
+    [TUTTI_FP8_E4M3] = {"fp8_e4m3", 1}, [TUTTI_FP8_E5M2] = {"fp8_e5m2", 1},
 };
 
 static const char *const op_names[TUTTI_NUM_OPS] = {

@@ -11,8 +11,8 @@
 
 #define TUTTI_CACHELINE 64
 
-#define TUTTI_MIN(a, b) ((a) < (b) ? (a) : (b))
-#define TUTTI_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define TUTTI_MIN(a, b)    ((a) < (b) ? (a) : (b))
+#define TUTTI_MAX(a, b)    ((a) > (b) ? (a) : (b))
 #define TUTTI_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 /** Monotonic clock in nanoseconds. */

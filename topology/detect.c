@@ -139,8 +139,8 @@ static int cpu_ancestor(hwloc_topology_t topo, hwloc_obj_t o, hwloc_obj_type_t t
     return p != NULL ? (int)p->logical_index : -1;
 }
 
-static void fill_dev(hwloc_topology_t topo, hwloc_obj_t o, struct bridges *sw,
-                     struct bridges *hb, struct tutti_topo_dev *d)
+static void fill_dev(hwloc_topology_t topo, hwloc_obj_t o, struct bridges *sw, struct bridges *hb,
+                     struct tutti_topo_dev *d)
 {
     memset(d, 0, sizeof(*d));
     const struct hwloc_pcidev_attr_s *p = &o->attr->pcidev;
@@ -174,14 +174,17 @@ static void name_nic(hwloc_obj_t o, struct tutti_topo_dev *d)
     hwloc_obj_t net = osdev(o, HWLOC_OBJ_OSDEV_NETWORK, NULL);
     d->rdma = of != NULL;
     d->port = of != NULL || net != NULL;
-    snprintf(d->name, sizeof(d->name), "%s", of != NULL ? of->name : net != NULL ? net->name : d->busid);
+    snprintf(d->name, sizeof(d->name), "%s",
+             of != NULL    ? of->name
+             : net != NULL ? net->name
+                           : d->busid);
     if (of != NULL && net != NULL) {
         snprintf(d->alias, sizeof(d->alias), "%s", net->name);
     }
 }
 
-static void keep_nic(hwloc_topology_t topo, hwloc_obj_t o, struct bridges *sw,
-                     struct bridges *hb, struct tutti_topo *t)
+static void keep_nic(hwloc_topology_t topo, hwloc_obj_t o, struct bridges *sw, struct bridges *hb,
+                     struct tutti_topo *t)
 {
     if (t->nnics < TUTTI_TOPO_MAX_NICS) {
         fill_dev(topo, o, sw, hb, &t->nic[t->nnics]);
@@ -292,7 +295,7 @@ static void pick_nics(struct tutti_topo *t)
             if (!better && l == gpu->nic_link) {
                 const struct tutti_topo_dev *cur = &t->nic[gpu->nic];
                 const struct tutti_topo_dev *cand = &t->nic[n];
-                better = cand->rdma != cur->rdma ? cand->rdma > cur->rdma
+                better = cand->rdma != cur->rdma   ? cand->rdma > cur->rdma
                          : cand->port != cur->port ? cand->port > cur->port
                                                    : load[n] < load[gpu->nic];
             }
@@ -370,8 +373,10 @@ static void configure(hwloc_topology_t topo)
 static tutti_status_t refused(const char *xml, const char *buf, int e, char *err, size_t len)
 {
     if (xml != NULL) {
-        snprintf(err, len, "topology file %s is not a valid hwloc XML topology (hwloc: %s; "
-                 "`lstopo --input %s` shows hwloc's reason)", xml, strerror(e), xml);
+        snprintf(err, len,
+                 "topology file %s is not a valid hwloc XML topology (hwloc: %s; "
+                 "`lstopo --input %s` shows hwloc's reason)",
+                 xml, strerror(e), xml);
     } else if (buf != NULL) {
         snprintf(err, len, "not a valid hwloc XML topology (hwloc: %s)", strerror(e));
     } else {
@@ -428,7 +433,9 @@ static tutti_status_t load(const char *xml, const char *buf, size_t buflen, stru
     memset(t, 0, sizeof(*t));
     fallback(t);
     snprintf(t->source, sizeof(t->source), "%s",
-             xml != NULL ? xml : buf != NULL ? "an XML buffer" : "this machine");
+             xml != NULL   ? xml
+             : buf != NULL ? "an XML buffer"
+                           : "this machine");
     int live = xml == NULL && buf == NULL;
     t->from_file = !live;
     hwloc_topology_t topo;
@@ -498,8 +505,9 @@ static void load_process_topo(void)
     t->machine = machine_id();
     tutti_debug(TUTTI_SUBSYS_TOPO,
                 "%s: %d package(s), %d NUMA node(s), %d core(s), %d/%d PUs usable, %d GPU(s), "
-                "%d NIC(s), %d PCIe switch(es)", t->source, t->packages, t->numa_nodes, t->cores,
-                t->allowed_pus, t->pus, t->ngpus, t->nnics, t->pci_switches);
+                "%d NIC(s), %d PCIe switch(es)",
+                t->source, t->packages, t->numa_nodes, t->cores, t->allowed_pus, t->pus, t->ngpus,
+                t->nnics, t->pci_switches);
 }
 
 const struct tutti_topo *tutti__topo(void)

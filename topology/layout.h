@@ -12,12 +12,12 @@
 struct tutti_layout {
     int nranks;
     int nhosts;
-    int ppn;         /* ranks on every host when all hosts have as many, else 0 */
-    int *host;       /* [nranks] host index of each rank */
-    int *local;      /* [nranks] index among its host's ranks, in rank order */
-    int *by_local;   /* [nhosts * ppn] the rank with local index l on host h (ppn > 0 only) */
-    int *ring;       /* [nranks] ring[i]: the i-th rank of the ring */
-    int *ring_pos;   /* [nranks] inverse of ring */
+    int ppn;       /* ranks on every host when all hosts have as many, else 0 */
+    int *host;     /* [nranks] host index of each rank */
+    int *local;    /* [nranks] index among its host's ranks, in rank order */
+    int *by_local; /* [nhosts * ppn] the rank with local index l on host h (ppn > 0 only) */
+    int *ring;     /* [nranks] ring[i]: the i-th rank of the ring */
+    int *ring_pos; /* [nranks] inverse of ring */
 };
 
 /**

@@ -69,8 +69,8 @@ static int gpu_by_pci(const struct tutti_topo *t, const nvml_pci_info_t *p)
 }
 
 /* NVLinks of one NVML device: direct GPU peers into t, *nvswitch_p if one goes to an NVSwitch. */
-static int scan_links(const struct nvml_api *api, nvml_device_t dev, struct tutti_topo *t,
-                      int g, int *nvswitch_p)
+static int scan_links(const struct nvml_api *api, nvml_device_t dev, struct tutti_topo *t, int g,
+                      int *nvswitch_p)
 {
     int up = 0;
     for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {

@@ -173,8 +173,8 @@ void tutti__topo_ring(const struct tutti_topo_rank *v, const int *host, int n, i
             lidx[members[pos + i]] = i;
         }
         int pk = prev >= 0 ? count[label[h - 1]] : 0;
-        host_path(v, prev >= 0 ? members + prev : NULL, prev >= 0 ? order + prev : NULL, pk,
-                  lidx, members + pos, k, order + pos);
+        host_path(v, prev >= 0 ? members + prev : NULL, prev >= 0 ? order + prev : NULL, pk, lidx,
+                  members + pos, k, order + pos);
         prev = pos;
     }
 out_free:

@@ -66,15 +66,15 @@ struct tutti_topo_dev {
 };
 
 struct tutti_topo {
-    int ok;          /* hwloc loaded a topology (else the CPU counts come from sysconf) */
-    int from_file;   /* loaded from an hwloc XML file (TUTTI_TOPO_FILE, --topo-file) */
+    int ok;           /* hwloc loaded a topology (else the CPU counts come from sysconf) */
+    int from_file;    /* loaded from an hwloc XML file (TUTTI_TOPO_FILE, --topo-file) */
     char source[256]; /* the file, or "this machine" */
-    int packages;    /* sockets */
+    int packages;     /* sockets */
     int numa_nodes;
-    int cores;       /* physical cores in the machine */
-    int pus;         /* hardware threads in the machine */
-    int allowed_pus; /* hardware threads this process may run on (affinity, cgroups) */
-    int first_pu;    /* the lowest of them (-1: unknown) */
+    int cores;        /* physical cores in the machine */
+    int pus;          /* hardware threads in the machine */
+    int allowed_pus;  /* hardware threads this process may run on (affinity, cgroups) */
+    int first_pu;     /* the lowest of them (-1: unknown) */
     uint64_t machine; /* this process's kernel (boot id hashed); 0 for a topology not ours */
     int cpu_package, cpu_numa; /* where this process may run, when that is one of each */
     int pci_devices, pci_switches, host_bridges;
@@ -123,19 +123,19 @@ enum {
 /** One rank, as the others see it: fixed size, no pointers, checked on arrival. */
 struct tutti_topo_rank {
     uint32_t magic;
-    uint8_t flags;               /* TUTTI_TOPO_F_* */
-    int8_t gpu;                  /* its GPU among its machine's, -1: none */
-    int8_t package, numa;        /* of its GPU, else of its CPUs; -1: unknown or several */
+    uint8_t flags;                  /* TUTTI_TOPO_F_* */
+    int8_t gpu;                     /* its GPU among its machine's, -1: none */
+    int8_t package, numa;           /* of its GPU, else of its CPUs; -1: unknown or several */
     int8_t pci_switch, host_bridge; /* of its GPU; -1: none */
-    int8_t nic;                  /* its nearest NIC; -1: none */
-    uint8_t nic_link;            /* tutti_link_t from its GPU (or CPUs) to that NIC */
-    uint8_t ngpus, nnics;        /* of its machine */
-    uint16_t cpus;               /* CPUs it may run on (its affinity; at most 65535) */
-    uint32_t nvlink;             /* NVLink to these GPUs of its machine */
-    uint16_t cpu_first;          /* the lowest of those CPUs: equal (cpu_first, cpus), one set */
+    int8_t nic;                     /* its nearest NIC; -1: none */
+    uint8_t nic_link;               /* tutti_link_t from its GPU (or CPUs) to that NIC */
+    uint8_t ngpus, nnics;           /* of its machine */
+    uint16_t cpus;                  /* CPUs it may run on (its affinity; at most 65535) */
+    uint32_t nvlink;                /* NVLink to these GPUs of its machine */
+    uint16_t cpu_first;             /* the lowest of those CPUs: equal (cpu_first, cpus), one set */
     uint16_t pad;
-    uint64_t machine;            /* the kernel it runs on (tutti__machine_id): ranks in other
-                                    namespaces or containers of one machine share its CPUs */
+    uint64_t machine; /* the kernel it runs on (tutti__machine_id): ranks in other
+                         namespaces or containers of one machine share its CPUs */
     char nic_name[TUTTI_TOPO_NAME];
     char gpu_busid[TUTTI_TOPO_NAME];
 };
@@ -144,8 +144,7 @@ struct tutti_topo_rank {
  * The view of the rank that is local_rank-th on machine t. Until the GPU path binds devices, a
  * rank uses GPU local_rank mod ngpus (one GPU per rank, in order, as launchers assign them).
  */
-void tutti__topo_rank_view(const struct tutti_topo *t, int local_rank,
-                           struct tutti_topo_rank *v);
+void tutti__topo_rank_view(const struct tutti_topo *t, int local_rank, struct tutti_topo_rank *v);
 
 /**
  * How crowded the CPUs are, from every rank's record (n of them): ranks per CPU on rank me's
@@ -167,8 +166,7 @@ tutti_status_t tutti__topo_rank_validate(const struct tutti_topo_rank *v, char *
  * How close ranks a and b are. host[r] labels rank r's machine: equal labels, one machine;
  * labels are in 0..n-1 (the lowest rank of the machine will do).
  */
-tutti_link_t tutti__topo_rank_link(const struct tutti_topo_rank *v, const int *host, int a,
-                                   int b);
+tutti_link_t tutti__topo_rank_link(const struct tutti_topo_rank *v, const int *host, int a, int b);
 
 /**
  * A ring through all n ranks that follows locality: starting at rank 0, each next rank is the

@@ -125,8 +125,7 @@ static int chain_len(int n, const int *hidx, int h)
     return len;
 }
 
-int tutti__dtree_hosts_node(int n, const int *host, int rank, int t,
-                            struct tutti_tree_node *node_p)
+int tutti__dtree_hosts_node(int n, const int *host, int rank, int t, struct tutti_tree_node *node_p)
 {
     if (n < 1 || rank < 0 || rank >= n) {
         return -1;

@@ -39,10 +39,10 @@ const char *tutti__proto_name(tutti_proto_t p)
 
 /* One evaluation: the system with the protocol applied, the size, the configuration. */
 struct ctx {
-    int n, h, L;               /* ranks, hosts, ranks per host */
-    double B;                  /* bytes (NCCL's size convention, tune.h) */
-    double chunk;              /* bytes per message */
-    int C;                     /* channels */
+    int n, h, L;  /* ranks, hosts, ranks per host */
+    double B;     /* bytes (NCCL's size convention, tune.h) */
+    double chunk; /* bytes per message */
+    int C;        /* channels */
     int nics;
     int parallel;              /* channels progress independently */
     int crowded;               /* ranks outnumber CPUs */
@@ -86,8 +86,8 @@ static void cpu_of(const struct ctx *c, const struct tutti_link *l, struct cost 
 static double cost_us(const struct ctx *c, const struct cost *k)
 {
     double msgs = c->parallel ? k->msgs / c->C : k->msgs;
-    double cpu = msgs * k->gap + k->cpu_msgs * k->cpu_us +
-                 (c->crowded ? k->hops * k->switch_us : 0);
+    double cpu =
+        msgs * k->gap + k->cpu_msgs * k->cpu_us + (c->crowded ? k->hops * k->switch_us : 0);
     return k->lat + k->bw + k->fill + (c->parallel ? 1 : c->load * c->load) * cpu;
 }
 
@@ -255,8 +255,7 @@ static struct cost tree_rooted(const struct ctx *c)
     struct cost k = one ? path_cost(c, hin, hout, c->B, 1, 2, 1)
                         : path_cost(c, hin, hout, c->B / 2 / c->C, 2 * c->C, 2, 1);
     double intra = c->L > 1 ? xfer_us(c->B, c->in.gbps) : 0;
-    k.bw = fmax(intra, nic_us(c, c->h > 2 ? 2 * c->B : c->B, one ? 1 : 2 * c->C)) /
-           TREE_EFFICIENCY;
+    k.bw = fmax(intra, nic_us(c, c->h > 2 ? 2 * c->B : c->B, one ? 1 : 2 * c->C)) / TREE_EFFICIENCY;
     k.fill = 0;
     return k;
 }
@@ -361,10 +360,21 @@ static struct cost direct_cost(const struct ctx *c, double per_peer)
 
 /* The catalog's algorithms as the model sees them. */
 enum model {
-    AR_RING, AR_TREE, AR_HIER, AR_RD, AR_RABENSEIFNER, AR_ONESHOT,
-    ROOTED_CHAIN, ROOTED_TREE, ROOTED_DIRECT, /* broadcast, reduce */
-    BLOCKS_RING, BLOCKS_DIRECT,               /* reduce-scatter, all-gather, all-to-all */
-    ALLGATHER_BRUCK, ALLTOALL_BRUCK, BARRIER_RING, BARRIER_ONESHOT,
+    AR_RING,
+    AR_TREE,
+    AR_HIER,
+    AR_RD,
+    AR_RABENSEIFNER,
+    AR_ONESHOT,
+    ROOTED_CHAIN,
+    ROOTED_TREE,
+    ROOTED_DIRECT, /* broadcast, reduce */
+    BLOCKS_RING,
+    BLOCKS_DIRECT, /* reduce-scatter, all-gather, all-to-all */
+    ALLGATHER_BRUCK,
+    ALLTOALL_BRUCK,
+    BARRIER_RING,
+    BARRIER_ONESHOT,
 };
 
 static const struct {
@@ -583,8 +593,8 @@ int tutti__tune_pick(tutti_coll_t coll, size_t bytes, int nranks, int nhosts,
     struct tutti_tune_choice best = {.index = -1};
     for (int i = 0; i < ncand; i++) {
         struct tutti_tune_cfg cfg;
-        double t = candidates[i] != NULL ? tutti__tune_best(coll, candidates[i], bytes, &sys, &cfg)
-                                         : -1;
+        double t =
+            candidates[i] != NULL ? tutti__tune_best(coll, candidates[i], bytes, &sys, &cfg) : -1;
         if (times_us != NULL) {
             times_us[i] = t;
         }

@@ -62,7 +62,12 @@ int tutti__link_parse(const char *name);
  * word or every 128-byte line: lower latency, part of the bandwidth); the model knows them so
  * that its GPU predictions compare with NCCL's, and a system enables them through `protos`.
  */
-typedef enum { TUTTI_PROTO_SIMPLE, TUTTI_PROTO_LL, TUTTI_PROTO_LL128, TUTTI_PROTO_COUNT } tutti_proto_t;
+typedef enum {
+    TUTTI_PROTO_SIMPLE,
+    TUTTI_PROTO_LL,
+    TUTTI_PROTO_LL128,
+    TUTTI_PROTO_COUNT
+} tutti_proto_t;
 
 /** "simple", "ll", "ll128". */
 const char *tutti__proto_name(tutti_proto_t p);

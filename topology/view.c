@@ -15,12 +15,12 @@
 
 _Static_assert(sizeof(struct tutti_topo_rank) == 64, "the view's wire size (no padding)");
 
-void tutti__topo_rank_view(const struct tutti_topo *t, int local_rank,
-                           struct tutti_topo_rank *v)
+void tutti__topo_rank_view(const struct tutti_topo *t, int local_rank, struct tutti_topo_rank *v)
 {
     memset(v, 0, sizeof(*v));
     v->magic = TUTTI_TOPO_RANK_MAGIC;
-    v->flags = (uint8_t)((t->ok ? TUTTI_TOPO_F_DETECTED : 0) | (t->from_file ? TUTTI_TOPO_F_FILE : 0));
+    v->flags =
+        (uint8_t)((t->ok ? TUTTI_TOPO_F_DETECTED : 0) | (t->from_file ? TUTTI_TOPO_F_FILE : 0));
     v->ngpus = (uint8_t)t->ngpus;
     v->nnics = (uint8_t)t->nnics;
     v->gpu = v->pci_switch = v->host_bridge = v->nic = -1;
@@ -145,7 +145,8 @@ static int local_rank(const struct tutti_comm *comm)
 {
     int lr = 0;
     for (int r = 0; r < comm->rank; r++) {
-        lr += memcmp(comm->peers[r].hostid, comm->peers[comm->rank].hostid, TUTTI_HOSTID_BYTES) == 0;
+        lr +=
+            memcmp(comm->peers[r].hostid, comm->peers[comm->rank].hostid, TUTTI_HOSTID_BYTES) == 0;
     }
     return lr;
 }
@@ -224,8 +225,10 @@ tutti_status_t tutti__topo_comm_init(struct tutti_comm *comm, struct tutti_boot 
     tutti__topo_rank_view(tutti__topo(), local_rank(comm), &me);
     struct tutti_topo_rank *all = calloc((size_t)comm->nranks, sizeof(*all));
     if (all == NULL) {
-        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory for the topology of %d "
-                                "ranks", comm->nranks);
+        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY,
+                                "no memory for the topology of %d "
+                                "ranks",
+                                comm->nranks);
     }
     tutti_status_t st = boot->ops->allgather(boot, &me, all, sizeof(me));
     if (st != TUTTI_OK) {
@@ -236,8 +239,10 @@ tutti_status_t tutti__topo_comm_init(struct tutti_comm *comm, struct tutti_boot 
         char why[64];
         if (tutti__topo_rank_validate(&all[r], why, sizeof(why)) != TUTTI_OK) {
             free(all);
-            return tutti__set_error(comm, TUTTI_ERR_REMOTE, "rank %d sent a bad topology "
-                                    "record: %s", r, why);
+            return tutti__set_error(comm, TUTTI_ERR_REMOTE,
+                                    "rank %d sent a bad topology "
+                                    "record: %s",
+                                    r, why);
         }
     }
     comm->topo = all;

@@ -129,10 +129,9 @@ TUTTI_API tutti_status_t tutti_ireduce(const void *sendbuf, void *recvbuf, size_
                                        tutti_datatype_t dt, tutti_op_t op, int root,
                                        tutti_comm_t *comm, tutti_request_t **req_p);
 /** Asynchronous tutti_reduce_scatter(). */
-TUTTI_API tutti_status_t tutti_ireduce_scatter(const void *sendbuf, void *recvbuf,
-                                               size_t recvcount, tutti_datatype_t dt,
-                                               tutti_op_t op, tutti_comm_t *comm,
-                                               tutti_request_t **req_p);
+TUTTI_API tutti_status_t tutti_ireduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
+                                               tutti_datatype_t dt, tutti_op_t op,
+                                               tutti_comm_t *comm, tutti_request_t **req_p);
 /** Asynchronous tutti_allgather(). */
 TUTTI_API tutti_status_t tutti_iallgather(const void *sendbuf, void *recvbuf, size_t sendcount,
                                           tutti_datatype_t dt, tutti_comm_t *comm,

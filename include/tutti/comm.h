@@ -74,10 +74,11 @@ typedef struct {
  * @param id      the unique id from tutti_get_unique_id().
  * @param rank    this rank, 0 <= rank < nranks, unique.
  * @return TUTTI_OK; TUTTI_ERR_INVALID_ARG for bad arguments, an id that is not a tutti id or a
- *         TUTTI_* variable that is malformed or out of its range (the message names which); TUTTI_ERR_REMOTE when another rank failed or disagreed on nranks;
- *         TUTTI_ERR_TIMEOUT when ranks were missing after TUTTI_TIMEOUT (the message names them);
- *         TUTTI_ERR_AUTH when the root refused our secret; TUTTI_ERR_SYSTEM on socket or memory
- *         mapping failures. Thread-safe (distinct calls build distinct communicators).
+ *         TUTTI_* variable that is malformed or out of its range (the message names which);
+ * TUTTI_ERR_REMOTE when another rank failed or disagreed on nranks; TUTTI_ERR_TIMEOUT when ranks
+ * were missing after TUTTI_TIMEOUT (the message names them); TUTTI_ERR_AUTH when the root refused
+ * our secret; TUTTI_ERR_SYSTEM on socket or memory mapping failures. Thread-safe (distinct calls
+ * build distinct communicators).
  */
 TUTTI_API tutti_status_t tutti_comm_init_rank(tutti_comm_t **comm_p, int nranks,
                                               const tutti_unique_id_t *id, int rank);

@@ -38,8 +38,8 @@ typedef enum {
     TUTTI_UINT32 = 5,
     TUTTI_INT64 = 6,
     TUTTI_UINT64 = 7,
-    TUTTI_FLOAT16 = 8,   /**< IEEE 754 binary16 */
-    TUTTI_BFLOAT16 = 9,  /**< bfloat16: the top half of a binary32 */
+    TUTTI_FLOAT16 = 8,  /**< IEEE 754 binary16 */
+    TUTTI_BFLOAT16 = 9, /**< bfloat16: the top half of a binary32 */
     TUTTI_FLOAT32 = 10,
     TUTTI_FLOAT64 = 11,
     TUTTI_FP8_E4M3 = 12, /**< OCP FP8 E4M3 ("FN": no infinities, max 448) */

@@ -43,10 +43,10 @@ int tutti__allgather_bruck(const struct tutti_op_desc *op, const struct tutti_pl
     /* Block j (rank r+j's) to its place: j < n-r in one run from block r, the rest from 0. */
     size_t head = (size_t)(n - r) * c;
     tutti__plan_set_peers(plan, -1, -1);
-    if (tutti__plan_add_step(plan, TUTTI_STEP_COPY, tmp, 0, TUTTI_BUF_RECV,
-                             (size_t)r * c, head, 0) != 0 ||
-        tutti__plan_add_step(plan, TUTTI_STEP_COPY, tmp, head, TUTTI_BUF_RECV, 0,
-                             total - head, 0) != 0) {
+    if (tutti__plan_add_step(plan, TUTTI_STEP_COPY, tmp, 0, TUTTI_BUF_RECV, (size_t)r * c, head,
+                             0) != 0 ||
+        tutti__plan_add_step(plan, TUTTI_STEP_COPY, tmp, head, TUTTI_BUF_RECV, 0, total - head,
+                             0) != 0) {
         return -1;
     }
     return 0;

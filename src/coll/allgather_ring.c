@@ -13,9 +13,9 @@ int tutti__allgather_ring(const struct tutti_op_desc *op, const struct tutti_pla
     size_t sc = op->count;
     for (int ch = 0; ch < pp->nchannels; ch++) {
         size_t choff, chlen;
-        int open = tutti__coll_open_lane(plan, sc, pp, ch, n > 1 ? tutti__ring_rank(pp, pos + 1) : -1,
-                                         n > 1 ? tutti__ring_rank(pp, pos - 1) : -1, &choff,
-                                         &chlen);
+        int open =
+            tutti__coll_open_lane(plan, sc, pp, ch, n > 1 ? tutti__ring_rank(pp, pos + 1) : -1,
+                                  n > 1 ? tutti__ring_rank(pp, pos - 1) : -1, &choff, &chlen);
         if (open < 0) {
             return -1;
         }
@@ -28,9 +28,9 @@ int tutti__allgather_ring(const struct tutti_op_desc *op, const struct tutti_pla
             int rc = tutti__coll_send_copy(plan, TUTTI_BUF_SEND, in, TUTTI_BUF_RECV,
                                            (size_t)r * sc + in, len);
             for (int s = 1; s <= n - 2; s++) {
-                rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_COPY_SEND, TUTTI_BUF_NONE, 0,
-                                           TUTTI_BUF_RECV, (size_t)tutti__ring_rank(pp, pos - s) * sc + in,
-                                           len, TUTTI_STEP_STABLE);
+                rc |= tutti__plan_add_step(
+                    plan, TUTTI_STEP_RECV_COPY_SEND, TUTTI_BUF_NONE, 0, TUTTI_BUF_RECV,
+                    (size_t)tutti__ring_rank(pp, pos - s) * sc + in, len, TUTTI_STEP_STABLE);
             }
             rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV, TUTTI_BUF_NONE, 0, TUTTI_BUF_RECV,
                                        (size_t)tutti__ring_rank(pp, pos + 1) * sc + in, len, 0);
@@ -38,8 +38,8 @@ int tutti__allgather_ring(const struct tutti_op_desc *op, const struct tutti_pla
                 return -1;
             }
         }
-        if (n == 1 && tutti__coll_copy(plan, TUTTI_BUF_SEND, choff, TUTTI_BUF_RECV, (size_t)r * sc + choff,
-                             chlen) != 0) {
+        if (n == 1 && tutti__coll_copy(plan, TUTTI_BUF_SEND, choff, TUTTI_BUF_RECV,
+                                       (size_t)r * sc + choff, chlen) != 0) {
             return -1;
         }
     }

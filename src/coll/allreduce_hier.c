@@ -7,11 +7,11 @@
  * with the hosts, not the ranks.
  *
  * The data of one channel goes in loops of L * H chunks, cut into L blocks of H parts (a chunk
- * at most each): block l of a loop ends the first phase at the rank with local index l, which shares it with the same local index on the
- * other hosts (rails pair ranks by local index: on GPU machines the same GPU and NIC position).
- * Within a host the rings follow the layout's locality ring. Each element is reduced to the end
- * at one rank and copied to the others, so every rank gets the same bits. One lane per channel:
- * its steps change peers from phase to phase.
+ * at most each): block l of a loop ends the first phase at the rank with local index l, which
+ * shares it with the same local index on the other hosts (rails pair ranks by local index: on GPU
+ * machines the same GPU and NIC position). Within a host the rings follow the layout's locality
+ * ring. Each element is reduced to the end at one rank and copied to the others, so every rank gets
+ * the same bits. One lane per channel: its steps change peers from phase to phase.
  */
 #include "coll/coll.h"
 
@@ -64,8 +64,8 @@ static void part(const struct group *g, int k, int q, int nq, size_t base, size_
  * both sending several would wait on each other's full FIFOs). This rank's block ends in the
  * output, partly reduced.
  */
-static int local_reduce_scatter(struct tutti_plan *plan, const struct group *g, int nq,
-                                size_t base, size_t len)
+static int local_reduce_scatter(struct tutti_plan *plan, const struct group *g, int nq, size_t base,
+                                size_t len)
 {
     size_t off, plen;
     int rc = 0;
@@ -112,8 +112,8 @@ static int local_all_gather(struct tutti_plan *plan, const struct group *g, int 
 
 /* Phase 2: ring all-reduce of this rank's block (its parts, one per host), in place in the
  * output, along its rail. */
-static int rail_all_reduce(struct tutti_plan *plan, const struct tutti_plan_params *pp,
-                           size_t base, size_t len)
+static int rail_all_reduce(struct tutti_plan *plan, const struct tutti_plan_params *pp, size_t base,
+                           size_t len)
 {
     const struct tutti_layout *l = pp->layout;
     int h = l->host[pp->rank], nh = l->nhosts, li = l->local[pp->rank];

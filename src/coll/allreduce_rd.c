@@ -31,8 +31,8 @@ static int rd_lane(const struct tutti_plan_params *pp, struct tutti_plan *plan,
             .recv_buf = TUTTI_BUF_RECV,
             .recv_off = base,
             .recv_len = len,
-            .recv_flags = (vpeer > f->vrank ? TUTTI_STEP_SWAP : 0) |
-                          (bit * 2 == f->p ? TUTTI_STEP_FINAL : 0),
+            .recv_flags =
+                (vpeer > f->vrank ? TUTTI_STEP_SWAP : 0) | (bit * 2 == f->p ? TUTTI_STEP_FINAL : 0),
         };
         if (tutti__coll_exchange(plan, pp, &x) != 0) {
             return -1;

@@ -18,8 +18,8 @@ int tutti__ring_allreduce_loop(struct tutti_plan *plan, int n, int r, uint32_t s
 #define BLOCK(b) (tutti__split_even(len, n, tutti__mod((b), n), &off, &blen), off += base)
     int rc = 0;
     BLOCK(r);
-    rc |= tutti__plan_add_step(plan, TUTTI_STEP_SEND, src, off, TUTTI_BUF_NONE, 0, blen,
-                               first_flags);
+    rc |=
+        tutti__plan_add_step(plan, TUTTI_STEP_SEND, src, off, TUTTI_BUF_NONE, 0, blen, first_flags);
     for (int s = 1; s <= n - 2; s++) {
         BLOCK(r - s);
         rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_SEND, src, off, TUTTI_BUF_NONE, 0,
@@ -55,8 +55,7 @@ int tutti__allreduce_ring(const struct tutti_op_desc *op, const struct tutti_pla
     for (int ch = 0; ch < pp->nchannels; ch++) {
         size_t choff, chlen;
         int open = tutti__coll_open_lane(plan, op->count, pp, ch, tutti__ring_rank(pp, r + 1),
-                                         tutti__ring_rank(pp, r - 1),
-                                         &choff, &chlen);
+                                         tutti__ring_rank(pp, r - 1), &choff, &chlen);
         if (open < 0) {
             return -1;
         }

@@ -27,8 +27,8 @@ static int up_lane(struct tutti_plan *plan, const struct tutti_plan_params *pp,
         int rc = 0;
         if (nd->nchildren == 0) {
             int stable = tutti__coll_input_stable(plan, TUTTI_BUF_SEND, off);
-            rc = tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND, off, TUTTI_BUF_NONE,
-                                      0, len, stable ? TUTTI_STEP_STABLE : 0);
+            rc = tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND, off, TUTTI_BUF_NONE, 0,
+                                      len, stable ? TUTTI_STEP_STABLE : 0);
         } else if (nd->nchildren == 1) {
             tutti__plan_set_peers(plan, nd->parent, nd->child[0]);
             rc = tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_SEND, TUTTI_BUF_SEND, off,
@@ -86,13 +86,12 @@ static int root_lane(struct tutti_plan *plan, const struct tutti_plan_params *pp
             acc = TUTTI_BUF_RECV;
         }
         tutti__plan_set_peers(plan, nd->child[0], nd->child[two]);
-        rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_COPY_SEND, acc, off,
-                                   TUTTI_BUF_RECV, off, len,
-                                   TUTTI_STEP_FINAL | TUTTI_STEP_STABLE);
+        rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_COPY_SEND, acc, off, TUTTI_BUF_RECV,
+                                   off, len, TUTTI_STEP_FINAL | TUTTI_STEP_STABLE);
         if (two) {
             tutti__plan_set_peers(plan, nd->child[1], -1);
-            rc |= tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_RECV, off,
-                                       TUTTI_BUF_NONE, 0, len, TUTTI_STEP_STABLE);
+            rc |= tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_RECV, off, TUTTI_BUF_NONE,
+                                       0, len, TUTTI_STEP_STABLE);
         }
         if (rc != 0) {
             return -1;

@@ -12,8 +12,8 @@
 #include "coll/coll.h"
 
 /* COPY blocks of c elements: from positions in `from` to the same or packed positions. */
-static int copy(struct tutti_plan *plan, uint32_t src, size_t src_off, uint32_t dst,
-                size_t dst_off, size_t count)
+static int copy(struct tutti_plan *plan, uint32_t src, size_t src_off, uint32_t dst, size_t dst_off,
+                size_t count)
 {
     return tutti__plan_add_step(plan, TUTTI_STEP_COPY, src, src_off, dst, dst_off, count, 0);
 }
@@ -83,8 +83,8 @@ int tutti__alltoall_bruck(const struct tutti_op_desc *op, const struct tutti_pla
         }
     }
     for (int j = 0; j < n; j++) { /* position j came from rank r - j */
-        if (copy(plan, tmp, (size_t)j * c, TUTTI_BUF_RECV, (size_t)tutti__mod(r - j, n) * c,
-                 c) != 0) {
+        if (copy(plan, tmp, (size_t)j * c, TUTTI_BUF_RECV, (size_t)tutti__mod(r - j, n) * c, c) !=
+            0) {
             return -1;
         }
     }

@@ -46,8 +46,8 @@ int tutti__alltoall_pairwise(const struct tutti_op_desc *op, const struct tutti_
             }
         }
         if (n == 1 && (tutti__plan_add_lane(plan, -1, -1, ch) < 0 ||
-                       tutti__coll_copy(plan, TUTTI_BUF_SEND, (size_t)r * cnt + choff, TUTTI_BUF_RECV,
-                                        (size_t)r * cnt + choff, chlen) != 0)) {
+                       tutti__coll_copy(plan, TUTTI_BUF_SEND, (size_t)r * cnt + choff,
+                                        TUTTI_BUF_RECV, (size_t)r * cnt + choff, chlen) != 0)) {
             return -1;
         }
     }

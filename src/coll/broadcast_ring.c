@@ -10,7 +10,8 @@ int tutti__broadcast_ring(const struct tutti_op_desc *op, const struct tutti_pla
                           struct tutti_plan *plan)
 {
     int n = pp->nranks, me = tutti__ring_pos(pp, pp->rank);
-    int pos = tutti__mod(me - tutti__ring_pos(pp, op->root), n); /* 0 at the root, n-1 at the tail */
+    int pos =
+        tutti__mod(me - tutti__ring_pos(pp, op->root), n); /* 0 at the root, n-1 at the tail */
     int next = pos < n - 1 ? tutti__ring_rank(pp, me + 1) : -1;
     int prev = pos > 0 ? tutti__ring_rank(pp, me - 1) : -1;
     for (int ch = 0; ch < pp->nchannels; ch++) {

@@ -28,8 +28,8 @@ static int part(const struct tutti_op_desc *op, const struct tutti_plan_params *
         int rc = tutti__coll_send_copy(plan, TUTTI_BUF_SEND, off, TUTTI_BUF_RECV, off, len);
         if (rc == 0 && nd->nchildren == 2) {
             tutti__plan_set_peers(plan, nd->child[1], -1);
-            rc = tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND, off, TUTTI_BUF_NONE,
-                                      0, len, TUTTI_STEP_STABLE);
+            rc = tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND, off, TUTTI_BUF_NONE, 0,
+                                      len, TUTTI_STEP_STABLE);
         }
         if (rc != 0) {
             return -1;

@@ -110,8 +110,8 @@ int tutti__broadcast_direct(const struct tutti_op_desc *op, const struct tutti_p
                             struct tutti_plan *plan);
 int tutti__reduce_direct(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
                          struct tutti_plan *plan);
-int tutti__reduce_scatter_direct(const struct tutti_op_desc *op,
-                                 const struct tutti_plan_params *pp, struct tutti_plan *plan);
+int tutti__reduce_scatter_direct(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                                 struct tutti_plan *plan);
 int tutti__allgather_direct(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
                             struct tutti_plan *plan);
 
@@ -268,8 +268,8 @@ int tutti__coll_tree_down(struct tutti_plan *plan, const struct tutti_tree_node 
  * take part as virtual ranks 0..p-1 (p: the largest power of two <= n).
  */
 struct tutti_fold {
-    int p;     /* ranks taking part */
-    int vrank; /* this rank's virtual rank, or -1 when it sits out */
+    int p;       /* ranks taking part */
+    int vrank;   /* this rank's virtual rank, or -1 when it sits out */
     int partner; /* the sitting-out rank's partner (odd), the partner's extra rank (even), or -1 */
 };
 
@@ -294,12 +294,12 @@ struct tutti_exchange {
     int send_peer, recv_peer;
     uint32_t send_buf;
     size_t send_off, send_len;
-    int send_flags;            /* TUTTI_STEP_STABLE when what is sent stays unchanged */
-    int reduce;                /* 1: RECV_REDUCE_COPY of acc_buf into recv_buf; 0: RECV */
-    uint32_t acc_buf;          /* this rank's data, reduced with what arrives */
-    uint32_t recv_buf;         /* where it lands (acc_buf and recv_buf at the same offsets) */
+    int send_flags;    /* TUTTI_STEP_STABLE when what is sent stays unchanged */
+    int reduce;        /* 1: RECV_REDUCE_COPY of acc_buf into recv_buf; 0: RECV */
+    uint32_t acc_buf;  /* this rank's data, reduced with what arrives */
+    uint32_t recv_buf; /* where it lands (acc_buf and recv_buf at the same offsets) */
     size_t recv_off, recv_len;
-    int recv_flags;            /* TUTTI_STEP_FINAL, TUTTI_STEP_SWAP */
+    int recv_flags; /* TUTTI_STEP_FINAL, TUTTI_STEP_SWAP */
 };
 
 /**

@@ -50,11 +50,9 @@ int tutti__pow2_fold_in(struct tutti_plan *plan, const struct tutti_plan_params 
         int rc;
         if (f->vrank < 0) { /* sits out: hand the input over */
             tutti__plan_set_peers(plan, f->partner, -1);
-            rc = tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND, off, TUTTI_BUF_NONE,
-                                      0, n,
-                                      tutti__coll_input_stable(plan, TUTTI_BUF_SEND, off)
-                                          ? TUTTI_STEP_STABLE
-                                          : 0);
+            rc = tutti__plan_add_step(
+                plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND, off, TUTTI_BUF_NONE, 0, n,
+                tutti__coll_input_stable(plan, TUTTI_BUF_SEND, off) ? TUTTI_STEP_STABLE : 0);
         } else { /* op(partner's, own): the lower rank's first */
             tutti__plan_set_peers(plan, -1, f->partner);
             rc = tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_COPY, TUTTI_BUF_SEND, off,
@@ -79,12 +77,12 @@ int tutti__pow2_fold_out(struct tutti_plan *plan, const struct tutti_plan_params
         int rc;
         if (f->vrank < 0) {
             tutti__plan_set_peers(plan, -1, f->partner);
-            rc = tutti__plan_add_step(plan, TUTTI_STEP_RECV, TUTTI_BUF_NONE, 0, TUTTI_BUF_RECV,
-                                      off, n, 0);
+            rc = tutti__plan_add_step(plan, TUTTI_STEP_RECV, TUTTI_BUF_NONE, 0, TUTTI_BUF_RECV, off,
+                                      n, 0);
         } else {
             tutti__plan_set_peers(plan, f->partner, -1);
-            rc = tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_RECV, off, TUTTI_BUF_NONE,
-                                      0, n, TUTTI_STEP_STABLE);
+            rc = tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_RECV, off, TUTTI_BUF_NONE, 0,
+                                      n, TUTTI_STEP_STABLE);
         }
         if (rc != 0) {
             return -1;
@@ -101,10 +99,9 @@ int tutti__coll_exchange(struct tutti_plan *plan, const struct tutti_plan_params
     for (size_t i = 0; i < nsend || i < nrecv; i++) {
         size_t lo = i * pp->chunk_elems;
         tutti__plan_set_peers(plan, x->send_peer, -1);
-        if (i < nsend &&
-            tutti__plan_add_step(plan, TUTTI_STEP_SEND, x->send_buf, x->send_off + lo,
-                                 TUTTI_BUF_NONE, 0, tutti__chunk(x->send_len - lo, pp),
-                                 x->send_flags) != 0) {
+        if (i < nsend && tutti__plan_add_step(plan, TUTTI_STEP_SEND, x->send_buf, x->send_off + lo,
+                                              TUTTI_BUF_NONE, 0, tutti__chunk(x->send_len - lo, pp),
+                                              x->send_flags) != 0) {
             return -1;
         }
         if (i >= nrecv) {
@@ -152,9 +149,8 @@ int tutti__bruck_start(const struct tutti_op_desc *op, const struct tutti_plan_p
         return -1;
     }
     if (pp->nranks == 1 || op->count == 0) {
-        return tutti__coll_copy(plan, TUTTI_BUF_SEND, 0, TUTTI_BUF_RECV, own_off, own_len) != 0
-                   ? -1
-                   : 0;
+        return tutti__coll_copy(plan, TUTTI_BUF_SEND, 0, TUTTI_BUF_RECV, own_off, own_len) != 0 ? -1
+                                                                                                : 0;
     }
     long idx;
     if (tutti__plan_scratch(plan, scratch_elems * tutti_datatype_size(op->dt)) != 0 ||

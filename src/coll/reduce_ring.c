@@ -9,7 +9,8 @@ int tutti__reduce_ring(const struct tutti_op_desc *op, const struct tutti_plan_p
                        struct tutti_plan *plan)
 {
     int n = pp->nranks, me = tutti__ring_pos(pp, pp->rank);
-    int pos = tutti__mod(me - tutti__ring_pos(pp, op->root) - 1, n); /* 0 right after the root, n-1 at the root */
+    int pos = tutti__mod(me - tutti__ring_pos(pp, op->root) - 1,
+                         n); /* 0 right after the root, n-1 at the root */
     int next = pos < n - 1 ? tutti__ring_rank(pp, me + 1) : -1;
     int prev = pos > 0 ? tutti__ring_rank(pp, me - 1) : -1;
     plan->divisor = (op->op == TUTTI_AVG) ? n : 1;

@@ -14,9 +14,9 @@ int tutti__reduce_scatter_ring(const struct tutti_op_desc *op, const struct tutt
     plan->divisor = (op->op == TUTTI_AVG) ? n : 1;
     for (int ch = 0; ch < pp->nchannels; ch++) {
         size_t choff, chlen;
-        int open = tutti__coll_open_lane(plan, rc_count, pp, ch, n > 1 ? tutti__ring_rank(pp, pos + 1) : -1,
-                                         n > 1 ? tutti__ring_rank(pp, pos - 1) : -1, &choff,
-                                         &chlen);
+        int open = tutti__coll_open_lane(
+            plan, rc_count, pp, ch, n > 1 ? tutti__ring_rank(pp, pos + 1) : -1,
+            n > 1 ? tutti__ring_rank(pp, pos - 1) : -1, &choff, &chlen);
         if (open < 0) {
             return -1;
         }
@@ -36,9 +36,10 @@ int tutti__reduce_scatter_ring(const struct tutti_op_desc *op, const struct tutt
                                           (size_t)tutti__ring_rank(pp, pos - 1) * rc_count + in,
                                           TUTTI_BUF_NONE, 0, len, TUTTI_STEP_STABLE);
             for (int s = 1; s <= n - 2; s++) {
-                rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_SEND, TUTTI_BUF_SEND,
-                                           (size_t)tutti__ring_rank(pp, pos - s - 1) * rc_count + in,
-                                           TUTTI_BUF_NONE, 0, len, 0);
+                rc |=
+                    tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_SEND, TUTTI_BUF_SEND,
+                                         (size_t)tutti__ring_rank(pp, pos - s - 1) * rc_count + in,
+                                         TUTTI_BUF_NONE, 0, len, 0);
             }
             rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_COPY, TUTTI_BUF_SEND,
                                        (size_t)r * rc_count + in, TUTTI_BUF_RECV, in, len,

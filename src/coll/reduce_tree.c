@@ -33,8 +33,8 @@ static int part(const struct tutti_op_desc *op, const struct tutti_plan_params *
         uint32_t src = TUTTI_BUF_SEND;
         size_t src_off = off;
         if (nd->nchildren == 0) { /* a leaf: its input, never written here, by reference */
-            rc = tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND, off, TUTTI_BUF_NONE,
-                                      0, len, TUTTI_STEP_STABLE);
+            rc = tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND, off, TUTTI_BUF_NONE, 0,
+                                      len, TUTTI_STEP_STABLE);
         } else if (two) {
             tutti__plan_set_peers(plan, -1, nd->child[0]);
             rc = tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_COPY, TUTTI_BUF_SEND, off, acc,

@@ -52,7 +52,7 @@ struct shim_reg {
     size_t size;
     int window; /* 1 for a window (ncclWindow_t), 0 for a registration handle */
     int flags;
-    void *th;   /* tutti_comm_register's handle (RDMA: sends from it need no copy), or NULL */
+    void *th; /* tutti_comm_register's handle (RDMA: sends from it need no copy), or NULL */
 };
 
 struct ncclComm {

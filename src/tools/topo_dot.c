@@ -50,8 +50,8 @@ static void ranks_on(const struct topo_plan *p, int h, int g, char *buf, size_t 
 static void dev_node(FILE *f, int h, const char *kind, int i, const struct tutti_topo_dev *d,
                      const char *extra, const char *color)
 {
-    fprintf(f, "      h%d_%s%d [label=\"%s%d %s\\n%s%s\", style=filled, fillcolor=%s];\n", h,
-            kind, i, kind[0] == 'g' ? "gpu" : "nic", i, d->name, d->busid, extra, color);
+    fprintf(f, "      h%d_%s%d [label=\"%s%d %s\\n%s%s\", style=filled, fillcolor=%s];\n", h, kind,
+            i, kind[0] == 'g' ? "gpu" : "nic", i, d->name, d->busid, extra, color);
     if (d->pci_switch >= 0) {
         fprintf(f, "      h%d_sw%d -> h%d_%s%d [dir=none, color=gray50];\n", h, d->pci_switch, h,
                 kind, i);
@@ -106,7 +106,8 @@ static void nvlinks(FILE *f, const struct topo_plan *p, int h)
     if (mesh) { /* all-to-all (NVSwitch): one node, not n^2 edges */
         fprintf(f, "  h%d_nvl [label=\"NVLink all-to-all\", shape=hexagon, color=darkgreen];\n", h);
         for (int g = 0; g < t->ngpus; g++) {
-            fprintf(f, "  h%d_nvl -> h%d_g%d [dir=none, color=darkgreen, style=dashed];\n", h, h, g);
+            fprintf(f, "  h%d_nvl -> h%d_g%d [dir=none, color=darkgreen, style=dashed];\n", h, h,
+                    g);
         }
         return;
     }
@@ -123,9 +124,10 @@ static void nvlinks(FILE *f, const struct topo_plan *p, int h)
 void tutti__topo_dot(FILE *f, const struct topo_plan *p)
 {
     int nh = drawn_hosts(p);
-    fprintf(f, "digraph tutti_topology {\n  label=\"%s: %d rank(s) on %d host(s)%s; red: the "
-               "ring, green: NVLink\";\n  newrank=true;\n  node [shape=box, fontsize=10];\n", p->t->source, p->n,
-            p->nhosts, nh < p->nhosts ? " (first hosts drawn)" : "");
+    fprintf(f,
+            "digraph tutti_topology {\n  label=\"%s: %d rank(s) on %d host(s)%s; red: the "
+            "ring, green: NVLink\";\n  newrank=true;\n  node [shape=box, fontsize=10];\n",
+            p->t->source, p->n, p->nhosts, nh < p->nhosts ? " (first hosts drawn)" : "");
     for (int h = 0; h < nh; h++) {
         fprintf(f, "  subgraph cluster_h%d {\n    label=\"host %d\";\n", h, h);
         for (int pkg = -1; pkg < p->t->packages; pkg++) {
@@ -142,8 +144,10 @@ void tutti__topo_dot(FILE *f, const struct topo_plan *p)
         char a[32], b[32];
         anchor(p, r, a, sizeof(a));
         anchor(p, nx, b, sizeof(b));
-        fprintf(f, "  %s -> %s [color=red, penwidth=2, fontcolor=red, label=\"%d\", "
-                   "];\n", a, b, i);
+        fprintf(f,
+                "  %s -> %s [color=red, penwidth=2, fontcolor=red, label=\"%d\", "
+                "];\n",
+                a, b, i);
     }
     fprintf(f, "}\n");
 }

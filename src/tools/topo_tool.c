@@ -109,8 +109,8 @@ static void print_missing(FILE *f, const struct tutti_topo *t)
 static void print_topo(FILE *f, const struct tutti_topo *t)
 {
     fprintf(f, "topology: %s%s\n", t->from_file ? "file " : "", t->source);
-    fprintf(f, "CPUs: %d package(s), %d NUMA node(s), %d core(s), %d hardware thread(s)", t->packages,
-            t->numa_nodes, t->cores, t->pus);
+    fprintf(f, "CPUs: %d package(s), %d NUMA node(s), %d core(s), %d hardware thread(s)",
+            t->packages, t->numa_nodes, t->cores, t->pus);
     if (!t->from_file) {
         fprintf(f, ", %d usable by this process", t->allowed_pus);
     }

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const tutti_coll_t colls[] = {TUTTI_COLL_ALLREDUCE,      TUTTI_COLL_BROADCAST,
-                                     TUTTI_COLL_REDUCE,         TUTTI_COLL_REDUCE_SCATTER,
-                                     TUTTI_COLL_ALLGATHER,      TUTTI_COLL_ALLTOALL};
+static const tutti_coll_t colls[] = {TUTTI_COLL_ALLREDUCE, TUTTI_COLL_BROADCAST,
+                                     TUTTI_COLL_REDUCE,    TUTTI_COLL_REDUCE_SCATTER,
+                                     TUTTI_COLL_ALLGATHER, TUTTI_COLL_ALLTOALL};
 
 #define MAX_SIZES 64
 
@@ -43,13 +43,22 @@ static void print_coll(tutti_coll_t coll, const struct tutti_layout *l, const st
         if (count == 0) {
             continue;
         }
-        struct tutti_op_desc op = {.coll = coll, .count = count, .dt = TUTTI_FLOAT32,
-                                   .op = TUTTI_SUM, .root = 0, .peer = -1};
-        struct tutti_plan_params pp = {.rank = 0, .nranks = nranks,
+        struct tutti_op_desc op = {.coll = coll,
+                                   .count = count,
+                                   .dt = TUTTI_FLOAT32,
+                                   .op = TUTTI_SUM,
+                                   .root = 0,
+                                   .peer = -1};
+        struct tutti_plan_params pp = {.rank = 0,
+                                       .nranks = nranks,
                                        .nchannels = any_tcp ? 2 : 1,
                                        .chunk_elems = (all_tcp ? 512 * 1024 : 128 * 1024) / 4,
-                                       .direct_max = 8192, .forced = -1, .tuner = 0,
-                                       .nhosts = nhosts, .intra_tcp = tcp, .layout = l,
+                                       .direct_max = 8192,
+                                       .forced = -1,
+                                       .tuner = 0,
+                                       .nhosts = nhosts,
+                                       .intra_tcp = tcp,
+                                       .layout = l,
                                        .cpu_load = o->load};
         int st = tutti__algo_static(&op, &pp);
         int st_ch = tutti__algo_static_channels(&op, &pp);
@@ -74,8 +83,10 @@ static int parse_sizes(const char *arg, struct tune_opts *o)
         char *end = NULL;
         unsigned long long v = strtoull(p, &end, 10);
         if (end == p || v == 0 || (*end != ',' && *end != '\0') || o->nsizes == MAX_SIZES) {
-            fprintf(stderr, "tutti-info: --sizes takes up to %d byte counts > 0 separated by "
-                            "commas, not '%s'\n", MAX_SIZES, arg);
+            fprintf(stderr,
+                    "tutti-info: --sizes takes up to %d byte counts > 0 separated by "
+                    "commas, not '%s'\n",
+                    MAX_SIZES, arg);
             return -1;
         }
         o->sizes[o->nsizes++] = (size_t)v;
@@ -101,8 +112,10 @@ static int parse(int argc, char **argv, int *nranks_p, int *nhosts_p, struct tun
             char *end = NULL;
             o->load = strtod(argv[++i], &end);
             if (end == argv[i] || *end != '\0' || !(o->load >= 0 && o->load <= 1e6)) {
-                fprintf(stderr, "tutti-info: --load takes ranks per CPU (a number >= 0), not "
-                                "'%s'\n", argv[i]);
+                fprintf(stderr,
+                        "tutti-info: --load takes ranks per CPU (a number >= 0), not "
+                        "'%s'\n",
+                        argv[i]);
                 return -1;
             }
         } else {
@@ -111,8 +124,10 @@ static int parse(int argc, char **argv, int *nranks_p, int *nhosts_p, struct tun
         }
     }
     if (*nranks_p < 1 || *nhosts_p < 1 || *nhosts_p > *nranks_p) {
-        fprintf(stderr, "tutti-info: --tune N needs N >= 1 and --hosts H in 1..N (got N %d, "
-                        "H %d)\n", *nranks_p, *nhosts_p);
+        fprintf(stderr,
+                "tutti-info: --tune N needs N >= 1 and --hosts H in 1..N (got N %d, "
+                "H %d)\n",
+                *nranks_p, *nhosts_p);
         return -1;
     }
     return 0;
@@ -130,8 +145,8 @@ int tutti__tune_tool(int argc, char **argv)
     }
     printf("%d ranks on %d host(s), %s within a host, TCP between hosts, %g rank(s) per CPU; "
            "float32\n%-15s %11s  %-13s %7s %3s  %-13s %7s %3s %12s\n",
-           nranks, nhosts, o.tcp ? "TCP" : "shared memory", o.load, "collective", "bytes",
-           "static", "chunk", "ch", "model", "chunk", "ch", "model (us)");
+           nranks, nhosts, o.tcp ? "TCP" : "shared memory", o.load, "collective", "bytes", "static",
+           "chunk", "ch", "model", "chunk", "ch", "model (us)");
     /* Ranks numbered host by host, N / H a host (rounded: exactly H hosts). */
     int *label = malloc((size_t)nranks * sizeof(int));
     struct tutti_layout *l = NULL;

@@ -73,8 +73,8 @@ static void print_algos(void)
         int n = 0;
         const struct tutti_algo *a = tutti__algos((tutti_coll_t)c, &n);
         for (int i = 0; i < n; i++) {
-            printf("%-15s %-12s %s%s\n", i == 0 ? tutti__coll_name((tutti_coll_t)c) : "",
-                   a[i].name, a[i].manual ? "[model] " : "", a[i].desc);
+            printf("%-15s %-12s %s%s\n", i == 0 ? tutti__coll_name((tutti_coll_t)c) : "", a[i].name,
+                   a[i].manual ? "[model] " : "", a[i].desc);
         }
     }
 }
@@ -122,10 +122,12 @@ int main(int argc, char **argv)
     } else if (argc > 2 && strcmp(argv[1], "--tune") == 0) {
         return tutti__tune_tool(argc - 1, argv + 1);
     } else if (argc > 1) {
-        fprintf(stderr, "usage: tutti-info [--env | --algos | --host-id | --gpu | --rdma | --hang LOGFILE...]\n"
-                        "       tutti-info --tune N [--hosts H] [--tcp] [--load R] [--sizes B,B...]\n"
-                        "       tutti-info [--topo] [--topo-file F] [--dump F] [--rings N | --ranks N]"
-                        " [--hosts H] [--dot F|-] [--png F]\n");
+        fprintf(
+            stderr,
+            "usage: tutti-info [--env | --algos | --host-id | --gpu | --rdma | --hang LOGFILE...]\n"
+            "       tutti-info --tune N [--hosts H] [--tcp] [--load R] [--sizes B,B...]\n"
+            "       tutti-info [--topo] [--topo-file F] [--dump F] [--rings N | --ranks N]"
+            " [--hosts H] [--dot F|-] [--png F]\n");
         return 2;
     } else {
         print_summary();

@@ -11,7 +11,7 @@
 #define EXPECT(cond, ...)                                                                          \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: rank check failed: ", __FILE__, __LINE__);                    \
+            fprintf(stderr, "%s:%d: rank check failed: ", __FILE__, __LINE__);                     \
             fprintf(stderr, __VA_ARGS__);                                                          \
             fprintf(stderr, "\n");                                                                 \
             return __LINE__;                                                                       \

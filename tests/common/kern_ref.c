@@ -53,18 +53,34 @@ static double bits_f64(uint64_t u)
 
 /* Encodings every test input mixes in: zeros, infinities, NaNs (quiet, signalling, negative),
  * extremes, subnormals. Integers get their limits. */
-static const uint64_t specials_int[] = {0, 1, UINT64_MAX, 0x7F, 0x80, 0xFF, 0x7FFF, 0x8000,
-                                        0xFFFF, 0x7FFFFFFF, 0x80000000u, 0xFFFFFFFFu,
-                                        0x7FFFFFFFFFFFFFFFull, 0x8000000000000000ull};
-static const uint64_t specials_f32[] = {0x00000000, 0x80000000, 0x7F800000, 0xFF800000,
-                                        0x7FC00000, 0xFFC00000, 0x7F800001, 0x7F7FFFFF,
-                                        0xFF7FFFFF, 0x00800000, 0x00000001, 0x807FFFFF,
-                                        0x3F800000, 0xBF800000};
-static const uint64_t specials_f64[] = {0x0ull, 0x8000000000000000ull, 0x7FF0000000000000ull,
-                                        0xFFF0000000000000ull, 0x7FF8000000000000ull,
-                                        0x7FF0000000000001ull, 0x7FEFFFFFFFFFFFFFull,
-                                        0x0010000000000000ull, 0x0000000000000001ull,
-                                        0x3FF0000000000000ull, 0xBFF0000000000000ull};
+static const uint64_t specials_int[] = {0,
+                                        1,
+                                        UINT64_MAX,
+                                        0x7F,
+                                        0x80,
+                                        0xFF,
+                                        0x7FFF,
+                                        0x8000,
+                                        0xFFFF,
+                                        0x7FFFFFFF,
+                                        0x80000000u,
+                                        0xFFFFFFFFu,
+                                        0x7FFFFFFFFFFFFFFFull,
+                                        0x8000000000000000ull};
+static const uint64_t specials_f32[] = {0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000,
+                                        0xFFC00000, 0x7F800001, 0x7F7FFFFF, 0xFF7FFFFF, 0x00800000,
+                                        0x00000001, 0x807FFFFF, 0x3F800000, 0xBF800000};
+static const uint64_t specials_f64[] = {0x0ull,
+                                        0x8000000000000000ull,
+                                        0x7FF0000000000000ull,
+                                        0xFFF0000000000000ull,
+                                        0x7FF8000000000000ull,
+                                        0x7FF0000000000001ull,
+                                        0x7FEFFFFFFFFFFFFFull,
+                                        0x0010000000000000ull,
+                                        0x0000000000000001ull,
+                                        0x3FF0000000000000ull,
+                                        0xBFF0000000000000ull};
 static const uint64_t specials_half[] = {0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0xFE00, 0x7C01,
                                          0x7BFF, 0xFBFF, 0x0001, 0x8001, 0x03FF, 0x0400, 0x3C00};
 static const uint64_t specials_bf16[] = {0x0000, 0x8000, 0x7F80, 0xFF80, 0x7FC0, 0xFFC0, 0x7F81,
@@ -123,7 +139,6 @@ void put_raw(void *buf, size_t i, size_t size, uint64_t v)
 }
 
 /* ---- reference: narrow float formats ---- */
-
 
 const fmt_t fmt_half = {16, 10, 5, 15, 1, 0};
 const fmt_t fmt_bf16 = {16, 7, 8, 127, 1, 0};
@@ -399,8 +414,8 @@ int raw_is_nan(tutti_datatype_t dt, uint64_t v)
  */
 int same_result(tutti_datatype_t dt, tutti_op_t op, uint64_t want, uint64_t got)
 {
-    int any_nan = op != TUTTI_MIN && op != TUTTI_MAX && dt != TUTTI_FP8_E4M3 &&
-                  dt != TUTTI_FP8_E5M2;
+    int any_nan =
+        op != TUTTI_MIN && op != TUTTI_MAX && dt != TUTTI_FP8_E4M3 && dt != TUTTI_FP8_E5M2;
 
     if (any_nan && raw_is_nan(dt, want)) {
         return raw_is_nan(dt, got);

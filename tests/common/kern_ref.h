@@ -15,9 +15,9 @@
 /* ---- narrow float formats ---- */
 
 typedef struct {
-    int bits;     /* 16 or 8 */
-    int mbits;    /* mantissa field */
-    int ebits;    /* exponent field */
+    int bits;  /* 16 or 8 */
+    int mbits; /* mantissa field */
+    int ebits; /* exponent field */
     int bias;
     int has_inf;  /* top exponent = inf/NaN; else (e4m3) only S.1111.111 is NaN */
     int saturate; /* overflow and inf -> largest finite (fp8) */

@@ -78,7 +78,7 @@ static inline char *fuzz_outbuf(size_t len)
 
 /* The output is a string that fits in len bytes. */
 #define FUZZ_CHECK_STR(buf, len)                                                                   \
-    FUZZ_CHECK((len) > 0 && memchr((buf), '\0', (len)) != NULL, "not terminated within %zu",      \
+    FUZZ_CHECK((len) > 0 && memchr((buf), '\0', (len)) != NULL, "not terminated within %zu",       \
                (size_t)(len))
 
 #endif /* TUTTI_FUZZ_H */

@@ -64,8 +64,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(err, 0x5a, sizeof(err));
     int rc = tutti__algo_parse(spec, forced, err, sizeof(err));
     int ref = ref_parse(spec, want);
-    FUZZ_CHECK(rc == ref, "'%.300s' (%zu bytes): parse says %d, the reference %d", spec, size,
-               rc, ref);
+    FUZZ_CHECK(rc == ref, "'%.300s' (%zu bytes): parse says %d, the reference %d", spec, size, rc,
+               ref);
     if (rc != 0) {
         FUZZ_CHECK_STR(err, sizeof(err));
         FUZZ_CHECK(strncmp(err, "TUTTI_ALGO", 10) == 0, "message '%s'", err);

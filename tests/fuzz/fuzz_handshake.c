@@ -66,8 +66,8 @@ static void stranger_to_acceptor(const uint8_t *p, size_t n)
     FUZZ_CHECK(st == (n >= PROVE_LEN ? TUTTI_ERR_AUTH : TUTTI_ERR_REMOTE),
                "%zu stranger bytes gave %s", n, tutti_status_name(st));
     size_t left = unread(sv[0]);
-    FUZZ_CHECK(left == (n >= PROVE_LEN ? n - PROVE_LEN : 0), "%zu of %zu bytes left unread",
-               left, n);
+    FUZZ_CHECK(left == (n >= PROVE_LEN ? n - PROVE_LEN : 0), "%zu of %zu bytes left unread", left,
+               n);
     close(sv[0]);
     close(sv[1]);
 }
@@ -84,10 +84,10 @@ static void stranger_to_connector(const uint8_t *p, size_t n)
     tutti_status_t st = run_alone(&hs);
     static const uint8_t head[8] = {'T', 'U', 'T', 'I', 1, 0, 0, 0};
     int head_ok = n >= 8 && memcmp(p, head, 8) == 0;
-    tutti_status_t want = n < HELLO_LEN                   ? TUTTI_ERR_REMOTE
-                          : !head_ok                      ? TUTTI_ERR_AUTH
-                          : n < HELLO_LEN + ACCEPT_LEN    ? TUTTI_ERR_REMOTE
-                                                          : TUTTI_ERR_AUTH;
+    tutti_status_t want = n < HELLO_LEN                ? TUTTI_ERR_REMOTE
+                          : !head_ok                   ? TUTTI_ERR_AUTH
+                          : n < HELLO_LEN + ACCEPT_LEN ? TUTTI_ERR_REMOTE
+                                                       : TUTTI_ERR_AUTH;
     FUZZ_CHECK(st == want, "%zu stranger bytes gave %s, expected %s", n, tutti_status_name(st),
                tutti_status_name(want));
     size_t taken = want == TUTTI_ERR_AUTH ? (head_ok ? HELLO_LEN + ACCEPT_LEN : HELLO_LEN) : n;

@@ -17,7 +17,8 @@ static int terminated(const char *s, size_t len)
 static void check_dev(const struct tutti_topo *t, const struct tutti_topo_dev *d, int gpu)
 {
     FUZZ_CHECK(terminated(d->name, sizeof(d->name)) && terminated(d->alias, sizeof(d->alias)) &&
-                   terminated(d->busid, sizeof(d->busid)), "unterminated device name");
+                   terminated(d->busid, sizeof(d->busid)),
+               "unterminated device name");
     if (gpu) {
         FUZZ_CHECK(d->nic >= -1 && d->nic < t->nnics, "gpu's NIC %d of %d", d->nic, t->nnics);
         FUZZ_CHECK((d->nvlink >> t->ngpus) == 0, "NVLink mask 0x%x, %d GPUs", d->nvlink, t->ngpus);

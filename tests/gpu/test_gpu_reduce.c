@@ -26,7 +26,7 @@
 #include <string.h>
 
 /* Bytes of slack before and after every buffer, filled with GUARD and checked afterwards. */
-#define PAD 64
+#define PAD   64
 #define GUARD 0xA5
 
 /* The module, or skip the test saying why there is no GPU to run it on. */
@@ -41,16 +41,17 @@ static const tutti_cuda_module_t *gpu_or_skip(void)
     }
     err = mod->device_count(&count);
     if (count == 0) {
-        cr_skip_test("no CUDA device visible: %s (%s)", err != 0 ? mod->error_name(err) : "0 devices",
+        cr_skip_test("no CUDA device visible: %s (%s)",
+                     err != 0 ? mod->error_name(err) : "0 devices",
                      err != 0 ? mod->error_string(err) : "cudaGetDeviceCount found none");
     }
     return mod;
 }
 
-#define CUDA_OK(call)                                                                             \
-    do {                                                                                          \
-        int err_ = (call);                                                                        \
-        cr_assert(err_ == 0, "%s: %s", #call, mod->error_name(err_));                             \
+#define CUDA_OK(call)                                                                              \
+    do {                                                                                           \
+        int err_ = (call);                                                                         \
+        cr_assert(err_ == 0, "%s: %s", #call, mod->error_name(err_));                              \
     } while (0)
 
 /* One device buffer of `bytes` plus PAD on both sides, guard-filled; ptr = base + PAD + off. */
@@ -79,8 +80,7 @@ static void dbuf_init(const tutti_cuda_module_t *mod, dbuf_t *b, size_t bytes, s
 }
 
 /* Copy the element region back to `out` and check the guard bytes around it. */
-static void dbuf_fetch(const tutti_cuda_module_t *mod, dbuf_t *b, size_t off, void *out,
-                       size_t len)
+static void dbuf_fetch(const tutti_cuda_module_t *mod, dbuf_t *b, size_t off, void *out, size_t len)
 {
     size_t total = b->bytes + 2 * PAD;
     unsigned char *host = malloc(total);
@@ -170,9 +170,9 @@ static void check_one(const tutti_cuda_module_t *mod, tutti_datatype_t dt, tutti
             cr_assert(same_result(dt, op, w, g),
                       "%s %s: %d sources -> dst %d of %d, count %zu, offsets %zu/%zu%s, "
                       "divisor %d: element %zu is 0x%llx, the CPU gives 0x%llx",
-                      tutti_datatype_name(dt), tutti_op_name(op), sh->nsrc, d, sh->ndst,
-                      sh->count, sh->src_off, sh->dst_off, sh->in_place ? ", in place" : "",
-                      sh->divisor, i, (unsigned long long)g, (unsigned long long)w);
+                      tutti_datatype_name(dt), tutti_op_name(op), sh->nsrc, d, sh->ndst, sh->count,
+                      sh->src_off, sh->dst_off, sh->in_place ? ", in place" : "", sh->divisor, i,
+                      (unsigned long long)g, (unsigned long long)w);
         }
     }
     for (int s = 0; s < sh->nsrc; s++) {

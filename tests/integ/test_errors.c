@@ -327,8 +327,7 @@ static int wrong_secret_rank(const struct integ_ctx *ctx)
            ctx->rank == 2 ? "a wrong" : "a missing rank and the right");
     ICHECK(secs < TUTTI_TIMEOUT_S + SLACK_S, "init failed only after %.1f s", secs);
     if (ctx->rank == 2) {
-        ICHECK(st == TUTTI_ERR_AUTH, "wrong secret: %s (%s)",
-               tutti_status_name(st), msg);
+        ICHECK(st == TUTTI_ERR_AUTH, "wrong secret: %s (%s)", tutti_status_name(st), msg);
         ICHECK(integ_contains(msg, "secret"), "the message does not mention the secret: %s", msg);
     } else {
         ICHECK(st == TUTTI_ERR_TIMEOUT, "rank without its peer: %s (%s)", tutti_status_name(st),

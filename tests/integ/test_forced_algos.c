@@ -120,7 +120,7 @@ ParameterizedTest(struct config *cfg, forced, matrix, .timeout = 120)
     integ_setenv("TUTTI_SHM_SLOT_SIZE", "4k");
     integ_setenv("TUTTI_TCP_SLOT_SIZE", "4k");
     integ_setenv("TUTTI_NCHANNELS", "2");
-    struct integ_opts o = {.nranks = cfg->nranks, .deadline_s = 100, .make_id = 1,
-                           .arg = &cfg->variant};
+    struct integ_opts o = {
+        .nranks = cfg->nranks, .deadline_s = 100, .make_id = 1, .arg = &cfg->variant};
     integ_run(&o, forced_rank);
 }

@@ -22,9 +22,12 @@ static int check_views(const struct tutti_comm *c, const int *parent_rank)
         snprintf(want, sizeof(want), "mlx5_%d", r % 8);
         ICHECK(v->magic == TUTTI_TOPO_RANK_MAGIC && (v->flags & TUTTI_TOPO_F_FILE),
                "rank %d: not a view from the file", r);
-        ICHECK(v->gpu == r % 8 && v->ngpus == 8 && v->nnics == 8, "rank %d (parent %d): gpu %d of "
-               "%d, %d NICs", r, parent_rank[r], v->gpu, v->ngpus, v->nnics);
-        ICHECK(strcmp(v->nic_name, want) == 0, "rank %d: NIC %s, expected %s", r, v->nic_name, want);
+        ICHECK(v->gpu == r % 8 && v->ngpus == 8 && v->nnics == 8,
+               "rank %d (parent %d): gpu %d of "
+               "%d, %d NICs",
+               r, parent_rank[r], v->gpu, v->ngpus, v->nnics);
+        ICHECK(strcmp(v->nic_name, want) == 0, "rank %d: NIC %s, expected %s", r, v->nic_name,
+               want);
         ICHECK(v->nvlink == (0xffu & ~(1u << v->gpu)), "rank %d: NVLink 0x%x", r, v->nvlink);
     }
     return 0;

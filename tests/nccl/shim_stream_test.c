@@ -33,7 +33,7 @@ void ncclTestEmuStreamDestroy(void *s);
 /* The rank this process runs, for shim_check.h's messages. */
 static int g_rank = -1;
 #define NCCLOK(call) NCCLOK_ON(comm, call)
-#define SYNC(s) CHECK(ncclTestEmuStreamSync((s), 30000) == 0, "stream sync timed out")
+#define SYNC(s)      CHECK(ncclTestEmuStreamSync((s), 30000) == 0, "stream sync timed out")
 
 /* A host array of n int32 uploaded to new device memory. */
 static int32_t *dev_of(const int32_t *host, size_t n)

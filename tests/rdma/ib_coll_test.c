@@ -246,8 +246,8 @@ static int expect_error(tutti_comm_t *comm, int rank, tutti_status_t st, tutti_s
     printf("rank %d: %s after %.2f s: %s\n", rank, tutti_status_name(st), now_s() - t0, msg);
     tutti_comm_destroy(comm);
     if (tutti__ib_live_mrs() != 0 || test_count_fds() != fds_before_init) {
-        printf("rank %d: after destroy %ld registrations and %d files are left (%d before)\n",
-               rank, tutti__ib_live_mrs(), test_count_fds(), fds_before_init);
+        printf("rank %d: after destroy %ld registrations and %d files are left (%d before)\n", rank,
+               tutti__ib_live_mrs(), test_count_fds(), fds_before_init);
         good = 0;
     }
     fflush(stdout);
@@ -434,8 +434,8 @@ int main(int argc, char **argv)
     /* Retry count 6: Soft-RoCE takes 7 (NCCL's default, and tutti's) as "retry for ever", as
      * the InfiniBand spec does for the RNR retry count only; a lost link is then found by
      * TUTTI_TIMEOUT instead. */
-    static const char *const link_env[] = {"TUTTI_TRANSPORT=ib",   "TUTTI_TIMEOUT=30s",
-                                           "TUTTI_IB_TIMEOUT=12",  "TUTTI_IB_RETRY_CNT=6",
+    static const char *const link_env[] = {"TUTTI_TRANSPORT=ib",    "TUTTI_TIMEOUT=30s",
+                                           "TUTTI_IB_TIMEOUT=12",   "TUTTI_IB_RETRY_CNT=6",
                                            "TUTTI_LOG_LEVEL=error", NULL};
     if (wanted(argc, argv, "ib_link_down")) {
         link_cmd = "ip link set veth1 down";

@@ -86,9 +86,9 @@ static int side_up(struct side *s, const char *dev, int sock, char *why, size_t 
         return -1;
     }
     s->buf = aligned_alloc(4096, BIG);
-    s->mr = s->buf ? ibv_reg_mr(s->d.pd, s->buf, BIG,
-                                IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
-                   : NULL;
+    s->mr = s->buf
+                ? ibv_reg_mr(s->d.pd, s->buf, BIG, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
+                : NULL;
     if (s->mr == NULL) {
         snprintf(why, len, "ibv_reg_mr failed");
         return -1;
@@ -113,9 +113,11 @@ static int post_recv(struct side *s)
 
 static int write_imm(struct side *s, size_t bytes, uint32_t imm, int inl)
 {
-    struct ibv_sge sge = {.addr = (uint64_t)(uintptr_t)s->buf, .length = (uint32_t)bytes,
-                          .lkey = s->mr->lkey};
-    struct ibv_send_wr wr = {.wr_id = 2, .sg_list = &sge, .num_sge = 1,
+    struct ibv_sge sge = {
+        .addr = (uint64_t)(uintptr_t)s->buf, .length = (uint32_t)bytes, .lkey = s->mr->lkey};
+    struct ibv_send_wr wr = {.wr_id = 2,
+                             .sg_list = &sge,
+                             .num_sge = 1,
                              .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
                              .send_flags = IBV_SEND_SIGNALED | (inl ? IBV_SEND_INLINE : 0),
                              .imm_data = htonl(imm),
@@ -189,7 +191,8 @@ int main(int argc, char **argv)
         int sent = read(sv[0], &r, 1) == 1 && write_imm(&s, bytes, 0x1234u + (unsigned)k, k) == 0 &&
                    poll1(&s.d, &wc, 20) == 0 && wc.status == IBV_WC_SUCCESS;
         int got = read(sv[0], &ok, 1) == 1 && ok;
-        printf("%s %s\n", k == 0 ? "ib_qp_write_imm" : "ib_qp_inline", sent && got ? "ok" : "failed");
+        printf("%s %s\n", k == 0 ? "ib_qp_write_imm" : "ib_qp_inline",
+               sent && got ? "ok" : "failed");
         failed += !(sent && got);
     }
     int status = 0;

@@ -21,18 +21,18 @@
 #include <string.h>
 #include <unistd.h>
 
-#define NREQ 8
-#define COUNT 1024
+#define NREQ   8
+#define COUNT  1024
 #define ROUNDS 20
 
 static int rank, size;
 
-#define FAIL(comm, ...)                                                                        \
-    do {                                                                                       \
-        fprintf(stderr, "threads rank %d: ", rank);                                           \
-        fprintf(stderr, __VA_ARGS__);                                                          \
-        fprintf(stderr, " (%s)\n", tutti_last_error(comm));                                   \
-        exit(1);                                                                               \
+#define FAIL(comm, ...)                                                                            \
+    do {                                                                                           \
+        fprintf(stderr, "threads rank %d: ", rank);                                                \
+        fprintf(stderr, __VA_ARGS__);                                                              \
+        fprintf(stderr, " (%s)\n", tutti_last_error(comm));                                        \
+        exit(1);                                                                                   \
     } while (0)
 
 /* Element i of rank r's contribution in round k, and the sum over all ranks. */

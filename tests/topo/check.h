@@ -65,8 +65,8 @@ static inline int check_tree(const struct tutti_tree_node *nd, int n, int t, con
 {
     int root = -1;
     for (int r = 0; r < n; r++) {
-        cr_assert(nd[r].nchildren >= 0 && nd[r].nchildren <= 2, "%s n=%d tree %d rank %d: %d children",
-                  what, n, t, r, nd[r].nchildren);
+        cr_assert(nd[r].nchildren >= 0 && nd[r].nchildren <= 2,
+                  "%s n=%d tree %d rank %d: %d children", what, n, t, r, nd[r].nchildren);
         if (nd[r].parent < 0) {
             cr_assert_eq(root, -1, "%s n=%d tree %d: two roots, %d and %d", what, n, t, root, r);
             root = r;
@@ -76,8 +76,9 @@ static inline int check_tree(const struct tutti_tree_node *nd, int n, int t, con
             for (int c = 0; c < nd[p].nchildren; c++) {
                 found += nd[p].child[c] == r;
             }
-            cr_assert_eq(found, 1, "%s n=%d tree %d: rank %d names parent %d, which lists it %d times",
-                         what, n, t, r, p, found);
+            cr_assert_eq(found, 1,
+                         "%s n=%d tree %d: rank %d names parent %d, which lists it %d times", what,
+                         n, t, r, p, found);
         }
         for (int c = 0; c < nd[r].nchildren; c++) {
             int k = nd[r].child[c];

@@ -59,8 +59,8 @@ void world_free(struct world *w)
 
 struct tutti_op_desc desc(const struct world *w, tutti_coll_t c, int r, tutti_op_t op)
 {
-    struct tutti_op_desc d = {.coll = c, .count = w->count, .dt = TUTTI_UINT32, .op = op,
-                              .root = w->root, .peer = -1};
+    struct tutti_op_desc d = {
+        .coll = c, .count = w->count, .dt = TUTTI_UINT32, .op = op, .root = w->root, .peer = -1};
     d.sendbuf = w->send[r];
     d.recvbuf = w->recv[r];
     if (w->inplace) {
@@ -81,15 +81,20 @@ double world_cpu_load;
 
 struct tutti_plan_params params(int r, int n, int nch, size_t chunk, int forced)
 {
-    struct tutti_plan_params pp = {.rank = r, .nranks = n, .nchannels = nch, .chunk_elems = chunk,
-                                   .direct_max = 0, .forced = forced, .layout = world_layout,
-                                   .tuner = world_tuner, .cpu_load = world_cpu_load,
+    struct tutti_plan_params pp = {.rank = r,
+                                   .nranks = n,
+                                   .nchannels = nch,
+                                   .chunk_elems = chunk,
+                                   .direct_max = 0,
+                                   .forced = forced,
+                                   .layout = world_layout,
+                                   .tuner = world_tuner,
+                                   .cpu_load = world_cpu_load,
                                    .nhosts = world_layout != NULL ? world_layout->nhosts : 1};
     return pp;
 }
 
-int run_algo(struct world *w, tutti_coll_t c, tutti_op_t op, int nch, size_t slot_elems,
-                    int algo)
+int run_algo(struct world *w, tutti_coll_t c, tutti_op_t op, int nch, size_t slot_elems, int algo)
 {
     struct sim_net *net = sim_net_new(w->n, 2, slot_elems * 4);
     struct tutti_plan plans[MAXN];
@@ -151,9 +156,10 @@ void check(const struct world *w, tutti_coll_t c, const char *what)
         for (size_t i = 0; i < w->recv_elems; i++) {
             uint32_t e = expect(w, c, r, i);
             if (w->recv[r][i] != e) {
-                cr_assert_fail("%s n=%d count=%zu root=%d inplace=%d: rank %d elem %zu is %u, expected "
-                         "%u",
-                         what, w->n, w->count, w->root, w->inplace, r, i, w->recv[r][i], e);
+                cr_assert_fail(
+                    "%s n=%d count=%zu root=%d inplace=%d: rank %d elem %zu is %u, expected "
+                    "%u",
+                    what, w->n, w->count, w->root, w->inplace, r, i, w->recv[r][i], e);
             }
         }
     }

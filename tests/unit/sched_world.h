@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MAXN 17
+#define MAXN     17
 #define SENTINEL 0x5a5a5a5au
 
 struct world {
@@ -44,8 +44,7 @@ extern double world_cpu_load;
 struct tutti_plan_params params(int r, int n, int nch, size_t chunk, int forced);
 
 /** Build and run every rank's plan with catalog entry `algo`; returns sim_run's result. */
-int run_algo(struct world *w, tutti_coll_t c, tutti_op_t op, int nch, size_t slot_elems,
-             int algo);
+int run_algo(struct world *w, tutti_coll_t c, tutti_op_t op, int nch, size_t slot_elems, int algo);
 
 /** Assert that every rank's output is the reference (SUM for the reducing collectives). */
 void check(const struct world *w, tutti_coll_t c, const char *what);

@@ -14,8 +14,7 @@ static struct tutti_ib_hca_spec parse_ok(const char *spec)
 {
     struct tutti_ib_hca_spec s;
     char why[160] = "";
-    cr_assert_eq(tutti__ib_hca_parse(spec, &s, why, sizeof(why)), 0, "'%s' refused: %s", spec,
-                 why);
+    cr_assert_eq(tutti__ib_hca_parse(spec, &s, why, sizeof(why)), 0, "'%s' refused: %s", spec, why);
     return s;
 }
 
@@ -62,8 +61,8 @@ Test(ib_hca, a_caret_excludes)
 
 Test(ib_hca, malformed_specs_are_refused_naming_the_entry)
 {
-    const char *bad[] = {"mlx5_0:", "mlx5_0:0", "mlx5_0:256", "mlx5_0:x", ",", "a,,b", "a,",
-                         "^", "=", ":1"};
+    const char *bad[] = {"mlx5_0:", "mlx5_0:0", "mlx5_0:256", "mlx5_0:x", ",",
+                         "a,,b",    "a,",       "^",          "=",        ":1"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct tutti_ib_hca_spec s;
         char why[160] = "";
@@ -105,9 +104,8 @@ Test(ib_devices, the_ports_or_why_there_are_none)
 
 Test(ib_hca, a_rank_takes_the_nic_nearest_its_gpu_else_spreads_by_local_index)
 {
-    struct tutti_ib_port p[3] = {{.dev = "mlx5_0", .port = 1},
-                                 {.dev = "mlx5_1", .port = 1},
-                                 {.dev = "mlx5_1", .port = 2}};
+    struct tutti_ib_port p[3] = {
+        {.dev = "mlx5_0", .port = 1}, {.dev = "mlx5_1", .port = 1}, {.dev = "mlx5_1", .port = 2}};
     cr_assert_eq(tutti__ib_pick_port(p, 3, 0, "mlx5_1"), 1, "the first port of the hinted NIC");
     cr_assert_eq(tutti__ib_pick_port(p, 3, 2, "mlx5_1"), 1, "the hint wins over the index");
     cr_assert_eq(tutti__ib_pick_port(p, 3, 4, ""), 1, "local rank 4 of 3 ports");

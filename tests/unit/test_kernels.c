@@ -25,9 +25,8 @@
 #endif
 
 #define GUARD_ELEMS 8
-#define GUARD_BYTE 0xA5
-#define LARGE_N 1000003u
-
+#define GUARD_BYTE  0xA5
+#define LARGE_N     1000003u
 
 /* ---- harness: tutti__reduce against the reference ---- */
 
@@ -57,8 +56,8 @@ static void bufs_init(bufs_t *t, tutti_datatype_t dt, size_t n, uint64_t seed)
     t->b0 = malloc(bytes);
     t->out0 = malloc(bytes);
     t->out1 = malloc(bytes);
-    cr_assert(t->a != NULL && t->b != NULL && t->a0 != NULL && t->b0 != NULL &&
-              t->out0 != NULL && t->out1 != NULL);
+    cr_assert(t->a != NULL && t->b != NULL && t->a0 != NULL && t->b0 != NULL && t->out0 != NULL &&
+              t->out1 != NULL);
     memset(t->a, GUARD_BYTE, bytes);
     memset(t->b, GUARD_BYTE, bytes);
     memset(t->out0, GUARD_BYTE, bytes);
@@ -104,9 +103,10 @@ static void expect_elems(tutti_datatype_t dt, tutti_op_t op, const bufs_t *t, co
 
         if (!same_result(dt, op, want, g)) {
             cr_assert_fail("%s %s n=%zu div=%d (%s): element %zu: op(%#llx, %#llx) = %#llx, "
-                           "want %#llx", tutti_datatype_name(dt), tutti_op_name(op), n, div, what,
-                           i, (unsigned long long)a, (unsigned long long)b,
-                           (unsigned long long)g, (unsigned long long)want);
+                           "want %#llx",
+                           tutti_datatype_name(dt), tutti_op_name(op), n, div, what, i,
+                           (unsigned long long)a, (unsigned long long)b, (unsigned long long)g,
+                           (unsigned long long)want);
         }
     }
 }
@@ -163,10 +163,10 @@ static void check_datatype(tutti_datatype_t dt)
     }
 }
 
-#define DATATYPE_TEST(name, dt)                                                                   \
-    Test(kernels, name##_every_op_matches_reference)                                              \
-    {                                                                                             \
-        check_datatype(dt);                                                                       \
+#define DATATYPE_TEST(name, dt)                                                                    \
+    Test(kernels, name##_every_op_matches_reference)                                               \
+    {                                                                                              \
+        check_datatype(dt);                                                                        \
     }
 
 DATATYPE_TEST(int8, TUTTI_INT8)
@@ -365,7 +365,9 @@ Test(kernels, fp8_all_encodings_decode_exactly_and_round_trip)
         cr_assert_eq(tutti__float_to_e4m3(f4), ref_is_nan(&fmt_e4m3, v) ? 0x7Fu : v, "e4m3 %#x", v);
         /* e5m2 infinities saturate to the largest finite value on the way back */
         cr_assert_eq(tutti__float_to_e5m2(f5),
-                     ref_is_nan(&fmt_e5m2, v) ? 0x7Fu : inf5 ? ((v & 0x80u) | 0x7Bu) : v,
+                     ref_is_nan(&fmt_e5m2, v) ? 0x7Fu
+                     : inf5                   ? ((v & 0x80u) | 0x7Bu)
+                                              : v,
                      "e5m2 %#x", v);
     }
 }
@@ -441,9 +443,9 @@ static void check_from_float(const fmt_t *f)
 Test(kernels, float_to_float16_matches_reference)
 {
     check_from_float(&fmt_half);
-    cr_assert_eq(tutti__float_to_half(65520.0f), 0x7C00);    /* halfway past 65504: to inf */
+    cr_assert_eq(tutti__float_to_half(65520.0f), 0x7C00); /* halfway past 65504: to inf */
     cr_assert_eq(tutti__float_to_half(65519.996f), 0x7BFF);
-    cr_assert_eq(tutti__float_to_half(0x1p-25f), 0x0000);    /* half the smallest subnormal */
+    cr_assert_eq(tutti__float_to_half(0x1p-25f), 0x0000); /* half the smallest subnormal */
 }
 
 Test(kernels, float_to_bfloat16_matches_reference)
@@ -457,7 +459,7 @@ Test(kernels, float_to_bfloat16_matches_reference)
 Test(kernels, float_to_fp8_e4m3_matches_reference)
 {
     check_from_float(&fmt_e4m3);
-    cr_assert_eq(tutti__float_to_e4m3(464.0f), 0x7E);   /* tie between 448 and (NaN) 480 */
+    cr_assert_eq(tutti__float_to_e4m3(464.0f), 0x7E); /* tie between 448 and (NaN) 480 */
     cr_assert_eq(tutti__float_to_e4m3(1e30f), 0x7E);
     cr_assert_eq(tutti__float_to_e4m3(-INFINITY), 0xFE);
     cr_assert_eq(tutti__float_to_e4m3(-NAN), 0x7F);
@@ -469,7 +471,7 @@ Test(kernels, float_to_fp8_e5m2_matches_reference)
 {
     check_from_float(&fmt_e5m2);
     cr_assert_eq(tutti__float_to_e5m2(61439.996f), 0x7B);
-    cr_assert_eq(tutti__float_to_e5m2(61440.0f), 0x7B);  /* would round to inf: saturates */
+    cr_assert_eq(tutti__float_to_e5m2(61440.0f), 0x7B); /* would round to inf: saturates */
     cr_assert_eq(tutti__float_to_e5m2(INFINITY), 0x7B);
     cr_assert_eq(tutti__float_to_e5m2(-NAN), 0x7F);
     cr_assert_eq(tutti__float_to_e5m2(-0x1p-17f), 0x80); /* half the smallest subnormal */
@@ -545,8 +547,8 @@ Test(kernels, reduce_isa_names_the_table_the_cpu_runs)
 {
     const char *isa = tutti__reduce_isa();
 
-    cr_assert(strcmp(isa, "generic") == 0 || strcmp(isa, "avx2") == 0 ||
-              strcmp(isa, "avx512") == 0, "unknown ISA %s", isa);
+    cr_assert(strcmp(isa, "generic") == 0 || strcmp(isa, "avx2") == 0 || strcmp(isa, "avx512") == 0,
+              "unknown ISA %s", isa);
     cr_assert_eq(tutti__reduce_force_isa("no-such-isa"), -1);
     cr_assert_str_eq(tutti__reduce_isa(), isa, "a refused name must not change the choice");
     cr_assert_eq(tutti__reduce_force_isa("generic"), 0);
@@ -576,13 +578,13 @@ static void compare_one(const char *isa, tutti_datatype_t dt, tutti_op_t op, siz
     tutti__reduce(t.b, t.a, t.a, t.b, n, dt, op, 3);
     for (i = 0; i < n; i++) {
         uint64_t want = get_raw(t.out0, i, t.size);
-        int both_nan = raw_is_nan(dt, get_raw(t.a0, i, t.size)) &&
-                       raw_is_nan(dt, get_raw(t.b0, i, t.size));
+        int both_nan =
+            raw_is_nan(dt, get_raw(t.a0, i, t.size)) && raw_is_nan(dt, get_raw(t.b0, i, t.size));
 
         cr_assert((want == get_raw(t.b, i, t.size) && want == get_raw(t.a, i, t.size)) ||
                       (arith && both_nan),
-                  "%s %s %s n=%zu element %zu", isa, tutti_datatype_name(dt), tutti_op_name(op),
-                  n, i);
+                  "%s %s %s n=%zu element %zu", isa, tutti_datatype_name(dt), tutti_op_name(op), n,
+                  i);
     }
     tutti__reduce_div(t.b0, t.b0, n, dt, 3);
     cr_assert(memcmp(t.b0, t.out1, n * t.size) == 0, "%s: %s / 3", isa, tutti_datatype_name(dt));

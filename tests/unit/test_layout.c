@@ -51,7 +51,7 @@ static void sweep_layout(const struct case_def *cd)
 {
     world_layout = make(cd);
     static const tutti_coll_t colls[] = {TUTTI_COLL_ALLREDUCE, TUTTI_COLL_BROADCAST,
-                                         TUTTI_COLL_REDUCE, TUTTI_COLL_REDUCE_SCATTER,
+                                         TUTTI_COLL_REDUCE,    TUTTI_COLL_REDUCE_SCATTER,
                                          TUTTI_COLL_ALLGATHER, TUTTI_COLL_ALLTOALL};
     for (size_t ci = 0; ci < sizeof(colls) / sizeof(colls[0]); ci++) {
         tutti_coll_t c = colls[ci];
@@ -72,8 +72,10 @@ static void sweep_layout(const struct case_def *cd)
                                 continue;
                             }
                         }
-                        struct world w = {.n = cd->n, .count = sizes[k],
-                                          .root = rooted ? root : -1, .inplace = inplace};
+                        struct world w = {.n = cd->n,
+                                          .count = sizes[k],
+                                          .root = rooted ? root : -1,
+                                          .inplace = inplace};
                         world_fill(&w, c);
                         int rc = run_algo(&w, c, TUTTI_SUM, nch, slot, algo);
                         cr_assert_eq(rc, 0, "%s: %s/%s count=%zu root=%d: %s (%d)", cd->name,
@@ -115,8 +117,13 @@ static unsigned send_peers(const struct case_def *cd, tutti_coll_t c, const char
                            size_t count)
 {
     uint32_t buf[2048];
-    struct tutti_op_desc d = {.coll = c, .sendbuf = buf, .recvbuf = buf, .count = count,
-                              .dt = TUTTI_UINT32, .root = 0, .peer = -1};
+    struct tutti_op_desc d = {.coll = c,
+                              .sendbuf = buf,
+                              .recvbuf = buf,
+                              .count = count,
+                              .dt = TUTTI_UINT32,
+                              .root = 0,
+                              .peer = -1};
     struct tutti_plan_params pp = params(r, cd->n, 1, 4, algo_index(c, algo));
     struct tutti_plan plan;
     memset(&plan, 0, sizeof(plan));
@@ -170,11 +177,15 @@ Test(layout, allreduce_trees_cross_hosts_from_one_rank_per_host_and_tree)
                 cross++;
             }
         }
-        cr_assert_eq(cross, l->nhosts - 1, "tree %d: %d links between hosts, a tree over %d "
-                     "hosts has %d", t, cross, l->nhosts, l->nhosts - 1);
+        cr_assert_eq(cross, l->nhosts - 1,
+                     "tree %d: %d links between hosts, a tree over %d "
+                     "hosts has %d",
+                     t, cross, l->nhosts, l->nhosts - 1);
         for (int h = 0; h < l->nhosts; h++) {
-            cr_assert_leq(talkers[h], 1, "tree %d: host %d reaches its parent host through %d "
-                          "ranks", t, h, talkers[h]);
+            cr_assert_leq(talkers[h], 1,
+                          "tree %d: host %d reaches its parent host through %d "
+                          "ranks",
+                          t, h, talkers[h]);
         }
     }
     tutti__layout_free((struct tutti_layout *)world_layout);
@@ -201,9 +212,10 @@ Test(layout, hier_applies_to_even_hosts_and_sends_across_only_on_its_rail)
             unsigned peers = send_peers(cd, TUTTI_COLL_ALLREDUCE, "hier", r, 1031);
             for (int p = 0; p < cd->n; p++) {
                 if ((peers >> p & 1u) && l->host[p] != l->host[r]) {
-                    cr_assert_eq(l->local[p], l->local[r], "%s: rank %d (local %d) sends to "
-                                 "rank %d (local %d) on another host", cd->name, r, l->local[r],
-                                 p, l->local[p]);
+                    cr_assert_eq(l->local[p], l->local[r],
+                                 "%s: rank %d (local %d) sends to "
+                                 "rank %d (local %d) on another host",
+                                 cd->name, r, l->local[r], p, l->local[p]);
                 }
             }
         }

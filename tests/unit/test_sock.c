@@ -65,9 +65,9 @@ Test(sock, ipv6_link_local_keeps_scope_id, .timeout = 10)
 Test(sock, missing_or_invalid_port_is_invalid_arg, .timeout = 10)
 {
     union tutti_sockaddr a;
-    const char *bad[] = {"1.2.3.4:",      "1.2.3.4:70000", "1.2.3.4:12ab", "1.2.3.4:-1",
-                         "[::1]:",        "[::1]x",        "[::1",         ":80",
-                         "",              "[]:80",         "1.2.3.4:123456"};
+    const char *bad[] = {"1.2.3.4:", "1.2.3.4:70000", "1.2.3.4:12ab",  "1.2.3.4:-1",
+                         "[::1]:",   "[::1]x",        "[::1",          ":80",
+                         "",         "[]:80",         "1.2.3.4:123456"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         memset(&a, 0x5a, sizeof(a));
         cr_assert_eq(tutti__sockaddr_parse(bad[i], 80, AF_UNSPEC, &a), TUTTI_ERR_INVALID_ARG,
@@ -75,8 +75,7 @@ Test(sock, missing_or_invalid_port_is_invalid_arg, .timeout = 10)
     }
     cr_assert_eq(tutti__sockaddr_parse("1.2.3.4", -1, AF_UNSPEC, &a), TUTTI_ERR_INVALID_ARG);
     cr_assert(strstr(tutti_last_error(NULL), "no port") != NULL, "%s", tutti_last_error(NULL));
-    cr_assert_eq(tutti__sockaddr_parse("1.2.3.4:99999", -1, AF_UNSPEC, &a),
-                 TUTTI_ERR_INVALID_ARG);
+    cr_assert_eq(tutti__sockaddr_parse("1.2.3.4:99999", -1, AF_UNSPEC, &a), TUTTI_ERR_INVALID_ARG);
     cr_assert(strstr(tutti_last_error(NULL), "99999") != NULL, "%s", tutti_last_error(NULL));
 }
 
@@ -304,8 +303,7 @@ Test(sock, listener_off_the_addresses_of_ifname_is_not_tied, .timeout = 10)
     for (struct ifaddrs *i = ifs; i != NULL && host[0] == '\0'; i = i->ifa_next) {
         if (i->ifa_addr != NULL && i->ifa_addr->sa_family == AF_INET &&
             (i->ifa_flags & IFF_UP) != 0 && (i->ifa_flags & IFF_LOOPBACK) == 0) {
-            inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, host,
-                      sizeof(host));
+            inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, host, sizeof(host));
         }
     }
     freeifaddrs(ifs);

@@ -81,18 +81,20 @@ Test(topo_hwloc, counts_match_hwloc_and_the_files)
             pairs += popcount(t.gpu[g].nvlink);
         }
         cr_expect(t.packages == x->pkg && t.numa_nodes == x->numa && t.cores == x->cores &&
-                      t.pus == x->pus, "%s: %d packages, %d NUMA, %d cores, %d PUs; hwloc: "
-                  "%d, %d, %d, %d", x->file, t.packages, t.numa_nodes, t.cores, t.pus, x->pkg,
-                  x->numa, x->cores, x->pus);
-        cr_expect_eq(t.pci_devices, x->pci, "%s: %d PCI devices, hwloc %d", x->file,
-                     t.pci_devices, x->pci);
+                      t.pus == x->pus,
+                  "%s: %d packages, %d NUMA, %d cores, %d PUs; hwloc: "
+                  "%d, %d, %d, %d",
+                  x->file, t.packages, t.numa_nodes, t.cores, t.pus, x->pkg, x->numa, x->cores,
+                  x->pus);
+        cr_expect_eq(t.pci_devices, x->pci, "%s: %d PCI devices, hwloc %d", x->file, t.pci_devices,
+                     x->pci);
         cr_expect_eq(t.gpus_seen, x->gpus, "%s: %d GPUs, expected %d", x->file, t.gpus_seen,
                      x->gpus);
         cr_expect_eq(t.nics_seen, x->nics, "%s: %d NICs, expected %d", x->file, t.nics_seen,
                      x->nics);
         cr_expect_eq(rdma, x->rdma, "%s: %d RDMA NICs, expected %d", x->file, rdma, x->rdma);
-        cr_expect_eq(pairs / 2, x->nvlink, "%s: %d NVLink pairs, expected %d", x->file,
-                     pairs / 2, x->nvlink);
+        cr_expect_eq(pairs / 2, x->nvlink, "%s: %d NVLink pairs, expected %d", x->file, pairs / 2,
+                     x->nvlink);
         cr_expect_eq(t.allowed_pus, t.pus, "%s: a file's machine is all usable", x->file);
     }
 }
@@ -101,14 +103,16 @@ static void check_place(const char *file, const char *what, int i, const struct 
                         const struct tutti_topo_dev *d)
 {
     cr_expect(d->package >= -1 && d->package < t->packages && d->numa >= -1 &&
-                  d->numa < t->numa_nodes, "%s %s%d: package %d of %d, NUMA %d of %d", file,
-              what, i, d->package, t->packages, d->numa, t->numa_nodes);
+                  d->numa < t->numa_nodes,
+              "%s %s%d: package %d of %d, NUMA %d of %d", file, what, i, d->package, t->packages,
+              d->numa, t->numa_nodes);
     cr_expect(d->pci_switch >= -1 && d->pci_switch < t->pci_switches && d->host_bridge >= -1 &&
-                  d->host_bridge < t->host_bridges, "%s %s%d: switch %d of %d, bridge %d of %d",
-              file, what, i, d->pci_switch, t->pci_switches, d->host_bridge, t->host_bridges);
+                  d->host_bridge < t->host_bridges,
+              "%s %s%d: switch %d of %d, bridge %d of %d", file, what, i, d->pci_switch,
+              t->pci_switches, d->host_bridge, t->host_bridges);
     cr_expect(d->name[0] != '\0' && memchr(d->name, 0, sizeof(d->name)) != NULL &&
-                  strlen(d->busid) == 12, "%s %s%d: name '%s', bus id '%s'", file, what, i,
-              d->name, d->busid);
+                  strlen(d->busid) == 12,
+              "%s %s%d: name '%s', bus id '%s'", file, what, i, d->name, d->busid);
 }
 
 Test(topo_hwloc, every_device_sits_inside_its_machine)
@@ -123,8 +127,8 @@ Test(topo_hwloc, every_device_sits_inside_its_machine)
                 cr_expect_eq((t.gpu[g].nvlink >> h) & 1u, (t.gpu[h].nvlink >> g) & 1u,
                              "%s: NVLink gpu%d-gpu%d one way only", e[i].file, g, h);
             }
-            cr_expect_eq((t.gpu[g].nvlink >> g) & 1u, 0u, "%s: gpu%d NVLinked to itself",
-                         e[i].file, g);
+            cr_expect_eq((t.gpu[g].nvlink >> g) & 1u, 0u, "%s: gpu%d NVLinked to itself", e[i].file,
+                         g);
         }
         for (int n = 0; n < t.nnics; n++) {
             check_place(e[i].file, "nic", n, &t, &t.nic[n]);
@@ -149,25 +153,25 @@ Test(topo_hwloc, each_gpu_takes_the_nearest_nic)
         for (int g = 0; g < t.ngpus; g++) {
             const struct tutti_topo_dev *gpu = &t.gpu[g];
             if (gpu->nic < 0) {
-                cr_expect_eq(t.nnics, 0, "%s: gpu%d has no NIC, the machine has %d", e[i].file,
-                             g, t.nnics);
+                cr_expect_eq(t.nnics, 0, "%s: gpu%d has no NIC, the machine has %d", e[i].file, g,
+                             t.nnics);
                 continue;
             }
             size_t len = strlen(got);
             snprintf(got + len, sizeof(got) - len, "%s%s", g > 0 ? "," : "", t.nic[gpu->nic].name);
             cr_expect_eq(gpu->nic_link, place_link(gpu, &t.nic[gpu->nic]));
             for (int n = 0; n < t.nnics; n++) {
-                cr_expect_geq(place_link(gpu, &t.nic[n]), gpu->nic_link, "%s: gpu%d took %s, "
-                              "but %s is closer", e[i].file, g, t.nic[gpu->nic].name,
-                              t.nic[n].name);
+                cr_expect_geq(place_link(gpu, &t.nic[n]), gpu->nic_link,
+                              "%s: gpu%d took %s, "
+                              "but %s is closer",
+                              e[i].file, g, t.nic[gpu->nic].name, t.nic[n].name);
             }
             /* A rank on this GPU reports the same NIC to its peers. */
             struct tutti_topo_rank v;
             tutti__topo_rank_view(&t, g, &v);
             cr_expect_str_eq(v.nic_name, t.nic[gpu->nic].name);
         }
-        cr_expect_str_eq(got[0] != '\0' ? got : "-", e[i].gpu_nics, "%s: nearest NICs",
-                         e[i].file);
+        cr_expect_str_eq(got[0] != '\0' ? got : "-", e[i].gpu_nics, "%s: nearest NICs", e[i].file);
     }
 }
 
@@ -213,15 +217,17 @@ static void check_ring(const char *file, const struct tutti_topo *t, int n)
         /* A host's ranks are a path of the ring (a cycle with one host): each package one arc. */
         int k = packages_used(v, host, n, h);
         int most = nhosts > 1 ? k - 1 : k > 1 ? k : 0;
-        cr_expect_leq(package_changes(v, host, order, n, h), most, "%s n=%d host %d: the ring "
-                      "leaves and re-enters a package", file, n, h / per_host);
+        cr_expect_leq(package_changes(v, host, order, n, h), most,
+                      "%s n=%d host %d: the ring "
+                      "leaves and re-enters a package",
+                      file, n, h / per_host);
     }
     for (int a = 0; a < n; a++) { /* a GPU with one NVLink peer on its host sits next to it */
         for (int b = a + 1; b < n; b++) {
             if (host[a] == host[b] && popcount(v[a].nvlink) == 1 && v[b].gpu >= 0 &&
                 v[a].nvlink == 1u << v[b].gpu) {
-                cr_expect(adjacent(order, n, a, b), "%s n=%d: NVLink ranks %d, %d apart", file,
-                          n, a, b);
+                cr_expect(adjacent(order, n, a, b), "%s n=%d: NVLink ranks %d, %d apart", file, n,
+                          a, b);
             }
         }
     }
@@ -299,7 +305,7 @@ Test(topo_hwloc, gpus_beside_gpu_memory_numa_nodes_get_the_dram_node)
     cr_assert_eq(t.numa_nodes, 8);
     cr_assert_eq(t.ngpus, 6);
     for (int g = 0; g < t.ngpus; g++) {
-        cr_expect_eq(t.gpu[g].numa, t.gpu[g].package == 0 ? 0 : 4, "gpu%d (package %d): NUMA %d",
-                     g, t.gpu[g].package, t.gpu[g].numa);
+        cr_expect_eq(t.gpu[g].numa, t.gpu[g].package == 0 ? 0 : 4, "gpu%d (package %d): NUMA %d", g,
+                     t.gpu[g].package, t.gpu[g].numa);
     }
 }

@@ -100,7 +100,8 @@ Test(tree, chain_per_host_and_one_cross_link_into_each_host)
                         if (first) {
                             cr_assert_eq(entries, 1,
                                          "n=%d layout %d/%d tree %d: host of rank %d entered %d "
-                                         "times", n, kind, k, t, r, entries);
+                                         "times",
+                                         n, kind, k, t, r, entries);
                         }
                     }
                 }

@@ -31,8 +31,8 @@ static struct tutti_tune_links host_links(void)
 static const char *pick(size_t bytes, int nranks, int nhosts, const struct tutti_tune_links *l)
 {
     struct tutti_tune_choice ch;
-    int i = tutti__tune_pick(TUTTI_COLL_ALLREDUCE, bytes, nranks, nhosts, ring_tree, 2, l, NULL,
-                             &ch);
+    int i =
+        tutti__tune_pick(TUTTI_COLL_ALLREDUCE, bytes, nranks, nhosts, ring_tree, 2, l, NULL, &ch);
     cr_assert_geq(i, 0, "nothing picked at %zu bytes, %d ranks", bytes, nranks);
     return ch.algo;
 }
@@ -99,18 +99,18 @@ Test(tune, time_monotonic_in_bytes)
         tutti_coll_t coll;
         const char *algo;
     } all[] = {
-        {TUTTI_COLL_ALLREDUCE, "ring"},      {TUTTI_COLL_ALLREDUCE, "tree"},
-        {TUTTI_COLL_ALLREDUCE, "hier"},      {TUTTI_COLL_ALLREDUCE, "rd"},
+        {TUTTI_COLL_ALLREDUCE, "ring"},         {TUTTI_COLL_ALLREDUCE, "tree"},
+        {TUTTI_COLL_ALLREDUCE, "hier"},         {TUTTI_COLL_ALLREDUCE, "rd"},
         {TUTTI_COLL_ALLREDUCE, "rabenseifner"}, {TUTTI_COLL_ALLREDUCE, "oneshot"},
-        {TUTTI_COLL_BROADCAST, "ring"},      {TUTTI_COLL_BROADCAST, "tree"},
-        {TUTTI_COLL_BROADCAST, "direct"},    {TUTTI_COLL_REDUCE, "tree"},
-        {TUTTI_COLL_REDUCE_SCATTER, "ring"}, {TUTTI_COLL_REDUCE_SCATTER, "direct"},
-        {TUTTI_COLL_ALLGATHER, "ring"},      {TUTTI_COLL_ALLGATHER, "bruck"},
-        {TUTTI_COLL_ALLGATHER, "direct"},    {TUTTI_COLL_ALLTOALL, "pairwise"},
+        {TUTTI_COLL_BROADCAST, "ring"},         {TUTTI_COLL_BROADCAST, "tree"},
+        {TUTTI_COLL_BROADCAST, "direct"},       {TUTTI_COLL_REDUCE, "tree"},
+        {TUTTI_COLL_REDUCE_SCATTER, "ring"},    {TUTTI_COLL_REDUCE_SCATTER, "direct"},
+        {TUTTI_COLL_ALLGATHER, "ring"},         {TUTTI_COLL_ALLGATHER, "bruck"},
+        {TUTTI_COLL_ALLGATHER, "direct"},       {TUTTI_COLL_ALLTOALL, "pairwise"},
         {TUTTI_COLL_ALLTOALL, "bruck"},
     };
     struct tutti_tune_sys systems[] = {
-        {2, 1, host_links()}, {4, 1, host_links()}, {12, 3, host_links()},
+        {2, 1, host_links()}, {4, 1, host_links()},     {12, 3, host_links()},
         {64, 8, gpu_links()}, {1000, 125, gpu_links()}, {24, 24, host_links()},
         {8, 4, host_links()}, {8, 1, host_links()},
     };
@@ -130,9 +130,9 @@ Test(tune, time_monotonic_in_bytes)
                  * one tree, then halves over two; hier's rails (B / ranks per host) likewise. */
                 int tree = strcmp(all[a].algo, "tree") == 0;
                 int hier = strcmp(all[a].algo, "hier") == 0;
-                size_t per = hier ? (size_t)((systems[s].nranks + systems[s].nhosts - 1) /
-                                             systems[s].nhosts)
-                                  : 1;
+                size_t per =
+                    hier ? (size_t)((systems[s].nranks + systems[s].nhosts - 1) / systems[s].nhosts)
+                         : 1;
                 for (size_t c = 4096; (tree || hier) && c <= (4u << 20); c *= 2) {
                     if (prev_b <= c * per && b > c * per) {
                         prev_fixed = t;
@@ -179,12 +179,11 @@ Test(tune, many_nics_get_many_channels)
 {
     struct tutti_tune_links g = gpu_links();
     struct tutti_tune_choice ch;
-    cr_assert_geq(tutti__tune_pick(TUTTI_COLL_ALLREDUCE, (size_t)1 << 30, 512, 64, ring_tree, 2,
-                                   &g, NULL, &ch),
+    cr_assert_geq(tutti__tune_pick(TUTTI_COLL_ALLREDUCE, (size_t)1 << 30, 512, 64, ring_tree, 2, &g,
+                                   NULL, &ch),
                   0);
     int streams = ch.cfg.nchannels * (strcmp(ch.algo, "tree") == 0 ? 2 : 1);
-    cr_expect_geq(streams, 8, "1 GiB over 8 NICs: %s on %d channel(s)", ch.algo,
-                  ch.cfg.nchannels);
+    cr_expect_geq(streams, 8, "1 GiB over 8 NICs: %s on %d channel(s)", ch.algo, ch.cfg.nchannels);
     cr_assert_geq(tutti__tune_pick(TUTTI_COLL_ALLREDUCE, 8, 512, 64, ring_tree, 2, &g, NULL, &ch),
                   0);
     cr_expect_neq(ch.cfg.proto, TUTTI_PROTO_SIMPLE, "8 bytes on GPUs chose the Simple protocol");

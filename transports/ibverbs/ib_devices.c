@@ -38,17 +38,35 @@ static double rate_gbps(const struct ibv_port_attr *a)
     static const int width_lanes[] = {0, 1, 4, 0, 8, 0, 0, 0, 12, 0, 0, 0, 0, 0, 0, 0, 2};
     double lane = 0;
     switch (a->active_speed) {
-    case 1: lane = 2.5; break;
-    case 2: lane = 5; break;
-    case 4: case 8: lane = 10; break;
-    case 16: lane = 14; break;
-    case 32: lane = 25; break;
-    case 64: lane = 50; break;
-    case 128: lane = 100; break;
-    default: lane = 0; break;
+    case 1:
+        lane = 2.5;
+        break;
+    case 2:
+        lane = 5;
+        break;
+    case 4:
+    case 8:
+        lane = 10;
+        break;
+    case 16:
+        lane = 14;
+        break;
+    case 32:
+        lane = 25;
+        break;
+    case 64:
+        lane = 50;
+        break;
+    case 128:
+        lane = 100;
+        break;
+    default:
+        lane = 0;
+        break;
     }
     int lanes = a->active_width < sizeof(width_lanes) / sizeof(width_lanes[0])
-                    ? width_lanes[a->active_width] : 0;
+                    ? width_lanes[a->active_width]
+                    : 0;
     return lane * lanes;
 }
 
@@ -115,8 +133,8 @@ int tutti__ib_ports(struct tutti_ib_port *ports, int max, char *why, size_t len)
             snprintf(p->dev, sizeof(p->dev), "%s", ibv_get_device_name(list[d]));
             p->port = port;
             p->active = pa.state == IBV_PORT_ACTIVE;
-            p->link = pa.link_layer == IBV_LINK_LAYER_ETHERNET ? TUTTI_IB_LINK_ETH
-                                                               : TUTTI_IB_LINK_IB;
+            p->link =
+                pa.link_layer == IBV_LINK_LAYER_ETHERNET ? TUTTI_IB_LINK_ETH : TUTTI_IB_LINK_IB;
             p->mtu = 128 << pa.active_mtu;
             p->gbps = rate_gbps(&pa);
             p->lid = pa.lid;
@@ -155,9 +173,8 @@ int tutti__ib_info(FILE *out)
         tutti__ib_gid_str(p->gid, gid, sizeof(gid));
         int use = p->active && p->allowed && p->gid_index >= 0;
         usable += use;
-        fprintf(out, "rdma: %s:%d %s %s mtu %d", p->dev, p->port,
-                p->active ? "active" : "down", p->link == TUTTI_IB_LINK_ETH ? "RoCE" : "InfiniBand",
-                p->mtu);
+        fprintf(out, "rdma: %s:%d %s %s mtu %d", p->dev, p->port, p->active ? "active" : "down",
+                p->link == TUTTI_IB_LINK_ETH ? "RoCE" : "InfiniBand", p->mtu);
         if (p->gbps > 0) {
             fprintf(out, " %.0f Gb/s", p->gbps);
         }

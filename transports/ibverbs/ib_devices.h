@@ -19,15 +19,15 @@ enum tutti_ib_gid_type { TUTTI_IB_GID_IB = 0, TUTTI_IB_GID_ROCE_V1 = 1, TUTTI_IB
 struct tutti_ib_port {
     char dev[64];
     int port;
-    int active;     /* IBV_PORT_ACTIVE */
-    int link;       /* enum tutti_ib_link */
-    int mtu;        /* active MTU in bytes */
-    double gbps;    /* active width x speed, Gbit/s (0: unknown) */
-    uint16_t lid;   /* InfiniBand */
-    int gid_index;  /* the GID tutti uses; -1: none usable */
-    int gid_type;   /* enum tutti_ib_gid_type */
+    int active;    /* IBV_PORT_ACTIVE */
+    int link;      /* enum tutti_ib_link */
+    int mtu;       /* active MTU in bytes */
+    double gbps;   /* active width x speed, Gbit/s (0: unknown) */
+    uint16_t lid;  /* InfiniBand */
+    int gid_index; /* the GID tutti uses; -1: none usable */
+    int gid_type;  /* enum tutti_ib_gid_type */
     uint8_t gid[16];
-    int allowed;    /* TUTTI_IB_HCA lets tutti use it */
+    int allowed; /* TUTTI_IB_HCA lets tutti use it */
 };
 
 /**

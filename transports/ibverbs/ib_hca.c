@@ -29,8 +29,9 @@ int tutti__ib_hca_parse(const char *spec, struct tutti_ib_hca_spec *out, char *w
         p++;
     }
     if (*p == '\0') {
-        return out->exclude || out->exact ? bad(why, len, "TUTTI_IB_HCA '%s': no device named", spec)
-                                          : 0;
+        return out->exclude || out->exact
+                   ? bad(why, len, "TUTTI_IB_HCA '%s': no device named", spec)
+                   : 0;
     }
     while (*p != '\0') {
         size_t n = strcspn(p, ",");
