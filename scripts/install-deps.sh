@@ -11,6 +11,7 @@
 # Python: python3-numpy and python3-torch (torch 1.13, for /usr/bin/python3) for the tutti
 # package and its torch.distributed backend (suite python), the trainer's DDP comparison and
 # perf/torch_allreduce_bench.py; about 30 s to install on the development VM.
+# Style: clang-format (scripts/check_format.sh, suite style).
 # Hardening: clang and its runtime libraries (libFuzzer, sanitizers) for tests/fuzz; valgrind
 # for scripts/sanitize.sh valgrind.
 # GPU check: debootstrap (the bare root of scripts/gpu_check_bare.sh), patchelf and binutils
@@ -19,7 +20,7 @@ set -euo pipefail
 pkgs=(meson ninja-build pkg-config gcc g++ libc6-dev libcriterion-dev libhwloc-dev hwloc-nox
       libibverbs-dev librdmacm-dev libsodium-dev openmpi-bin libopenmpi-dev iproute2 procps python3
       zlib1g-dev dataset-fashion-mnist clang libclang-rt-dev valgrind python3-numpy python3-torch
-      graphviz debootstrap patchelf binutils)
+      graphviz debootstrap patchelf binutils clang-format)
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 missing=()
