@@ -230,11 +230,14 @@ check_fini() {
   fi
 }
 
-# A rank that must have finished every call right, without fd growth and with RSS growth
-# below 4 MiB (fds/rss_kb: after the second call, and at the end). One fd more is allowed:
-# a rank advances handshakes only while it waits inside a call, so the silent stranger at its
-# port may still be held past its deadline if the rank has not waited since (FINI then checks
-# that destroy closed it).
+# A rank that must have finished every call right, with RSS growth below 4 MiB and its fds
+# bounded (fds/rss_kb: after the second call, and at the end). A rank advances handshakes only
+# while it waits inside a call, so strangers accepted during its last wait may still be held
+# when its calls end: at most the listeners' cap on handshakes in progress (256: tcp.h
+# TCP_MAX_INCOMING, bootstrap.h TUTTI_BOOT_MAX_HANDSHAKES) plus the silent one. On a loaded
+# machine a flood fills that cap (seen: 10 -> 265). FINI then checks that destroy closed every
+# one of them, so a leak still fails.
+MAX_PENDING_FDS=257
 check_clean() {
   local dir=$1 r=$2 rc
   rc=$(cat "$dir/rc.$r")
@@ -245,7 +248,10 @@ check_clean() {
   local f0 f1 r0 r1
   f0=$(field "$dir/out.$r" 13) f1=$(field "$dir/out.$r" 14)
   r0=$(field "$dir/out.$r" 16) r1=$(field "$dir/out.$r" 17)
-  if [ "$f1" -gt $((f0 + 1)) ]; then echo "rank $r: fds $f0 -> $f1"; return 1; fi
+  if [ "$f1" -gt $((f0 + MAX_PENDING_FDS)) ]; then
+    echo "rank $r: fds $f0 -> $f1, more than the $MAX_PENDING_FDS handshakes a rank may hold"
+    return 1
+  fi
   if [ $((r1 - r0)) -gt 4096 ]; then echo "rank $r: RSS $r0 -> $r1 KiB"; return 1; fi
   check_fini "$dir" "$r"
 }
