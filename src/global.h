@@ -10,7 +10,6 @@
 
 #include "env.h"
 #include "handle.h"
-#include "topology/topo.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -34,8 +33,6 @@ struct tutti_global {
     FILE *log_file;           /* stderr or TUTTI_LOG_FILE */
     pthread_mutex_t log_lock; /* serialises the log init */
     char hostname[64];
-
-    struct tutti_topo topo; /* topology/detect.c, filled once */
 
     /* comm.c, request.c: the handles given out and not yet taken back (handle.h) */
     struct tutti_handle_set live_comms;

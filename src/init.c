@@ -206,6 +206,13 @@ static void fill_me(struct tutti_comm *comm, struct tutti_peer_info *me)
     me->hostname[sizeof(me->hostname) - 1] = '\0';
 }
 
+/* The bootstrap's all-gather, as topology/view.h takes it. */
+static tutti_status_t boot_allgather(void *boot, const void *mine, void *all, size_t size)
+{
+    struct tutti_boot *b = boot;
+    return b->ops->allgather(b, mine, all, size);
+}
+
 /* The phases; every rank makes the same bootstrap calls whatever happens locally. */
 static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr *root_hint,
                             struct tutti_boot *boot)
@@ -233,7 +240,15 @@ static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr 
     for (int r = 0; r < comm->nranks; r++) {
         TUTTI_CHECK(tutti__peer_validate(&comm->peers[r], r, comm->nranks));
     }
-    TUTTI_CHECK(tutti__topo_comm_init(comm, boot));
+    struct tutti_topo_group g = {
+        .nranks = comm->nranks,
+        .rank = comm->rank,
+        .hosts = {comm->peers[0].hostid, TUTTI_HOSTID_BYTES, sizeof(comm->peers[0])},
+        .allgather = boot_allgather,
+        .allgather_arg = boot,
+        .comm = comm,
+    };
+    TUTTI_CHECK(tutti__topo_gather(&g, &comm->topo, &comm->layout));
     TUTTI_CHECK(tutti__net_attach(comm, boot));
     /* More ranks on this machine than CPUs they may use: peers need our CPU, so do not spin.
      * From every rank's record, so that ranks bound to a CPU each are not counted crowded and

@@ -12,23 +12,11 @@
 #ifndef TUTTI_PLAN_H
 #define TUTTI_PLAN_H
 
+#include "coll_id.h"
 #include "tutti/types.h"
 
 #include <stddef.h>
 #include <stdint.h>
-
-typedef enum {
-    TUTTI_COLL_ALLREDUCE,
-    TUTTI_COLL_BROADCAST,
-    TUTTI_COLL_REDUCE,
-    TUTTI_COLL_REDUCE_SCATTER,
-    TUTTI_COLL_ALLGATHER,
-    TUTTI_COLL_ALLTOALL,
-    TUTTI_COLL_SEND,
-    TUTTI_COLL_RECV,
-    TUTTI_COLL_BARRIER,
-    TUTTI_COLL_COUNT
-} tutti_coll_t;
 
 /** Name of a collective ("allreduce"). */
 const char *tutti__coll_name(tutti_coll_t coll);

@@ -10,7 +10,6 @@
 #include "topology/xml_probe.h"
 #include "check.h"
 #include "env.h"
-#include "global.h"
 #include "log.h"
 
 #include <errno.h>
@@ -489,9 +488,13 @@ tutti_status_t tutti__topo_dump(const char *xml, const char *out, char *err, siz
     return st;
 }
 
+/* The process's own machine, filled once by load_process_topo. Not in tutti__g (global.h) with
+ * the rest of the process state: topology/ sits below src/ and includes only its base layer. */
+static struct tutti_topo process_topo;
+
 static void load_process_topo(void)
 {
-    struct tutti_topo *t = &tutti__g.topo;
+    struct tutti_topo *t = &process_topo;
     const char *file = tutti__env()->TOPO_FILE;
     if (tutti__topo_load(file[0] != '\0' ? file : NULL, t) != TUTTI_OK && !t->from_file) {
         tutti_warn("%s", t->error); /* a bad TUTTI_TOPO_FILE is an init error (view.c) */
@@ -514,5 +517,5 @@ const struct tutti_topo *tutti__topo(void)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT; /* guards the one detection */
     pthread_once(&once, load_process_topo);
-    return &tutti__g.topo;
+    return &process_topo;
 }

@@ -6,7 +6,7 @@
  */
 #include "topology/view.h"
 #include "check.h"
-#include "comm.h"
+#include "log.h"
 #include "topology/layout.h"
 
 #include <stdio.h>
@@ -141,12 +141,21 @@ void tutti__topo_cpu_load(const struct tutti_topo_rank *v, int n, int me, double
     *max_p = max;
 }
 
-static int local_rank(const struct tutti_comm *comm)
+static const uint8_t *host_id(const struct tutti_topo_hostids *ids, int r)
+{
+    return ids->ids + (size_t)r * ids->stride;
+}
+
+static int same_host(const struct tutti_topo_hostids *ids, int a, int b)
+{
+    return memcmp(host_id(ids, a), host_id(ids, b), ids->len) == 0;
+}
+
+static int local_rank(const struct tutti_topo_group *g)
 {
     int lr = 0;
-    for (int r = 0; r < comm->rank; r++) {
-        lr +=
-            memcmp(comm->peers[r].hostid, comm->peers[comm->rank].hostid, TUTTI_HOSTID_BYTES) == 0;
+    for (int r = 0; r < g->rank; r++) {
+        lr += same_host(&g->hosts, r, g->rank);
     }
     return lr;
 }
@@ -154,16 +163,15 @@ static int local_rank(const struct tutti_comm *comm)
 /* Order ranks by host id, then rank (qsort_r: no shared state). */
 static int by_host(const void *a, const void *b, void *arg)
 {
-    const struct tutti_comm *comm = arg;
+    const struct tutti_topo_hostids *ids = arg;
     int ra = *(const int *)a, rb = *(const int *)b;
-    int c = memcmp(comm->peers[ra].hostid, comm->peers[rb].hostid, TUTTI_HOSTID_BYTES);
+    int c = memcmp(host_id(ids, ra), host_id(ids, rb), ids->len);
     return c != 0 ? c : (ra > rb) - (ra < rb);
 }
 
 /* host[r]: the lowest rank on r's host, so that equal values mean one machine. O(n log n). */
-int *tutti__topo_hosts(const struct tutti_comm *comm)
+int *tutti__topo_hosts(int n, const struct tutti_topo_hostids *ids)
 {
-    int n = comm->nranks;
     int *host = malloc((size_t)n * sizeof(*host));
     int *idx = malloc((size_t)n * sizeof(*idx));
     if (host == NULL || idx == NULL) {
@@ -174,10 +182,9 @@ int *tutti__topo_hosts(const struct tutti_comm *comm)
     for (int r = 0; r < n; r++) {
         idx[r] = r;
     }
-    qsort_r(idx, (size_t)n, sizeof(*idx), by_host, (void *)comm);
+    qsort_r(idx, (size_t)n, sizeof(*idx), by_host, (void *)ids);
     for (int i = 0, first = idx[0]; i < n; i++) {
-        if (i > 0 && memcmp(comm->peers[idx[i - 1]].hostid, comm->peers[idx[i]].hostid,
-                            TUTTI_HOSTID_BYTES) != 0) {
+        if (i > 0 && !same_host(ids, idx[i - 1], idx[i])) {
             first = idx[i]; /* sorted by rank within a host: the first is the lowest */
         }
         host[idx[i]] = first;
@@ -186,69 +193,74 @@ int *tutti__topo_hosts(const struct tutti_comm *comm)
     return host;
 }
 
-static void log_ring(const struct tutti_comm *comm)
+static void log_ring(const struct tutti_topo_group *g, const struct tutti_layout *l)
 {
-    if (!tutti__log_on(TUTTI_LOG_INFO, TUTTI_SUBSYS_TOPO) || comm->rank != 0) {
+    if (!tutti__log_on(TUTTI_LOG_INFO, TUTTI_SUBSYS_TOPO) || g->rank != 0) {
         return;
     }
-    const struct tutti_layout *l = comm->layout;
     char line[256];
     size_t o = 0;
-    for (int i = 0; i < comm->nranks && o < sizeof(line) - 16; i++) {
+    for (int i = 0; i < g->nranks && o < sizeof(line) - 16; i++) {
         o += (size_t)snprintf(line + o, sizeof(line) - o, "%s%d", i ? " " : "", l->ring[i]);
     }
     tutti_info(TUTTI_SUBSYS_TOPO, "%d hosts (%s ranks each); ring: %s%s", l->nhosts,
                l->ppn > 0 ? "same" : "not the same", line, o >= sizeof(line) - 16 ? " ..." : "");
 }
 
-/* comm->layout from the all-gathered view: hosts and the locality ring. */
-static tutti_status_t make_layout(struct tutti_comm *comm)
+/* The layout from the all-gathered view: hosts and the locality ring. */
+static tutti_status_t make_layout(const struct tutti_topo_group *g,
+                                  const struct tutti_topo_rank *all, struct tutti_layout **l_p)
 {
-    int *host = tutti__topo_hosts(comm);
-    int *order = malloc((size_t)comm->nranks * sizeof(*order));
+    int *host = tutti__topo_hosts(g->nranks, &g->hosts);
+    int *order = malloc((size_t)g->nranks * sizeof(*order));
+    struct tutti_layout *l = NULL;
     if (host != NULL && order != NULL) {
-        tutti__topo_ring(comm->topo, host, comm->nranks, order);
-        comm->layout = tutti__layout_new(comm->nranks, host, order);
+        tutti__topo_ring(all, host, g->nranks, order);
+        l = tutti__layout_new(g->nranks, host, order);
     }
     free(order);
     free(host);
-    if (comm->layout == NULL) {
-        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory for the layout of %d ranks",
-                                comm->nranks);
+    if (l == NULL) {
+        return tutti__set_error(g->comm, TUTTI_ERR_NO_MEMORY,
+                                "no memory for the layout of %d ranks", g->nranks);
     }
+    *l_p = l;
     return TUTTI_OK;
 }
 
-tutti_status_t tutti__topo_comm_init(struct tutti_comm *comm, struct tutti_boot *boot)
+tutti_status_t tutti__topo_gather(const struct tutti_topo_group *g, struct tutti_topo_rank **topo_p,
+                                  struct tutti_layout **layout_p)
 {
     struct tutti_topo_rank me;
-    tutti__topo_rank_view(tutti__topo(), local_rank(comm), &me);
-    struct tutti_topo_rank *all = calloc((size_t)comm->nranks, sizeof(*all));
+    tutti__topo_rank_view(tutti__topo(), local_rank(g), &me);
+    struct tutti_topo_rank *all = calloc((size_t)g->nranks, sizeof(*all));
     if (all == NULL) {
-        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY,
+        return tutti__set_error(g->comm, TUTTI_ERR_NO_MEMORY,
                                 "no memory for the topology of %d "
                                 "ranks",
-                                comm->nranks);
+                                g->nranks);
     }
-    tutti_status_t st = boot->ops->allgather(boot, &me, all, sizeof(me));
+    struct tutti_layout *layout = NULL;
+    tutti_status_t st = g->allgather(g->allgather_arg, &me, all, sizeof(me));
     if (st != TUTTI_OK) {
-        free(all);
-        return st;
+        goto err_free_all;
     }
-    for (int r = 0; r < comm->nranks; r++) {
+    for (int r = 0; r < g->nranks; r++) {
         char why[64];
         if (tutti__topo_rank_validate(&all[r], why, sizeof(why)) != TUTTI_OK) {
-            free(all);
-            return tutti__set_error(comm, TUTTI_ERR_REMOTE,
-                                    "rank %d sent a bad topology "
-                                    "record: %s",
-                                    r, why);
+            st = tutti__set_error(g->comm, TUTTI_ERR_REMOTE,
+                                  "rank %d sent a bad topology record: %s", r, why);
+            goto err_free_all;
         }
     }
-    comm->topo = all;
-    TUTTI_CHECK(make_layout(comm));
-    log_ring(comm);
+    TUTTI_CHECK_GOTO(make_layout(g, all, &layout), st, err_free_all);
+    log_ring(g, layout);
+    *topo_p = all;
+    *layout_p = layout;
     return TUTTI_OK;
+err_free_all:
+    free(all);
+    return st;
 }
 
 tutti_status_t tutti__topo_check(struct tutti_comm *comm)

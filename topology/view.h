@@ -1,14 +1,39 @@
 /*
  * view.h - the communicator's global view of the topology (private): every rank's struct
- * tutti_topo_rank, all-gathered over the bootstrap at init (view.c).
+ * tutti_topo_rank, all-gathered at init (view.c) through the caller's bootstrap. The
+ * communicator is not known here: its caller passes what the view needs and stores the result.
  */
 #ifndef TUTTI_TOPO_VIEW_H
 #define TUTTI_TOPO_VIEW_H
 
-#include "bootstrap.h"
 #include "topology/topo.h"
 
-struct tutti_comm;
+#include <stddef.h>
+#include <stdint.h>
+
+struct tutti_comm; /* opaque here: where errors are recorded (tutti__set_error, check.h) */
+struct tutti_layout;
+
+/** Every rank's host id as the caller stores them: rank r's `len` bytes at ids + r * stride
+ * (equal ids: one host). */
+struct tutti_topo_hostids {
+    const uint8_t *ids;
+    size_t len, stride;
+};
+
+/** All-gather `size` bytes from every rank: `mine` into all + r * size for each rank r (the
+ * caller's bootstrap). */
+typedef tutti_status_t (*tutti_topo_allgather_fn)(void *arg, const void *mine, void *all,
+                                                  size_t size);
+
+/** What the global view needs of a communicator, given by its caller. */
+struct tutti_topo_group {
+    int nranks, rank;
+    struct tutti_topo_hostids hosts;
+    tutti_topo_allgather_fn allgather;
+    void *allgather_arg;
+    struct tutti_comm *comm; /* errors are recorded on it */
+};
 
 /**
  * Local phase of init: TUTTI_TOPO_FILE names a file that could not be loaded -> that error
@@ -17,12 +42,15 @@ struct tutti_comm;
 tutti_status_t tutti__topo_check(struct tutti_comm *comm);
 
 /**
- * After the peer records are in: all-gather every rank's view into comm->topo (checked), and
- * log the locality ring at info level (rank 0, subsystem topo). Every rank must call it.
+ * After the peer records are in: all-gather every rank's view (checked) and derive the layout
+ * (hosts, locality ring) from it; log the ring at info level (rank 0, subsystem topo). Every rank
+ * must call it. On success *topo_p gets the nranks views (malloc'd) and *layout_p the layout
+ * (tutti__layout_free); on error neither is written.
  */
-tutti_status_t tutti__topo_comm_init(struct tutti_comm *comm, struct tutti_boot *boot);
+tutti_status_t tutti__topo_gather(const struct tutti_topo_group *g, struct tutti_topo_rank **topo_p,
+                                  struct tutti_layout **layout_p);
 
 /** host[r] = the lowest rank on rank r's host (malloc'd, nranks entries), or NULL. */
-int *tutti__topo_hosts(const struct tutti_comm *comm);
+int *tutti__topo_hosts(int nranks, const struct tutti_topo_hostids *ids);
 
 #endif /* TUTTI_TOPO_VIEW_H */

@@ -8,7 +8,7 @@
 #include "topology/view.h"
 #include "../topo/check.h"
 #include "../topo/gen.h"
-#include "comm.h"
+#include "peer.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -380,16 +380,13 @@ Test(topo, hosts_label_each_rank_with_its_hosts_lowest_rank)
     static const int machine[N] = {2, 0, 2, 1, 0, 1, 2, 3, 0}; /* host id byte of each rank */
     static const int want[N] = {0, 1, 0, 3, 1, 3, 0, 7, 1};
     struct tutti_peer_info peers[N];
-    struct tutti_comm comm;
     memset(peers, 0, sizeof(peers));
-    memset(&comm, 0, sizeof(comm));
     for (int r = 0; r < N; r++) {
         peers[r].hostid[0] =
             (uint8_t)(0xf0 - machine[r]); /* sorted order differs from rank order */
     }
-    comm.nranks = N;
-    comm.peers = peers;
-    int *host = tutti__topo_hosts(&comm);
+    struct tutti_topo_hostids ids = {peers[0].hostid, TUTTI_HOSTID_BYTES, sizeof(peers[0])};
+    int *host = tutti__topo_hosts(N, &ids);
     cr_assert(host != NULL);
     for (int r = 0; r < N; r++) {
         cr_expect_eq(host[r], want[r], "rank %d: host label %d, expected %d", r, host[r], want[r]);
