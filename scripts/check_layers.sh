@@ -25,8 +25,6 @@ topology/detect.c -> src/global.h
 topology/tune.h -> src/plan.h
 topology/view.c -> src/comm.h
 topology/view.h -> src/bootstrap.h
-transports/shm/shm_stale.c -> src/global.h
-transports/transport.h -> src/peer.h
 "
 
 resolve() { # $1 including file, $2 include name: print the resolved path, or nothing
