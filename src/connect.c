@@ -6,8 +6,8 @@
 #include "check.h"
 #include "comm.h"
 #include "env.h"
+#include "peer.h"
 #include "topology/topo.h"
-#include "transports/ibverbs/ib.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,8 +27,33 @@ static void fill_args(struct tutti_comm *comm, const union tutti_sockaddr *root_
     a->timeout_ns = comm->cfg.timeout_ns;
     a->root_hint =
         (root_hint != NULL && comm->root_hint.sa.sa_family != 0) ? &comm->root_hint : NULL;
-    a->peers = comm->peers;
     a->force_ib = comm->cfg.force_ib;
+}
+
+/* TUTTI_TRANSPORT=<name>: the transport every pair must use, or TUTTI_TRANSPORT_COUNT. */
+static tutti_transport_id_t forced(const struct tutti_comm *comm)
+{
+    return comm->cfg.force_tcp  ? TUTTI_TRANSPORT_TCP
+           : comm->cfg.force_ib ? TUTTI_TRANSPORT_IB
+                                : TUTTI_TRANSPORT_COUNT;
+}
+
+/* The transports' view of the ranks (targs.peers), from the all-gathered records. */
+static void fill_tpeers(struct tutti_comm *comm)
+{
+    struct tutti_tpeer *t = (struct tutti_tpeer *)comm->net.targs.peers;
+    for (int r = 0; r < comm->nranks; r++) {
+        const struct tutti_peer_info *p = &comm->peers[r];
+        t[r].host = r;
+        for (int q = 0; q < r; q++) {
+            if (memcmp(comm->peers[q].hostid, p->hostid, TUTTI_HOSTID_BYTES) == 0) {
+                t[r].host = q;
+                break;
+            }
+        }
+        tutti__peer_str(p, t[r].name, sizeof(t[r].name));
+        memcpy(t[r].blob, p->blob, sizeof(t[r].blob));
+    }
 }
 
 static void drop_transport(struct tutti_comm *comm, tutti_transport_id_t id)
@@ -47,13 +72,15 @@ tutti_status_t tutti__net_init(struct tutti_comm *comm, const union tutti_sockad
     fill_args(comm, root_hint, a);
     comm->net.conns = calloc((size_t)comm->nranks * TUTTI_MAX_CHANNELS, sizeof(*comm->net.conns));
     comm->net.peer_transport = calloc((size_t)comm->nranks, 1);
-    if (comm->net.conns == NULL || comm->net.peer_transport == NULL) {
+    a->peers = calloc((size_t)comm->nranks, sizeof(*a->peers)); /* filled at attach */
+    if (comm->net.conns == NULL || comm->net.peer_transport == NULL || a->peers == NULL) {
         return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory for the connection table");
     }
+    tutti_transport_id_t only = forced(comm);
     for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {
         const struct tutti_transport_ops *ops = tutti__transport_get((tutti_transport_id_t)id);
-        int off = (id == TUTTI_TRANSPORT_SHM && (comm->cfg.force_tcp || comm->cfg.force_ib)) ||
-                  (id == TUTTI_TRANSPORT_IB && comm->cfg.force_tcp);
+        /* A forced transport goes alone, but for TCP: it carries the others' side connections. */
+        int off = only != TUTTI_TRANSPORT_COUNT && id != (int)only && id != TUTTI_TRANSPORT_TCP;
         if (ops == NULL || off) {
             continue;
         }
@@ -88,23 +115,21 @@ static tutti_status_t agree(struct tutti_comm *comm, struct tutti_boot *boot, tu
 }
 
 /*
- * The transport between ranks r and q, from what every rank knows alike (host ids, the blobs,
- * whether shared memory and verbs are on), so that each rank can tell what any pair uses:
- * shared memory within a host, then verbs where both ranks have a port of the same link layer,
- * then TCP, which reaches everyone.
+ * The transport between ranks r and q, as the registry picks it among the transports every rank
+ * kept: they judge a pair from what every rank knows alike (the peer table), so each rank can
+ * tell what any pair uses.
  */
-static tutti_transport_id_t pair_transport(const struct tutti_comm *comm, int r, int q)
+static tutti_status_t pair_transport(struct tutti_comm *comm, int r, int q,
+                                     tutti_transport_id_t *id_p)
 {
-    const struct tutti_peer_info *a = &comm->peers[r], *b = &comm->peers[q];
-    if (comm->net.ops[TUTTI_TRANSPORT_SHM] != NULL &&
-        memcmp(a->hostid, b->hostid, TUTTI_HOSTID_BYTES) == 0) {
-        return TUTTI_TRANSPORT_SHM;
+    tutti_status_t st = tutti__transport_pick(comm->net.ops, comm->net.tctx, r, q, id_p);
+    if (st != TUTTI_ERR_UNSUPPORTED) {
+        return st;
     }
-    if (comm->net.ops[TUTTI_TRANSPORT_IB] != NULL &&
-        tutti__ib_blob_compatible(a->blob[TUTTI_TRANSPORT_IB], b->blob[TUTTI_TRANSPORT_IB])) {
-        return TUTTI_TRANSPORT_IB;
-    }
-    return TUTTI_TRANSPORT_TCP;
+    char a[128], b[128];
+    return tutti__set_error(comm, TUTTI_ERR_INTERNAL, "no transport connects %s and %s",
+                            tutti__peer_str(&comm->peers[r], a, sizeof(a)),
+                            tutti__peer_str(&comm->peers[q], b, sizeof(b)));
 }
 
 static size_t slot_size_of(tutti_transport_id_t id, const struct tutti_env *env)
@@ -118,16 +143,22 @@ static size_t slot_size_of(tutti_transport_id_t id, const struct tutti_env *env)
 static tutti_status_t choose_transports(struct tutti_comm *comm)
 {
     const uint8_t *mine = comm->peers[comm->rank].hostid;
+    tutti_transport_id_t only = forced(comm);
     comm->nlocal = 0;
     for (int r = 0; r < comm->nranks; r++) {
         comm->nlocal += memcmp(comm->peers[r].hostid, mine, TUTTI_HOSTID_BYTES) == 0;
-        tutti_transport_id_t id =
-            r == comm->rank ? TUTTI_TRANSPORT_SHM : pair_transport(comm, comm->rank, r);
-        if (comm->cfg.force_ib && r != comm->rank && id != TUTTI_TRANSPORT_IB) {
+        tutti_transport_id_t id = TUTTI_TRANSPORT_SHM; /* to itself: never connected */
+        if (r != comm->rank) {
+            TUTTI_CHECK(pair_transport(comm, comm->rank, r, &id));
+        }
+        /* Only verbs can fail here: TCP, the only transport left with TUTTI_TRANSPORT=tcp,
+         * takes every pair. */
+        if (only != TUTTI_TRANSPORT_COUNT && r != comm->rank && id != only) {
             char who[128];
             return tutti__set_error(comm, TUTTI_ERR_UNSUPPORTED,
-                                    "TUTTI_TRANSPORT=ib, but %s has no RDMA port of the link layer "
+                                    "TUTTI_TRANSPORT=%s, but %s has no RDMA port of the link layer "
                                     "this rank uses (tutti-info --rdma on both)",
+                                    tutti__transport_name(only),
                                     tutti__peer_str(&comm->peers[r], who, sizeof(who)));
         }
         comm->net.peer_transport[r] = (uint8_t)id;
@@ -137,7 +168,9 @@ static tutti_status_t choose_transports(struct tutti_comm *comm)
     unsigned used = 0;
     for (int r = 0; r < comm->nranks; r++) {
         for (int q = r + 1; q < comm->nranks; q++) {
-            used |= 1u << pair_transport(comm, r, q);
+            tutti_transport_id_t id;
+            TUTTI_CHECK(pair_transport(comm, r, q, &id));
+            used |= 1u << id;
         }
     }
     const struct tutti_env *env = tutti__env();
@@ -156,6 +189,7 @@ static tutti_status_t choose_transports(struct tutti_comm *comm)
 
 tutti_status_t tutti__net_attach(struct tutti_comm *comm, struct tutti_boot *boot)
 {
+    fill_tpeers(comm);
     void *shm = comm->net.tctx[TUTTI_TRANSPORT_SHM];
     tutti_status_t s =
         shm != NULL ? comm->net.ops[TUTTI_TRANSPORT_SHM]->attach(shm, 0) : TUTTI_ERR_UNSUPPORTED;
@@ -250,6 +284,8 @@ void tutti__net_fini(struct tutti_comm *comm)
     }
     free(comm->net.conns);
     free(comm->net.peer_transport);
+    free((void *)comm->net.targs.peers);
     comm->net.conns = NULL;
     comm->net.peer_transport = NULL;
+    comm->net.targs.peers = NULL;
 }

@@ -10,6 +10,7 @@
 #include "transports/transport.h"
 
 struct tutti_comm;
+struct tutti_peer_info;
 
 /**
  * Create the transport contexts and publish this rank's addresses in me->blob. Shared memory is

@@ -37,8 +37,7 @@ struct tutti_global {
     /* comm.c, request.c: the handles given out and not yet taken back (handle.h) */
     struct tutti_handle_set live_comms;
     struct tutti_handle_set live_reqs;
-    uint64_t comm_serial;          /* the last communicator's serial, under live_comms.lock */
-    pthread_once_t shm_sweep_once; /* transports/shm/shm_stale.c: /dev/shm swept once */
+    uint64_t comm_serial; /* the last communicator's serial, under live_comms.lock */
 
     struct { /* fork_gate.c: the library's threads against fork() */
         pthread_mutex_t lock;

@@ -8,6 +8,7 @@
 #ifndef TUTTI_PEER_H
 #define TUTTI_PEER_H
 
+#include "transports/transport.h"
 #include "tutti/status.h"
 
 #include <stddef.h>
@@ -15,8 +16,8 @@
 
 #define TUTTI_PEER_MAGIC      0x52454550u /* "PEER" */
 #define TUTTI_HOSTID_BYTES    16
-#define TUTTI_TRANSPORT_BLOB  64
 #define TUTTI_TRANSPORT_SLOTS 4 /* blob slots, indexed by tutti_transport_id_t */
+_Static_assert(TUTTI_TRANSPORT_COUNT <= TUTTI_TRANSPORT_SLOTS, "a blob slot per transport");
 
 struct tutti_peer_info {
     uint32_t magic;

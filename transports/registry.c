@@ -1,9 +1,10 @@
 /*
- * registry.c - the transports built into this library, in order of preference, and the stub
+ * registry.c - the transports built into this library, their order of preference, and the stub
  * that stands for operations a transport does not provide. One explicit list: no constructor
  * registration, no plugins yet (a later dlopen of libtutti-net-<name>.so slots in here).
  */
 #include "transports/transport.h"
+#include "check.h"
 #include "transports/shm/shm.h"
 #include "transports/tcp/tcp.h"
 #include "transports/ibverbs/ib.h"
@@ -13,6 +14,32 @@ static const struct tutti_transport_ops *const transports[TUTTI_TRANSPORT_COUNT]
     [TUTTI_TRANSPORT_TCP] = &tutti__tcp_ops,
     [TUTTI_TRANSPORT_IB] = &tutti__ib_ops,
 };
+
+/* The order in which a pair of ranks is offered to the transports (can_connect): shared memory
+ * within a host, then verbs where both ranks have a port of one link layer, then TCP, which
+ * reaches everyone. */
+static const tutti_transport_id_t order[TUTTI_TRANSPORT_COUNT] = {
+    TUTTI_TRANSPORT_SHM,
+    TUTTI_TRANSPORT_IB,
+    TUTTI_TRANSPORT_TCP,
+};
+
+tutti_status_t tutti__transport_pick(const struct tutti_transport_ops *const ops[],
+                                     void *const tctx[], int a, int b, tutti_transport_id_t *id_p)
+{
+    for (int i = 0; i < TUTTI_TRANSPORT_COUNT; i++) {
+        tutti_transport_id_t id = order[i];
+        int score = 0;
+        if (ops[id] != NULL) {
+            TUTTI_CHECK(ops[id]->can_connect(tctx[id], a, b, &score));
+        }
+        if (score > 0) {
+            *id_p = id;
+            return TUTTI_OK;
+        }
+    }
+    return TUTTI_ERR_UNSUPPORTED;
+}
 
 const struct tutti_transport_ops *tutti__transport_get(tutti_transport_id_t id)
 {

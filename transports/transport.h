@@ -22,7 +22,6 @@
 #define TUTTI_TRANSPORT_H
 
 #include "tutti/status.h"
-#include "../src/peer.h"
 
 #include <poll.h>
 #include <stdatomic.h>
@@ -39,6 +38,9 @@ typedef enum {
     TUTTI_TRANSPORT_IB = 2,
     TUTTI_TRANSPORT_COUNT
 } tutti_transport_id_t;
+
+/** Bytes each transport may publish per rank before the all-gather (its blob: TCP's address). */
+#define TUTTI_TRANSPORT_BLOB 64
 
 /** Transport properties (ops->flags). */
 enum {
@@ -79,10 +81,21 @@ static inline tutti_status_t tutti__notice_status(const struct tutti_abort_info 
 }
 
 /**
+ * What the transports know of one rank of the communicator: what it published at init, handed
+ * down by the communicator's layer (src/connect.c fills it from the all-gathered records of
+ * src/peer.h, which the transport layer never sees). Every rank holds the same table.
+ */
+struct tutti_tpeer {
+    int host;       /* the lowest rank on this rank's host: equal values share a host (memory) */
+    char name[128]; /* "rank 3 (host node7, pid 4242)", for messages */
+    uint8_t blob[TUTTI_TRANSPORT_COUNT][TUTTI_TRANSPORT_BLOB]; /* what each transport published */
+};
+
+/**
  * Everything a transport's per-communicator context may know about its communicator. The
  * struct lives in the communicator as long as the context does, so a context may keep the
  * pointer. `peers` points at the communicator's table from init() on; its records are filled
- * by the all-gather and may be read from attach() on.
+ * after the all-gather and may be read from attach() on.
  */
 struct tutti_tctx_args {
     struct tutti_comm *comm; /* for tutti__set_error() only */
@@ -94,7 +107,7 @@ struct tutti_tctx_args {
     int nchannels;                         /* most channels any collective will use */
     int64_t timeout_ns;                    /* longest wait without progress */
     const union tutti_sockaddr *root_hint; /* address toward the root, or NULL */
-    const struct tutti_peer_info *peers;   /* nranks records, after the all-gather */
+    const struct tutti_tpeer *peers;       /* nranks records, after the all-gather */
     void *side_tctx;   /* the TCP transport's context, set once it exists: another transport's
                           side connections (tutti__tcp_side_connect, tcp.h) */
     int force_ib;      /* TUTTI_TRANSPORT=ib: verbs for every pair, or an error */
@@ -158,8 +171,18 @@ struct tutti_transport_ops {
     /** Free the context. Connections were closed before. */
     tutti_status_t (*fini)(void *tctx);
 
-    /** Can this transport reach rank `peer`? *score_p: 0 no, higher is better. */
-    tutti_status_t (*can_connect)(void *tctx, int peer, int *score_p);
+    /**
+     * Can this transport carry the traffic between ranks a and b (a != b, either may be this
+     * rank)? *score_p: 0 no, else yes (higher is better: shm 10, verbs 5, TCP 1). Called after
+     * attach, for every pair of ranks on every rank (src/connect.c), since chunk size and channel
+     * count derive from the transports that any pair uses and must agree on all ranks: so the
+     * answer depends only on what every rank knows alike, the peer table (args->peers: hosts and
+     * blobs) and the communicator's settings, never on this rank's own state. Whether the
+     * transport is in use at all is the caller's business (it asks only contexts every rank kept).
+     * The caller asks the transports in the registry's order (tutti__transport_pick) and takes
+     * the first that says yes; TCP, last, says yes to every pair.
+     */
+    tutti_status_t (*can_connect)(void *tctx, int a, int b, int *score_p);
 
     /**
      * Connect to `peer` on `channel`. Both ends call it (the need for a connection is
@@ -260,6 +283,17 @@ struct tutti_transport_ops {
 
 /** Registered transports, indexed by tutti_transport_id_t; NULL slots are not built. */
 const struct tutti_transport_ops *tutti__transport_get(tutti_transport_id_t id);
+
+/**
+ * The transport that carries the traffic between ranks a and b (a != b): the first, in the
+ * registry's order of preference (shm, verbs, TCP; not the order of the ids, in which contexts
+ * are made), whose can_connect takes the pair. ops[id] and tctx[id], indexed by
+ * tutti_transport_id_t, are the transports in use (ops[id] NULL: not in use). Every rank gets the
+ * same answer for a pair when every rank passes the same transports. TUTTI_ERR_UNSUPPORTED: none
+ * takes it (nothing recorded: the caller names the pair).
+ */
+tutti_status_t tutti__transport_pick(const struct tutti_transport_ops *const ops[],
+                                     void *const tctx[], int a, int b, tutti_transport_id_t *id_p);
 
 /** Name of a transport id ("shm"). */
 const char *tutti__transport_name(tutti_transport_id_t id);

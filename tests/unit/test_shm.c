@@ -31,7 +31,7 @@
 struct side {
     int rank;
     struct tutti_tctx_args args;
-    struct tutti_peer_info peers[2];
+    struct tutti_tpeer peers[2];
     void *tctx;
     int to_peer, from_peer;
 };
@@ -47,10 +47,8 @@ static int side_init(struct side *s, int rank, uint64_t comm_id)
 {
     s->rank = rank;
     for (int r = 0; r < 2; r++) {
-        s->peers[r].magic = TUTTI_PEER_MAGIC;
-        s->peers[r].rank = r;
-        s->peers[r].nranks = 2;
-        snprintf(s->peers[r].hostname, sizeof(s->peers[r].hostname), "test");
+        s->peers[r].host = 0; /* both ranks on this host */
+        snprintf(s->peers[r].name, sizeof(s->peers[r].name), "rank %d (host test, pid 0)", r);
     }
     s->args = (struct tutti_tctx_args){.rank = rank,
                                        .nranks = 2,

@@ -195,7 +195,7 @@ tutti_status_t tutti__ib_ctx_open(struct ib_ctx *ctx)
     }
     int local = 0; /* this rank's index among the ranks of its host */
     for (int r = 0; r < a->rank; r++) {
-        local += memcmp(a->peers[r].hostid, a->peers[a->rank].hostid, TUTTI_HOSTID_BYTES) == 0;
+        local += a->peers[r].host == a->peers[a->rank].host;
     }
     ctx->port = ports[tutti__ib_pick_port(ports, n, local, a->nic_hint)];
     if (tutti__ib_dev_open(&ctx->port, 0, &ctx->dev, why, sizeof(why)) != 0) {
@@ -220,9 +220,9 @@ int tutti__ib_needed(const struct ib_ctx *ctx)
     if (!ctx->usable || a->peers == NULL) {
         return 0;
     }
-    const struct tutti_peer_info *me = &a->peers[a->rank];
+    const struct tutti_tpeer *me = &a->peers[a->rank];
     for (int r = 0; r < a->nranks; r++) {
-        int remote = a->force_ib || memcmp(a->peers[r].hostid, me->hostid, TUTTI_HOSTID_BYTES);
+        int remote = a->force_ib || a->peers[r].host != me->host;
         if (r != a->rank && remote &&
             tutti__ib_blob_compatible(me->blob[TUTTI_TRANSPORT_IB],
                                       a->peers[r].blob[TUTTI_TRANSPORT_IB])) {
@@ -239,16 +239,14 @@ static tutti_status_t ib_attach(void *tctx, int phase)
     return TUTTI_OK; /* the device is opened when a connection or registration needs it */
 }
 
-static tutti_status_t ib_can_connect(void *tctx, int peer, int *score_p)
+/* Both ranks published a port of one link layer (a rank without a usable port publishes none). */
+static tutti_status_t ib_can_connect(void *tctx, int a, int b, int *score_p)
 {
-    struct ib_ctx *ctx = tctx;
-    const struct tutti_peer_info *p = ctx->args->peers;
-    *score_p = 0;
-    if (ctx->usable && p != NULL && peer != ctx->args->rank &&
-        tutti__ib_blob_compatible(p[ctx->args->rank].blob[TUTTI_TRANSPORT_IB],
-                                  p[peer].blob[TUTTI_TRANSPORT_IB])) {
-        *score_p = 5; /* above TCP (1), below shared memory (10) */
-    }
+    const struct ib_ctx *ctx = tctx;
+    const struct tutti_tpeer *p = ctx->args->peers;
+    int both =
+        tutti__ib_blob_compatible(p[a].blob[TUTTI_TRANSPORT_IB], p[b].blob[TUTTI_TRANSPORT_IB]);
+    *score_p = both ? 5 : 0; /* above TCP (1), below shared memory (10) */
     return TUTTI_OK;
 }
 

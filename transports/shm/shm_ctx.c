@@ -120,7 +120,7 @@ static tutti_status_t shm_init(const struct tutti_tctx_args *args, void **tctx_p
 
 static int same_host(const struct tutti_tctx_args *a, int peer)
 {
-    return memcmp(a->peers[peer].hostid, a->peers[a->rank].hostid, TUTTI_HOSTID_BYTES) == 0;
+    return a->peers[peer].host == a->peers[a->rank].host;
 }
 
 /* Phase 0: map every local peer's control segment and open a pidfd on its process. */
@@ -204,10 +204,11 @@ static tutti_status_t shm_fini(void *tctx)
     return TUTTI_OK;
 }
 
-static tutti_status_t shm_can_connect(void *tctx, int peer, int *score_p)
+/* Ranks of one host: once attached, every rank mapped the segments of its local peers. */
+static tutti_status_t shm_can_connect(void *tctx, int a, int b, int *score_p)
 {
-    struct shm_ctx *ctx = tctx;
-    *score_p = (ctx->peers != NULL && ctx->peers[peer].ctl != NULL) ? 10 : 0;
+    const struct shm_ctx *ctx = tctx;
+    *score_p = ctx->args.peers[a].host == ctx->args.peers[b].host ? 10 : 0;
     return TUTTI_OK;
 }
 
@@ -252,8 +253,7 @@ tutti_status_t tutti__shm_peer_gone(struct shm_ctx *ctx, int rank)
         return st;
     }
     const struct shm_peer *p = &ctx->peers[rank];
-    char who[128];
-    tutti__peer_str(&ctx->args.peers[rank], who, sizeof(who));
+    const char *who = ctx->args.peers[rank].name;
     if (atomic_load(&p->ctl->closed)) {
         return tutti__set_error(ctx->args.comm, TUTTI_ERR_REMOTE,
                                 "%s destroyed its communicator while this rank still needed it",

@@ -14,13 +14,13 @@
  */
 #include "shm.h"
 #include "check.h"
-#include "global.h"
 #include "tutti/comm.h"
 #include "util.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -124,9 +124,13 @@ static void sweep_once(void)
     }
 }
 
+/* Process-wide, yet here rather than in tutti__g (src/global.h): the transport layer sits below
+ * src/ and the flag is this file's alone. */
+static pthread_once_t sweep_done = PTHREAD_ONCE_INIT;
+
 void tutti__shm_sweep(void)
 {
-    pthread_once(&tutti__g.shm_sweep_once, sweep_once);
+    pthread_once(&sweep_done, sweep_once);
 }
 
 void tutti__shm_forget(const struct shm_ctx *ctx, int rank)

@@ -41,10 +41,10 @@ static void link_free(struct tcp_ctx *ctx, int idx)
 static tutti_status_t peer_addr(struct tcp_ctx *ctx, int peer, union tutti_sockaddr *to, char *name,
                                 size_t len)
 {
-    const struct tutti_peer_info *p = &ctx->args->peers[peer];
+    const struct tutti_tpeer *p = &ctx->args->peers[peer];
     struct tutti_wire_addr w;
     memcpy(&w, p->blob[TUTTI_TRANSPORT_TCP], sizeof(w));
-    tutti__peer_str(p, name, len);
+    snprintf(name, len, "%s", p->name);
     if (tutti__wire_addr_decode(&w, to) != TUTTI_OK) {
         return tutti__set_error(ctx->args->comm, TUTTI_ERR_REMOTE,
                                 "%s published no tcp address (family %u)", name, w.family);
@@ -187,8 +187,7 @@ static tutti_status_t connect_kind(struct tcp_ctx *ctx, int kind, int peer, int 
         return tutti__set_error(args->comm, TUTTI_ERR_INVALID_USAGE,
                                 "tcp: rank %d channel %d is already connected", peer, channel);
     }
-    char name[128];
-    tutti__peer_str(&args->peers[peer], name, sizeof(name));
+    const char *name = args->peers[peer].name;
     tutti_status_t status = TUTTI_OK;
     struct tcp_conn *conn = NULL;
     if (ctx->links[idx] == NULL) {
@@ -337,10 +336,11 @@ static tutti_status_t tcp_attach(void *tctx, int phase)
     return TUTTI_OK; /* nothing to map: peers are reached through their published addresses */
 }
 
-static tutti_status_t tcp_can_connect(void *tctx, int peer, int *score_p)
+static tutti_status_t tcp_can_connect(void *tctx, int a, int b, int *score_p)
 {
     (void)tctx;
-    (void)peer;
+    (void)a;
+    (void)b;
     *score_p = 1; /* TCP reaches everyone; anything local is better */
     return TUTTI_OK;
 }

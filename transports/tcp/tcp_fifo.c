@@ -50,8 +50,8 @@ tutti_status_t tutti__tcp_conn_new(struct tcp_ctx *ctx, int kind, int peer, int 
     c->rlen = c->slen + ns;
     c->sref = (const uint8_t **)(void *)(c->rlen + ns);
     memset(c->sref, 0, ns * sizeof(*c->sref));
-    if (ctx->args->peers != NULL) {
-        tutti__peer_str(&ctx->args->peers[peer], c->peer_name, sizeof(c->peer_name));
+    if (ctx->args->peers != NULL && ctx->args->peers[peer].name[0] != '\0') {
+        snprintf(c->peer_name, sizeof(c->peer_name), "%s", ctx->args->peers[peer].name);
     } else {
         snprintf(c->peer_name, sizeof(c->peer_name), "rank %d", peer);
     }
