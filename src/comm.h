@@ -153,6 +153,16 @@ void tutti__comm_leave(const struct tutti_comm *comm);
  * logged and recorded for the thread, naming the call and the handle. */
 tutti_status_t tutti__comm_not_live(const void *comm, const char *what);
 
+/**
+ * Stop comm without freeing it (comm.c): every operation in flight or queued fails with
+ * TUTTI_ERR_ABORTED (this waits until they have left), the communicator is failed with the
+ * message "rank R <why>" unless it had failed already, and the peers are told. Later calls
+ * return the stored error; destroy, abort and shrink still work. The first half of
+ * tutti_comm_abort(); the NCCL shim's ncclCommRevoke and ncclCommAbort use it. Thread-safe
+ * with calls in flight on comm. Returns the stored status.
+ */
+tutti_status_t tutti__comm_stop(struct tutti_comm *comm, const char *why);
+
 /** Free a communicator whose operations are over (init.c). */
 void tutti__comm_free(struct tutti_comm *comm);
 
