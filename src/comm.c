@@ -1,9 +1,9 @@
 /*
  * comm.c - the public life-cycle and query calls of a communicator: rank, size, async error,
- * destroy and abort, and the live set every call checks its handle against first (a destroyed
- * or aborted handle is refused with TUTTI_ERR_INVALID_USAGE, never read). Abort may come from
- * any thread while others are blocked in operations: it takes the handle out of the live set,
- * flags the communicator, wakes every waiter, waits until they have all left, then frees.
+ * destroy and abort (the live set every call checks its handle against first is comm_live.c).
+ * Abort may come from any thread while others are blocked in operations: it takes the handle
+ * out of the live set, flags the communicator, wakes every waiter, waits until they have all
+ * left, then frees.
  */
 #include "comm.h"
 #include "check.h"
@@ -16,40 +16,6 @@
 #include <sched.h>
 #include <string.h>
 #include <unistd.h>
-
-tutti_status_t tutti__comm_publish(struct tutti_comm *comm)
-{
-    struct tutti_handle_set *live = &tutti__g.live_comms;
-    tutti__handle_lock(live);
-    comm->serial = ++tutti__g.comm_serial;
-    tutti__handle_unlock(live);
-    return tutti__handle_add(live, comm);
-}
-
-int tutti__comm_enter(const struct tutti_comm *comm, uint64_t serial)
-{
-    struct tutti_handle_set *live = &tutti__g.live_comms;
-    tutti__handle_lock(live);
-    int ok = tutti__handle_find_locked(live, comm) && (serial == 0 || comm->serial == serial);
-    if (ok) {
-        atomic_fetch_add(&((struct tutti_comm *)comm)->state.inflight, 1);
-    }
-    tutti__handle_unlock(live);
-    return ok ? 0 : -1;
-}
-
-void tutti__comm_leave(const struct tutti_comm *comm)
-{
-    atomic_fetch_sub(&((struct tutti_comm *)comm)->state.inflight, 1);
-}
-
-tutti_status_t tutti__comm_not_live(const void *comm, const char *what)
-{
-    return tutti__set_error(NULL, TUTTI_ERR_INVALID_USAGE,
-                            "%s: comm %p is not a live communicator (destroyed or aborted "
-                            "already, or not made by tutti)",
-                            what, comm);
-}
 
 /* The query calls enter like an operation: an abort from another thread waits for them. */
 tutti_status_t tutti_comm_rank(const tutti_comm_t *comm, int *rank_p)

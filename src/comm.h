@@ -86,7 +86,7 @@ struct tutti_comm_queue {
 struct tutti_comm {
     int rank;
     int nranks;
-    uint64_t serial; /* comm.c: unique in the process, so a reused address is not this comm */
+    uint64_t serial; /* comm_live.c: unique in the process, so a reused address is not this comm */
     uint64_t comm_id;
     uint8_t secret[TUTTI_SECRET_BYTES];
     uint32_t nsplits;  /* children made by tutti_comm_split, to derive their ids */
@@ -132,13 +132,13 @@ static inline void tutti__comm_seq_done(struct tutti_comm *comm, uint64_t seq)
 }
 
 /**
- * Make a new communicator live (comm.c): from now on calls may use it. Gives it its serial.
+ * Make a new communicator live (comm_live.c): from now on calls may use it. Gives it its serial.
  * @return TUTTI_OK; TUTTI_ERR_NO_MEMORY (logged).
  */
 tutti_status_t tutti__comm_publish(struct tutti_comm *comm);
 
 /**
- * Enter comm for a call (comm.c): it must be live, and when serial is not 0 the communicator
+ * Enter comm for a call (comm_live.c): it must be live, and when serial is not 0 the communicator
  * that had that serial (not a new one at the same address); then this thread counts in
  * state.inflight, so that tutti_comm_abort from another thread waits for it to leave. Both under
  * the live set's lock, so an abort either refuses the call or waits for it.
@@ -152,6 +152,16 @@ void tutti__comm_leave(const struct tutti_comm *comm);
 /** The error for a call on a handle that is not a live communicator: TUTTI_ERR_INVALID_USAGE,
  * logged and recorded for the thread, naming the call and the handle. */
 tutti_status_t tutti__comm_not_live(const void *comm, const char *what);
+
+/**
+ * Stop comm without freeing it (comm.c): every operation in flight or queued fails with
+ * TUTTI_ERR_ABORTED (this waits until they have left), the communicator is failed with the
+ * message "rank R <why>" unless it had failed already, and the peers are told. Later calls
+ * return the stored error; destroy, abort and shrink still work. The first half of
+ * tutti_comm_abort(); the NCCL shim's ncclCommRevoke and ncclCommAbort use it. Thread-safe
+ * with calls in flight on comm. Returns the stored status.
+ */
+tutti_status_t tutti__comm_stop(struct tutti_comm *comm, const char *why);
 
 /** Free a communicator whose operations are over (init.c). */
 void tutti__comm_free(struct tutti_comm *comm);

@@ -19,8 +19,4 @@ tutti_status_t tutti__enqueue(struct tutti_comm *comm, const struct tutti_op_des
 /** Argument checks shared by every entry point; the message names the bad argument. */
 tutti_status_t tutti__op_validate(struct tutti_comm *comm, const struct tutti_op_desc *op);
 
-/** Bytes read from sendbuf and written to recvbuf by op on this rank (after validation). */
-void tutti__op_extents(const struct tutti_comm *comm, const struct tutti_op_desc *op,
-                       size_t *send_bytes_p, size_t *recv_bytes_p);
-
 #endif /* TUTTI_ENQUEUE_H */

@@ -57,25 +57,3 @@ tutti_status_t tutti__set_error_quiet(struct tutti_comm *comm, tutti_status_t st
     va_end(ap);
     return st;
 }
-
-const char *tutti_last_error(const tutti_comm_t *comm)
-{
-    if (comm == NULL) {
-        return tutti__tls.last_error;
-    }
-    /* A handle that is not live is not read: its message says so. */
-    if (tutti__comm_enter(comm, 0) != 0) {
-        snprintf(tutti__tls.comm_error, sizeof(tutti__tls.comm_error),
-                 "comm %p is not a live communicator (destroyed or aborted already, or not made "
-                 "by tutti)",
-                 (const void *)comm);
-        return tutti__tls.comm_error;
-    }
-    /* The message is copied under the lock into the caller's thread, so it stays stable. */
-    struct tutti_comm *c = (struct tutti_comm *)comm;
-    pthread_mutex_lock(&c->err.lock);
-    snprintf(tutti__tls.comm_error, sizeof(tutti__tls.comm_error), "%s", c->err.msg);
-    pthread_mutex_unlock(&c->err.lock);
-    tutti__comm_leave(comm);
-    return tutti__tls.comm_error;
-}

@@ -8,7 +8,7 @@
 #include "check.h"
 #include "comm.h"
 #include "connect.h"
-#include "enqueue.h"
+#include "op.h"
 #include "fp.h"
 #include "kernels/reduce.h"
 #include "tutti/coll.h"

@@ -19,16 +19,6 @@ tutti_status_t tutti__comm_fail(struct tutti_comm *comm, tutti_status_t st, int 
 /** TUTTI_OK, or the stored error of a failed or aborted communicator. */
 tutti_status_t tutti__comm_health(struct tutti_comm *comm);
 
-/**
- * Stop comm without freeing it: every operation in flight or queued fails with
- * TUTTI_ERR_ABORTED (this waits until they have left), the communicator is failed with the
- * message "rank R <why>" unless it had failed already, and the peers are told. Later calls
- * return the stored error; destroy, abort and shrink still work. The first half of
- * tutti_comm_abort(); the NCCL shim's ncclCommRevoke and ncclCommAbort use it. Thread-safe
- * with calls in flight on comm. Returns the stored status.
- */
-tutti_status_t tutti__comm_stop(struct tutti_comm *comm, const char *why);
-
 /** Wake a thread sleeping in the engine on comm (doorbell and eventfd). */
 void tutti__comm_wake(struct tutti_comm *comm);
 

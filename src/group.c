@@ -9,10 +9,10 @@
 #include "check.h"
 #include "coll/coll.h"
 #include "comm.h"
-#include "engine.h"
 #include "fail.h"
 #include "global.h"
-#include "request.h"
+#include "run.h"
+#include "turn.h"
 #include "stream.h"
 
 #include <stdlib.h>
@@ -46,119 +46,12 @@ tutti_status_t tutti__group_record(struct tutti_comm *comm, const struct tutti_o
     return TUTTI_OK;
 }
 
-static int is_p2p(const struct tutti_op_desc *op)
-{
-    return op->coll == TUTTI_COLL_SEND || op->coll == TUTTI_COLL_RECV;
-}
-
 /* One communicator's part of the group. */
 struct member {
-    struct tutti_comm *comm;
-    uint64_t serial; /* comm's serial when its calls were recorded */
-    int entered;     /* tutti__comm_enter succeeded: comm is live, the same, and held */
-    const struct tutti_op_desc **ops; /* its calls in order */
-    int nops;
-    int next; /* first call of the next segment */
-    tutti_status_t status;
-    struct tutti_plan plan;
-    struct tutti_exec ex;
-    uint8_t barrier_byte;
+    struct tutti_run_member run; /* comm, its calls in order, status, plan */
+    uint64_t serial;             /* comm's serial when its calls were recorded */
+    int entered;                 /* tutti__comm_enter succeeded: comm is live, the same, and held */
 };
-
-/* Build the member's next segment into its plan. 0: built; 1: nothing left; <0: error. */
-static int next_segment(struct member *m)
-{
-    if (m->next >= m->nops || m->status != TUTTI_OK) {
-        return 1;
-    }
-    struct tutti_comm *comm = m->comm;
-    const struct tutti_op_desc *first = m->ops[m->next];
-    int end = m->next + 1;
-    while (is_p2p(first) && end < m->nops && is_p2p(m->ops[end])) {
-        end++;
-    }
-    struct tutti_plan_params pp;
-    tutti__comm_plan_params(comm, first, &pp);
-    int p2p = is_p2p(first);
-    int rc = 0;
-    if (p2p) {
-        pp.chunk_elems = comm->cfg.chunk_bytes; /* a group's merged p2p plan counts bytes */
-        rc = tutti__p2p_group_build(m->ops + m->next, end - m->next, &pp, &m->plan);
-    } else {
-        struct tutti_op_desc d = *first;
-        if (d.coll == TUTTI_COLL_BARRIER) {
-            d.sendbuf = d.recvbuf = &m->barrier_byte;
-        }
-        m->status = tutti__plan_build_checked(comm, &d, &pp, &m->plan);
-    }
-    m->next = end;
-    if (p2p && rc == -2) {
-        m->status = tutti__set_error(comm, TUTTI_ERR_INVALID_USAGE,
-                                     "group: sends to self and receives from self do not pair "
-                                     "up (same number, same sizes, in order)");
-    } else if (p2p && rc != 0) {
-        m->status = tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory to plan a group");
-    }
-    if (m->status != TUTTI_OK) {
-        return -1;
-    }
-    uint64_t seq = tutti__comm_seq_post(comm);
-    m->status = tutti__exec_init(&m->ex, comm, &m->plan, seq);
-    return m->status == TUTTI_OK ? 0 : -1;
-}
-
-/* Run segment after segment, every member's k-th segment together. */
-static void run_members(struct member *ms, int nm)
-{
-    struct tutti_exec **exs = calloc((size_t)nm, sizeof(*exs));
-    if (exs == NULL) {
-        for (int i = 0; i < nm; i++) {
-            if (ms[i].status == TUTTI_OK) { /* else its comm may be gone: leave it alone */
-                ms[i].status = tutti__set_error(ms[i].comm, TUTTI_ERR_NO_MEMORY, "no memory");
-            }
-        }
-        return;
-    }
-    for (;;) {
-        int n = 0;
-        for (int i = 0; i < nm; i++) {
-            if (next_segment(&ms[i]) == 0) {
-                exs[n++] = &ms[i].ex;
-            }
-        }
-        if (n == 0) {
-            break;
-        }
-        (void)tutti__engine_run(exs, n);
-        for (int i = 0; i < n; i++) {
-            struct member *m = (struct member *)((char *)exs[i] - offsetof(struct member, ex));
-            if (exs[i]->status != TUTTI_OK) {
-                m->status = exs[i]->status;
-            } else {
-                tutti__comm_seq_done(m->comm, exs[i]->seq);
-            }
-            tutti__exec_fini(exs[i]);
-        }
-    }
-    free(exs);
-}
-
-tutti_status_t tutti__group_run_comm(struct tutti_comm *comm, const struct tutti_op_desc *ops,
-                                     int n)
-{
-    const struct tutti_op_desc **list = calloc((size_t)n, sizeof(*list));
-    if (list == NULL) {
-        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory to run a group");
-    }
-    for (int i = 0; i < n; i++) {
-        list[i] = &ops[i];
-    }
-    struct member m = {.comm = comm, .ops = list, .nops = n, .status = tutti__comm_health(comm)};
-    run_members(&m, 1);
-    tutti__plan_free(&m.plan);
-    free(list);
-    return m.status;
-}
 
 /* Group the recorded calls by communicator, keeping their order. */
 static struct member *collect(struct tutti_group_op *gops, int n, int *nm_p)
@@ -173,27 +66,27 @@ static struct member *collect(struct tutti_group_op *gops, int n, int *nm_p)
     int nm = 0;
     for (int i = 0; i < n; i++) {
         int k = 0;
-        while (k < nm && (ms[k].comm != gops[i].comm || ms[k].serial != gops[i].serial)) {
+        while (k < nm && (ms[k].run.comm != gops[i].comm || ms[k].serial != gops[i].serial)) {
             k++;
         }
         if (k == nm) {
-            ms[nm].comm = gops[i].comm;
+            ms[nm].run.comm = gops[i].comm;
             ms[nm++].serial = gops[i].serial;
         }
-        ms[k].nops++;
+        ms[k].run.nops++;
     }
     int used = 0;
     for (int k = 0; k < nm; k++) {
-        ms[k].ops = lists + used;
-        used += ms[k].nops;
-        ms[k].nops = 0;
+        ms[k].run.ops = lists + used;
+        used += ms[k].run.nops;
+        ms[k].run.nops = 0;
     }
     for (int i = 0; i < n; i++) {
         int k = 0;
-        while (ms[k].comm != gops[i].comm || ms[k].serial != gops[i].serial) {
+        while (ms[k].run.comm != gops[i].comm || ms[k].serial != gops[i].serial) {
             k++;
         }
-        ms[k].ops[ms[k].nops++] = &gops[i].op;
+        ms[k].run.ops[ms[k].run.nops++] = &gops[i].op;
     }
     *nm_p = nm;
     return ms;
@@ -206,12 +99,12 @@ static struct member *collect(struct tutti_group_op *gops, int n, int *nm_p)
  */
 static tutti_status_t member_enter(struct member *m)
 {
-    if (tutti__comm_enter(m->comm, m->serial) != 0) {
-        return m->status = tutti__set_error(
+    if (tutti__comm_enter(m->run.comm, m->serial) != 0) {
+        return m->run.status = tutti__set_error(
                    NULL, TUTTI_ERR_INVALID_USAGE,
                    "tutti_group_end: comm %p was destroyed or aborted after %d call(s) on it were "
                    "recorded in this group; they did not run",
-                   (void *)m->comm, m->nops);
+                   (void *)m->run.comm, m->run.nops);
     }
     m->entered = 1;
     return TUTTI_OK;
@@ -241,20 +134,20 @@ static tutti_status_t run_on_stream(struct tutti_group_op *g, int n)
         st = tutti__set_error(NULL, TUTTI_ERR_NO_MEMORY, "no memory to run a group");
     }
     for (int k = 0; k < nm && st == TUTTI_OK; k++) {
-        for (int i = 0; i < ms[k].nops; i++) {
-            ops[i] = *ms[k].ops[i];
+        for (int i = 0; i < ms[k].run.nops; i++) {
+            ops[i] = *ms[k].run.ops[i];
         }
         st = member_enter(&ms[k]);
         if (st == TUTTI_OK) {
-            st = tutti__comm_health(ms[k].comm);
+            st = tutti__comm_health(ms[k].run.comm);
             if (st == TUTTI_OK) {
-                st = tutti__stream_enqueue(ms[k].comm, ops, ms[k].nops, g[0].stream);
+                st = tutti__stream_enqueue(ms[k].run.comm, ops, ms[k].run.nops, g[0].stream);
             }
-            tutti__comm_leave(ms[k].comm);
+            tutti__comm_leave(ms[k].run.comm);
         }
     }
     if (ms != NULL) {
-        free((void *)ms[0].ops);
+        free((void *)ms[0].run.ops);
         free(ms);
     }
     free(ops);
@@ -294,33 +187,38 @@ tutti_status_t tutti_group_end(void)
     }
     int nm = 0;
     struct member *ms = t->group_nops > 0 ? collect(t->group_ops, t->group_nops, &nm) : NULL;
+    struct tutti_run_member **runs = ms != NULL ? calloc((size_t)nm, sizeof(*runs)) : NULL;
     tutti_status_t st = TUTTI_OK;
-    if (t->group_nops > 0 && ms == NULL) {
+    if (t->group_nops > 0 && runs == NULL) {
         st = tutti__set_error(NULL, TUTTI_ERR_NO_MEMORY, "no memory to run a group");
+        nm = 0; /* nothing runs */
     }
     for (int i = 0; i < nm; i++) {
+        runs[i] = &ms[i].run;
         if (member_enter(&ms[i]) == TUTTI_OK) {
-            tutti__turn_take(ms[i].comm);
-            ms[i].status = tutti__comm_health(ms[i].comm);
+            tutti__turn_take(ms[i].run.comm);
+            ms[i].run.status = tutti__comm_health(ms[i].run.comm);
         }
     }
     if (nm > 0) {
-        run_members(ms, nm); /* a member that was not entered has a status: it runs nothing */
+        tutti__run_members(runs,
+                           nm); /* a member that was not entered has a status: it runs nothing */
     }
     for (int i = 0; i < nm; i++) {
-        if (st == TUTTI_OK && ms[i].status != TUTTI_OK) {
-            st = ms[i].status;
+        if (st == TUTTI_OK && ms[i].run.status != TUTTI_OK) {
+            st = ms[i].run.status;
         }
-        tutti__plan_free(&ms[i].plan);
+        tutti__plan_free(&ms[i].run.plan);
         if (ms[i].entered) {
-            tutti__turn_give(ms[i].comm);
-            tutti__comm_leave(ms[i].comm);
+            tutti__turn_give(ms[i].run.comm);
+            tutti__comm_leave(ms[i].run.comm);
         }
     }
     if (ms != NULL) {
-        free((void *)ms[0].ops);
+        free((void *)ms[0].run.ops);
         free(ms);
     }
+    free(runs);
     group_clear(t);
     return st;
 }
@@ -346,7 +244,7 @@ tutti_status_t tutti__group_simulate(double *time_us_p)
             st = tutti__comm_not_live(g->comm, "simulating a group's end");
             break;
         }
-        tutti__comm_plan_params(g->comm, &g->op, &pp);
+        tutti__run_plan_params(g->comm, &g->op, &pp);
         pp.memo = NULL; /* the communicator's answers are written under its turn, not here */
         if (tutti__algo_tuned(&g->op, &pp, NULL, &us) >= 0) {
             total += us;

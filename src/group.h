@@ -19,10 +19,6 @@ struct tutti_group_op {
     void *stream;
 };
 
-/** Run n calls of one communicator as a group (the caller holds its turn): a stream batch. */
-tutti_status_t tutti__group_run_comm(struct tutti_comm *comm, const struct tutti_op_desc *ops,
-                                     int n);
-
 /** Record a validated operation in the calling thread's open group. */
 tutti_status_t tutti__group_record(struct tutti_comm *comm, const struct tutti_op_desc *op,
                                    int on_stream, void *stream);

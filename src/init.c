@@ -206,6 +206,24 @@ static void fill_me(struct tutti_comm *comm, struct tutti_peer_info *me)
     me->hostname[sizeof(me->hostname) - 1] = '\0';
 }
 
+_Static_assert(sizeof(struct tutti_wire_addr) == sizeof(((struct tutti_peer_info *)0)->shrink_addr),
+               "a shrink address fits the peer record");
+
+/* Open the socket this rank would serve a tutti_comm_shrink bootstrap on (shrink.c), toward
+ * root_hint, and publish its address in me->shrink_addr. */
+static tutti_status_t shrink_listen(struct tutti_comm *comm, const union tutti_sockaddr *root_hint,
+                                    struct tutti_peer_info *me)
+{
+    union tutti_sockaddr local, bound;
+    TUTTI_CHECK(tutti__sock_local_addr(root_hint, &local));
+    TUTTI_CHECK(tutti__sock_listen(&local, &comm->shrink_fd, &bound));
+    (void)tutti__fork_gate_fd_add(comm->shrink_fd); /* not in a forked child (fork_gate.h) */
+    struct tutti_wire_addr w;
+    tutti__wire_addr_encode(&bound, &w);
+    memcpy(me->shrink_addr, &w, sizeof(w));
+    return TUTTI_OK;
+}
+
 /* The bootstrap's all-gather, as topology/view.h takes it. */
 static tutti_status_t boot_allgather(void *boot, const void *mine, void *all, size_t size)
 {
@@ -221,7 +239,7 @@ static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr 
     fill_me(comm, &me);
     tutti_status_t st = tutti__topo_check(comm);
     if (st == TUTTI_OK) {
-        st = tutti__shrink_listen(comm, root_hint, &me);
+        st = shrink_listen(comm, root_hint, &me);
     }
     if (st == TUTTI_OK) {
         st = tutti__net_init(comm, root_hint, &me);

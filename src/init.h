@@ -32,13 +32,6 @@ tutti_status_t tutti__comm_create(int nranks, int rank, uint64_t comm_id,
                                   const tutti_comm_params_t *params, struct tutti_boot *boot,
                                   struct tutti_comm **comm_p);
 
-/**
- * Open the socket this rank would serve a tutti_comm_shrink bootstrap on, toward root_hint, and
- * publish its address in me->shrink_addr (shrink.c).
- */
-tutti_status_t tutti__shrink_listen(struct tutti_comm *comm, const union tutti_sockaddr *root_hint,
-                                    struct tutti_peer_info *me);
-
 /** Validate params against the field mask. */
 tutti_status_t tutti__params_check(const tutti_comm_params_t *params);
 

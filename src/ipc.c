@@ -44,8 +44,8 @@
 #include "fail.h"
 #include "fp.h"
 #include "log.h"
+#include "service.h"
 #include "topology/layout.h"
-#include "tutti/coll.h"
 #include "util.h"
 
 #include <errno.h>
@@ -393,7 +393,7 @@ static tutti_status_t setup(struct tutti_comm *comm)
         return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory for the CUDA IPC set-up");
     }
     me.ok = setup_local(comm, st, &me) == 0;
-    tutti_status_t rc = tutti_allgather(&me, all, sizeof(me), TUTTI_UINT8, comm, NULL);
+    tutti_status_t rc = tutti__svc_allgather(comm, &me, all, sizeof(me), TUTTI_UINT8);
     int32_t ok = rc == TUTTI_OK && me.ok;
     for (int q = 0; q < comm->nranks && ok; q++) {
         ok = all[q].ok;
@@ -402,7 +402,7 @@ static tutti_status_t setup(struct tutti_comm *comm)
         ok = setup_peers(comm, st, all) == 0;
     }
     if (rc == TUTTI_OK) {
-        rc = tutti_allreduce(&ok, &ok, 1, TUTTI_INT32, TUTTI_MIN, comm, NULL);
+        rc = tutti__svc_allreduce(comm, &ok, &ok, 1, TUTTI_INT32, TUTTI_MIN);
     }
     if (comm->rank == 0 && all[0].pid != 0) { /* everyone has mapped the flags, or gave up */
         char name[80];

@@ -194,22 +194,8 @@ void tutti__plan_set_peers(struct tutti_plan *plan, int send_peer, int recv_peer
  */
 int tutti__plan_add_call(struct tutti_plan *plan, const struct tutti_op_desc *op);
 
-/** Called by tutti__plan_build once all steps are in: makes lane->steps valid. */
+/** Called by tutti__plan_build (coll/coll.h) once all steps are in: makes lane->steps valid. */
 void tutti__plan_finish(struct tutti_plan *plan);
-
-/**
- * Build the plan of `op` for this rank (catalog in coll/algos.c picks the algorithm).
- * @return 0; -1 when out of memory; -2 when the algorithm forced by pp->forced does not apply.
- */
-int tutti__plan_build(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
-                      struct tutti_plan *plan);
-
-/**
- * As tutti__plan_build, but keeps the plan as it is when it was last built, complete, from the
- * same op and params (a loop calling the same collective on the same buffers plans once).
- */
-int tutti__plan_build_cached(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
-                             struct tutti_plan *plan);
 
 /** Split [0, total) into `parts` near-equal pieces; piece i is [*off_p, *off_p + *len_p). */
 static inline void tutti__split_even(size_t total, int parts, int i, size_t *off_p, size_t *len_p)

@@ -10,7 +10,7 @@
 #include "connect.h"
 #include "devops.h"
 #include "fail.h"
-#include "request.h"
+#include "turn.h"
 
 #include <stdlib.h>
 

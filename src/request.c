@@ -1,116 +1,22 @@
 /*
  * request.c - owns comm->queue: the progress thread that runs asynchronous operations in
- * order, the requests users test and wait on, and the "turn" that serialises every operation of
- * a communicator, queued or blocking. The thread is started on the first asynchronous call, so
- * programs that only block never pay for it. A request handed to the user is in the live set
- * (tutti__g.live_reqs) until tutti_request_free takes it out: a freed one is refused, not read.
+ * order and the requests users test and wait on; blocking calls wait for the queue to empty
+ * (the communicator's turn, turn.c) and all run through run.c. The thread is started on the first
+ * asynchronous call, so programs that only block never pay for it. A request handed to the user is
+ * in the live set (tutti__g.live_reqs) until tutti_request_free takes it out: a freed one is
+ * refused, not read.
  */
 #include "request.h"
 #include "check.h"
 #include "coll/coll.h"
 #include "comm.h"
-#include "engine.h"
-#include "exec.h"
-#include "group.h"
 #include "fail.h"
 #include "global.h"
-#include "topology/layout.h"
-#include "util.h"
+#include "run.h"
+#include "turn.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-void tutti__comm_plan_params(struct tutti_comm *comm, const struct tutti_op_desc *op,
-                             struct tutti_plan_params *pp)
-{
-    size_t es = tutti_datatype_size(op->dt);
-    pp->rank = comm->rank;
-    pp->nranks = comm->nranks;
-    pp->nchannels = comm->cfg.nchannels;
-    pp->chunk_elems = comm->cfg.chunk_bytes / es > 0 ? comm->cfg.chunk_bytes / es : 1;
-    /* The cost model picks the channels itself, up to the communicator's (unless an algorithm
-     * is forced: that one runs as the static rule would run it). Send and receive keep every
-     * channel: both ends of a message must agree, and a grouped receive cannot know the size
-     * of the send it pairs with. */
-    int model = comm->cfg.tuner && comm->cfg.forced[op->coll] < 0;
-    if (op->coll != TUTTI_COLL_SEND && op->coll != TUTTI_COLL_RECV && !model) {
-        pp->nchannels = tutti__algo_static_channels(op, pp);
-    }
-    pp->direct_max = comm->cfg.direct_max;
-    pp->forced = comm->cfg.forced[op->coll];
-    pp->tuner = comm->cfg.tuner;
-    pp->layout = comm->layout;
-    pp->nhosts = comm->layout != NULL ? comm->layout->nhosts : 1;
-    pp->cpu_load = comm->cfg.cpu_load;
-    pp->memo = &comm->tune;
-    pp->intra_tcp = comm->cfg.force_tcp;
-}
-
-tutti_status_t tutti__plan_build_checked(struct tutti_comm *comm, const struct tutti_op_desc *op,
-                                         const struct tutti_plan_params *pp,
-                                         struct tutti_plan *plan)
-{
-    int rc = tutti__plan_build_cached(op, pp, plan);
-    if (rc == -2) {
-        char valid[128];
-        tutti__algo_applicable(op, pp, valid, sizeof(valid));
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_USAGE,
-                                "TUTTI_ALGO forces %s:%s, which does not apply to %zu elements of "
-                                "%s on %d ranks (applicable: %s)",
-                                tutti__coll_name(op->coll),
-                                tutti__algos(op->coll, &rc)[pp->forced].name, op->count,
-                                tutti_datatype_name(op->dt), pp->nranks, valid);
-    }
-    if (rc != 0) {
-        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory to plan a %s",
-                                tutti__coll_name(op->coll));
-    }
-    tutti_debug(TUTTI_SUBSYS_TUNE, "%s of %zu %s: %s (chunk %zu, %d channel%s)",
-                tutti__coll_name(op->coll), op->count, tutti_datatype_name(op->dt), plan->algo,
-                plan->chunk_elems, plan->nchannels, plan->nchannels == 1 ? "" : "s");
-    return TUTTI_OK;
-}
-
-tutti_status_t tutti__exec_op(struct tutti_comm *comm, const struct tutti_op_desc *op,
-                              struct tutti_plan *plan)
-{
-    tutti_status_t st = tutti__comm_health(comm);
-    if (st != TUTTI_OK) {
-        return tutti__set_error_quiet(NULL, st, "%s on a communicator that failed earlier: %s",
-                                      tutti__coll_name(op->coll), tutti_last_error(comm));
-    }
-    uint64_t seq = tutti__comm_seq_post(comm);
-    struct tutti_plan_params pp;
-    tutti__comm_plan_params(comm, op, &pp);
-    TUTTI_CHECK(tutti__plan_build_checked(comm, op, &pp, plan));
-    struct tutti_exec *ex = &comm->exec; /* ours while we hold the turn */
-    TUTTI_CHECK(tutti__exec_reuse(ex, comm, plan, seq));
-    st = tutti__engine_run(&ex, 1);
-    if (st == TUTTI_OK) {
-        tutti__comm_seq_done(comm, seq);
-    }
-    return st;
-}
-
-void tutti__turn_take(struct tutti_comm *comm)
-{
-    struct tutti_comm_queue *q = &comm->queue;
-    pthread_mutex_lock(&q->lock);
-    while (q->busy || q->head != NULL) {
-        pthread_cond_wait(&q->cond, &q->lock);
-    }
-    q->busy = 1;
-    pthread_mutex_unlock(&q->lock);
-}
-
-void tutti__turn_give(struct tutti_comm *comm)
-{
-    struct tutti_comm_queue *q = &comm->queue;
-    pthread_mutex_lock(&q->lock);
-    q->busy = 0;
-    pthread_cond_broadcast(&q->cond);
-    pthread_mutex_unlock(&q->lock);
-}
 
 /* Finish req. A stream-ordered request belongs to its batch (stream.c), which may free it as
  * soon as on_done has run: on_done comes last, and the worker touches req no more. */
@@ -164,9 +70,9 @@ static tutti_status_t run_request(struct tutti_comm *comm, struct tutti_request 
                                 tutti__coll_name(req->op.coll));
     }
     if (req->nops > 1) {
-        return tutti__group_run_comm(comm, req->ops, req->nops);
+        return tutti__run_batch(comm, req->ops, req->nops);
     }
-    return tutti__exec_op(comm, &req->op, &req->plan);
+    return tutti__run_op(comm, &req->op, &req->plan);
 }
 
 static void *worker_main(void *arg)
@@ -214,10 +120,6 @@ static tutti_status_t request_new(struct tutti_comm *comm, const struct tutti_op
     }
     req->comm = comm;
     req->op = *op;
-    if (op->coll == TUTTI_COLL_BARRIER) {
-        req->op.sendbuf = &req->barrier_byte;
-        req->op.recvbuf = &req->barrier_byte;
-    }
     req->status = TUTTI_IN_PROGRESS;
     pthread_mutex_init(&req->lock, NULL);
     pthread_cond_init(&req->cond, NULL);
@@ -309,14 +211,7 @@ tutti_status_t tutti__submit(struct tutti_comm *comm, const struct tutti_op_desc
 
 tutti_status_t tutti__run_blocking(struct tutti_comm *comm, const struct tutti_op_desc *op)
 {
-    struct tutti_comm_queue *q = &comm->queue;
-    pthread_mutex_lock(&q->lock);
-    int mine = (q->head == NULL && !q->busy);
-    if (mine) {
-        q->busy = 1;
-    }
-    pthread_mutex_unlock(&q->lock);
-    if (!mine) {
+    if (!tutti__turn_try(comm)) {
         /* Asynchronous operations are queued or running: go after them, in order. */
         tutti_request_t *req = NULL;
         TUTTI_CHECK(tutti__submit(comm, op, &req));
@@ -324,13 +219,7 @@ tutti_status_t tutti__run_blocking(struct tutti_comm *comm, const struct tutti_o
         tutti_request_free(req);
         return st;
     }
-    uint8_t byte = 0;
-    struct tutti_op_desc d = *op;
-    if (d.coll == TUTTI_COLL_BARRIER) {
-        d.sendbuf = &byte;
-        d.recvbuf = &byte;
-    }
-    tutti_status_t st = tutti__exec_op(comm, &d, &comm->plan);
+    tutti_status_t st = tutti__run_op(comm, op, &comm->plan);
     tutti__turn_give(comm);
     return st;
 }

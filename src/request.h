@@ -1,7 +1,7 @@
 /*
  * request.h - asynchronous operations: requests, the per-communicator queue and its progress
- * thread, and the one place where operations of a communicator are serialised (blocking calls
- * take the same turn as queued ones, so everything runs in issue order).
+ * thread. Blocking calls take the same turn (turn.h) as queued ones, so everything runs in
+ * issue order; both run through run.h.
  */
 #ifndef TUTTI_REQUEST_H
 #define TUTTI_REQUEST_H
@@ -27,7 +27,6 @@ struct tutti_request {
     void (*on_done)(void *arg, tutti_status_t st);
     void *on_done_arg;
     struct tutti_plan plan;
-    uint8_t barrier_byte; /* buffer of a barrier */
     pthread_mutex_t lock;
     pthread_cond_t cond;
     int done;
@@ -35,19 +34,6 @@ struct tutti_request {
     tutti_status_t status;
     struct tutti_request *next;
 };
-
-/** The plan parameters of op on comm (rank, channels, chunk, tuner settings, its memo). */
-void tutti__comm_plan_params(struct tutti_comm *comm, const struct tutti_op_desc *op,
-                             struct tutti_plan_params *pp);
-
-/** tutti__plan_build with the error recorded on comm (a forced algorithm that does not apply). */
-tutti_status_t tutti__plan_build_checked(struct tutti_comm *comm, const struct tutti_op_desc *op,
-                                         const struct tutti_plan_params *pp,
-                                         struct tutti_plan *plan);
-
-/** Run one operation now on the calling thread (the caller holds the communicator's turn). */
-tutti_status_t tutti__exec_op(struct tutti_comm *comm, const struct tutti_op_desc *op,
-                              struct tutti_plan *plan);
 
 /** Blocking call: run in issue order after queued operations; returns the result. */
 tutti_status_t tutti__run_blocking(struct tutti_comm *comm, const struct tutti_op_desc *op);
@@ -71,10 +57,6 @@ void tutti__request_release(tutti_request_t *req);
 
 /** Let a gated request run (safe from any thread that does not hold the queue lock). */
 void tutti__request_open(tutti_request_t *req);
-
-/** Take / give back the communicator's turn to execute (group.c runs several at once). */
-void tutti__turn_take(struct tutti_comm *comm);
-void tutti__turn_give(struct tutti_comm *comm);
 
 /** Wait until the queue is empty and stop the progress thread (destroy, abort). */
 void tutti__queue_drain(struct tutti_comm *comm);

@@ -2,8 +2,8 @@
  * shrink.c - tutti_comm_shrink: after a failure, the survivors build a smaller communicator
  * without using the old one's connections (which a failure leaves in an unknown state).
  *
- * Every rank opens one extra listening socket when a communicator is made and publishes its
- * address in its peer record. To shrink, each survivor decides who is in: every rank but
+ * Every rank opens one extra listening socket when a communicator is made (init.c) and publishes
+ * its address in its peer record. To shrink, each survivor decides who is in: every rank but
  * `exclude`, or, without a list, every rank whose shrink socket still accepts connections (a
  * process that ended has closed it: the connection is refused). The members keep their order;
  * the first one serves a fresh bootstrap root on its published socket and the others join it,
@@ -15,7 +15,6 @@
 #include "bootstrap.h"
 #include "check.h"
 #include "comm.h"
-#include "fork_gate.h"
 #include "global.h"
 #include "init.h"
 #include "util.h"
@@ -26,23 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
-_Static_assert(sizeof(struct tutti_wire_addr) == sizeof(((struct tutti_peer_info *)0)->shrink_addr),
-               "a shrink address fits the peer record");
-
 #define PROBE_TIMEOUT_NS (2ll * 1000000000ll) /* a rank that does not answer is gone */
-
-tutti_status_t tutti__shrink_listen(struct tutti_comm *comm, const union tutti_sockaddr *root_hint,
-                                    struct tutti_peer_info *me)
-{
-    union tutti_sockaddr local, bound;
-    TUTTI_CHECK(tutti__sock_local_addr(root_hint, &local));
-    TUTTI_CHECK(tutti__sock_listen(&local, &comm->shrink_fd, &bound));
-    (void)tutti__fork_gate_fd_add(comm->shrink_fd); /* not in a forked child (fork_gate.h) */
-    struct tutti_wire_addr w;
-    tutti__wire_addr_encode(&bound, &w);
-    memcpy(me->shrink_addr, &w, sizeof(w));
-    return TUTTI_OK;
-}
 
 static tutti_status_t shrink_addr(const struct tutti_comm *comm, int rank, union tutti_sockaddr *a)
 {

@@ -21,7 +21,7 @@
 #include "check.h"
 #include "comm.h"
 #include "devops.h"
-#include "enqueue.h"
+#include "op.h"
 #include "env.h"
 #include "fail.h"
 #include "ipc.h"

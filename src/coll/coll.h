@@ -28,6 +28,20 @@ struct tutti_algo {
 const struct tutti_algo *tutti__algos(tutti_coll_t coll, int *n_p);
 
 /**
+ * Build the plan of `op` for this rank (catalog in coll/algos.c picks the algorithm).
+ * @return 0; -1 when out of memory; -2 when the algorithm forced by pp->forced does not apply.
+ */
+int tutti__plan_build(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                      struct tutti_plan *plan);
+
+/**
+ * As tutti__plan_build, but keeps the plan as it is when it was last built, complete, from the
+ * same op and params (a loop calling the same collective on the same buffers plans once).
+ */
+int tutti__plan_build_cached(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                             struct tutti_plan *plan);
+
+/**
  * Parse TUTTI_ALGO ("allreduce:ring,broadcast:direct") into forced[coll] (a catalog index, or
  * -1 where nothing is forced). Returns 0, or -1 with a message naming the bad entry and the
  * valid names in err.

@@ -6,7 +6,7 @@
  */
 #include "shim.h"
 #include "devops.h"
-#include "fail.h"
+#include "comm.h"
 #include "log.h"
 
 #include <stdio.h>

@@ -24,7 +24,7 @@
 #include "comm.h"
 #include "harness.h"
 #include "netns.h"
-#include "request.h"
+#include "run.h"
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -138,7 +138,7 @@ static int applies(tutti_comm_t *comm, tutti_coll_t c, const struct coll_case *c
                                .root = cs->root,
                                .peer = -1};
     struct tutti_plan_params pp;
-    tutti__comm_plan_params(comm, &op, &pp);
+    tutti__run_plan_params(comm, &op, &pp);
     return a->applies(&op, &pp);
 }
 
