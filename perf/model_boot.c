@@ -1,7 +1,7 @@
 /*
  * model_boot.c - the cost of building a communicator of n ranks, for tutti-model: tutti's
- * bootstrap as the code does it today (a star through one root thread, src/boot_root.c and
- * src/boot_client.c) and the tree design proposed in perf/results/2026-11-22-model.md.
+ * bootstrap as the code does it today (a star through one root thread, src/comm/boot_root.c and
+ * src/comm/boot_client.c) and the tree design proposed in perf/results/2026-11-22-model.md.
  *
  * What the star does, counted from the code: each rank opens one TCP connection to the root and
  * runs the handshake (3 messages: HELLO, PROVE carrying the rank's hello, ACCEPT; two HMACs at
@@ -14,7 +14,7 @@
 
 #include <math.h>
 
-#define PEER_RECORD_BYTES 376 /* sizeof(struct tutti_peer_info), src/peer.h */
+#define PEER_RECORD_BYTES 376 /* sizeof(struct tutti_peer_info), src/comm/peer.h */
 #define ADDR_BYTES        24  /* a listening address (struct tutti_wire_addr) */
 #define SYNCS             4   /* status agreements per communicator (init.c, connect.c) */
 #define HS_MSGS           3   /* HELLO, PROVE, ACCEPT (src/net/handshake.h) */

@@ -3,7 +3,7 @@
  * tutti__set_error(), the one way errors are recorded and logged where they are detected.
  */
 #include "check.h"
-#include "comm.h"
+#include "comm/comm.h"
 #include "global.h"
 
 #include <stdarg.h>

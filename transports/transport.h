@@ -10,7 +10,7 @@
  * so a reduction can write its result straight into the slot the peer will read (shared
  * memory) or the slot the transport ships (TCP). Messages keep their boundaries and order:
  * each post is delivered as one slot of the same length, with the 32-byte fingerprint of the
- * operation it belongs to (src/fp.h), which the transport carries beside the payload (never in
+ * operation it belongs to (src/exec/fp.h), which the transport carries beside the payload (never in
  * it: payloads may travel from and into user memory) and does not interpret.
  *
  * Nothing blocks (ncclNet semantics): every call returns TUTTI_IN_PROGRESS when it cannot act
@@ -53,8 +53,8 @@ enum {
 };
 
 /**
- * The fingerprint of the operation a slot of data belongs to, in its wire form (src/fp.h makes,
- * compares and decodes it): four little-endian words. Transports carry it unchanged.
+ * The fingerprint of the operation a slot of data belongs to, in its wire form (src/exec/fp.h
+ * makes, compares and decodes it): four little-endian words. Transports carry it unchanged.
  */
 struct tutti_fp {
     uint64_t w[4];
@@ -82,8 +82,8 @@ static inline tutti_status_t tutti__notice_status(const struct tutti_abort_info 
 
 /**
  * What the transports know of one rank of the communicator: what it published at init, handed
- * down by the communicator's layer (src/connect.c fills it from the all-gathered records of
- * src/peer.h, which the transport layer never sees). Every rank holds the same table.
+ * down by the communicator's layer (src/exec/connect.c fills it from the all-gathered records of
+ * src/comm/peer.h, which the transport layer never sees). Every rank holds the same table.
  */
 struct tutti_tpeer {
     int host;       /* the lowest rank on this rank's host: equal values share a host (memory) */
@@ -174,10 +174,10 @@ struct tutti_transport_ops {
     /**
      * Can this transport carry the traffic between ranks a and b (a != b, either may be this
      * rank)? *score_p: 0 no, else yes (higher is better: shm 10, verbs 5, TCP 1). Called after
-     * attach, for every pair of ranks on every rank (src/connect.c), since chunk size and channel
-     * count derive from the transports that any pair uses and must agree on all ranks: so the
-     * answer depends only on what every rank knows alike, the peer table (args->peers: hosts and
-     * blobs) and the communicator's settings, never on this rank's own state. Whether the
+     * attach, for every pair of ranks on every rank (src/exec/connect.c), since chunk size and
+     * channel count derive from the transports that any pair uses and must agree on all ranks: so
+     * the answer depends only on what every rank knows alike, the peer table (args->peers: hosts
+     * and blobs) and the communicator's settings, never on this rank's own state. Whether the
      * transport is in use at all is the caller's business (it asks only contexts every rank kept).
      * The caller asks the transports in the registry's order (tutti__transport_pick) and takes
      * the first that says yes; TCP, last, says yes to every pair.

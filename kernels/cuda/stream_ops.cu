@@ -1,5 +1,5 @@
 // stream_ops.cu - the module's stream operations for libtutti's stream-ordered path
-// (src/stream.c, src/ipc.c): capture state, pinned and registered host memory, asynchronous
+// (src/gpu/stream.c, src/gpu/ipc.c): capture state, pinned and registered host memory, asynchronous
 // copies, host functions, IPC handles, and waits on and writes of 64-bit words. The waits and
 // writes are the driver's cuStreamWaitValue64 / cuStreamWriteValue64, reached through
 // cudaGetDriverEntryPointByVersion so that nothing links libcuda (start-up would fail where no
@@ -12,7 +12,8 @@
 #include <cstring>
 #include <mutex>
 
-namespace {
+namespace
+{
 
 // The driver's types for the one entry point used, as documented in cuda.h (CUDA 12-13):
 // CUresult cuStreamWaitValue64(CUstream, CUdeviceptr, cuuint64_t, unsigned int flags), where

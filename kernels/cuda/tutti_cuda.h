@@ -114,7 +114,7 @@ typedef struct tutti_cuda_module {
     /** Multiprocessors of the current device and the grid tutti__cuda_reduce would launch. */
     int (*launch_shape)(size_t count, tutti_datatype_t dt, int *blocks_p, int *threads_p);
 
-    /* ---- stream operations of libtutti's stream-ordered path (src/stream.c) ---- */
+    /* ---- stream operations of libtutti's stream-ordered path (src/gpu/stream.c) ---- */
     /** *capturing_p = 1 while the stream is being captured into a CUDA graph. */
     int (*stream_capturing)(void *stream, int *capturing_p);
     /** Pinned, mapped, portable host memory (cudaHostAlloc) and its release. */
@@ -128,7 +128,7 @@ typedef struct tutti_cuda_module {
      * registered host memory, or device memory. */
     int (*wait_geq)(void *stream, const volatile uint64_t *word, uint64_t value);
 
-    /* ---- the CUDA IPC path (src/ipc.c) ---- */
+    /* ---- the CUDA IPC path (src/gpu/ipc.c) ---- */
     /** cudaIpcGetMemHandle into 64 bytes; cudaIpcOpenMemHandle (lazy peer access); close. */
     int (*ipc_get_handle)(void *ptr, unsigned char handle[64]);
     int (*ipc_open)(const unsigned char handle[64], void **ptr_p);

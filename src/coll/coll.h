@@ -6,7 +6,7 @@
 #ifndef TUTTI_COLL_H_INTERNAL
 #define TUTTI_COLL_H_INTERNAL
 
-#include "plan.h"
+#include "exec/plan.h"
 #include "topology/layout.h"
 #include "topology/tree.h"
 #include "tutti/coll.h"

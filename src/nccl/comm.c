@@ -5,9 +5,9 @@
  * finalize, destroy, abort, revoke, split, shrink, the asynchronous error and the queries.
  */
 #include "shim.h"
-#include "comm.h"
-#include "devops.h"
-#include "fail.h"
+#include "comm/comm.h"
+#include "gpu/devops.h"
+#include "exec/fail.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,8 +5,8 @@
  * error and the queries (size, rank, CUDA device).
  */
 #include "shim.h"
-#include "devops.h"
-#include "comm.h"
+#include "gpu/devops.h"
+#include "comm/comm.h"
 #include "log.h"
 
 #include <stdio.h>

@@ -6,7 +6,7 @@
  * scratch buffers of grouped PreMulSum calls are freed there too.
  */
 #include "shim.h"
-#include "group.h"
+#include "run/group.h"
 
 #include <stdlib.h>
 

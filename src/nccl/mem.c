@@ -8,7 +8,7 @@
  * handle the deregistration must match (windows are local here, not collective).
  */
 #include "shim.h"
-#include "devops.h"
+#include "gpu/devops.h"
 
 #include <stdlib.h>
 #include <string.h>

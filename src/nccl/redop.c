@@ -8,7 +8,7 @@
  * call (ncclScalarDevice on host-visible memory, NCCL's "read while the collective runs").
  */
 #include "shim.h"
-#include "devops.h"
+#include "gpu/devops.h"
 #include "kernels/kern_ops.h"
 
 #include <stdlib.h>

@@ -1,11 +1,11 @@
 /*
  * hang_report.c - `tutti-info --hang LOGFILE...`: reads the `tutti: hang ...` records every
- * rank writes to its log when an operation fails (src/engine.c), and says which ranks are
+ * rank writes to its log when an operation fails (src/exec/engine.c), and says which ranks are
  * behind: those with no record (they never started the operation the others failed in, or
  * their log is missing) or whose record is for an earlier operation. When every rank is in
  * the same operation it follows who waits on whom from the ranks that timed out and names
  * where that chain ends. Records of several communicators are reported one after the other.
- * A `tutti: mismatch ...` record (src/fp.c: a rank received data of another call than its own)
+ * A `tutti: mismatch ...` record (src/exec/fp.c: a rank received data of another call than its own)
  * is printed first: calls that differ between ranks, not a hang, ended those operations.
  */
 #include "hang_report.h"

@@ -14,7 +14,7 @@
 #include "topo_tool.h"
 #include "tune_tool.h"
 #include "env.h"
-#include "peer.h"
+#include "comm/peer.h"
 #include "topology/topo.h"
 #include "transports/ibverbs/ib_devices.h"
 #include "transports/transport.h"

@@ -3,7 +3,7 @@
  * real ones, so a schedule that would deadlock on full FIFOs deadlocks here too.
  */
 #include "sim.h"
-#include "comm.h"
+#include "comm/comm.h"
 #include "global.h"
 #include "handle.h"
 

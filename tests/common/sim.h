@@ -1,14 +1,14 @@
 /*
  * sim.h - a simulated network for unit tests: every rank of a communicator lives in this
  * process, connections are bounded in-memory slot FIFOs behind a real transport ops table, and
- * the real executor (src/exec.c) runs each rank's real plan. A round in which no rank can move
+ * the real executor (src/exec/exec.c) runs each rank's real plan. A round in which no rank can move
  * is a deadlock, reported instead of hanging.
  */
 #ifndef TUTTI_TEST_SIM_H
 #define TUTTI_TEST_SIM_H
 
-#include "exec.h"
-#include "plan.h"
+#include "exec/exec.h"
+#include "exec/plan.h"
 
 #include <stddef.h>
 

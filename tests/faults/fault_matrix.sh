@@ -36,7 +36,7 @@
 # end every rank with an error in time that names another rank (a rank whose calls all
 # returned OK makes one more call: one that only sent cannot tell, its next call must; see
 # fault_rank.c), and some rank's error must be TUTTI_ERR_MISMATCH naming the calls
-# ("mismatched calls", operation fingerprints, src/fp.h), except with mismatch_peer, where
+# ("mismatched calls", operation fingerprints, src/exec/fp.h), except with mismatch_peer, where
 # the data goes to a rank that never reads it and the ranks waiting for data time out. The
 # others fail with the notice of a rank that failed (ERR_MISMATCH with its message) or, where
 # no connection carries it (TCP), with what they see of that rank (closed, gone). A rank that

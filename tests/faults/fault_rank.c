@@ -24,7 +24,7 @@
  * Exit: 0 every call right, 1 a call or init failed (TEXT is tutti_last_error), 2 usage,
  * 3 a call returned TUTTI_OK with wrong results.
  */
-#include "comm.h"
+#include "comm/comm.h"
 #include "perf_data.h"
 #include "tutti_perf.h"
 

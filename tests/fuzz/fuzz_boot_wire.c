@@ -1,6 +1,6 @@
 /*
- * fuzz_boot_wire.c - bootstrap messages (src/boot_wire.c, src/peer.c): what the root checks
- * in a joining rank's hello and requests, and what a rank checks in the root's replies. The
+ * fuzz_boot_wire.c - bootstrap messages (src/comm/boot_wire.c, src/comm/peer.c): what the root
+ * checks in a joining rank's hello and requests, and what a rank checks in the root's replies. The
  * first byte picks the reader:
  *   0: a hello (32 bytes) and what the root knows (nranks so far);
  *   1: the root reading a stream of requests;
@@ -11,9 +11,9 @@
  * terminated within any buffer; a peer record that validates has a terminated host name.
  */
 #include "fuzz.h"
-#include "boot_wire.h"
+#include "comm/boot_wire.h"
 #include "net/handshake.h"
-#include "peer.h"
+#include "comm/peer.h"
 
 #include <arpa/inet.h>
 

@@ -1,5 +1,5 @@
 /*
- * fuzz_env.c - the parsers of environment values (src/env.c, src/launch.c): SIZE ("512k"),
+ * fuzz_env.c - the parsers of environment values (src/env.c, src/comm/launch.c): SIZE ("512k"),
  * DURATION ("10us"), INT, the job secret (32 hex digits) and Slurm node lists. The first byte
  * picks the parser, the rest is the value. Invariants: SIZE agrees with an independent strict
  * parser; DURATION and INT round-trip through their printed form; a decoded secret prints back
@@ -7,7 +7,7 @@
  */
 #include "fuzz.h"
 #include "env.h"
-#include "launch.h"
+#include "comm/launch.h"
 
 #include <ctype.h>
 #include <inttypes.h>

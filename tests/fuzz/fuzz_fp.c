@@ -1,5 +1,5 @@
 /*
- * fuzz_fp.c - the operation fingerprints peers send with every slot of data (src/fp.c): in the
+ * fuzz_fp.c - the operation fingerprints peers send with every slot of data (src/exec/fp.c): in the
  * shm slot header, TCP's frame header and the verbs trailer. The first byte gives the
  * communicator's size (0: unknown, else 1..128); the rest is read as fingerprints, 32 bytes
  * each. Invariants: an accepted fingerprint has every field in range for that size and encodes
@@ -7,7 +7,7 @@
  * small) are terminated; a refused one comes with a terminated reason.
  */
 #include "fuzz.h"
-#include "fp.h"
+#include "exec/fp.h"
 #include "tutti/coll.h"
 
 static void check_desc(const struct tutti_fp_desc *d, int nranks)

@@ -1,12 +1,12 @@
 /*
- * fuzz_unique_id.c - decoding the 128-byte unique id (tutti__uid_decode in src/init.c), which
+ * fuzz_unique_id.c - decoding the 128-byte unique id (tutti__uid_decode in src/comm/init.c), which
  * users carry between processes by any means. Invariants: a rejected id leaves a message; an
  * accepted one holds an IPv4 or IPv6 root address that prints within any buffer; encoding
  * the decoded id and decoding again gives the same id (its canonical form is stable); the
  * canonical form keeps the magic, version, job id and secret bytes of the input.
  */
 #include "fuzz.h"
-#include "init.h"
+#include "comm/init.h"
 #include "tutti.h"
 
 #include <sys/socket.h>

@@ -1,8 +1,8 @@
 /*
  * test_gpu_stream.c - collectives on real device buffers and the default CUDA stream (suite
  * gpu): 2 and 4 ranks sharing GPU 0, each a process of its own, every rank's results checked
- * against the sums computed on the host. The all-reduce goes through CUDA IPC (src/ipc.c), the
- * rest is staged (src/stream.c); one test stages the all-reduce too. This is the real-GPU
+ * against the sums computed on the host. The all-reduce goes through CUDA IPC (src/gpu/ipc.c), the
+ * rest is staged (src/gpu/stream.c); one test stages the all-reduce too. This is the real-GPU
  * counterpart of tests/integ/test_stream.c (which runs the same path on an emulated GPU); it skips,
  * saying why, where there is no module or no GPU. CUDA is never initialised in the test process
  * itself (a forked child of an initialised process cannot use CUDA): a probe child asks.

@@ -4,7 +4,7 @@
  * the reduction kernel as the CPU's fold.
  */
 #include "emu_dev.h"
-#include "devops.h"
+#include "gpu/devops.h"
 #include "kernels/reduce.h"
 #include "tutti.h"
 

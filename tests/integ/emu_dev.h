@@ -1,5 +1,5 @@
 /*
- * emu_dev.h - an emulated GPU for the stream path (src/devops.h), so device-buffer collectives
+ * emu_dev.h - an emulated GPU for the stream path (src/gpu/devops.h), so device-buffer collectives
  * run where no GPU is. "Device memory" is a PROT_NONE mapping that only the emulated copy engine
  * reaches (through a second, writable mapping of the same shared memory object, which is also
  * what an IPC handle names, so other processes map it): a library that touched a

@@ -4,7 +4,7 @@
  */
 #include "netns.h"
 
-#include "comm.h"
+#include "comm/comm.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>

@@ -11,9 +11,9 @@
  * Some checks look inside the library (tests link it statically): the root's address in the
  * unique id.
  */
-#include "comm.h"
+#include "comm/comm.h"
 #include "harness.h"
-#include "init.h"
+#include "comm/init.h"
 #include "transports/shm/shm.h"
 #include "util.h"
 

@@ -9,9 +9,9 @@
  * Some checks look inside the library (tests link it statically): the root's address in the
  * unique id, a rank's TCP listening address, and whether a thread is inside a collective.
  */
-#include "comm.h"
+#include "comm/comm.h"
 #include "harness.h"
-#include "init.h"
+#include "comm/init.h"
 #include "util.h"
 
 #include <criterion/criterion.h>

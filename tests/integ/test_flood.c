@@ -8,7 +8,7 @@
  * The test links the library statically: it reads a rank's TCP listening address from its
  * communicator.
  */
-#include "comm.h"
+#include "comm/comm.h"
 #include "harness.h"
 #include "util.h"
 

@@ -9,7 +9,7 @@
  * first in its process to call tutti, which reads the environment once. Every test first clears
  * whatever launcher variables the test itself runs under (CI may run inside Slurm or mpirun).
  */
-#include "comm.h"
+#include "comm/comm.h"
 #include "harness.h"
 
 #include <criterion/criterion.h>

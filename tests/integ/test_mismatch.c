@@ -1,6 +1,6 @@
 /*
  * test_mismatch.c - calls that differ between ranks, on real processes over shared memory and
- * TCP (issue 18, item 1): every operation's data carries its fingerprint (src/fp.h), so the
+ * TCP (issue 18, item 1): every operation's data carries its fingerprint (src/exec/fp.h), so the
  * receiver fails the call with TUTTI_ERR_MISMATCH before it uses the data, the abort notice
  * carries the message to every rank, the communicator stays failed (no later call reads
  * leftover data), and `tutti-info --hang` names both calls.

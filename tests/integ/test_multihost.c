@@ -18,7 +18,7 @@
  * why.
  */
 #include "colls.h"
-#include "comm.h"
+#include "comm/comm.h"
 #include "harness.h"
 #include "netns.h"
 

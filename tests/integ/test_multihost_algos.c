@@ -21,10 +21,10 @@
  */
 #include "coll/coll.h"
 #include "colls.h"
-#include "comm.h"
+#include "comm/comm.h"
 #include "harness.h"
 #include "netns.h"
-#include "run.h"
+#include "run/run.h"
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>

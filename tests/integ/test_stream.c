@@ -1,5 +1,5 @@
 /*
- * test_stream.c - collectives on device buffers and streams (src/stream.c), run on the
+ * test_stream.c - collectives on device buffers and streams (src/gpu/stream.c), run on the
  * emulated GPU of emu_dev.h: device memory the CPU cannot touch, streams as threads. Every
  * collective with device buffers, in and out of place, in pieces; the call returns before the
  * stream runs it; issue order with host calls; a group is one batch; graph capture and mixed

@@ -6,7 +6,7 @@
  */
 #include "harness.h"
 #include "../topo/gen.h"
-#include "comm.h"
+#include "comm/comm.h"
 #include "topology/topo.h"
 
 #include <criterion/criterion.h>

@@ -28,7 +28,7 @@
  * tutti_comm_destroy.
  * Usage: ib_coll_test [check...] (default: all). Exit status 0 when every check passed.
  */
-#include "comm.h"
+#include "comm/comm.h"
 #include "transports/ibverbs/ib.h"
 #include "tutti.h"
 

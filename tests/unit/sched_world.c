@@ -3,7 +3,7 @@
  */
 #include "sched_world.h"
 #include "coll/coll.h"
-#include "comm.h"
+#include "comm/comm.h"
 #include "sim.h"
 #include "topology/layout.h"
 

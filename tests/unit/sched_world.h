@@ -6,7 +6,7 @@
 #ifndef TUTTI_TEST_SCHED_WORLD_H
 #define TUTTI_TEST_SCHED_WORLD_H
 
-#include "plan.h"
+#include "exec/plan.h"
 
 #include <stddef.h>
 #include <stdint.h>

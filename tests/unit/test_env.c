@@ -4,7 +4,7 @@
  * helpers (hex secrets, secret files, Slurm node lists).
  */
 #include "env.h"
-#include "launch.h"
+#include "comm/launch.h"
 #include "log.h"
 #include "tutti.h"
 

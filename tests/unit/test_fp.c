@@ -1,12 +1,12 @@
 /*
- * test_fp.c - operation fingerprints (src/fp.c): what both ends of a message compute, what the
+ * test_fp.c - operation fingerprints (src/exec/fp.c): what both ends of a message compute, what the
  * wire form refuses, and the executor's check on the simulated network (tests/common/sim.c):
  * data of another call fails the operation before it is used, naming both ranks and both calls,
  * and leftover data of an earlier call that only sent is named as such.
  */
 #include "coll/coll.h"
-#include "comm.h"
-#include "fp.h"
+#include "comm/comm.h"
+#include "exec/fp.h"
 #include "sched_world.h"
 #include "sim.h"
 

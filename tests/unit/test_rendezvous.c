@@ -1,11 +1,11 @@
 /*
- * test_rendezvous.c - the one-host rendezvous file (src/rendezvous.c): what rank 0 publishes
+ * test_rendezvous.c - the one-host rendezvous file (src/comm/rendezvous.c): what rank 0 publishes
  * the other ranks read back, and a file that rank 0 of this user cannot have written (open to
  * others, a symbolic link, another user's, not a regular file) is refused with an error that
  * names the path, the owner and the mode. A file whose writer has ended is stale: not followed,
  * but waited on. Each test works in a fresh directory of its own.
  */
-#include "launch.h"
+#include "comm/launch.h"
 #include "tutti.h"
 
 #include <criterion/criterion.h>

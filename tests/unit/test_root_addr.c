@@ -1,11 +1,11 @@
 /*
- * test_root_addr.c - where a launcher job's bootstrap root listens (src/root_addr.c): on the
+ * test_root_addr.c - where a launcher job's bootstrap root listens (src/comm/root_addr.c): on the
  * root address itself when it is an address of this host, on TUTTI_SOCKET_IFNAME's address when
  * that is set, on every interface only when the root address cannot tell; and a root port
  * outside TUTTI_PORT_RANGE is an error naming both. Each test runs in its own process, so its
  * setenv() comes before the environment is read.
  */
-#include "launch.h"
+#include "comm/launch.h"
 #include "tutti.h"
 
 #include <arpa/inet.h>

@@ -5,7 +5,7 @@
  * (tests/common/sim.c), then every rank's result is compared with a reference.
  */
 #include "coll/coll.h"
-#include "comm.h"
+#include "comm/comm.h"
 #include "sched_world.h"
 #include "sim.h"
 #include "slow.h"

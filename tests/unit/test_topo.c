@@ -8,7 +8,7 @@
 #include "topology/view.h"
 #include "../topo/check.h"
 #include "../topo/gen.h"
-#include "peer.h"
+#include "comm/peer.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

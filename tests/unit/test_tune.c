@@ -5,7 +5,7 @@
  * growth of ring and tree latency, and invalid input refused.
  */
 #include "topology/tune.h"
-#include "plan.h"
+#include "exec/plan.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

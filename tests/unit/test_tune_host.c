@@ -6,7 +6,7 @@
  * (topology/tune_links.c, perf/results/2026-11-25-tuner.md).
  */
 #include "topology/tune.h"
-#include "plan.h"
+#include "exec/plan.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

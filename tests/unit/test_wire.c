@@ -1,9 +1,9 @@
 /*
  * test_wire.c - the checks on bytes from other processes that live apart from the sockets:
- * bootstrap messages (src/boot_wire.c) and TCP frame headers (transports/tcp/tcp_frame.c).
+ * bootstrap messages (src/comm/boot_wire.c) and TCP frame headers (transports/tcp/tcp_frame.c).
  * tests/fuzz runs the same functions on arbitrary bytes; these pin the expected answers.
  */
-#include "boot_wire.h"
+#include "comm/boot_wire.h"
 #include "transports/tcp/tcp.h"
 
 #include <arpa/inet.h>

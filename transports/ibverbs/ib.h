@@ -14,7 +14,7 @@
  * Slot k goes as one RDMA WRITE WITH IMMEDIATE on queue pair k % nqps into slot k % nslots of
  * the peer's receive FIFO; the immediate carries (k mod 256) << 24 | length, so the receiver
  * knows the length and checks the order. The immediate is full, so the fingerprint of the
- * operation (src/fp.h, 32 bytes) travels as a trailer: a second scatter-gather element of the
+ * operation (src/exec/fp.h, 32 bytes) travels as a trailer: a second scatter-gather element of the
  * same write, from the send slot's spare room, lands right after the payload in the receive
  * slot (slots are IB_SLOT_PAD bytes longer than slot_size for it). The payload itself may come
  * from registered user memory (send_post_ref) without a copy. Each queue pair delivers in order, so

@@ -12,7 +12,7 @@
  * (send_post_ref), and everything else is copied into the send slot, which a reduction writes
  * anyway. Device memory (GPUDirect RDMA through ibv_reg_dmabuf_mr) would be registered here
  * too; today device buffers are staged through pinned host memory before they reach a
- * transport (src/stream.c).
+ * transport (src/gpu/stream.c).
  */
 #include "ib.h"
 #include "check.h"

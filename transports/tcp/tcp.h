@@ -8,7 +8,7 @@
  *
  *   frame = header (48 bytes, little-endian) + payload (header.len bytes)
  *   header = { u32 type (TCP_FRAME_DATA, _ABORT or _BEAT), u32 len, u64 seq (= k),
- *              fingerprint (32 bytes: the operation a DATA frame belongs to, src/fp.h; zero
+ *              fingerprint (32 bytes: the operation a DATA frame belongs to, src/exec/fp.h; zero
  *              in other frames) }
  *
  * The fingerprint is in the header, not the payload, because payloads travel from and into

@@ -374,7 +374,7 @@ _created = [0]  # process groups made in this process: each gets its own store k
 _CLEAR, _SEALED = b"TUID-clear-1", b"TUID-sealed-1"
 _NONCE = 16
 _TAG = 32
-_SECRET_FILE_MAX = 4096  # as the C library's TUTTI_SECRET_FILE (src/launch.h)
+_SECRET_FILE_MAX = 4096  # as the C library's TUTTI_SECRET_FILE (src/comm/launch.h)
 
 
 def _secret_file(path):

@@ -1,0 +1,177 @@
+/*
+ * enqueue.c - validation of every operation's arguments (clear TUTTI_ERR_INVALID_ARG naming
+ * the argument: NULL buffers, datatypes, ops, roots, peers, size overflow, overlapping buffers
+ * that are not NCCL's in-place forms) and the dispatch to a group, the queue, a CUDA stream
+ * (stream.c) or the engine.
+ */
+#include "api/enqueue.h"
+#include "check.h"
+#include "comm/comm.h"
+#include "exec/fail.h"
+#include "global.h"
+#include "run/group.h"
+#include "run/request.h"
+#include "gpu/ipc.h"
+#include "exec/op.h"
+#include "gpu/stream.h"
+#include "util.h"
+
+#include <stdint.h>
+
+static int is_reduction(tutti_coll_t c)
+{
+    return c == TUTTI_COLL_ALLREDUCE || c == TUTTI_COLL_REDUCE || c == TUTTI_COLL_REDUCE_SCATTER;
+}
+
+/* Overflow of count * size * nranks. */
+static tutti_status_t check_sizes(struct tutti_comm *comm, const struct tutti_op_desc *op)
+{
+    size_t es = tutti_datatype_size(op->dt), b, total;
+    int many = op->coll == TUTTI_COLL_REDUCE_SCATTER || op->coll == TUTTI_COLL_ALLGATHER ||
+               op->coll == TUTTI_COLL_ALLTOALL;
+    if (tutti__mul_size(op->count, es, &b) != 0 ||
+        (many && tutti__mul_size(b, (size_t)comm->nranks, &total) != 0) || b > (SIZE_MAX >> 2)) {
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+                                "%s: count %zu of %s overflows the address space",
+                                tutti__coll_name(op->coll), op->count, tutti_datatype_name(op->dt));
+    }
+    return TUTTI_OK;
+}
+
+/* Is the overlap of [s, s+sl) and [r, r+rl) allowed? NCCL's in-place forms only. */
+static tutti_status_t check_overlap(struct tutti_comm *comm, const struct tutti_op_desc *op,
+                                    size_t sl, size_t rl)
+{
+    uintptr_t s = (uintptr_t)op->sendbuf, r = (uintptr_t)op->recvbuf;
+    if (sl == 0 || rl == 0 || s + sl <= r || r + rl <= s) {
+        return TUTTI_OK;
+    }
+    size_t b = op->count * tutti_datatype_size(op->dt);
+    uintptr_t me = (uintptr_t)comm->rank * b;
+    int ok = 0;
+    switch (op->coll) {
+    case TUTTI_COLL_ALLREDUCE:
+    case TUTTI_COLL_BROADCAST:
+    case TUTTI_COLL_REDUCE:
+        ok = (s == r);
+        break;
+    case TUTTI_COLL_REDUCE_SCATTER:
+        ok = (r == s + me);
+        break;
+    case TUTTI_COLL_ALLGATHER:
+        ok = (s == r + me);
+        break;
+    default:
+        ok = 0;
+        break;
+    }
+    if (!ok) {
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+                                "%s: sendbuf and recvbuf overlap without being in place (see "
+                                "tutti/coll.h for the in-place forms)",
+                                tutti__coll_name(op->coll));
+    }
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__op_validate(struct tutti_comm *comm, const struct tutti_op_desc *op)
+{
+    const char *name = tutti__coll_name(op->coll);
+    if (comm == NULL) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "%s: comm is NULL", name);
+    }
+    tutti__tls.rank = comm->rank;
+    if ((unsigned)op->dt >= TUTTI_NUM_DATATYPES) {
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+                                "%s: datatype %d is not a tutti_datatype_t", name, (int)op->dt);
+    }
+    if (is_reduction(op->coll) && (unsigned)op->op >= TUTTI_NUM_OPS) {
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "%s: op %d is not a tutti_op_t", name,
+                                (int)op->op);
+    }
+    if ((op->coll == TUTTI_COLL_BROADCAST || op->coll == TUTTI_COLL_REDUCE) &&
+        (op->root < 0 || op->root >= comm->nranks)) {
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+                                "%s: root %d is not a rank of this communicator (0..%d)", name,
+                                op->root, comm->nranks - 1);
+    }
+    if ((op->coll == TUTTI_COLL_SEND || op->coll == TUTTI_COLL_RECV) &&
+        (op->peer < 0 || op->peer >= comm->nranks)) {
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+                                "%s: peer %d is not a rank of this communicator (0..%d)", name,
+                                op->peer, comm->nranks - 1);
+    }
+    TUTTI_CHECK(check_sizes(comm, op));
+    size_t sl, rl;
+    tutti__op_extents(comm, op, &sl, &rl);
+    if (sl > 0 && op->sendbuf == NULL) {
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "%s: %s is NULL with count %zu", name,
+                                op->coll == TUTTI_COLL_SEND ? "buf" : "sendbuf", op->count);
+    }
+    if (rl > 0 && op->recvbuf == NULL) {
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "%s: %s is NULL with count %zu", name,
+                                op->coll == TUTTI_COLL_RECV ? "buf" : "recvbuf", op->count);
+    }
+    return check_overlap(comm, op, sl, rl);
+}
+
+/* The call on a communicator it has entered (tutti__enqueue). */
+static tutti_status_t enqueue_entered(struct tutti_comm *comm, const struct tutti_op_desc *op,
+                                      void *stream, tutti_request_t **req_p)
+{
+    TUTTI_CHECK(tutti__op_validate(comm, op));
+    int on_stream = 0;
+    TUTTI_CHECK(tutti__stream_wanted(comm, op, stream, &on_stream));
+    if (on_stream && req_p != NULL) {
+        return tutti__set_error(comm, TUTTI_ERR_UNSUPPORTED,
+                                "i%s: device buffers need the stream form (tutti_%s with a "
+                                "stream), which is asynchronous already",
+                                tutti__coll_name(op->coll), tutti__coll_name(op->coll));
+    }
+    if (tutti__tls.group_depth > 0) {
+        if (req_p != NULL) {
+            return tutti__set_error(comm, TUTTI_ERR_INVALID_USAGE,
+                                    "%s: asynchronous calls are not allowed inside a group",
+                                    tutti__coll_name(op->coll));
+        }
+        return tutti__group_record(comm, op, on_stream, stream);
+    }
+    if ((op->coll == TUTTI_COLL_SEND || op->coll == TUTTI_COLL_RECV) && op->peer == comm->rank) {
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_USAGE,
+                                "%s to itself outside a group would wait forever; pair it with "
+                                "its %s inside tutti_group_start/end",
+                                tutti__coll_name(op->coll),
+                                op->coll == TUTTI_COLL_SEND ? "recv" : "send");
+    }
+    tutti__ipc_check(comm);
+    tutti_status_t st = tutti__comm_health(comm);
+    if (st != TUTTI_OK) {
+        return tutti__set_error_quiet(NULL, st, "%s on a communicator that failed earlier: %s",
+                                      tutti__coll_name(op->coll), tutti_last_error(comm));
+    }
+    if (on_stream) {
+        return tutti__stream_enqueue(comm, op, 1, stream); /* numbers each piece it makes */
+    }
+    struct tutti_op_desc d = *op;
+    tutti__fp_issue(comm, &d); /* issued now: its place among the ranks' calls is fixed */
+    if (req_p != NULL) {
+        return tutti__submit(comm, &d, req_p);
+    }
+    return tutti__run_blocking(comm, &d);
+}
+
+tutti_status_t tutti__enqueue(struct tutti_comm *comm, const struct tutti_op_desc *op, void *stream,
+                              tutti_request_t **req_p)
+{
+    if (comm == NULL) {
+        return tutti__op_validate(comm, op); /* the error naming comm */
+    }
+    /* A destroyed or aborted handle is refused before anything reads it; a live one counts in
+     * state.inflight for the whole call, so that tutti_comm_abort waits for it. */
+    if (tutti__comm_enter(comm, 0) != 0) {
+        return tutti__comm_not_live(comm, tutti__coll_name(op->coll));
+    }
+    tutti_status_t st = enqueue_entered(comm, op, stream, req_p);
+    tutti__comm_leave(comm);
+    return st;
+}

@@ -1,0 +1,72 @@
+/*
+ * boot_wire.c - what the bootstrap root and its clients check in each other's messages
+ * (boot_wire.h): headers, the hello of a joining rank, statuses and error messages. Pure
+ * functions over bytes, kept apart from the sockets so the fuzz harness runs exactly them.
+ */
+#include "comm/boot_wire.h"
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+void tutti__boot_hdr_encode(uint32_t type, uint32_t len, uint8_t out[BOOT_HDR_BYTES])
+{
+    uint32_t v[2] = {htonl(type), htonl(len)};
+    memcpy(out, v, sizeof(v));
+}
+
+void tutti__boot_hdr_decode(const uint8_t in[BOOT_HDR_BYTES], struct boot_hdr *h)
+{
+    uint32_t v[2];
+    memcpy(v, in, sizeof(v));
+    h->type = ntohl(v[0]);
+    h->len = ntohl(v[1]);
+}
+
+int tutti__boot_hello_check(const struct boot_hello *h, int known_nranks, char *why, size_t len)
+{
+    if (h->kind != BOOT_KIND) {
+        snprintf(why, len, "not a bootstrap connection");
+        return -1;
+    }
+    if (h->nranks < 1 || h->rank < 0 || h->rank >= h->nranks) {
+        snprintf(why, len, "rank %d of %d is out of range", h->rank, h->nranks);
+        return -1;
+    }
+    if (known_nranks != 0 && h->nranks != known_nranks) {
+        snprintf(why, len,
+                 "the ranks disagree on the number of ranks (nranks): rank %d (pid %u) was "
+                 "started as one of %d, the ranks before it as one of %d (TUTTI_NRANKS or the "
+                 "launcher's size must agree)",
+                 h->rank, h->pid, h->nranks, known_nranks);
+        return -2;
+    }
+    return 0;
+}
+
+tutti_status_t tutti__boot_status_decode(int32_t wire)
+{
+    int32_t v = (int32_t)ntohl((uint32_t)wire);
+    switch (v) {
+#define TUTTI_BOOT_KNOWN_(name, value, msg)                                                        \
+    case TUTTI_##name:                                                                             \
+        return v <= 0 ? (tutti_status_t)v : TUTTI_ERR_REMOTE;
+        TUTTI_STATUS_MAP(TUTTI_BOOT_KNOWN_)
+#undef TUTTI_BOOT_KNOWN_
+    }
+    return TUTTI_ERR_REMOTE;
+}
+
+tutti_status_t tutti__boot_error_decode(const struct boot_error *e, int *culprit_p, char *reason,
+                                        size_t len)
+{
+    tutti_status_t st = tutti__boot_status_decode(e->status);
+    *culprit_p = (int32_t)ntohl((uint32_t)e->culprit);
+    size_t n = strnlen(e->reason, sizeof(e->reason));
+    if (len > 0) {
+        n = n < len - 1 ? n : len - 1;
+        memcpy(reason, e->reason, n);
+        reason[n] = '\0';
+    }
+    return st == TUTTI_OK ? TUTTI_ERR_REMOTE : st;
+}

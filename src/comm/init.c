@@ -1,0 +1,347 @@
+/*
+ * init.c - tutti_get_unique_id, tutti_comm_init_rank and the phases every new communicator goes
+ * through: local set-up, agreement that everyone got that far, all-gather of peer records,
+ * attaching transports. Each phase's failure on any rank reaches every rank through the
+ * bootstrap's sync, so no rank is left waiting for one that gave up.
+ */
+#include "comm/init.h"
+#include "check.h"
+#include "coll/coll.h"
+#include "comm/comm.h"
+#include "exec/connect.h"
+#include "env.h"
+#include "fork_gate.h"
+#include "global.h"
+#include "comm/peer.h"
+#include "topology/layout.h"
+#include "topology/topo.h"
+#include "topology/view.h"
+
+#include <arpa/inet.h>
+#include <string.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#define UID_MAGIC   0x44495554u /* "TUID" */
+#define UID_VERSION 1u
+
+struct uid_wire {
+    uint32_t magic;
+    uint32_t version;
+    uint64_t job_id;
+    uint8_t secret[TUTTI_SECRET_BYTES];
+    struct tutti_wire_addr root;
+};
+_Static_assert(sizeof(struct uid_wire) <= sizeof(tutti_unique_id_t), "unique id fits");
+
+void tutti__uid_encode(const struct tutti_uid *u, tutti_unique_id_t *id)
+{
+    struct uid_wire w;
+    memset(id, 0, sizeof(*id));
+    memset(&w, 0, sizeof(w));
+    w.magic = htonl(UID_MAGIC);
+    w.version = htonl(UID_VERSION);
+    w.job_id = u->boot.job_id;
+    memcpy(w.secret, u->boot.secret, TUTTI_SECRET_BYTES);
+    tutti__wire_addr_encode(&u->boot.root, &w.root);
+    memcpy(id->internal, &w, sizeof(w));
+}
+
+tutti_status_t tutti__uid_decode(const tutti_unique_id_t *id, struct tutti_uid *u)
+{
+    struct uid_wire w;
+    memcpy(&w, id->internal, sizeof(w));
+    if (ntohl(w.magic) != UID_MAGIC) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                                "id is not a tutti unique id (bad magic): was it made by "
+                                "tutti_get_unique_id and copied whole?");
+    }
+    if (ntohl(w.version) != UID_VERSION) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                                "id has version %u, this library understands %u", ntohl(w.version),
+                                UID_VERSION);
+    }
+    if (tutti__wire_addr_decode(&w.root, &u->boot.root) != TUTTI_OK) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "id holds no valid root address");
+    }
+    u->boot.job_id = w.job_id;
+    memcpy(u->boot.secret, w.secret, TUTTI_SECRET_BYTES);
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti_get_unique_id(tutti_unique_id_t *id_p)
+{
+    if (id_p == NULL) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "id_p is NULL");
+    }
+    TUTTI_CHECK(tutti__env_check());
+    struct tutti_uid u;
+    union tutti_sockaddr local;
+    TUTTI_CHECK(tutti__sock_local_addr(NULL, &local));
+    tutti__random_bytes(u.boot.secret, sizeof(u.boot.secret));
+    tutti__random_bytes(&u.boot.job_id, sizeof(u.boot.job_id));
+    TUTTI_CHECK(tutti__boot_root_start(&local, u.boot.secret, u.boot.job_id, &u.boot.root, NULL));
+    tutti__uid_encode(&u, id_p);
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__params_check(const tutti_comm_params_t *params)
+{
+    if (params == NULL) {
+        return TUTTI_OK;
+    }
+    uint64_t known = TUTTI_COMM_PARAM_TIMEOUT | TUTTI_COMM_PARAM_NCHANNELS;
+    if ((params->field_mask & ~known) != 0) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                                "params->field_mask has unknown bits 0x%llx",
+                                (unsigned long long)(params->field_mask & ~known));
+    }
+    if ((params->field_mask & TUTTI_COMM_PARAM_TIMEOUT) && params->timeout_ms <= 0) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "params->timeout_ms %d is not > 0",
+                                params->timeout_ms);
+    }
+    if ((params->field_mask & TUTTI_COMM_PARAM_NCHANNELS) &&
+        (params->nchannels < 1 || params->nchannels > TUTTI_MAX_CHANNELS)) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "params->nchannels %d is not in 1..%d",
+                                params->nchannels, TUTTI_MAX_CHANNELS);
+    }
+    return TUTTI_OK;
+}
+
+/* Settings from the environment, then the per-comm overrides. */
+static tutti_status_t init_config(struct tutti_comm *comm, const tutti_comm_params_t *params)
+{
+    const struct tutti_env *env = tutti__env();
+    /* Both within their ranges (env.h), checked before any communicator is made. */
+    comm->cfg.timeout_ns = env->TIMEOUT;
+    comm->cfg.nchannels = (int)env->NCHANNELS;
+    if (strcmp(env->TRANSPORT, "tcp") == 0) {
+        comm->cfg.force_tcp = 1;
+    } else if (strcmp(env->TRANSPORT, "ib") == 0) {
+        comm->cfg.force_ib = 1;
+    } else if (strcmp(env->TRANSPORT, "auto") != 0 && strcmp(env->TRANSPORT, "shm") != 0) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                                "TUTTI_TRANSPORT '%s' is not one of auto, shm, tcp, ib",
+                                env->TRANSPORT);
+    }
+    comm->cfg.direct_max = env->DIRECT_MAX;
+    if (strcmp(env->TUNER, "model") == 0) {
+        comm->cfg.tuner = 1;
+    } else if (strcmp(env->TUNER, "static") != 0) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                                "TUTTI_TUNER '%s' is not one of static, model", env->TUNER);
+    }
+    comm->cfg.stream_min = env->STREAM_MIN;
+    char err[256];
+    if (tutti__algo_parse(env->ALGO, comm->cfg.forced, err, sizeof(err)) != 0) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "%s", err);
+    }
+    if (params != NULL && (params->field_mask & TUTTI_COMM_PARAM_TIMEOUT)) {
+        comm->cfg.timeout_ns = (int64_t)params->timeout_ms * 1000000;
+    }
+    if (params != NULL && (params->field_mask & TUTTI_COMM_PARAM_NCHANNELS)) {
+        comm->cfg.nchannels = params->nchannels;
+    }
+    return TUTTI_OK;
+}
+
+static struct tutti_comm *comm_alloc(int nranks, int rank)
+{
+    struct tutti_comm *comm = calloc(1, sizeof(*comm));
+    if (comm == NULL) {
+        return NULL;
+    }
+    comm->peers = calloc((size_t)nranks, sizeof(*comm->peers));
+    comm->rank = rank;
+    comm->nranks = nranks;
+    if (comm->peers == NULL || tutti__fp_init(comm) != 0) {
+        free(comm->peers);
+        free(comm);
+        return NULL;
+    }
+    pthread_mutex_init(&comm->err.lock, NULL);
+    pthread_mutex_init(&comm->queue.lock, NULL);
+    pthread_cond_init(&comm->queue.cond, NULL);
+    atomic_init(&comm->state.status, TUTTI_OK);
+    comm->state.wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    comm->shrink_fd = -1;
+    return comm;
+}
+
+/* Free a communicator that never became usable, or whose connections are closed. */
+void tutti__comm_free(struct tutti_comm *comm)
+{
+    tutti__net_fini(comm);
+    if (comm->state.wakefd >= 0) {
+        close(comm->state.wakefd);
+    }
+    if (comm->shrink_fd >= 0) {
+        tutti__fork_gate_fd_del(comm->shrink_fd);
+        close(comm->shrink_fd);
+    }
+    pthread_mutex_destroy(&comm->err.lock);
+    pthread_mutex_destroy(&comm->queue.lock);
+    pthread_cond_destroy(&comm->queue.cond);
+    tutti__plan_free(&comm->plan);
+    tutti__exec_fini(&comm->exec);
+    free(comm->topo);
+    tutti__layout_free(comm->layout);
+    tutti__fp_fini(comm);
+    free(comm->peers);
+    free(comm);
+}
+
+static void fill_me(struct tutti_comm *comm, struct tutti_peer_info *me)
+{
+    memset(me, 0, sizeof(*me));
+    me->magic = TUTTI_PEER_MAGIC;
+    me->rank = comm->rank;
+    me->nranks = comm->nranks;
+    me->pid = (uint32_t)getpid();
+    tutti__host_id(me->hostid);
+    if (gethostname(me->hostname, sizeof(me->hostname) - 1) != 0) {
+        strcpy(me->hostname, "unknown");
+    }
+    me->hostname[sizeof(me->hostname) - 1] = '\0';
+}
+
+_Static_assert(sizeof(struct tutti_wire_addr) == sizeof(((struct tutti_peer_info *)0)->shrink_addr),
+               "a shrink address fits the peer record");
+
+/* Open the socket this rank would serve a tutti_comm_shrink bootstrap on (shrink.c), toward
+ * root_hint, and publish its address in me->shrink_addr. */
+static tutti_status_t shrink_listen(struct tutti_comm *comm, const union tutti_sockaddr *root_hint,
+                                    struct tutti_peer_info *me)
+{
+    union tutti_sockaddr local, bound;
+    TUTTI_CHECK(tutti__sock_local_addr(root_hint, &local));
+    TUTTI_CHECK(tutti__sock_listen(&local, &comm->shrink_fd, &bound));
+    (void)tutti__fork_gate_fd_add(comm->shrink_fd); /* not in a forked child (fork_gate.h) */
+    struct tutti_wire_addr w;
+    tutti__wire_addr_encode(&bound, &w);
+    memcpy(me->shrink_addr, &w, sizeof(w));
+    return TUTTI_OK;
+}
+
+/* The bootstrap's all-gather, as topology/view.h takes it. */
+static tutti_status_t boot_allgather(void *boot, const void *mine, void *all, size_t size)
+{
+    struct tutti_boot *b = boot;
+    return b->ops->allgather(b, mine, all, size);
+}
+
+/* The phases; every rank makes the same bootstrap calls whatever happens locally. */
+static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr *root_hint,
+                            struct tutti_boot *boot)
+{
+    struct tutti_peer_info me;
+    fill_me(comm, &me);
+    tutti_status_t st = tutti__topo_check(comm);
+    if (st == TUTTI_OK) {
+        st = shrink_listen(comm, root_hint, &me);
+    }
+    if (st == TUTTI_OK) {
+        st = tutti__net_init(comm, root_hint, &me);
+    }
+    tutti_status_t agreed;
+    int culprit = -1;
+    TUTTI_CHECK(boot->ops->sync(boot, st, &agreed, &culprit));
+    if (st != TUTTI_OK) {
+        return st;
+    }
+    if (agreed != TUTTI_OK) {
+        return tutti__set_error(comm, TUTTI_ERR_REMOTE, "rank %d failed to set up: %s", culprit,
+                                tutti_status_string(agreed));
+    }
+    TUTTI_CHECK(boot->ops->allgather(boot, &me, comm->peers, sizeof(me)));
+    for (int r = 0; r < comm->nranks; r++) {
+        TUTTI_CHECK(tutti__peer_validate(&comm->peers[r], r, comm->nranks));
+    }
+    struct tutti_topo_group g = {
+        .nranks = comm->nranks,
+        .rank = comm->rank,
+        .hosts = {comm->peers[0].hostid, TUTTI_HOSTID_BYTES, sizeof(comm->peers[0])},
+        .allgather = boot_allgather,
+        .allgather_arg = boot,
+        .comm = comm,
+    };
+    TUTTI_CHECK(tutti__topo_gather(&g, &comm->topo, &comm->layout));
+    TUTTI_CHECK(tutti__net_attach(comm, boot));
+    /* More ranks on this machine than CPUs they may use: peers need our CPU, so do not spin.
+     * From every rank's record, so that ranks bound to a CPU each are not counted crowded and
+     * namespace "hosts" of one machine are; the busiest machine's figure is the tuner's. */
+    double mine = 0;
+    tutti__topo_cpu_load(comm->topo, comm->nranks, comm->rank, &mine, &comm->cfg.cpu_load);
+    comm->cfg.oversubscribed = mine > 1.0;
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__comm_create(int nranks, int rank, uint64_t comm_id,
+                                  const uint8_t secret[TUTTI_SECRET_BYTES],
+                                  const union tutti_sockaddr *root_hint,
+                                  const tutti_comm_params_t *params, struct tutti_boot *boot,
+                                  struct tutti_comm **comm_p)
+{
+    struct tutti_comm *comm = comm_alloc(nranks, rank);
+    if (comm == NULL) {
+        return tutti__set_error(NULL, TUTTI_ERR_NO_MEMORY, "no memory for a communicator");
+    }
+    comm->comm_id = comm_id;
+    memcpy(comm->secret, secret, TUTTI_SECRET_BYTES);
+    if (root_hint != NULL) {
+        comm->root_hint = *root_hint;
+    }
+    tutti__tls.rank = rank;
+    tutti_status_t st = init_config(comm, params);
+    if (st == TUTTI_OK) {
+        st = setup(comm, root_hint, boot);
+    }
+    if (st == TUTTI_OK) {
+        st = tutti__comm_publish(comm); /* live: calls may use it now */
+    }
+    if (st != TUTTI_OK) {
+        tutti__comm_free(comm);
+        return st;
+    }
+    tutti_info(TUTTI_SUBSYS_INIT,
+               "rank %d of %d ready: %d on this host%s, %d channel(s), chunk %zu bytes, shm %s",
+               rank, nranks, comm->nlocal, comm->cfg.oversubscribed ? " (oversubscribed)" : "",
+               comm->cfg.nchannels, comm->cfg.chunk_bytes,
+               comm->net.ops[TUTTI_TRANSPORT_SHM] != NULL ? "on" : "off");
+    *comm_p = comm;
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti_comm_init_rank_params(tutti_comm_t **comm_p, int nranks,
+                                           const tutti_unique_id_t *id, int rank,
+                                           const tutti_comm_params_t *params)
+{
+    if (comm_p == NULL || id == NULL) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "%s is NULL",
+                                comm_p == NULL ? "comm_p" : "id");
+    }
+    if (nranks < 1 || rank < 0 || rank >= nranks) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                                "rank %d / nranks %d: need nranks >= 1 and 0 <= rank < nranks",
+                                rank, nranks);
+    }
+    TUTTI_CHECK(tutti__env_check());
+    TUTTI_CHECK(tutti__params_check(params));
+    struct tutti_uid u;
+    TUTTI_CHECK(tutti__uid_decode(id, &u));
+    struct tutti_boot *boot = NULL;
+    tutti__tls.rank = rank;
+    TUTTI_CHECK(tutti__boot_client_open(&u.boot, rank, nranks, tutti__env()->TIMEOUT,
+                                        TUTTI_BOOT_ROOT_UP, &boot));
+    tutti_status_t st = tutti__comm_create(nranks, rank, u.boot.job_id, u.boot.secret, &u.boot.root,
+                                           params, boot, comm_p);
+    boot->ops->close(boot, st == TUTTI_OK);
+    return st;
+}
+
+tutti_status_t tutti_comm_init_rank(tutti_comm_t **comm_p, int nranks, const tutti_unique_id_t *id,
+                                    int rank)
+{
+    return tutti_comm_init_rank_params(comm_p, nranks, id, rank, NULL);
+}

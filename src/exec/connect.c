@@ -1,0 +1,291 @@
+/*
+ * connect.c - owns comm->net: which transports a communicator uses, which one reaches each
+ * peer, and the table of connections, filled on first use by the engine.
+ */
+#include "exec/connect.h"
+#include "check.h"
+#include "comm/comm.h"
+#include "env.h"
+#include "comm/peer.h"
+#include "topology/topo.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void fill_args(struct tutti_comm *comm, const union tutti_sockaddr *root_hint,
+                      struct tutti_tctx_args *a)
+{
+    memset(a, 0, sizeof(*a));
+    a->comm = comm;
+    a->rank = comm->rank;
+    a->nranks = comm->nranks;
+    a->comm_id = comm->comm_id;
+    a->secret = comm->secret;
+    a->env = tutti__env();
+    a->nchannels = comm->cfg.nchannels;
+    a->timeout_ns = comm->cfg.timeout_ns;
+    a->root_hint =
+        (root_hint != NULL && comm->root_hint.sa.sa_family != 0) ? &comm->root_hint : NULL;
+    a->force_ib = comm->cfg.force_ib;
+}
+
+/* TUTTI_TRANSPORT=<name>: the transport every pair must use, or TUTTI_TRANSPORT_COUNT. */
+static tutti_transport_id_t forced(const struct tutti_comm *comm)
+{
+    return comm->cfg.force_tcp  ? TUTTI_TRANSPORT_TCP
+           : comm->cfg.force_ib ? TUTTI_TRANSPORT_IB
+                                : TUTTI_TRANSPORT_COUNT;
+}
+
+/* The transports' view of the ranks (targs.peers), from the all-gathered records. */
+static void fill_tpeers(struct tutti_comm *comm)
+{
+    struct tutti_tpeer *t = (struct tutti_tpeer *)comm->net.targs.peers;
+    for (int r = 0; r < comm->nranks; r++) {
+        const struct tutti_peer_info *p = &comm->peers[r];
+        t[r].host = r;
+        for (int q = 0; q < r; q++) {
+            if (memcmp(comm->peers[q].hostid, p->hostid, TUTTI_HOSTID_BYTES) == 0) {
+                t[r].host = q;
+                break;
+            }
+        }
+        tutti__peer_str(p, t[r].name, sizeof(t[r].name));
+        memcpy(t[r].blob, p->blob, sizeof(t[r].blob));
+    }
+}
+
+static void drop_transport(struct tutti_comm *comm, tutti_transport_id_t id)
+{
+    if (comm->net.tctx[id] != NULL) {
+        comm->net.ops[id]->fini(comm->net.tctx[id]);
+        comm->net.tctx[id] = NULL;
+    }
+    comm->net.ops[id] = NULL;
+}
+
+tutti_status_t tutti__net_init(struct tutti_comm *comm, const union tutti_sockaddr *root_hint,
+                               struct tutti_peer_info *me)
+{
+    struct tutti_tctx_args *a = &comm->net.targs;
+    fill_args(comm, root_hint, a);
+    comm->net.conns = calloc((size_t)comm->nranks * TUTTI_MAX_CHANNELS, sizeof(*comm->net.conns));
+    comm->net.peer_transport = calloc((size_t)comm->nranks, 1);
+    a->peers = calloc((size_t)comm->nranks, sizeof(*a->peers)); /* filled at attach */
+    if (comm->net.conns == NULL || comm->net.peer_transport == NULL || a->peers == NULL) {
+        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory for the connection table");
+    }
+    tutti_transport_id_t only = forced(comm);
+    for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {
+        const struct tutti_transport_ops *ops = tutti__transport_get((tutti_transport_id_t)id);
+        /* A forced transport goes alone, but for TCP: it carries the others' side connections. */
+        int off = only != TUTTI_TRANSPORT_COUNT && id != (int)only && id != TUTTI_TRANSPORT_TCP;
+        if (ops == NULL || off) {
+            continue;
+        }
+        tutti_status_t st = ops->init(a, &comm->net.tctx[id], me->blob[id]);
+        if (st == TUTTI_ERR_UNSUPPORTED && id == TUTTI_TRANSPORT_SHM) {
+            tutti_info(TUTTI_SUBSYS_SHM, "shared memory unavailable; peers on this host use TCP");
+            continue;
+        }
+        if (st != TUTTI_OK) {
+            return st;
+        }
+        comm->net.ops[id] = ops;
+        if (id == TUTTI_TRANSPORT_TCP) {
+            a->side_tctx = comm->net.tctx[id]; /* the verbs transport's side connections */
+        }
+    }
+    return TUTTI_OK;
+}
+
+/* Sync wrapper: agree on a status; a failure elsewhere becomes this rank's error. */
+static tutti_status_t agree(struct tutti_comm *comm, struct tutti_boot *boot, tutti_status_t st,
+                            const char *what)
+{
+    tutti_status_t agreed;
+    int culprit = -1;
+    TUTTI_CHECK(boot->ops->sync(boot, st, &agreed, &culprit));
+    if (agreed < 0 && st >= 0) {
+        return tutti__set_error(comm, TUTTI_ERR_REMOTE, "rank %d failed while %s: %s", culprit,
+                                what, tutti_status_string(agreed));
+    }
+    return agreed < 0 ? st : TUTTI_OK;
+}
+
+/*
+ * The transport between ranks r and q, as the registry picks it among the transports every rank
+ * kept: they judge a pair from what every rank knows alike (the peer table), so each rank can
+ * tell what any pair uses.
+ */
+static tutti_status_t pair_transport(struct tutti_comm *comm, int r, int q,
+                                     tutti_transport_id_t *id_p)
+{
+    tutti_status_t st = tutti__transport_pick(comm->net.ops, comm->net.tctx, r, q, id_p);
+    if (st != TUTTI_ERR_UNSUPPORTED) {
+        return st;
+    }
+    char a[128], b[128];
+    return tutti__set_error(comm, TUTTI_ERR_INTERNAL, "no transport connects %s and %s",
+                            tutti__peer_str(&comm->peers[r], a, sizeof(a)),
+                            tutti__peer_str(&comm->peers[q], b, sizeof(b)));
+}
+
+static size_t slot_size_of(tutti_transport_id_t id, const struct tutti_env *env)
+{
+    return id == TUTTI_TRANSPORT_SHM  ? env->SHM_SLOT_SIZE
+           : id == TUTTI_TRANSPORT_IB ? env->IB_SLOT_SIZE
+                                      : env->TCP_SLOT_SIZE;
+}
+
+/* The transport per peer, and the chunk size and channels every rank derives alike. */
+static tutti_status_t choose_transports(struct tutti_comm *comm)
+{
+    const uint8_t *mine = comm->peers[comm->rank].hostid;
+    tutti_transport_id_t only = forced(comm);
+    comm->nlocal = 0;
+    for (int r = 0; r < comm->nranks; r++) {
+        comm->nlocal += memcmp(comm->peers[r].hostid, mine, TUTTI_HOSTID_BYTES) == 0;
+        tutti_transport_id_t id = TUTTI_TRANSPORT_SHM; /* to itself: never connected */
+        if (r != comm->rank) {
+            TUTTI_CHECK(pair_transport(comm, comm->rank, r, &id));
+        }
+        /* Only verbs can fail here: TCP, the only transport left with TUTTI_TRANSPORT=tcp,
+         * takes every pair. */
+        if (only != TUTTI_TRANSPORT_COUNT && r != comm->rank && id != only) {
+            char who[128];
+            return tutti__set_error(comm, TUTTI_ERR_UNSUPPORTED,
+                                    "TUTTI_TRANSPORT=%s, but %s has no RDMA port of the link layer "
+                                    "this rank uses (tutti-info --rdma on both)",
+                                    tutti__transport_name(only),
+                                    tutti__peer_str(&comm->peers[r], who, sizeof(who)));
+        }
+        comm->net.peer_transport[r] = (uint8_t)id;
+    }
+    /* The chunk size must be the same on every rank, so it is derived from the global view:
+     * which transports any pair of ranks uses, not only this rank's pairs. */
+    unsigned used = 0;
+    for (int r = 0; r < comm->nranks; r++) {
+        for (int q = r + 1; q < comm->nranks; q++) {
+            tutti_transport_id_t id;
+            TUTTI_CHECK(pair_transport(comm, r, q, &id));
+            used |= 1u << id;
+        }
+    }
+    const struct tutti_env *env = tutti__env();
+    size_t chunk = SIZE_MAX;
+    for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {
+        if ((used & (1u << id)) != 0 && slot_size_of((tutti_transport_id_t)id, env) < chunk) {
+            chunk = slot_size_of((tutti_transport_id_t)id, env);
+        }
+    }
+    comm->cfg.chunk_bytes = chunk == SIZE_MAX ? env->SHM_SLOT_SIZE : chunk;
+    if (comm->cfg.nchannels == 0) {
+        comm->cfg.nchannels = (used & ~(1u << TUTTI_TRANSPORT_SHM)) != 0 ? 2 : 1;
+    }
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__net_attach(struct tutti_comm *comm, struct tutti_boot *boot)
+{
+    fill_tpeers(comm);
+    void *shm = comm->net.tctx[TUTTI_TRANSPORT_SHM];
+    tutti_status_t s =
+        shm != NULL ? comm->net.ops[TUTTI_TRANSPORT_SHM]->attach(shm, 0) : TUTTI_ERR_UNSUPPORTED;
+    TUTTI_CHECK(
+        agree(comm, boot, s == TUTTI_ERR_UNSUPPORTED ? TUTTI_OK : s, "attaching shared memory"));
+    tutti_status_t use_shm;
+    int who = -1;
+    TUTTI_CHECK(
+        boot->ops->sync(boot, s == TUTTI_OK ? TUTTI_OK : TUTTI_ERR_UNSUPPORTED, &use_shm, &who));
+    if (use_shm != TUTTI_OK) {
+        if (shm != NULL) {
+            tutti_info(TUTTI_SUBSYS_SHM, "rank %d cannot use shared memory: TCP for every pair",
+                       who);
+        }
+        drop_transport(comm, TUTTI_TRANSPORT_SHM);
+    }
+    tutti_status_t st = TUTTI_OK;
+    for (int id = 0; id < TUTTI_TRANSPORT_COUNT && st == TUTTI_OK; id++) {
+        if (comm->net.ops[id] != NULL) {
+            st = comm->net.ops[id]->attach(comm->net.tctx[id], id == TUTTI_TRANSPORT_SHM ? 1 : 0);
+        }
+    }
+    TUTTI_CHECK(agree(comm, boot, st, "attaching transports"));
+    TUTTI_CHECK(agree(comm, boot, choose_transports(comm), "choosing transports"));
+    /* A rank with a GPU uses the RDMA NIC nearest it (topology/view.c), as NCCL does; without
+     * one, local ranks spread over the NICs (tutti__ib_pick_port). */
+    const struct tutti_topo_rank *v = comm->topo != NULL ? &comm->topo[comm->rank] : NULL;
+    if (v != NULL && v->gpu >= 0 && (v->flags & TUTTI_TOPO_F_RDMA) != 0) {
+        snprintf(comm->net.targs.nic_hint, sizeof(comm->net.targs.nic_hint), "%s", v->nic_name);
+    }
+    if (comm->net.ops[TUTTI_TRANSPORT_SHM] != NULL) {
+        comm->net.doorbell =
+            comm->net.ops[TUTTI_TRANSPORT_SHM]->doorbell(comm->net.tctx[TUTTI_TRANSPORT_SHM]);
+        comm->net.board = comm->net.ops[TUTTI_TRANSPORT_SHM]->seq_board(
+            comm->net.tctx[TUTTI_TRANSPORT_SHM], comm->rank);
+    }
+    return TUTTI_OK;
+}
+
+const struct tutti_seq_board *tutti__net_seq_board(struct tutti_comm *comm, int rank)
+{
+    if (comm->net.board == NULL) {
+        return NULL;
+    }
+    return comm->net.ops[TUTTI_TRANSPORT_SHM]->seq_board(comm->net.tctx[TUTTI_TRANSPORT_SHM], rank);
+}
+
+tutti_status_t tutti__comm_conn(struct tutti_comm *comm, int peer, int channel,
+                                struct tutti_tconn **conn_p)
+{
+    struct tutti_tconn **slot = &comm->net.conns[(size_t)peer * TUTTI_MAX_CHANNELS + channel];
+    if (*slot == NULL) {
+        int id = comm->net.peer_transport[peer];
+        TUTTI_CHECK(comm->net.ops[id]->connect(comm->net.tctx[id], peer, channel, slot));
+    }
+    *conn_p = *slot;
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__net_check(struct tutti_comm *comm)
+{
+    for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {
+        if (comm->net.ops[id] != NULL) {
+            TUTTI_CHECK(comm->net.ops[id]->check(comm->net.tctx[id]));
+        }
+    }
+    return TUTTI_OK;
+}
+
+void tutti__net_abort(struct tutti_comm *comm, const struct tutti_abort_info *info)
+{
+    for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {
+        if (comm->net.ops[id] != NULL) {
+            (void)comm->net.ops[id]->abort(comm->net.tctx[id], info);
+        }
+    }
+}
+
+void tutti__net_fini(struct tutti_comm *comm)
+{
+    tutti__reg_free_all(comm); /* registrations left by the program go before the transports */
+    for (size_t i = 0; comm->net.conns != NULL && i < (size_t)comm->nranks * TUTTI_MAX_CHANNELS;
+         i++) {
+        struct tutti_tconn *c = comm->net.conns[i];
+        if (c != NULL) {
+            c->ops->close(c);
+        }
+    }
+    /* Last made, first gone: the verbs transport's side connections belong to TCP's context. */
+    for (int id = TUTTI_TRANSPORT_COUNT - 1; id >= 0; id--) {
+        drop_transport(comm, (tutti_transport_id_t)id);
+    }
+    free(comm->net.conns);
+    free(comm->net.peer_transport);
+    free((void *)comm->net.targs.peers);
+    comm->net.conns = NULL;
+    comm->net.peer_transport = NULL;
+    comm->net.targs.peers = NULL;
+}

@@ -1,0 +1,48 @@
+/*
+ * connect.h - a communicator's transports and connections (the `net` part of struct
+ * tutti_comm): per-communicator transport contexts, the agreed choice of transport per peer,
+ * and connections made on first use.
+ */
+#ifndef TUTTI_CONNECT_H
+#define TUTTI_CONNECT_H
+
+#include "comm/bootstrap.h"
+#include "transports/transport.h"
+
+struct tutti_comm;
+struct tutti_peer_info;
+
+/**
+ * Create the transport contexts and publish this rank's addresses in me->blob. Shared memory is
+ * skipped with TUTTI_TRANSPORT=tcp or when it cannot be set up (then every rank is told at
+ * attach time and nobody uses it). Called before the all-gather.
+ */
+tutti_status_t tutti__net_init(struct tutti_comm *comm, const union tutti_sockaddr *root_hint,
+                               struct tutti_peer_info *me);
+
+/**
+ * After the all-gather: attach the transports, agree with every rank (through `boot`) on
+ * whether shared memory is in use, choose a transport per peer and the chunk size.
+ */
+tutti_status_t tutti__net_attach(struct tutti_comm *comm, struct tutti_boot *boot);
+
+/** The connection to `peer` on `channel`; *conn_p stays NULL while it is being set up. */
+tutti_status_t tutti__comm_conn(struct tutti_comm *comm, int peer, int channel,
+                                struct tutti_tconn **conn_p);
+
+/** The operation counters of `rank` if it is a local peer (shared memory), else NULL. */
+const struct tutti_seq_board *tutti__net_seq_board(struct tutti_comm *comm, int rank);
+
+/** Check every transport context (abort notices, dead peers). */
+tutti_status_t tutti__net_check(struct tutti_comm *comm);
+
+/** Tell every peer this rank can reach that it failed (best effort). */
+void tutti__net_abort(struct tutti_comm *comm, const struct tutti_abort_info *info);
+
+/** register.c: undo every registration tutti_comm_register made (at destroy). */
+void tutti__reg_free_all(struct tutti_comm *comm);
+
+/** Close every connection and free the transport contexts. */
+void tutti__net_fini(struct tutti_comm *comm);
+
+#endif /* TUTTI_CONNECT_H */

@@ -1,0 +1,547 @@
+/*
+ * exec.c - runs the steps of a plan over slot FIFOs. A step runs only when every slot it needs
+ * is available (the received one and the one to send), then does its data movement in one pass
+ * (reduce-and-copy fused), posts and releases. Lanes are independent: one stalled lane never
+ * stops another from moving.
+ */
+#include "exec/exec.h"
+#include "check.h"
+#include "comm/comm.h"
+#include "exec/connect.h"
+#include "exec/op.h"
+#include "exec/fp.h"
+#include "kernels/reduce.h"
+#include "tutti/coll.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Add (peer, channel) to the plan's needs unless it is there already. */
+static tutti_status_t need(struct tutti_exec *ex, int peer, int channel)
+{
+    for (int i = ex->nneeds - 1; i >= 0; i--) {
+        if (ex->needs[i].peer == peer && ex->needs[i].channel == channel) {
+            return TUTTI_OK;
+        }
+    }
+    if (ex->nneeds == ex->needs_cap) {
+        int cap = ex->needs_cap == 0 ? 8 : ex->needs_cap * 2;
+        struct tutti_exec_need *n = realloc(ex->needs, (size_t)cap * sizeof(*n));
+        struct tutti_tconn **c = realloc(ex->conns, (size_t)cap * sizeof(*c));
+        if (n != NULL) {
+            ex->needs = n;
+        }
+        if (c != NULL) {
+            ex->conns = c;
+        }
+        if (n == NULL || c == NULL) {
+            return TUTTI_ERR_NO_MEMORY;
+        }
+        ex->needs_cap = cap;
+    }
+    ex->needs[ex->nneeds] = (struct tutti_exec_need){peer, channel, -1};
+    ex->conns[ex->nneeds++] = NULL;
+    return TUTTI_OK;
+}
+
+/* The peer lane i alone receives from on its channel, or -1 (several peers, or another lane
+ * receives from it too: its frames would not come in the order of this lane's steps). */
+static int lane_sole_peer(const struct tutti_plan *p, int i)
+{
+    int peer = -1;
+    for (size_t k = 0; k < p->lanes[i].nsteps; k++) {
+        int r = p->lanes[i].steps[k].recv_peer;
+        if (r >= 0 && peer >= 0 && r != peer) {
+            return -1;
+        }
+        peer = r >= 0 ? r : peer;
+    }
+    for (int j = 0; j < p->nlanes && peer >= 0; j++) {
+        if (j == i || p->lanes[j].channel != p->lanes[i].channel) {
+            continue;
+        }
+        for (size_t k = 0; k < p->lanes[j].nsteps; k++) {
+            if (p->lanes[j].steps[k].recv_peer == peer) {
+                return -1;
+            }
+        }
+    }
+    return peer;
+}
+
+/* Index of the need (peer, channel); the caller knows it is there. */
+static int need_index(const struct tutti_exec *ex, int peer, int channel)
+{
+    int i = ex->nneeds - 1;
+    while (i > 0 && !(ex->needs[i].peer == peer && ex->needs[i].channel == channel)) {
+        i--;
+    }
+    return i;
+}
+
+/* Record every distinct (peer, channel) the steps use, and the call of the first step that
+ * receives from each. Steps of a lane mostly repeat their peers, so only a change of peer
+ * costs a search. */
+static tutti_status_t find_needs(struct tutti_exec *ex)
+{
+    const struct tutti_plan *p = ex->plan;
+    ex->nneeds = 0;
+    for (int i = 0; i < p->nlanes; i++) {
+        const struct tutti_lane *l = &p->lanes[i];
+        int last[2] = {-1, -1};
+        for (size_t k = 0; k < l->nsteps; k++) {
+            int peers[2] = {l->steps[k].send_peer, l->steps[k].recv_peer};
+            for (int d = 0; d < 2; d++) {
+                if (peers[d] >= 0 && peers[d] != last[d]) {
+                    TUTTI_CHECK(need(ex, peers[d], l->channel));
+                    last[d] = peers[d];
+                    int n = need_index(ex, peers[d], l->channel);
+                    if (d == 1 && ex->needs[n].call < 0) {
+                        ex->needs[n].call = (int)l->steps[k].call;
+                    }
+                }
+            }
+        }
+        ex->sole_peer[i] = lane_sole_peer(p, i);
+    }
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__exec_init(struct tutti_exec *ex, struct tutti_comm *comm,
+                                const struct tutti_plan *plan, uint64_t seq)
+{
+    memset(ex, 0, sizeof(*ex));
+    return tutti__exec_reuse(ex, comm, plan, seq);
+}
+
+/* The fingerprints of the plan's calls (one for a plan of one call), and the collective
+ * history that names this rank's earlier calls in a mismatch message. */
+static tutti_status_t make_fps(struct tutti_exec *ex, const struct tutti_plan *plan)
+{
+    if (plan->ncalls == 0) {
+        tutti__fp_make(&plan->op, ex->comm->rank, &ex->fp1);
+        ex->fps = &ex->fp1;
+        if (plan->op.coll != TUTTI_COLL_SEND && plan->op.coll != TUTTI_COLL_RECV) {
+            tutti__fp_remember(ex->comm, &ex->fp1);
+        }
+        return TUTTI_OK;
+    }
+    if (plan->ncalls > ex->fps_cap) {
+        struct tutti_fp *n = realloc(ex->fps_mem, (size_t)plan->ncalls * sizeof(*n));
+        if (n == NULL) {
+            return TUTTI_ERR_NO_MEMORY;
+        }
+        ex->fps_mem = n;
+        ex->fps_cap = plan->ncalls;
+    }
+    for (uint32_t i = 0; i < plan->ncalls; i++) {
+        tutti__fp_make(&plan->calls[i], ex->comm->rank, &ex->fps_mem[i]);
+    }
+    ex->fps = ex->fps_mem;
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_comm *comm,
+                                 const struct tutti_plan *plan, uint64_t seq)
+{
+    ex->comm = comm;
+    ex->plan = plan;
+    ex->esize = tutti_datatype_size(plan->op.dt);
+    ex->seq = seq;
+    ex->phase = TUTTI_EXEC_CONNECT;
+    ex->status = TUTTI_IN_PROGRESS;
+    ex->lanes_left = ex->main_left = 0;
+    ex->needs_progress = ex->uses_doorbell = 0;
+    /* A result larger than the caches is not read back soon: writing it with non-temporal
+     * stores saves the read that a cached store of a missing line costs. */
+    size_t send_bytes = 0, result_bytes = 0;
+    tutti__op_extents(comm, &plan->op, &send_bytes, &result_bytes);
+    ex->stream_dst = comm->cfg.stream_min > 0 && result_bytes >= comm->cfg.stream_min;
+    for (int i = 0; i < plan->nlanes; i++) {
+        ex->lanes_left += plan->lanes[i].nsteps > 0;
+        ex->main_left += plan->lanes[i].nsteps > 0 && !plan->lanes[i].after_all;
+    }
+    tutti_status_t st = TUTTI_OK;
+    if (plan->nlanes > ex->next_cap) {
+        size_t nl = (size_t)plan->nlanes;
+        size_t *n = realloc(ex->next, nl * sizeof(*n));
+        ex->next = n != NULL ? n : ex->next;
+        size_t *pl = realloc(ex->placed, nl * sizeof(*pl));
+        ex->placed = pl != NULL ? pl : ex->placed;
+        int *sp = realloc(ex->sole_peer, nl * sizeof(*sp));
+        ex->sole_peer = sp != NULL ? sp : ex->sole_peer;
+        st = n == NULL || pl == NULL || sp == NULL ? TUTTI_ERR_NO_MEMORY : TUTTI_OK;
+        if (st == TUTTI_OK) {
+            ex->next_cap = plan->nlanes;
+            ex->needs_gen = 0; /* sole_peer must be filled for the new lanes */
+        }
+    }
+    if (st == TUTTI_OK && plan->nlanes > 0) { /* arrays are still NULL before any lane */
+        memset(ex->next, 0, (size_t)plan->nlanes * sizeof(*ex->next));
+        memset(ex->placed, 0, (size_t)plan->nlanes * sizeof(*ex->placed));
+    }
+    if (st == TUTTI_OK) {
+        st = make_fps(ex, plan);
+    }
+    if (st == TUTTI_OK) {
+        /* The same plan again (plan->gen is unique to one build): its needs and connections
+         * are those found last time. */
+        if (plan->gen == 0 || plan->gen != ex->needs_gen) {
+            ex->needs_gen = 0;
+            st = find_needs(ex);
+            ex->needs_gen = st == TUTTI_OK ? plan->gen : 0;
+        }
+    }
+    if (st != TUTTI_OK) {
+        return tutti__set_error(comm, st, "no memory to run a %s", tutti__coll_name(plan->op.coll));
+    }
+    return TUTTI_OK;
+}
+
+void tutti__exec_fini(struct tutti_exec *ex)
+{
+    free(ex->next);
+    free(ex->placed);
+    free(ex->sole_peer);
+    free(ex->needs);
+    free(ex->conns);
+    free(ex->fps_mem);
+    ex->fps_mem = NULL;
+    ex->fps = NULL;
+    ex->fps_cap = 0;
+    ex->next = NULL;
+    ex->placed = NULL;
+    ex->sole_peer = NULL;
+    ex->needs = NULL;
+    ex->conns = NULL;
+    ex->next_cap = ex->needs_cap = ex->nneeds = 0;
+}
+
+/*
+ * While some connections are still missing, look at what already arrived on the others that
+ * this operation receives from: data of another call means the calls differ, and the
+ * connection this rank waits for may never come (the peer's call does not need it), so say so
+ * now instead of timing out; so does a peer's abort notice or its end (this operation needs
+ * its data). Only the next slot is looked at, and only its fingerprint.
+ */
+static tutti_status_t check_arrived(struct tutti_exec *ex)
+{
+    for (int i = 0; i < ex->nneeds; i++) {
+        struct tutti_tconn *c = ex->conns[i];
+        if (c == NULL || ex->needs[i].call < 0) {
+            continue;
+        }
+        const struct tutti_fp *want = &ex->fps[ex->needs[i].call], *got;
+        const void *buf;
+        size_t len;
+        tutti_status_t st = c->ops->recv_peek(c, &buf, &len, &got);
+        TUTTI_CHECK(st);
+        if (st == TUTTI_OK && !tutti__fp_eq(got, want)) {
+            return tutti__fp_mismatch(ex->comm, c->peer, got, want);
+        }
+    }
+    return TUTTI_OK;
+}
+
+/* Connect every (peer, channel) the steps need. OK once all are there. */
+static tutti_status_t connect_needs(struct tutti_exec *ex)
+{
+    int missing = 0;
+    for (int i = 0; i < ex->nneeds; i++) {
+        if (ex->conns[i] == NULL) {
+            TUTTI_CHECK(
+                tutti__comm_conn(ex->comm, ex->needs[i].peer, ex->needs[i].channel, &ex->conns[i]));
+            missing += (ex->conns[i] == NULL);
+        }
+    }
+    if (missing > 0) {
+        TUTTI_CHECK(check_arrived(ex));
+        return TUTTI_IN_PROGRESS;
+    }
+    for (int i = 0; i < ex->nneeds; i++) {
+        if (ex->conns[i]->ops->flags & TUTTI_TRANSPORT_NEEDS_PROGRESS) {
+            ex->needs_progress = 1;
+        } else {
+            ex->uses_doorbell = 1;
+        }
+    }
+    return TUTTI_OK;
+}
+
+/* The connection of a step's peer on the lane's channel (connected before steps run). */
+static inline struct tutti_tconn *conn_of(const struct tutti_exec *ex, int peer, int channel)
+{
+    return ex->comm->net.conns[(size_t)peer * TUTTI_MAX_CHANNELS + (size_t)channel];
+}
+
+static tutti_status_t size_mismatch(struct tutti_exec *ex, int peer, size_t got, size_t want)
+{
+    char who[128];
+    tutti__peer_str(&ex->comm->peers[peer], who, sizeof(who));
+    /* The fingerprints matched: the same call, planned differently (settings that choose
+     * the algorithm, such as TUTTI_ALGO, differ between ranks). */
+    return tutti__set_error(ex->comm, TUTTI_ERR_INVALID_USAGE,
+                            "%s #%llu: received %zu bytes from %s where %zu were expected: the "
+                            "calls match, their plans do not (do TUTTI_* settings differ between "
+                            "ranks?)",
+                            tutti__coll_name(ex->plan->op.coll), (unsigned long long)ex->seq, got,
+                            who, want);
+}
+
+/* Run one step if its slots are available: OK (done), IN_PROGRESS (not yet) or an error. */
+static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct tutti_step *s)
+{
+    const struct tutti_plan *p = ex->plan;
+    size_t bytes = s->count * ex->esize;
+    const char *src =
+        s->src_buf != TUTTI_BUF_NONE ? p->bufs[s->src_buf] + s->src_off * ex->esize : NULL;
+    char *dst = s->dst_buf != TUTTI_BUF_NONE ? p->bufs[s->dst_buf] + s->dst_off * ex->esize : NULL;
+    int divisor = s->final ? p->divisor : 1;
+    struct tutti_tconn *rc = s->recv_peer >= 0 ? conn_of(ex, s->recv_peer, channel) : NULL;
+    struct tutti_tconn *sc = s->send_peer >= 0 ? conn_of(ex, s->send_peer, channel) : NULL;
+    const void *rslot = NULL;
+    void *sslot = NULL;
+    size_t rlen = 0, scap = 0;
+    tutti_status_t st;
+
+    switch ((tutti_step_kind_t)s->kind) {
+    case TUTTI_STEP_COPY:
+        tutti__copy2(dst, NULL, src, bytes);
+        return TUTTI_OK;
+    case TUTTI_STEP_REDUCE:
+        tutti__reduce(dst, NULL, s->swap ? src : dst, s->swap ? dst : src, s->count, p->op.dt,
+                      p->op.op, divisor);
+        return TUTTI_OK;
+    default:
+        break;
+    }
+    const struct tutti_fp *fp = &ex->fps[s->call];
+    if (rc != NULL) {
+        const struct tutti_fp *rfp;
+        st = rc->ops->recv_peek(rc, &rslot, &rlen, &rfp);
+        if (st != TUTTI_OK) {
+            return st;
+        }
+        /* Before anything reads the data: is it from the same call on the peer? */
+        if (!tutti__fp_eq(rfp, fp)) {
+            return tutti__fp_mismatch(ex->comm, s->recv_peer, rfp, fp);
+        }
+        if (rlen != bytes) {
+            return size_mismatch(ex, s->recv_peer, rlen, bytes);
+        }
+    }
+    if (sc != NULL) {
+        st = sc->ops->send_acquire(sc, &sslot, &scap);
+        if (st != TUTTI_OK) {
+            return st;
+        }
+    }
+    /* Zero copy: a stable result in user memory travels from there (TCP) instead of a slot. */
+    const void *ref = NULL;
+    if (sslot != NULL && s->stable && (sc->ops->flags & TUTTI_TRANSPORT_SEND_REF) != 0) {
+        int from_src = s->kind == TUTTI_STEP_SEND || s->kind == TUTTI_STEP_COPY_SEND;
+        ref = from_src ? (const void *)src : (const void *)dst;
+        if (s->kind == TUTTI_STEP_RECV_REDUCE_SEND) {
+            ref = NULL; /* its result exists only in the slot */
+        }
+    }
+    const void *a = s->swap ? (const void *)src : rslot, *b = s->swap ? rslot : (const void *)src;
+    switch ((tutti_step_kind_t)s->kind) {
+    case TUTTI_STEP_SEND:
+        if (ref == NULL) {
+            tutti__copy2(sslot, NULL, src, bytes);
+        }
+        break;
+    case TUTTI_STEP_COPY_SEND:
+        tutti__copy2(dst, ref != NULL ? NULL : sslot, src, bytes);
+        break;
+    case TUTTI_STEP_RECV:
+        if (rslot == dst) {
+            break; /* placed: the transport received it there */
+        }
+        if (ex->stream_dst) {
+            tutti__copy_stream(dst, rslot, bytes);
+        } else {
+            tutti__copy2(dst, NULL, rslot, bytes);
+        }
+        break;
+    case TUTTI_STEP_RECV_REDUCE_SEND:
+        tutti__reduce(sslot, NULL, a, b, s->count, p->op.dt, p->op.op, divisor);
+        break;
+    case TUTTI_STEP_RECV_REDUCE_COPY:
+        tutti__reduce(dst, NULL, a, b, s->count, p->op.dt, p->op.op, divisor);
+        break;
+    case TUTTI_STEP_RECV_REDUCE_COPY_SEND:
+        if (ref != NULL) {
+            tutti__reduce(dst, NULL, a, b, s->count, p->op.dt, p->op.op, divisor);
+        } else if (ex->stream_dst) {
+            /* result into the slot (read again by the peer), then streamed to the user */
+            tutti__reduce(sslot, NULL, a, b, s->count, p->op.dt, p->op.op, divisor);
+            tutti__copy_stream(dst, sslot, bytes);
+        } else {
+            tutti__reduce(dst, sslot, a, b, s->count, p->op.dt, p->op.op, divisor);
+        }
+        break;
+    case TUTTI_STEP_RECV_COPY_SEND:
+        if (rslot == dst) { /* placed: it is in dst already */
+            if (ref == NULL) {
+                tutti__copy2(sslot, NULL, dst, bytes);
+            }
+        } else if (ref != NULL) {
+            tutti__copy2(dst, NULL, rslot, bytes);
+        } else if (ex->stream_dst) {
+            tutti__copy2(sslot, NULL, rslot, bytes);
+            tutti__copy_stream(dst, sslot, bytes);
+        } else {
+            tutti__copy2(dst, sslot, rslot, bytes);
+        }
+        break;
+    default:
+        return tutti__set_error(ex->comm, TUTTI_ERR_INTERNAL, "bad step kind %d", s->kind);
+    }
+    if (ref != NULL) {
+        TUTTI_CHECK(sc->ops->send_post_ref(sc, ref, bytes, fp));
+    } else if (sslot != NULL) {
+        TUTTI_CHECK(sc->ops->send_post(sc, bytes, fp));
+    }
+    if (rslot != NULL) {
+        TUTTI_CHECK(rc->ops->recv_release(rc));
+    }
+    return TUTTI_OK;
+}
+
+/* Has everything posted left the process? Sends may still read user memory until then. */
+static tutti_status_t all_flushed(struct tutti_exec *ex, int *done_p)
+{
+    *done_p = 1;
+    for (int i = 0; i < ex->nneeds && *done_p; i++) {
+        TUTTI_CHECK(ex->conns[i]->ops->flushed(ex->conns[i], done_p));
+    }
+    return TUTTI_OK;
+}
+
+/* Frames placed ahead of a lane at most (a transport's receive window is usually smaller). */
+#define PLACE_AHEAD_MAX 16
+
+/* Can step s take its received data where the transport put it (it stores it unchanged)? */
+static int placeable(const struct tutti_step *s)
+{
+    return (s->kind == TUTTI_STEP_RECV || s->kind == TUTTI_STEP_RECV_COPY_SEND) &&
+           s->dst_buf != TUTTI_BUF_NONE;
+}
+
+/*
+ * Tell the transport where lane i's coming receives go, so that TCP reads them straight into
+ * the user buffer instead of a slot (one copy less). Only for a lane that alone receives from
+ * its peer on its channel: its k-th receiving step then takes the k-th frame.
+ */
+static void place_ahead(struct tutti_exec *ex, int i)
+{
+    const struct tutti_lane *l = &ex->plan->lanes[i];
+    int peer = ex->sole_peer[i];
+    if (peer < 0) {
+        return;
+    }
+    struct tutti_tconn *c = conn_of(ex, peer, l->channel);
+    if ((c->ops->flags & TUTTI_TRANSPORT_RECV_PLACE) == 0) {
+        return;
+    }
+    uint32_t ahead = 0;
+    size_t j = ex->next[i];
+    for (; j < l->nsteps && ahead < PLACE_AHEAD_MAX; j++) {
+        const struct tutti_step *s = &l->steps[j];
+        if (s->recv_peer < 0) {
+            continue;
+        }
+        if (j >= ex->placed[i] && placeable(s)) {
+            char *dst = ex->plan->bufs[s->dst_buf] + s->dst_off * ex->esize;
+            if (c->ops->recv_place(c, ahead, dst, s->count * ex->esize) != TUTTI_OK) {
+                break; /* beyond the receive window: later */
+            }
+        }
+        ahead++;
+    }
+    ex->placed[i] = j;
+}
+
+static tutti_status_t run_lanes(struct tutti_exec *ex, int *progress_p)
+{
+    int flushed = -1; /* asked once, when an after-all lane could start */
+    for (int i = 0; i < ex->plan->nlanes; i++) {
+        const struct tutti_lane *l = &ex->plan->lanes[i];
+        size_t *next = &ex->next[i];
+        if (*next == l->nsteps || (l->after_all && ex->main_left > 0)) {
+            continue;
+        }
+        if (l->after_all && flushed < 0) {
+            TUTTI_CHECK(all_flushed(ex, &flushed));
+        }
+        if (l->after_all && !flushed) {
+            continue; /* it overwrites what a send in flight may still be reading */
+        }
+        while (*next < l->nsteps) {
+            tutti_status_t st = run_step(ex, l->channel, &l->steps[*next]);
+            if (st == TUTTI_IN_PROGRESS) {
+                if (ex->placed[i] < l->nsteps) {
+                    place_ahead(ex, i);
+                }
+                break;
+            }
+            if (st != TUTTI_OK) {
+                return st;
+            }
+            (*next)++;
+            *progress_p = 1;
+        }
+        if (*next == l->nsteps) {
+            ex->lanes_left--;
+            ex->main_left -= !l->after_all;
+        }
+    }
+    return TUTTI_OK;
+}
+
+static tutti_status_t progress_conns(struct tutti_exec *ex, int *progress_p)
+{
+    for (int i = 0; ex->needs_progress && i < ex->nneeds; i++) {
+        struct tutti_tconn *c = ex->conns[i];
+        int moved = 0;
+        TUTTI_CHECK(c->ops->progress(c, &moved));
+        *progress_p |= moved;
+    }
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__exec_advance(struct tutti_exec *ex, int *progress_p)
+{
+    *progress_p = 0;
+    if (ex->phase == TUTTI_EXEC_CONNECT) {
+        tutti_status_t st = connect_needs(ex);
+        if (st != TUTTI_OK) {
+            return st;
+        }
+        ex->phase = TUTTI_EXEC_RUN;
+        *progress_p = 1;
+    }
+    if (ex->phase == TUTTI_EXEC_RUN) {
+        TUTTI_CHECK(progress_conns(ex, progress_p));
+        TUTTI_CHECK(run_lanes(ex, progress_p));
+        if (ex->lanes_left > 0) {
+            return TUTTI_IN_PROGRESS;
+        }
+        ex->phase = TUTTI_EXEC_FLUSH;
+    }
+    if (ex->phase == TUTTI_EXEC_FLUSH) {
+        for (int i = 0; i < ex->nneeds; i++) {
+            int done = 0;
+            TUTTI_CHECK(ex->conns[i]->ops->flushed(ex->conns[i], &done));
+            if (!done) {
+                TUTTI_CHECK(progress_conns(ex, progress_p));
+                return TUTTI_IN_PROGRESS;
+            }
+        }
+        ex->phase = TUTTI_EXEC_DONE;
+    }
+    return TUTTI_OK;
+}

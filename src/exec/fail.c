@@ -1,0 +1,66 @@
+/*
+ * fail.c - owns comm->state: the sticky failure status, abort notices to peers and waking the
+ * engine. A rank that fails tells every peer it can reach, and peers that fail because of the
+ * notice tell theirs, so a failure anywhere reaches every rank instead of leaving them waiting.
+ */
+#include "exec/fail.h"
+#include "check.h"
+#include "comm/comm.h"
+#include "exec/connect.h"
+#include "global.h"
+
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int tutti__status_is_fatal(tutti_status_t st)
+{
+    return st == TUTTI_ERR_REMOTE || st == TUTTI_ERR_TIMEOUT || st == TUTTI_ERR_ABORTED ||
+           st == TUTTI_ERR_SYSTEM || st == TUTTI_ERR_INTERNAL || st == TUTTI_ERR_INVALID_USAGE ||
+           st == TUTTI_ERR_AUTH || st == TUTTI_ERR_NO_MEMORY || st == TUTTI_ERR_MISMATCH;
+}
+
+tutti_status_t tutti__comm_health(struct tutti_comm *comm)
+{
+    return (tutti_status_t)atomic_load_explicit(&comm->state.status, memory_order_acquire);
+}
+
+void tutti__comm_wake(struct tutti_comm *comm)
+{
+    struct tutti_doorbell *db = comm->net.doorbell;
+    if (db != NULL) {
+        __atomic_fetch_add(&db->seq, 1, __ATOMIC_SEQ_CST);
+        syscall(SYS_futex, &db->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    }
+    if (comm->state.wakefd >= 0) {
+        uint64_t one = 1;
+        ssize_t w = write(comm->state.wakefd, &one, sizeof(one));
+        (void)w;
+    }
+}
+
+tutti_status_t tutti__comm_fail(struct tutti_comm *comm, tutti_status_t st, int culprit)
+{
+    int expect = TUTTI_OK;
+    if (!atomic_compare_exchange_strong(&comm->state.status, &expect, (int)st)) {
+        return (tutti_status_t)expect; /* failed before: that error stands */
+    }
+    struct tutti_abort_info info;
+    memset(&info, 0, sizeof(info));
+    info.origin = comm->rank;
+    info.culprit = culprit;
+    info.status = st;
+    info.seq = (uint32_t)atomic_load(&comm->state.posted);
+    pthread_mutex_lock(&comm->err.lock);
+    snprintf(info.reason, sizeof(info.reason), "%.*s", (int)sizeof(info.reason) - 1, comm->err.msg);
+    pthread_mutex_unlock(&comm->err.lock);
+    tutti_debug(TUTTI_SUBSYS_INIT, "communicator failed (%s); telling peers",
+                tutti_status_name(st));
+    tutti__net_abort(comm, &info);
+    tutti__comm_wake(comm);
+    return st;
+}

@@ -1,0 +1,217 @@
+/*
+ * fp.c - owns comm->fp: operation fingerprints (fp.h). Sequence numbers given at issue, the
+ * 32-byte wire form and its checks (pure functions, fuzzed), and the error that names both
+ * calls when the data of one reaches the other.
+ *
+ * Wire form, four little-endian 64-bit words:
+ *   w0 sequence number   w1 count
+ *   w2 bits 0-31: root (collectives; -1 without one) or sender (send/recv);
+ *      bits 32-63: -1 (collectives) or receiver (send/recv)
+ *   w3 byte 0 version, 1 collective (TUTTI_COLL_SEND for send/recv), 2 datatype,
+ *      3 op (0xff unless the collective reduces), bytes 4-7 zero
+ */
+#include "exec/fp.h"
+#include "check.h"
+#include "comm/comm.h"
+#include "tutti/coll.h"
+
+#include <endian.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NO_OP 0xffu
+
+static int reduces(int coll)
+{
+    return coll == TUTTI_COLL_ALLREDUCE || coll == TUTTI_COLL_REDUCE ||
+           coll == TUTTI_COLL_REDUCE_SCATTER;
+}
+
+static int rooted(int coll)
+{
+    return coll == TUTTI_COLL_BROADCAST || coll == TUTTI_COLL_REDUCE;
+}
+
+int tutti__fp_init(struct tutti_comm *comm)
+{
+    comm->fp.sent = calloc((size_t)comm->nranks, sizeof(*comm->fp.sent));
+    comm->fp.recvd = calloc((size_t)comm->nranks, sizeof(*comm->fp.recvd));
+    if (comm->fp.sent == NULL || comm->fp.recvd == NULL) {
+        tutti__fp_fini(comm);
+        return -1;
+    }
+    return 0;
+}
+
+void tutti__fp_fini(struct tutti_comm *comm)
+{
+    free(comm->fp.sent);
+    free(comm->fp.recvd);
+    comm->fp.sent = comm->fp.recvd = NULL;
+}
+
+void tutti__fp_issue(struct tutti_comm *comm, struct tutti_op_desc *op)
+{
+    if (op->coll == TUTTI_COLL_SEND && comm->fp.sent != NULL) {
+        op->seq = ++comm->fp.sent[op->peer];
+    } else if (op->coll == TUTTI_COLL_RECV && comm->fp.recvd != NULL) {
+        op->seq = ++comm->fp.recvd[op->peer];
+    } else if (op->coll != TUTTI_COLL_SEND && op->coll != TUTTI_COLL_RECV) {
+        /* atomic: a program that issues from two threads at once gets mismatches, not UB */
+        op->seq = atomic_fetch_add_explicit(&comm->fp.coll, 1, memory_order_relaxed) + 1;
+    }
+}
+
+void tutti__fp_encode(const struct tutti_fp_desc *d, struct tutti_fp *fp)
+{
+    int p2p = d->coll == TUTTI_COLL_SEND;
+    uint32_t a = (uint32_t)(p2p ? d->src : d->root), b = (uint32_t)(p2p ? d->dst : -1);
+    uint32_t op = d->op >= 0 ? (uint32_t)d->op : NO_OP;
+    fp->w[0] = htole64(d->seq);
+    fp->w[1] = htole64(d->count);
+    fp->w[2] = htole64((uint64_t)a | (uint64_t)b << 32);
+    fp->w[3] = htole64((uint64_t)TUTTI_FP_VERSION | (uint64_t)(uint32_t)d->coll << 8 |
+                       (uint64_t)(uint32_t)d->dt << 16 | (uint64_t)op << 24);
+}
+
+void tutti__fp_make(const struct tutti_op_desc *op, int rank, struct tutti_fp *fp)
+{
+    struct tutti_fp_desc d = {.seq = op->seq,
+                              .count = op->count,
+                              .coll = op->coll,
+                              .dt = op->dt,
+                              .op = -1,
+                              .root = -1,
+                              .src = -1,
+                              .dst = -1};
+    if (op->coll == TUTTI_COLL_SEND || op->coll == TUTTI_COLL_RECV) {
+        d.coll = TUTTI_COLL_SEND; /* both ends of one message compute the same bytes */
+        d.src = op->coll == TUTTI_COLL_SEND ? rank : op->peer;
+        d.dst = op->coll == TUTTI_COLL_SEND ? op->peer : rank;
+    } else {
+        d.op = reduces(op->coll) ? (int)op->op : -1;
+        d.root = rooted(op->coll) ? op->root : -1;
+    }
+    tutti__fp_encode(&d, fp);
+}
+
+/* A rank field: in [0, nranks), or >= 0 when nranks is 0 (unknown). */
+static int rank_ok(int32_t r, int nranks)
+{
+    return r >= 0 && (nranks <= 0 || r < nranks);
+}
+
+int tutti__fp_decode(const struct tutti_fp *fp, int nranks, struct tutti_fp_desc *d, char *why,
+                     size_t len)
+{
+    uint64_t w2 = le64toh(fp->w[2]), w3 = le64toh(fp->w[3]);
+    unsigned ver = (unsigned)(w3 & 0xff), coll = (unsigned)(w3 >> 8 & 0xff);
+    unsigned dt = (unsigned)(w3 >> 16 & 0xff), op = (unsigned)(w3 >> 24 & 0xff);
+    int32_t a = (int32_t)(uint32_t)w2, b = (int32_t)(uint32_t)(w2 >> 32);
+    const char *bad = NULL;
+    if (ver != TUTTI_FP_VERSION || (w3 >> 32) != 0) {
+        bad = "version or reserved bytes";
+    } else if (coll >= TUTTI_COLL_COUNT || coll == TUTTI_COLL_RECV) {
+        bad = "collective";
+    } else if (dt >= TUTTI_NUM_DATATYPES) {
+        bad = "datatype";
+    } else if (reduces((int)coll) ? op >= TUTTI_NUM_OPS : op != NO_OP) {
+        bad = "op";
+    } else if (coll == TUTTI_COLL_SEND
+                   ? !rank_ok(a, nranks) || !rank_ok(b, nranks)
+                   : b != -1 || (rooted((int)coll) ? !rank_ok(a, nranks) : a != -1)) {
+        bad = "rank";
+    }
+    if (bad != NULL) {
+        snprintf(why, len, "bad %s in fingerprint %016llx %016llx %016llx %016llx", bad,
+                 (unsigned long long)le64toh(fp->w[0]), (unsigned long long)le64toh(fp->w[1]),
+                 (unsigned long long)w2, (unsigned long long)w3);
+        return -1;
+    }
+    int p2p = coll == TUTTI_COLL_SEND;
+    *d = (struct tutti_fp_desc){.seq = le64toh(fp->w[0]),
+                                .count = le64toh(fp->w[1]),
+                                .coll = (int)coll,
+                                .dt = (int)dt,
+                                .op = reduces((int)coll) ? (int)op : -1,
+                                .root = p2p ? -1 : a,
+                                .src = p2p ? a : -1,
+                                .dst = p2p ? b : -1};
+    return 0;
+}
+
+void tutti__fp_str(const struct tutti_fp_desc *d, int compact, char *buf, size_t len)
+{
+    /* a send and its receive share one fingerprint: name the message, not one end */
+    const char *name = d->coll == TUTTI_COLL_SEND ? (compact ? "sendrecv" : "send/recv")
+                                                  : tutti__coll_name((tutti_coll_t)d->coll);
+    const char *dt = tutti_datatype_name((tutti_datatype_t)d->dt);
+    char extra[48] = "";
+    if (d->coll == TUTTI_COLL_SEND) {
+        snprintf(extra, sizeof(extra), compact ? ":%d->%d" : ", rank %d -> rank %d", d->src,
+                 d->dst);
+    } else if (d->op >= 0) {
+        snprintf(extra, sizeof(extra), compact ? ":%s" : ", %s", tutti_op_name((tutti_op_t)d->op));
+    } else if (d->root >= 0) {
+        snprintf(extra, sizeof(extra), compact ? ":root=%d" : ", root %d", d->root);
+    }
+    if (compact) {
+        snprintf(buf, len, "%s#%llu:%llux%s%s", name, (unsigned long long)d->seq,
+                 (unsigned long long)d->count, dt, extra);
+    } else {
+        snprintf(buf, len, "%s #%llu (%llu x %s%s)", name, (unsigned long long)d->seq,
+                 (unsigned long long)d->count, dt, extra);
+    }
+}
+
+void tutti__fp_remember(struct tutti_comm *comm, const struct tutti_fp *fp)
+{
+    uint64_t seq = le64toh(fp->w[0]);
+    comm->fp.hist[seq % TUTTI_FP_HISTORY] = *fp;
+}
+
+/* "; rank 0's call #1 was broadcast #1 (...)" when this rank remembers its collective #seq. */
+static void own_call(const struct tutti_comm *comm, uint64_t seq, char *buf, size_t len)
+{
+    struct tutti_fp_desc d;
+    char why[8], s[96];
+    const struct tutti_fp *h = &comm->fp.hist[seq % TUTTI_FP_HISTORY];
+    buf[0] = '\0';
+    if (tutti__fp_decode(h, comm->nranks, &d, why, sizeof(why)) == 0 && d.seq == seq &&
+        d.coll != TUTTI_COLL_SEND) {
+        tutti__fp_str(&d, 0, s, sizeof(s));
+        snprintf(buf, len, "; rank %d's collective #%llu was %s", comm->rank,
+                 (unsigned long long)seq, s);
+    }
+}
+
+tutti_status_t tutti__fp_mismatch(struct tutti_comm *comm, int peer, const struct tutti_fp *got,
+                                  const struct tutti_fp *want)
+{
+    char who[128], why[160];
+    struct tutti_fp_desc g, w;
+    tutti__peer_str(&comm->peers[peer], who, sizeof(who));
+    if (tutti__fp_decode(got, comm->nranks, &g, why, sizeof(why)) != 0) {
+        return tutti__set_error(comm, TUTTI_ERR_REMOTE, "protocol error: data from %s: %s", who,
+                                why);
+    }
+    (void)tutti__fp_decode(want, comm->nranks, &w, why, sizeof(why)); /* made here: valid */
+    char gs[96], ws[96], gc[96], wc[96], more[160] = "";
+    tutti__fp_str(&g, 0, gs, sizeof(gs));
+    tutti__fp_str(&w, 0, ws, sizeof(ws));
+    tutti__fp_str(&g, 1, gc, sizeof(gc));
+    tutti__fp_str(&w, 1, wc, sizeof(wc));
+    /* Data of an earlier call of the same kind was never received: the calls numbered g.seq
+     * differed (the sender only sent, so it could not tell). */
+    int leftover = (g.coll == TUTTI_COLL_SEND) == (w.coll == TUTTI_COLL_SEND) && g.seq < w.seq;
+    if (leftover && g.coll != TUTTI_COLL_SEND) {
+        own_call(comm, g.seq, more, sizeof(more));
+    }
+    tutti_warn("tutti: mismatch rank=%d nranks=%d comm=%016llx peer=%d mine=%s theirs=%s "
+               "leftover=%d",
+               comm->rank, comm->nranks, (unsigned long long)comm->comm_id, peer, wc, gc, leftover);
+    return tutti__set_error(comm, TUTTI_ERR_MISMATCH,
+                            "mismatched calls: %sdata of %s from %s reached %s on rank %d%s",
+                            leftover ? "leftover " : "", gs, who, ws, comm->rank, more);
+}

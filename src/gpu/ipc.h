@@ -1,0 +1,34 @@
+/*
+ * ipc.h - all-reduce of device buffers between the ranks of one host through CUDA IPC: every
+ * rank copies its input into its scratch, which the others have mapped, and the reduction
+ * kernel reads all of them. Everything is on the stream; see ipc.c.
+ */
+#ifndef TUTTI_IPC_H
+#define TUTTI_IPC_H
+
+#include "exec/plan.h"
+#include "tutti/status.h"
+
+struct tutti_comm;
+struct tutti_ipc_state;
+
+/** Does op (validated, on a stream) take the IPC path? Sets it up on first use (collective:
+ * every rank asks at the same call). *use_p = 0 when it does not apply or cannot be set up. */
+tutti_status_t tutti__ipc_wanted(struct tutti_comm *comm, const struct tutti_op_desc *op,
+                                 int *use_p);
+
+/** Enqueue the all-reduce op on stream; returns at once. */
+tutti_status_t tutti__ipc_allreduce(struct tutti_comm *comm, const struct tutti_op_desc *op,
+                                    void *stream);
+
+/** Adopt a failure another rank's watchdog recorded (before reporting comm's health). */
+void tutti__ipc_check(struct tutti_comm *comm);
+
+/**
+ * At destroy: wait until every rank's stream has passed its last reduction (they read this
+ * rank's scratch), then unmap and free. At abort: release every waiting stream, stop, and leave
+ * the memory to the process (a stream may still read it).
+ */
+void tutti__ipc_fini(struct tutti_comm *comm, int aborting);
+
+#endif /* TUTTI_IPC_H */

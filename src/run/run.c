@@ -1,0 +1,188 @@
+/*
+ * run.c - plan, execute, wait, complete (run.h): the steps every operation goes through once
+ * it is its communicator's turn, whether it came from a blocking call, the progress thread or
+ * a group's end.
+ */
+#include "run/run.h"
+#include "check.h"
+#include "coll/coll.h"
+#include "comm/comm.h"
+#include "exec/engine.h"
+#include "exec/fail.h"
+#include "exec/op.h"
+#include "topology/layout.h"
+
+#include <stdlib.h>
+
+void tutti__run_plan_params(struct tutti_comm *comm, const struct tutti_op_desc *op,
+                            struct tutti_plan_params *pp)
+{
+    size_t es = tutti_datatype_size(op->dt);
+    pp->rank = comm->rank;
+    pp->nranks = comm->nranks;
+    pp->nchannels = comm->cfg.nchannels;
+    pp->chunk_elems = comm->cfg.chunk_bytes / es > 0 ? comm->cfg.chunk_bytes / es : 1;
+    /* The cost model picks the channels itself, up to the communicator's (unless an algorithm
+     * is forced: that one runs as the static rule would run it). Send and receive keep every
+     * channel: both ends of a message must agree, and a grouped receive cannot know the size
+     * of the send it pairs with. */
+    int model = comm->cfg.tuner && comm->cfg.forced[op->coll] < 0;
+    if (op->coll != TUTTI_COLL_SEND && op->coll != TUTTI_COLL_RECV && !model) {
+        pp->nchannels = tutti__algo_static_channels(op, pp);
+    }
+    pp->direct_max = comm->cfg.direct_max;
+    pp->forced = comm->cfg.forced[op->coll];
+    pp->tuner = comm->cfg.tuner;
+    pp->layout = comm->layout;
+    pp->nhosts = comm->layout != NULL ? comm->layout->nhosts : 1;
+    pp->cpu_load = comm->cfg.cpu_load;
+    pp->memo = &comm->tune;
+    pp->intra_tcp = comm->cfg.force_tcp;
+}
+
+/* The plan of one collective (or send, or receive) into plan, the error recorded on comm (a
+ * forced algorithm that does not apply). A barrier's byte is `byte`, which outlives the run. */
+static tutti_status_t plan_one(struct tutti_comm *comm, const struct tutti_op_desc *op,
+                               uint8_t *byte, struct tutti_plan *plan)
+{
+    struct tutti_op_desc d = *op;
+    tutti__op_bind_barrier(&d, byte);
+    struct tutti_plan_params pp;
+    tutti__run_plan_params(comm, &d, &pp);
+    int rc = tutti__plan_build_cached(&d, &pp, plan);
+    if (rc == -2) {
+        char valid[128];
+        tutti__algo_applicable(&d, &pp, valid, sizeof(valid));
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_USAGE,
+                                "TUTTI_ALGO forces %s:%s, which does not apply to %zu elements of "
+                                "%s on %d ranks (applicable: %s)",
+                                tutti__coll_name(d.coll), tutti__algos(d.coll, &rc)[pp.forced].name,
+                                d.count, tutti_datatype_name(d.dt), pp.nranks, valid);
+    }
+    if (rc != 0) {
+        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory to plan a %s",
+                                tutti__coll_name(d.coll));
+    }
+    tutti_debug(TUTTI_SUBSYS_TUNE, "%s of %zu %s: %s (chunk %zu, %d channel%s)",
+                tutti__coll_name(d.coll), d.count, tutti_datatype_name(d.dt), plan->algo,
+                plan->chunk_elems, plan->nchannels, plan->nchannels == 1 ? "" : "s");
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__run_op(struct tutti_comm *comm, const struct tutti_op_desc *op,
+                             struct tutti_plan *plan)
+{
+    tutti_status_t st = tutti__comm_health(comm);
+    if (st != TUTTI_OK) {
+        return tutti__set_error_quiet(NULL, st, "%s on a communicator that failed earlier: %s",
+                                      tutti__coll_name(op->coll), tutti_last_error(comm));
+    }
+    uint64_t seq = tutti__comm_seq_post(comm);
+    uint8_t byte = 0;
+    TUTTI_CHECK(plan_one(comm, op, &byte, plan));
+    struct tutti_exec *ex = &comm->exec; /* ours while we hold the turn */
+    TUTTI_CHECK(tutti__exec_reuse(ex, comm, plan, seq));
+    st = tutti__engine_run(&ex, 1);
+    if (st == TUTTI_OK) {
+        tutti__comm_seq_done(comm, seq);
+    }
+    return st;
+}
+
+static int is_p2p(const struct tutti_op_desc *op)
+{
+    return op->coll == TUTTI_COLL_SEND || op->coll == TUTTI_COLL_RECV;
+}
+
+/* Build the member's next segment into its plan. 0: built; 1: nothing left; <0: error. */
+static int next_segment(struct tutti_run_member *m)
+{
+    if (m->next >= m->nops || m->status != TUTTI_OK) {
+        return 1;
+    }
+    struct tutti_comm *comm = m->comm;
+    const struct tutti_op_desc *first = m->ops[m->next];
+    int end = m->next + 1;
+    while (is_p2p(first) && end < m->nops && is_p2p(m->ops[end])) {
+        end++;
+    }
+    if (is_p2p(first)) {
+        struct tutti_plan_params pp;
+        tutti__run_plan_params(comm, first, &pp);
+        pp.chunk_elems = comm->cfg.chunk_bytes; /* a group's merged p2p plan counts bytes */
+        int rc = tutti__p2p_group_build(m->ops + m->next, end - m->next, &pp, &m->plan);
+        if (rc == -2) {
+            m->status = tutti__set_error(comm, TUTTI_ERR_INVALID_USAGE,
+                                         "group: sends to self and receives from self do not "
+                                         "pair up (same number, same sizes, in order)");
+        } else if (rc != 0) {
+            m->status = tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory to plan a group");
+        }
+    } else {
+        m->status = plan_one(comm, first, &m->barrier_byte, &m->plan);
+    }
+    m->next = end;
+    if (m->status != TUTTI_OK) {
+        return -1;
+    }
+    uint64_t seq = tutti__comm_seq_post(comm);
+    m->status = tutti__exec_init(&m->ex, comm, &m->plan, seq);
+    return m->status == TUTTI_OK ? 0 : -1;
+}
+
+void tutti__run_members(struct tutti_run_member **ms, int nm)
+{
+    struct tutti_exec **exs = calloc((size_t)nm, sizeof(*exs));
+    struct tutti_run_member **ran = calloc((size_t)nm, sizeof(*ran));
+    if (exs == NULL || ran == NULL) {
+        for (int i = 0; i < nm; i++) {
+            if (ms[i]->status == TUTTI_OK) { /* else its comm may be gone: leave it alone */
+                ms[i]->status = tutti__set_error(ms[i]->comm, TUTTI_ERR_NO_MEMORY, "no memory");
+            }
+        }
+        free(exs);
+        free(ran);
+        return;
+    }
+    for (;;) {
+        int n = 0;
+        for (int i = 0; i < nm; i++) {
+            if (next_segment(ms[i]) == 0) {
+                ran[n] = ms[i];
+                exs[n++] = &ms[i]->ex;
+            }
+        }
+        if (n == 0) {
+            break;
+        }
+        (void)tutti__engine_run(exs, n);
+        for (int i = 0; i < n; i++) {
+            if (exs[i]->status != TUTTI_OK) {
+                ran[i]->status = exs[i]->status;
+            } else {
+                tutti__comm_seq_done(ran[i]->comm, exs[i]->seq);
+            }
+            tutti__exec_fini(exs[i]);
+        }
+    }
+    free(exs);
+    free(ran);
+}
+
+tutti_status_t tutti__run_batch(struct tutti_comm *comm, const struct tutti_op_desc *ops, int n)
+{
+    const struct tutti_op_desc **list = calloc((size_t)n, sizeof(*list));
+    if (list == NULL) {
+        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory to run a group");
+    }
+    for (int i = 0; i < n; i++) {
+        list[i] = &ops[i];
+    }
+    struct tutti_run_member m = {
+        .comm = comm, .ops = list, .nops = n, .status = tutti__comm_health(comm)};
+    struct tutti_run_member *mp = &m;
+    tutti__run_members(&mp, 1);
+    tutti__plan_free(&m.plan);
+    free(list);
+    return m.status;
+}

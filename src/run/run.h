@@ -1,0 +1,50 @@
+/*
+ * run.h - the one path from operations to results: plan, execute, wait, complete. Blocking
+ * calls, the progress thread (request.c) and group ends (group.c) all run through it; the
+ * caller holds the communicator's turn (turn.h).
+ */
+#ifndef TUTTI_RUN_H
+#define TUTTI_RUN_H
+
+#include "exec/exec.h"
+#include "exec/plan.h"
+#include "tutti/status.h"
+
+#include <stdint.h>
+
+struct tutti_comm;
+
+/**
+ * One communicator's part of a run of several calls. Its calls run in segments: a collective,
+ * or a run of sends and receives merged into one plan so that pairs cannot deadlock.
+ */
+struct tutti_run_member {
+    struct tutti_comm *comm;
+    const struct tutti_op_desc **ops; /* its calls in order */
+    int nops;
+    int next;              /* first call of the next segment */
+    tutti_status_t status; /* set TUTTI_OK to run; the first error stops the member */
+    struct tutti_plan plan;
+    struct tutti_exec ex;
+    uint8_t barrier_byte;
+};
+
+/** The plan parameters of op on comm (rank, channels, chunk, tuner settings, its memo). */
+void tutti__run_plan_params(struct tutti_comm *comm, const struct tutti_op_desc *op,
+                            struct tutti_plan_params *pp);
+
+/** Run one operation now, planned into plan (its storage, kept between calls). */
+tutti_status_t tutti__run_op(struct tutti_comm *comm, const struct tutti_op_desc *op,
+                             struct tutti_plan *plan);
+
+/**
+ * Run the members' calls segment after segment, every member's k-th segment together (one
+ * thread drives several communicators of the same job). A member's status says how it ended;
+ * the caller frees each member's plan.
+ */
+void tutti__run_members(struct tutti_run_member **ms, int nm);
+
+/** Run n calls of one communicator as a group (a stream batch). */
+tutti_status_t tutti__run_batch(struct tutti_comm *comm, const struct tutti_op_desc *ops, int n);
+
+#endif /* TUTTI_RUN_H */
