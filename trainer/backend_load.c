@@ -5,7 +5,7 @@
  */
 #include "backend_load.h"
 #include "cuda/train_cuda_config.h"
-#include "devops.h"
+#include "gpu/devops.h"
 #include "env.h"
 #include "kernels/cuda/tutti_cuda.h"
 #include "kernels/module_open.h"
