@@ -41,7 +41,7 @@ void tutti__copy2(void *dst0, void *dst1, const void *src, size_t bytes);
  * dst = src, `bytes` bytes, with non-temporal stores for the bulk (dst == src: nothing). For
  * large results not read again soon; ends with a store fence.
  */
-void tutti__copy_stream(void *dst, const void *src, size_t bytes);
+void tutti__copy_nt(void *dst, const void *src, size_t bytes);
 
 /** dst[i] = src[i] / divisor, for AVG with a single rank or where the division is separate. */
 void tutti__reduce_div(void *dst, const void *src, size_t n, tutti_datatype_t dt, int divisor);

@@ -40,7 +40,7 @@ struct tutti_comm_cfg {
     int oversubscribed; /* more ranks on this machine than CPUs: sleep sooner when waiting */
     double cpu_load;    /* ranks per CPU on the most crowded machine (the same on every rank) */
     size_t direct_max;  /* TUTTI_DIRECT_MAX: largest message for the direct algorithms */
-    size_t stream_min;  /* TUTTI_STREAM_MIN: results of at least this many bytes are streamed */
+    size_t nt_min; /* TUTTI_STREAM_MIN: results of at least this many bytes: non-temporal stores */
     int forced[TUTTI_COLL_COUNT]; /* TUTTI_ALGO: catalog index per collective, or -1 */
     int tuner;                    /* TUTTI_TUNER=model */
 };

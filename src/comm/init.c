@@ -132,7 +132,7 @@ static tutti_status_t init_config(struct tutti_comm *comm, const tutti_comm_para
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
                                 "TUTTI_TUNER '%s' is not one of static, model", env->TUNER);
     }
-    comm->cfg.stream_min = env->STREAM_MIN;
+    comm->cfg.nt_min = env->STREAM_MIN;
     char err[256];
     if (tutti__algo_parse(env->ALGO, comm->cfg.forced, err, sizeof(err)) != 0) {
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "%s", err);

@@ -157,7 +157,7 @@ tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_comm *comm,
      * stores saves the read that a cached store of a missing line costs. */
     size_t send_bytes = 0, result_bytes = 0;
     tutti__op_extents(comm, &plan->op, &send_bytes, &result_bytes);
-    ex->stream_dst = comm->cfg.stream_min > 0 && result_bytes >= comm->cfg.stream_min;
+    ex->nt_dst = comm->cfg.nt_min > 0 && result_bytes >= comm->cfg.nt_min;
     for (int i = 0; i < plan->nlanes; i++) {
         ex->lanes_left += plan->lanes[i].nsteps > 0;
         ex->main_left += plan->lanes[i].nsteps > 0 && !plan->lanes[i].after_all;
@@ -360,8 +360,8 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
         if (rslot == dst) {
             break; /* placed: the transport received it there */
         }
-        if (ex->stream_dst) {
-            tutti__copy_stream(dst, rslot, bytes);
+        if (ex->nt_dst) {
+            tutti__copy_nt(dst, rslot, bytes);
         } else {
             tutti__copy2(dst, NULL, rslot, bytes);
         }
@@ -375,10 +375,10 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
     case TUTTI_STEP_RECV_REDUCE_COPY_SEND:
         if (ref != NULL) {
             tutti__reduce(dst, NULL, a, b, s->count, p->op.dt, p->op.op, divisor);
-        } else if (ex->stream_dst) {
+        } else if (ex->nt_dst) {
             /* result into the slot (read again by the peer), then streamed to the user */
             tutti__reduce(sslot, NULL, a, b, s->count, p->op.dt, p->op.op, divisor);
-            tutti__copy_stream(dst, sslot, bytes);
+            tutti__copy_nt(dst, sslot, bytes);
         } else {
             tutti__reduce(dst, sslot, a, b, s->count, p->op.dt, p->op.op, divisor);
         }
@@ -390,9 +390,9 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
             }
         } else if (ref != NULL) {
             tutti__copy2(dst, NULL, rslot, bytes);
-        } else if (ex->stream_dst) {
+        } else if (ex->nt_dst) {
             tutti__copy2(sslot, NULL, rslot, bytes);
-            tutti__copy_stream(dst, sslot, bytes);
+            tutti__copy_nt(dst, sslot, bytes);
         } else {
             tutti__copy2(dst, sslot, rslot, bytes);
         }

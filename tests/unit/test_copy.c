@@ -1,5 +1,5 @@
 /*
- * test_copy.c - the copy kernels: tutti__copy_stream (non-temporal) and tutti__copy2 (two
+ * test_copy.c - the copy kernels: tutti__copy_nt (non-temporal) and tutti__copy2 (two
  * destinations) against memcpy, for every misalignment of source and destination, sizes around
  * the vector and cache-line steps, and guard bytes that must stay untouched.
  */
@@ -37,7 +37,7 @@ static void check_copy(void (*copy)(void *, const void *, size_t), size_t len, s
 
 static void stream(void *d, const void *s, size_t n)
 {
-    tutti__copy_stream(d, s, n);
+    tutti__copy_nt(d, s, n);
 }
 
 static void copy2_first(void *d, const void *s, size_t n)
@@ -73,7 +73,7 @@ Test(copy, copy2_fills_two_destinations_from_one_read)
     tutti__copy2(a, b, src, len);
     cr_assert_eq(memcmp(a, src, len), 0);
     cr_assert_eq(memcmp(b, src, len), 0);
-    tutti__copy_stream(src, src, len); /* same place: nothing to do, nothing broken */
+    tutti__copy_nt(src, src, len); /* same place: nothing to do, nothing broken */
     cr_assert_eq(memcmp(a, src, len), 0);
     free(src);
     free(a);

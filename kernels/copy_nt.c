@@ -1,5 +1,5 @@
 /*
- * copy_stream.c - tutti__copy_stream: a copy whose destination bypasses the caches
+ * copy_nt.c - tutti__copy_nt: a copy whose destination bypasses the caches
  * (non-temporal stores). For results written once and not read again soon (the user's receive
  * buffer of a large collective), this saves the read-for-ownership of every destination line,
  * a third of the memory traffic of a cached copy. SSE2 is part of x86-64, so no dispatch is
@@ -13,7 +13,7 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-void tutti__copy_stream(void *dst, const void *src, size_t bytes)
+void tutti__copy_nt(void *dst, const void *src, size_t bytes)
 {
     unsigned char *d = dst;
     const unsigned char *s = src;
@@ -43,7 +43,7 @@ void tutti__copy_stream(void *dst, const void *src, size_t bytes)
     memcpy(d + n, s + n, bytes - n);
 }
 #else
-void tutti__copy_stream(void *dst, const void *src, size_t bytes)
+void tutti__copy_nt(void *dst, const void *src, size_t bytes)
 {
     if (dst != src) {
         memcpy(dst, src, bytes);
