@@ -13,6 +13,7 @@
 #include "fork_gate.h"
 #include "global.h"
 #include "comm/peer.h"
+#include "comm/register.h"
 #include "topology/layout.h"
 #include "topology/topo.h"
 #include "topology/view.h"
@@ -172,6 +173,7 @@ static struct tutti_comm *comm_alloc(int nranks, int rank)
 /* Free a communicator that never became usable, or whose connections are closed. */
 void tutti__comm_free(struct tutti_comm *comm)
 {
+    tutti__reg_free_all(comm); /* registrations left by the program go before the transports */
     tutti__net_fini(comm);
     if (comm->state.wakefd >= 0) {
         close(comm->state.wakefd);

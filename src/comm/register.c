@@ -5,6 +5,7 @@
  * hold the communicator's turn, so no operation of it runs meanwhile; those left at destroy are
  * undone there.
  */
+#include "comm/register.h"
 #include "check.h"
 #include "comm/comm.h"
 #include "exec/connect.h"

@@ -270,7 +270,6 @@ void tutti__net_abort(struct tutti_comm *comm, const struct tutti_abort_info *in
 
 void tutti__net_fini(struct tutti_comm *comm)
 {
-    tutti__reg_free_all(comm); /* registrations left by the program go before the transports */
     for (size_t i = 0; comm->net.conns != NULL && i < (size_t)comm->nranks * TUTTI_MAX_CHANNELS;
          i++) {
         struct tutti_tconn *c = comm->net.conns[i];

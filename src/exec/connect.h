@@ -39,9 +39,6 @@ tutti_status_t tutti__net_check(struct tutti_comm *comm);
 /** Tell every peer this rank can reach that it failed (best effort). */
 void tutti__net_abort(struct tutti_comm *comm, const struct tutti_abort_info *info);
 
-/** register.c: undo every registration tutti_comm_register made (at destroy). */
-void tutti__reg_free_all(struct tutti_comm *comm);
-
 /** Close every connection and free the transport contexts. */
 void tutti__net_fini(struct tutti_comm *comm);
 

@@ -1,0 +1,51 @@
+/*
+ * steps.c - the step helpers every algorithm of coll/ builds its lanes with: open a channel's
+ * lane, a copy or a send-and-copy that knows the in-place forms, whether two buffer offsets are
+ * one place, whether a send reads input that stays put. Kept apart from the catalog (algos.c),
+ * which calls the algorithms: the algorithms call these and nothing above them.
+ */
+#include "coll/coll.h"
+#include "util.h"
+
+int tutti__coll_open_lane(struct tutti_plan *plan, size_t total, const struct tutti_plan_params *pp,
+                          int ch, int send_peer, int recv_peer, size_t *off_p, size_t *len_p)
+{
+    tutti__split_even(total, pp->nchannels, ch, off_p, len_p);
+    if (*len_p == 0) {
+        return 0;
+    }
+    return tutti__plan_add_lane(plan, send_peer, recv_peer, ch) < 0 ? -1 : 1;
+}
+
+int tutti__coll_same_place(const struct tutti_plan *plan, uint32_t a, size_t off, uint32_t b,
+                           size_t boff)
+{
+    size_t es = tutti_datatype_size(plan->op.dt);
+    const char *pa = plan->bufs[a], *pb = plan->bufs[b];
+    return pa != NULL && pb != NULL && pa + off * es == pb + boff * es;
+}
+
+int tutti__coll_copy(struct tutti_plan *plan, uint32_t src_buf, size_t src_off, uint32_t dst_buf,
+                     size_t dst_off, size_t count)
+{
+    if (tutti__coll_same_place(plan, src_buf, src_off, dst_buf, dst_off)) {
+        return 0;
+    }
+    return tutti__plan_add_step(plan, TUTTI_STEP_COPY, src_buf, src_off, dst_buf, dst_off, count,
+                                0);
+}
+
+int tutti__coll_send_copy(struct tutti_plan *plan, uint32_t src_buf, size_t src_off,
+                          uint32_t dst_buf, size_t dst_off, size_t count)
+{
+    int in_place = tutti__coll_same_place(plan, src_buf, src_off, dst_buf, dst_off);
+    return tutti__plan_add_step(plan, in_place ? TUTTI_STEP_SEND : TUTTI_STEP_COPY_SEND, src_buf,
+                                src_off, in_place ? TUTTI_BUF_NONE : dst_buf,
+                                in_place ? 0 : dst_off, count, TUTTI_STEP_STABLE);
+}
+
+int tutti__coll_input_stable(const struct tutti_plan *plan, uint32_t src_buf, size_t off)
+{
+    return src_buf == TUTTI_BUF_SEND &&
+           !tutti__coll_same_place(plan, TUTTI_BUF_SEND, off, TUTTI_BUF_RECV, off);
+}
