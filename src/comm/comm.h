@@ -30,7 +30,9 @@ struct tutti_comm_err {
     char msg[512];
 };
 
-/* comm.c: settings fixed at creation. */
+/* Settings fixed at creation, written only by comm/ (init.c: from the environment, the params,
+ * what tutti__net_attach says of the transports in use and the ranks' CPU load; split.c: the
+ * parent's timeout); every other layer reads them. */
 struct tutti_comm_cfg {
     int64_t timeout_ns;
     int nchannels;      /* channels a ring collective is split over */

@@ -269,7 +269,12 @@ static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr 
         .comm = comm,
     };
     TUTTI_CHECK(tutti__topo_gather(&g, &comm->topo, &comm->layout));
-    TUTTI_CHECK(tutti__net_attach(comm, boot));
+    struct tutti_net_shape shape;
+    TUTTI_CHECK(tutti__net_attach(comm, boot, &shape));
+    comm->cfg.chunk_bytes = shape.chunk_bytes;
+    if (comm->cfg.nchannels == 0) { /* not set by TUTTI_NCHANNELS or the params */
+        comm->cfg.nchannels = shape.remote ? 2 : 1;
+    }
     /* More ranks on this machine than CPUs they may use: peers need our CPU, so do not spin.
      * From every rank's record, so that ranks bound to a CPU each are not counted crowded and
      * namespace "hosts" of one machine are; the busiest machine's figure is the tuner's. */

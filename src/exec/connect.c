@@ -139,8 +139,8 @@ static size_t slot_size_of(tutti_transport_id_t id, const struct tutti_env *env)
                                       : env->TCP_SLOT_SIZE;
 }
 
-/* The transport per peer, and the chunk size and channels every rank derives alike. */
-static tutti_status_t choose_transports(struct tutti_comm *comm)
+/* The transport per peer, and the shape every rank derives alike. */
+static tutti_status_t choose_transports(struct tutti_comm *comm, struct tutti_net_shape *shape_p)
 {
     const uint8_t *mine = comm->peers[comm->rank].hostid;
     tutti_transport_id_t only = forced(comm);
@@ -180,14 +180,13 @@ static tutti_status_t choose_transports(struct tutti_comm *comm)
             chunk = slot_size_of((tutti_transport_id_t)id, env);
         }
     }
-    comm->cfg.chunk_bytes = chunk == SIZE_MAX ? env->SHM_SLOT_SIZE : chunk;
-    if (comm->cfg.nchannels == 0) {
-        comm->cfg.nchannels = (used & ~(1u << TUTTI_TRANSPORT_SHM)) != 0 ? 2 : 1;
-    }
+    shape_p->chunk_bytes = chunk == SIZE_MAX ? env->SHM_SLOT_SIZE : chunk;
+    shape_p->remote = (used & ~(1u << TUTTI_TRANSPORT_SHM)) != 0;
     return TUTTI_OK;
 }
 
-tutti_status_t tutti__net_attach(struct tutti_comm *comm, struct tutti_boot *boot)
+tutti_status_t tutti__net_attach(struct tutti_comm *comm, struct tutti_boot *boot,
+                                 struct tutti_net_shape *shape_p)
 {
     fill_tpeers(comm);
     void *shm = comm->net.tctx[TUTTI_TRANSPORT_SHM];
@@ -213,7 +212,7 @@ tutti_status_t tutti__net_attach(struct tutti_comm *comm, struct tutti_boot *boo
         }
     }
     TUTTI_CHECK(agree(comm, boot, st, "attaching transports"));
-    TUTTI_CHECK(agree(comm, boot, choose_transports(comm), "choosing transports"));
+    TUTTI_CHECK(agree(comm, boot, choose_transports(comm, shape_p), "choosing transports"));
     /* A rank with a GPU uses the RDMA NIC nearest it (topology/view.c), as NCCL does; without
      * one, local ranks spread over the NICs (tutti__ib_pick_port). */
     const struct tutti_topo_rank *v = comm->topo != NULL ? &comm->topo[comm->rank] : NULL;

@@ -20,11 +20,20 @@ struct tutti_peer_info;
 tutti_status_t tutti__net_init(struct tutti_comm *comm, const union tutti_sockaddr *root_hint,
                                struct tutti_peer_info *me);
 
+/** What the transports in use mean for the communicator's settings, the same on every rank
+ *  (derived from which transports any pair of ranks uses); the caller stores it in comm->cfg. */
+struct tutti_net_shape {
+    size_t chunk_bytes; /* the smallest slot of the transports in use */
+    int remote;         /* some pair of ranks uses a transport other than shared memory */
+};
+
 /**
  * After the all-gather: attach the transports, agree with every rank (through `boot`) on
- * whether shared memory is in use, choose a transport per peer and the chunk size.
+ * whether shared memory is in use, choose a transport per peer; *shape_p says what that means
+ * for the chunk size and channels.
  */
-tutti_status_t tutti__net_attach(struct tutti_comm *comm, struct tutti_boot *boot);
+tutti_status_t tutti__net_attach(struct tutti_comm *comm, struct tutti_boot *boot,
+                                 struct tutti_net_shape *shape_p);
 
 /** The connection to `peer` on `channel`; *conn_p stays NULL while it is being set up. */
 tutti_status_t tutti__comm_conn(struct tutti_comm *comm, int peer, int channel,
