@@ -67,7 +67,8 @@ TUTTI_API tutti_status_t tutti_allgather(const void *sendbuf, void *recvbuf, siz
 
 /**
  * Block j (count elements) of sendbuf goes to rank j, landing in block r of its recvbuf.
- * sendbuf and recvbuf must not overlap (in-place all-to-all is not supported).
+ * In place when sendbuf == recvbuf (the result is as if sendbuf were a separate copy; tutti
+ * keeps one internally); any other overlap is refused.
  */
 TUTTI_API tutti_status_t tutti_alltoall(const void *sendbuf, void *recvbuf, size_t count,
                                         tutti_datatype_t dt, tutti_comm_t *comm, void *stream);

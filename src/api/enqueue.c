@@ -53,6 +53,7 @@ static tutti_status_t check_overlap(struct tutti_comm *comm, const struct tutti_
     case TUTTI_COLL_ALLREDUCE:
     case TUTTI_COLL_BROADCAST:
     case TUTTI_COLL_REDUCE:
+    case TUTTI_COLL_ALLTOALL:
         ok = (s == r);
         break;
     case TUTTI_COLL_REDUCE_SCATTER:

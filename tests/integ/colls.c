@@ -36,7 +36,7 @@ int coll_is_reduction(enum coll_kind k)
 int coll_has_inplace(enum coll_kind k)
 {
     return k == COLL_ALLREDUCE || k == COLL_BROADCAST || k == COLL_REDUCE ||
-           k == COLL_REDUCE_SCATTER || k == COLL_ALLGATHER;
+           k == COLL_REDUCE_SCATTER || k == COLL_ALLGATHER || k == COLL_ALLTOALL;
 }
 
 /* ---------------------------------------------------------------- buffers */

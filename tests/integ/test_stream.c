@@ -89,8 +89,8 @@ static int one_case(tutti_comm_t *comm, emu_stream_t *s, int c, size_t n, int in
     const void *send = b.in;
     void *recv = b.out;
     int root = p - 1;
-    if (inplace && c == C_ALLREDUCE) {
-        emu_dev_upload(b.out, b.hin, n * 4);
+    if (inplace && (c == C_ALLREDUCE || c == C_ALLTOALL)) {
+        emu_dev_upload(b.out, b.hin, in_n * 4);
         send = recv;
     } else if (inplace && c == C_REDUCE_SCATTER) {
         send = b.in;
@@ -171,6 +171,23 @@ static int one_case(tutti_comm_t *comm, emu_stream_t *s, int c, size_t n, int in
     return bad;
 }
 
+/* one_case for the first ncolls collectives x counts x (out of place, in place where defined). */
+static int every_case(tutti_comm_t *comm, emu_stream_t *s, int ncolls, const size_t *counts,
+                      size_t ncounts)
+{
+    for (int c = 0; c < ncolls; c++) {
+        int has = c == C_ALLREDUCE || c == C_REDUCE_SCATTER || c == C_ALLGATHER || c == C_ALLTOALL;
+        for (size_t k = 0; k < ncounts; k++) {
+            for (int inplace = 0; inplace <= has; inplace++) {
+                if (one_case(comm, s, c, counts[k], inplace) != 0) {
+                    return 1;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
 /* b->exp = the all-reduce (sum) over nranks ranks of val(rank + shift, i). */
 static void expect_sums(struct bufs *b, int nranks, int shift, size_t n)
 {
@@ -196,18 +213,8 @@ static int every_collective_rank(const struct integ_ctx *ctx)
     ICHECK(setup(ctx, &comm, &s) == 0, "init");
     /* TUTTI_STAGE_CHUNK is 64k here: 100000 int32 is 7 pieces for the cuttable ones */
     const size_t counts[] = {0, 1, 1031, 100000};
-    for (int c = 0; c < C_N; c++) {
-        for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
-            for (int inplace = 0; inplace < 2; inplace++) {
-                int has = c == C_ALLREDUCE || c == C_REDUCE_SCATTER || c == C_ALLGATHER;
-                if (inplace && !has) {
-                    continue;
-                }
-                if (one_case(comm, s, c, counts[k], inplace) != 0) {
-                    return 1;
-                }
-            }
-        }
+    if (every_case(comm, s, C_N, counts, 4) != 0) {
+        return 1;
     }
     long reduces = emu_reduces();
     int ipc = *(const int *)ctx->arg;
@@ -236,6 +243,33 @@ Test(stream, every_collective_on_device_buffers_staged, .timeout = 120)
     integ_setenv("TUTTI_STAGE_CHUNK", "64k");
     integ_setenv("TUTTI_IPC", "0");
     integ_run_ranks(3, every_collective_rank, &ipc, 0);
+}
+
+/* One rank: every collective, and a grouped send to and receive from oneself, is a copy on the
+ * stream, with no staging and no host function. */
+static int one_rank_rank(const struct integ_ctx *ctx)
+{
+    tutti_comm_t *comm = NULL;
+    emu_stream_t *s = NULL;
+    ICHECK(setup(ctx, &comm, &s) == 0, "init");
+    long funcs = emu_host_funcs();
+    const size_t counts[] = {0, 1, 100000};
+    if (every_case(comm, s, C_N, counts, 3) != 0) { /* C_RING: a send to and receive from self */
+        return 1;
+    }
+    ICHECK(emu_pinned_live() == 0, "%ld pinned blocks: a call of one rank was staged",
+           emu_pinned_live());
+    ICHECK(emu_host_funcs() == funcs, "%ld host functions ran for calls of one rank",
+           emu_host_funcs() - funcs);
+    ICHECK_OKC(tutti_comm_destroy(comm), comm);
+    emu_stream_destroy(s);
+    return 0;
+}
+
+Test(stream, one_rank_calls_are_copies_on_the_stream, .timeout = 60)
+{
+    integ_setenv("TUTTI_STAGE_CHUNK", "64k");
+    integ_run_ranks(1, one_rank_rank, NULL, 0);
 }
 
 /* The call returns while its stream is held; the results arrive once the stream runs. */
