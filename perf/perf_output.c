@@ -17,8 +17,8 @@ void perf_out_header(const struct perf_opts *o, const struct perf_rank_info *ran
            factor ? "factor" : "bytes", o->warmup, o->iters, o->agg_iters, o->check);
     printf("#\n# Using devices\n");
     for (int r = 0; r < nranks; r++) {
-        printf("#  Rank %2d Group %2d Pid %6d on %10s device host memory\n", r, 0, ranks[r].pid,
-               ranks[r].host);
+        printf("#  Rank %2d Group %2d Pid %6d on %10s device %s\n", r, 0, ranks[r].pid,
+               ranks[r].host, o->device ? "GPU memory (--memory device)" : "host memory");
     }
     printf("#\n");
     printf("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place    "

@@ -3,7 +3,10 @@
 # command, what travels and how to read the summary: docs/GPU.md).
 #
 #   scripts/gpu_check.sh OUTDIR    (GPU_CHECK_BUDGET_S: the deadline, default 420 s;
-#                                    GPU_BUILD_LIMIT_S: the build step's limit, default 420 s)
+#                                    GPU_BUILD_LIMIT_S: the build step's limit, default 420 s;
+#                                    GPU_CHECK_ONLY: a regular expression: only the steps whose
+#                                    names match run, after machine, configure and build;
+#                                    GPU_BUILD_TARGETS: ninja targets instead of all)
 #
 # Builds tutti from source for sm_90 with the bundle's dependencies (gpu-bundle/, made by
 # scripts/gpu_bundle.sh), then runs, most important first: the GPU tests (kernels bit for bit
@@ -48,11 +51,14 @@ step machine 60 machine_info
 rm -rf "$bdir"
 step configure 180 "${meson[@]}" setup "$bdir" --buildtype=release -Dcuda=enabled \
   -Dgpu_archs=sm_90 -Dmpi_compare=disabled
-step build "${GPU_BUILD_LIMIT_S:-420}" ninja -C "$bdir"
+# shellcheck disable=SC2086 # GPU_BUILD_TARGETS is a list of ninja targets
+step build "${GPU_BUILD_LIMIT_S:-420}" ninja -C "$bdir" ${GPU_BUILD_TARGETS:-}
+export GPU_CHECK_ONLY=${GPU_CHECK_ONLY:-.}
 
 export TUTTI_CUDA_MODULE=$PWD/$bdir/kernels/cuda/libtutti-cuda.so
 export SHIM=$PWD/$bdir/src/nccl/libnccl.so.2
 data=${GPU_BUNDLE_DATA:-/usr/share/datasets/fashion-mnist}
+export FASHION_MNIST_DIR=$data # the trainer's meson tests (trainer/tests/run_train.sh)
 train=("$bdir/trainer/tutti-train" -N 2 --check --log-every 200 --data "$data")
 ar=("$bdir/perf/all_reduce_perf" -b 8 -e 256M -f 2 -n 20 -w 5 --memory device)
 
@@ -60,10 +66,13 @@ step tutti_info 60 "$bdir/src/tools/tutti-info" --gpu
 step gpu_tests 300 "${meson[@]}" test -C "$bdir" --no-rebuild --print-errorlogs \
   --num-processes 1 --suite gpu --suite trainer_gpu
 step kernel_bw 90 "$bdir/perf/gpu_kernel_bench" --bytes 268435456 --reps 5
+step sync_probe 90 sync_probe "$bdir"
 for n in 2 4; do
   step "ar_ipc_n${n}_1" 90 "${ar[@]}" -N $n -J "$out/ar_ipc_n${n}_1.json"
   step "ar_staged_n${n}_1" 90 env TUTTI_IPC=0 "${ar[@]}" -N $n -J "$out/ar_staged_n${n}_1.json"
 done
+step ar_small_variants 90 ar_small_variants "${ar[@]}"
+step ar_ipc_n2_mps 90 with_mps "${ar[@]}" -N 2 -e 64M -J "$out/ar_ipc_n2_mps.json"
 step train_cuda 180 "${train[@]}" --device cuda --json "$out/train_cuda.json"
 step train_cpu 180 "${train[@]}" --device cpu --json "$out/train_cpu.json"
 step torch_collectives 150 torch_ranks allreduce "$out/unused.pt"
@@ -76,8 +85,15 @@ export NT_ONE_GPU=$PWD/$bdir/tests/gpu/libtutti-one-gpu.so
 for t in all_reduce all_gather broadcast reduce_scatter reduce alltoall sendrecv; do
   NT_LIB=$PWD/$bdir/src/nccl NT_RANKS=1 step "nt_shim_${t}_1rank" 60 nccl_test $t "${nt_args[@]}"
 done
+# Two ranks as two threads of one process on the one GPU: opt-in (GPU_NT_TWO_RANKS=1), as
+# they can deadlock whatever the library: nccl-tests' check calls cudaDeviceSynchronize and
+# cudaFreeHost, which wait for the whole device (gpu_sync_probe apis), in one rank's thread
+# while the other rank's next collective waits for it on that device (seen on an H100,
+# perf/results/2026-11-27-gpu-h100.md). NCCL refuses two ranks on one GPU.
 for t in all_reduce all_gather broadcast reduce_scatter reduce alltoall sendrecv; do
-  NT_LIB=$PWD/$bdir/src/nccl NT_RANKS=2 step "nt_shim_${t}_2ranks" 60 nccl_test $t "${nt_args[@]}"
+  [ "${GPU_NT_TWO_RANKS:-0}" = 1 ] || break
+  NT_LIB=$PWD/$bdir/src/nccl NT_RANKS=2 step "nt_shim_${t}_2ranks" "${GPU_NT2_LIMIT_S:-60}" \
+    nccl_test $t "${nt_args[@]}"
 done
 nccl_dir=$(find_lib_dir libnccl.so.2 | grep -v "$bdir" || true)
 for t in all_reduce all_gather broadcast reduce_scatter reduce alltoall sendrecv; do

@@ -6,8 +6,8 @@
 # plus gpu-bundle/, as the device tool sends them. Inside, the check must build tutti from the
 # bundle and every step must end "ok" or "no-gpu" (it got as far as the missing GPU); "not-run"
 # is allowed only for what a bare machine without a GPU cannot have: nccl-tests missing from the
-# bundle (their source was not at hand when it was made) and NVIDIA's libnccl (it comes with
-# PyTorch's wheels there). Anything else (a missing file, library or tool) fails the proof.
+# bundle (their source was not at hand when it was made), NVIDIA's libnccl (it comes with
+# PyTorch's wheels there) and MPS's control daemon (part of the driver's tools). Anything else (a missing file, library or tool) fails the proof.
 #
 #   scripts/gpu_check_bare.sh [OUTDIR]      (default build/gpu-check-bare)
 #   BARE_ROOT=/var/tmp/tutti-bare-root      where the root is made once and kept
@@ -76,7 +76,8 @@ cp -r "$root/work/out" "$outdir"
 cp /tmp/gpu-check-bare.log "$outdir/console.log"
 
 # The verdict: every step ok or no-gpu, or not run for an allowed reason.
-allowed='not-run: (the bundle has no nccl-tests|NVIDIA.s libnccl.so.2 .* was not found)'
+allowed='not-run: (the bundle has no nccl-tests|NVIDIA.s libnccl.so.2 .* was not found'
+allowed+='|no nvidia-cuda-mps-control)'
 [ "${BARE_TORCH:-0}" = 1 ] || allowed+='|not-run: python3 has no torch'
 bad=$(awk -F'\t' -v ok="^(ok|no-gpu)\$|$allowed" '$2 !~ ok' "$outdir/steps.tsv")
 total=$(wc -l <"$outdir/steps.tsv")

@@ -19,6 +19,7 @@ step() { # name, limit in seconds, command...
   local name=$1 limit=$2
   shift 2
   local log=$out/$name.log left=$((deadline - SECONDS)) t0=$SECONDS rc verdict
+  [[ $name =~ ^(machine|configure|build)$ || $name =~ ${GPU_CHECK_ONLY:-.} ]] || return 0
   if [ "$left" -lt 15 ]; then
     printf '%s\tnot-run: the check'"'"'s time budget is spent\t0\n' "$name" >>"$out/steps.tsv"
     echo "== $name: not run (time budget spent)"
@@ -51,21 +52,74 @@ not_run() { # reason: ends a step as not run
 
 # ---- helpers the steps call ----
 
-machine_info() {
-  uname -a
-  grep PRETTY_NAME /etc/os-release 2>/dev/null
-  echo "cores: $(nproc), memory: $(awk '/MemTotal/ {print int($2 / 1048576)}' /proc/meminfo) GiB"
-  echo "glibc: $(getconf GNU_LIBC_VERSION 2>/dev/null)"
-  for t in nvidia-smi nvcc gcc g++ python3 meson ninja pkg-config mpirun; do
-    printf '%-11s %s\n' "$t" "$(command -v "$t" || echo missing)"
+# perf/gpu_sync_probe.cu: which runtime calls wait for the device while a stream is blocked on a
+# host word; an 8-byte copy's round trip alone and beside another process whose stream waits on
+# host words (as the staged path does) or runs kernels; a stream-to-stream ping-pong between
+# two processes through shared host words (as the IPC all-reduce's flags go); the last two
+# again under MPS where its control daemon is installed.
+sync_probe() { # build directory
+  local p=$1/gpu_sync_probe pid
+  nvcc -O2 -std=c++17 -arch=sm_90 -o "$p" perf/gpu_sync_probe.cu || return 1
+  "$p" apis || return 1
+  echo "== alone"; "$p" lat 2000 || return 1
+  for other in waiter spinner; do
+    "$p" $other 4 & pid=$!
+    sleep 1; echo "== beside a $other process"; "$p" lat 2000; wait $pid
   done
-  nvidia-smi || true
-  nvcc --version | tail -2 || true
-  python3 -c 'import sys, torch; print("python", sys.version.split()[0], "torch",
-      torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available(),
-      "nccl", torch.cuda.nccl.version() if torch.cuda.is_available() else "-")' || true
-  [ -f gpu-bundle/MANIFEST ] && cat gpu-bundle/MANIFEST
-  true
+  timeout 20 "$p" pingpong 2000
+  if mps_start; then
+    timeout 10 "$p" waiter 4 & pid=$!
+    sleep 1; echo "== MPS: beside a waiter process"; timeout 10 "$p" lat 2000; wait $pid
+    echo "== MPS:"; timeout 20 "$p" pingpong 2000
+    mps_stop
+  fi
+}
+
+# Small all-reduces of device buffers (2 ranks, 8 B to 4 KiB) under variants that each rule out
+# one cause of their latency (2 ms staged and 0.3 ms through IPC on an H100, where an 8-byte
+# copy's round trip takes 7 us): the engine never sleeping (TUTTI_SPIN=1s), the ring instead of
+# the one-hop algorithm (TUTTI_DIRECT_MAX=0), and MPS. The 8-byte time of each is summarized.
+ar_small_variants() { # all_reduce_perf command...
+  local v
+  for v in "TUTTI_IPC=0" "TUTTI_IPC=0 TUTTI_SPIN=1s" "TUTTI_IPC=0 TUTTI_DIRECT_MAX=0" \
+           "TUTTI_IPC=1" "TUTTI_IPC=1 TUTTI_SPIN=1s"; do
+    echo "== $v"
+    # shellcheck disable=SC2086 # $v is a list of assignments
+    env $v timeout 20 "$@" -N 2 -b 8 -e 4K -n 20 -w 5 | grep -E '^ +[0-9]+ '
+  done
+  if mps_start; then
+    for v in "TUTTI_IPC=0" "TUTTI_IPC=1"; do
+      echo "== MPS $v"
+      # shellcheck disable=SC2086
+      env $v timeout 20 "$@" -N 2 -b 8 -e 4K -n 20 -w 5 | grep -E '^ +[0-9]+ '
+    done
+    mps_stop
+  fi
+}
+
+# MPS (one GPU context shared by the processes) for what follows, where it is installed.
+mps_start() {
+  if ! command -v nvidia-cuda-mps-control >/dev/null; then
+    echo "no nvidia-cuda-mps-control: MPS not tried"
+    return 1
+  fi
+  export CUDA_MPS_PIPE_DIRECTORY=$out/mps CUDA_MPS_LOG_DIRECTORY=$out/mps-log
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  timeout 10 nvidia-cuda-mps-control -d && sleep 1
+}
+
+mps_stop() {
+  echo quit | timeout 10 nvidia-cuda-mps-control
+  rm -rf "$CUDA_MPS_PIPE_DIRECTORY"
+}
+
+# COMMAND... under MPS (not run where MPS is missing).
+with_mps() {
+  mps_start || not_run "no nvidia-cuda-mps-control (MPS)"
+  "$@"
+  local rc=$?
+  mps_stop
+  return $rc
 }
 
 # The directory holding a file of this name under CUDA or Python's site-packages, or nothing.

@@ -30,6 +30,10 @@ echo "== reduction kernels against the device-to-device copy (gpu_kernel_bench)"
 log kernel_bw | sed 's/^/  /'
 
 echo
+echo "== the GPU's synchronization facts (gpu_sync_probe)"
+log sync_probe | grep -Ev '^(waiter|spinner):' | sed 's/^/  /'
+
+echo
 echo "== all-reduce of device buffers (all_reduce_perf --memory device), out-of-place"
 printf '  %-18s %12s %14s %14s %15s %10s\n' run "8 B time us" "1 MiB busbw" "64 MiB busbw" \
   "256 MiB busbw" "#wrong"
@@ -42,6 +46,8 @@ for f in "$out"/ar_*.log; do
     END { printf "  %-18s %12s %14s %14s %15s %10s\n", run, t8, b1, b64, b256, wrong + 0 }' "$f"
 done
 echo "  (busbw in GB/s; every size from 8 B to 256 MiB in powers of 2 is in the logs and JSON)"
+log ar_small_variants | awk '/^== / { v = substr($0, 4) }
+  $1 == 8 { printf "  8 B, 2 ranks, %-32s %9s us out of place, %9s us in place\n", v ":", $6, $10 }'
 
 echo
 echo "== tutti-train, 2 ranks sharing the GPU, and on the CPU"

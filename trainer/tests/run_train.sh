@@ -1,13 +1,13 @@
 #!/bin/sh
 # run_train.sh [--without-data] [--gpu] [--expect-fail PATTERN] TRAINER ARGS...: run tutti-train
-# as a test. Skips (exit 77) when Fashion-MNIST is not installed (dataset-fashion-mnist), unless
-# --without-data (a run that must end before the data is read). --gpu: the run needs a GPU;
+# as a test. The data: $FASHION_MNIST_DIR (then passed as --data), else Debian's path. Skips
+# (exit 77) when Fashion-MNIST is not there (dataset-fashion-mnist), unless --without-data (a run that must end before the data is read). --gpu: the run needs a GPU;
 # skips, with the trainer's line, when it says there is none or it was built without CUDA,
 # unless an NVIDIA driver is loaded and no GPU hidden (then a GPU CUDA cannot use fails).
 # Plain: passes when the trainer exits 0. With --expect-fail: passes only when the trainer exits
 # non-zero AND its output contains PATTERN (an extended regular expression), so a check that
 # cannot fail, or that fails for another reason, does not pass.
-data=/usr/share/datasets/fashion-mnist
+data=${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}
 need_data=1
 gpu=0
 pattern=
@@ -20,8 +20,12 @@ while :; do
     esac
 done
 if [ $need_data -eq 1 ] && [ ! -r "$data/train-images-idx3-ubyte.gz" ]; then
-    echo "SKIP: $data/train-images-idx3-ubyte.gz not found (apt-get install dataset-fashion-mnist)"
+    echo "SKIP: $data/train-images-idx3-ubyte.gz not found (apt-get install" \
+        "dataset-fashion-mnist, or set FASHION_MNIST_DIR)"
     exit 77
+fi
+if [ $need_data -eq 1 ] && [ -n "${FASHION_MNIST_DIR:-}" ]; then
+    set -- "$@" --data "$data"
 fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
