@@ -35,49 +35,54 @@ static int always(const struct tutti_op_desc *op, const struct tutti_plan_params
 
 static const struct tutti_algo catalog[] = {
     {TUTTI_COLL_ALLREDUCE, "ring", "reduce-scatter + all-gather around a ring, pipelined", always,
-     tutti__allreduce_ring, 0},
+     tutti__allreduce_ring, 0, .fan = TUTTI_FAN_FIXED},
     {TUTTI_COLL_ALLREDUCE, "oneshot", "everyone sends to everyone, reduces in rank order",
-     fits_slot, tutti__allreduce_oneshot, 0},
+     fits_slot, tutti__allreduce_oneshot, 0, .fan = TUTTI_FAN_ALL},
     {TUTTI_COLL_ALLREDUCE, "tree",
      "double binary tree: half the data up and down each tree, pipelined", always,
      tutti__allreduce_tree, .manual = 1},
     {TUTTI_COLL_ALLREDUCE, "rd", "recursive doubling, whole message each of log2 n rounds", always,
-     tutti__allreduce_rd, .manual = 1},
+     tutti__allreduce_rd, .manual = 1, .fan = TUTTI_FAN_LOG},
     {TUTTI_COLL_ALLREDUCE, "rabenseifner",
      "recursive-halving reduce-scatter + recursive-doubling all-gather", always,
-     tutti__allreduce_rabenseifner, .manual = 1},
+     tutti__allreduce_rabenseifner, .manual = 1, .fan = TUTTI_FAN_LOG},
     {TUTTI_COLL_ALLREDUCE, "hier",
      "reduce-scatter in each host, ring all-reduce across hosts per local rank, all-gather",
      tutti__allreduce_hier_applies, tutti__allreduce_hier, .manual = 1},
     {TUTTI_COLL_BROADCAST, "ring", "pipelined chain from the root", always, tutti__broadcast_ring,
-     0},
+     0, .fan = TUTTI_FAN_FIXED},
     {TUTTI_COLL_BROADCAST, "direct", "the root sends to every rank", fits_slot,
-     tutti__broadcast_direct, 0},
+     tutti__broadcast_direct, 0, .fan = TUTTI_FAN_ALL},
     {TUTTI_COLL_BROADCAST, "tree", "double binary tree from the root, half the data each", always,
      tutti__broadcast_tree, .manual = 1},
-    {TUTTI_COLL_REDUCE, "ring", "pipelined chain into the root", always, tutti__reduce_ring, 0},
+    {TUTTI_COLL_REDUCE, "ring", "pipelined chain into the root", always, tutti__reduce_ring, 0,
+     .fan = TUTTI_FAN_FIXED},
     {TUTTI_COLL_REDUCE, "direct", "every rank sends to the root", fits_slot, tutti__reduce_direct,
-     0},
+     0, .fan = TUTTI_FAN_ALL},
     {TUTTI_COLL_REDUCE, "tree", "double binary tree into the root, half the data each", always,
      tutti__reduce_tree, .manual = 1},
     {TUTTI_COLL_REDUCE_SCATTER, "ring", "ring reduce-scatter, pipelined", always,
-     tutti__reduce_scatter_ring, 0},
+     tutti__reduce_scatter_ring, 0, .fan = TUTTI_FAN_FIXED},
     {TUTTI_COLL_REDUCE_SCATTER, "direct", "every block goes to its owner", fits_slot,
-     tutti__reduce_scatter_direct, 0},
-    {TUTTI_COLL_ALLGATHER, "ring", "ring all-gather, pipelined", always, tutti__allgather_ring, 0},
+     tutti__reduce_scatter_direct, 0, .fan = TUTTI_FAN_ALL},
+    {TUTTI_COLL_ALLGATHER, "ring", "ring all-gather, pipelined", always, tutti__allgather_ring, 0,
+     .fan = TUTTI_FAN_FIXED},
     {TUTTI_COLL_ALLGATHER, "direct", "every rank sends its block to every rank", fits_slot,
-     tutti__allgather_direct, 0},
+     tutti__allgather_direct, 0, .fan = TUTTI_FAN_ALL},
     {TUTTI_COLL_ALLGATHER, "bruck", "log2 n rounds; scratch of nranks * count", always,
-     tutti__allgather_bruck, .manual = 1},
+     tutti__allgather_bruck, .manual = 1, .fan = TUTTI_FAN_LOG},
     {TUTTI_COLL_ALLTOALL, "pairwise", "concurrent pairwise exchanges", always,
-     tutti__alltoall_pairwise, 0},
+     tutti__alltoall_pairwise, 0, .fan = TUTTI_FAN_ALL},
     {TUTTI_COLL_ALLTOALL, "bruck", "log2 n rounds; scratch of 3 * nranks * count", always,
-     tutti__alltoall_bruck, .manual = 1},
-    {TUTTI_COLL_SEND, "direct", "one message, split over channels", always, tutti__p2p_direct, 0},
-    {TUTTI_COLL_RECV, "direct", "one message, split over channels", always, tutti__p2p_direct, 0},
-    {TUTTI_COLL_BARRIER, "ring", "one-byte ring all-reduce", always, tutti__barrier_ring, 0},
+     tutti__alltoall_bruck, .manual = 1, .fan = TUTTI_FAN_LOG},
+    {TUTTI_COLL_SEND, "direct", "one message, split over channels", always, tutti__p2p_direct, 0,
+     .fan = TUTTI_FAN_FIXED},
+    {TUTTI_COLL_RECV, "direct", "one message, split over channels", always, tutti__p2p_direct, 0,
+     .fan = TUTTI_FAN_FIXED},
+    {TUTTI_COLL_BARRIER, "ring", "one-byte ring all-reduce", always, tutti__barrier_ring, 0,
+     .fan = TUTTI_FAN_FIXED},
     {TUTTI_COLL_BARRIER, "oneshot", "one-byte one-shot all-reduce", always, tutti__barrier_oneshot,
-     0},
+     0, .fan = TUTTI_FAN_ALL},
 };
 
 const struct tutti_algo *tutti__algos(tutti_coll_t coll, int *n_p)
@@ -160,9 +165,31 @@ int tutti__algo_parse(const char *spec, int forced[TUTTI_COLL_COUNT], char *err,
     return 0;
 }
 
+int tutti__algo_peers(const struct tutti_algo *a, int nranks)
+{
+    int log2n = 0;
+    while ((1 << log2n) < nranks && log2n < 30) {
+        log2n++;
+    }
+    int peers = a->fan == TUTTI_FAN_ALL ? nranks - 1 : a->fan == TUTTI_FAN_LOG ? 2 * log2n : 0;
+    return TUTTI_MIN(peers, nranks - 1);
+}
+
+int tutti__algo_fits(const struct tutti_algo *a, const struct tutti_plan_params *pp, int nchannels)
+{
+    if (a->fan == TUTTI_FAN_FIXED || pp->mem_budget == 0) {
+        return 1;
+    }
+    double need =
+        (double)tutti__algo_peers(a, pp->nranks) * TUTTI_MAX(nchannels, 1) * (double)pp->conn_bytes;
+    return need <= (double)pp->mem_budget;
+}
+
 /*
  * The static rule, an index into the collective's entries: each collective lists its general
  * algorithm first and its direct (one-hop) variant, if any, second; the manual ones after them.
+ * Whatever does not fit TUTTI_MEM_BUDGET is passed over; where the general one does not
+ * (all-to-all's pairwise exchange), the first entry that applies and fits (Bruck), else -3.
  */
 int tutti__algo_static(const struct tutti_op_desc *op, const struct tutti_plan_params *pp)
 {
@@ -174,7 +201,17 @@ int tutti__algo_static(const struct tutti_op_desc *op, const struct tutti_plan_p
     size_t bytes = op->count * tutti_datatype_size(op->dt);
     int small = (bytes <= pp->direct_max || op->coll == TUTTI_COLL_BARRIER) &&
                 pp->nranks <= DIRECT_MAX_RANKS;
-    return (small && n > 1 && !a[1].manual && a[1].applies(op, pp)) ? 1 : 0;
+    if (small && n > 1 && !a[1].manual && a[1].applies(op, pp) &&
+        tutti__algo_fits(&a[1], pp, pp->nchannels)) {
+        return 1;
+    }
+    for (int i = 0; i < n; i++) {
+        if ((i == 0 || a[i].manual) && a[i].applies(op, pp) &&
+            tutti__algo_fits(&a[i], pp, pp->nchannels)) {
+            return i;
+        }
+    }
+    return -3;
 }
 
 int tutti__algo_static_channels(const struct tutti_op_desc *op, const struct tutti_plan_params *pp)
@@ -224,6 +261,9 @@ int tutti__plan_build(const struct tutti_op_desc *op, const struct tutti_plan_pa
     }
     struct tutti_plan_params run = *pp;
     int i = pp->forced >= 0 && pp->forced < n ? pp->forced : choose(op, pp, &run);
+    if (i < 0) {
+        return -3;
+    }
     if (!a[i].applies(op, &run)) {
         return -2;
     }
@@ -248,6 +288,7 @@ static int same_params(const struct tutti_plan_params *a, const struct tutti_pla
 {
     return a->rank == b->rank && a->nranks == b->nranks && a->nchannels == b->nchannels &&
            a->chunk_elems == b->chunk_elems && a->direct_max == b->direct_max &&
+           a->mem_budget == b->mem_budget && a->conn_bytes == b->conn_bytes &&
            a->forced == b->forced && a->tuner == b->tuner && a->nhosts == b->nhosts &&
            a->intra_tcp == b->intra_tcp && a->layout == b->layout && a->cpu_load == b->cpu_load;
 }

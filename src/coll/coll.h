@@ -15,6 +15,11 @@
 typedef int (*tutti_build_fn)(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
                               struct tutti_plan *plan);
 
+/* How the peers an algorithm connects grow with the ranks n: a fixed few (ring: 2, double
+ * binary tree: up to 6), 2 log2 n (Bruck, recursive doubling), or all n - 1 (one-hop). Each
+ * peer costs a connection per channel; TUTTI_MEM_BUDGET bounds the last two kinds. */
+enum tutti_fan { TUTTI_FAN_FIXED = 0, TUTTI_FAN_LOG, TUTTI_FAN_ALL };
+
 struct tutti_algo {
     tutti_coll_t coll;
     const char *name; /* what TUTTI_ALGO accepts */
@@ -22,14 +27,26 @@ struct tutti_algo {
     int (*applies)(const struct tutti_op_desc *op, const struct tutti_plan_params *pp);
     tutti_build_fn build;
     int manual; /* never chosen automatically, only forced through TUTTI_ALGO */
+    enum tutti_fan fan;
 };
+
+/** Peers algorithm a connects on nranks ranks: for the LOG and ALL kinds; 0 for FIXED. */
+int tutti__algo_peers(const struct tutti_algo *a, int nranks);
+
+/**
+ * Does a's connection memory, peers x nchannels x pp->conn_bytes, fit pp->mem_budget? FIXED
+ * kinds always do (init refuses a budget below a ring's), as does a budget of 0.
+ */
+int tutti__algo_fits(const struct tutti_algo *a, const struct tutti_plan_params *pp, int nchannels);
 
 /** Catalog entries for a collective; *n_p gets the count. */
 const struct tutti_algo *tutti__algos(tutti_coll_t coll, int *n_p);
 
 /**
  * Build the plan of `op` for this rank (catalog in coll/algos.c picks the algorithm).
- * @return 0; -1 when out of memory; -2 when the algorithm forced by pp->forced does not apply.
+ * @return 0; -1 when out of memory; -2 when the algorithm forced by pp->forced does not apply;
+ * -3 when no algorithm that applies fits pp->mem_budget (alltoall, whose every algorithm's
+ * peers grow with n, on a small budget).
  */
 int tutti__plan_build(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
                       struct tutti_plan *plan);

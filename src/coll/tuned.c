@@ -59,7 +59,7 @@ static int decide(const struct tutti_op_desc *op, const struct tutti_plan_params
     const char *names[MAX_CANDIDATES];
     int index[MAX_CANDIDATES], k = 0;
     for (int i = 0; a != NULL && i < n && k < MAX_CANDIDATES; i++) {
-        if (a[i].applies(op, pp)) {
+        if (a[i].applies(op, pp) && tutti__algo_fits(&a[i], pp, pp->nchannels)) {
             names[k] = a[i].name;
             index[k++] = i;
         }

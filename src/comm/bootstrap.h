@@ -36,6 +36,9 @@ struct tutti_boot_ops {
 
 struct tutti_boot {
     const struct tutti_boot_ops *ops;
+    /* A sync ended the set-up with a failure that every rank learned of: each leaves as one
+     * that finished (close(b, 1)), so the root knows nobody is left to tell. */
+    int failed_together;
 };
 
 /** Identity of a job's bootstrap: where the root listens, the secret, the job id. */

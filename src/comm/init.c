@@ -127,6 +127,7 @@ static tutti_status_t init_config(struct tutti_comm *comm, const tutti_comm_para
                                 env->TRANSPORT);
     }
     comm->cfg.direct_max = env->DIRECT_MAX;
+    comm->cfg.mem_budget = env->MEM_BUDGET;
     if (strcmp(env->TUNER, "model") == 0) {
         comm->cfg.tuner = 1;
     } else if (strcmp(env->TUNER, "static") != 0) {
@@ -233,6 +234,31 @@ static tutti_status_t boot_allgather(void *boot, const void *mine, void *all, si
     return b->ops->allgather(b, mine, all, size);
 }
 
+/* The ring's two neighbours are the least any schedule of every collective needs: a budget
+ * below them leaves no algorithm. Every rank reaches the same verdict; the boot's sync lets the
+ * root know the set-up ended. */
+static tutti_status_t check_budget(struct tutti_comm *comm, struct tutti_boot *boot)
+{
+    int ring_peers = comm->nranks > 2 ? 2 : comm->nranks - 1;
+    tutti_status_t st = TUTTI_OK, agreed;
+    int who = -1;
+    if (comm->cfg.mem_budget > 0 &&
+        (size_t)ring_peers * comm->cfg.conn_bytes > comm->cfg.mem_budget) {
+        st = tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+                              "TUTTI_MEM_BUDGET is %zu bytes per rank, below what any algorithm "
+                              "needs: a ring connects %d peers, at %zu bytes each (the FIFO "
+                              "slots of the transport in use: TUTTI_*_NSLOTS x "
+                              "TUTTI_*_SLOT_SIZE); raise it, or 0 for no limit",
+                              comm->cfg.mem_budget, ring_peers, comm->cfg.conn_bytes);
+    }
+    TUTTI_CHECK(boot->ops->sync(boot, st, &agreed, &who));
+    boot->failed_together = agreed < 0;
+    if (agreed < 0 && st >= 0) {
+        return tutti__set_error(comm, TUTTI_ERR_REMOTE, "rank %d refused TUTTI_MEM_BUDGET: %s", who,
+                                tutti_status_string(agreed));
+    }
+    return agreed < 0 ? st : TUTTI_OK;
+}
 /* The phases; every rank makes the same bootstrap calls whatever happens locally. */
 static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr *root_hint,
                             struct tutti_boot *boot)
@@ -272,6 +298,8 @@ static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr 
     struct tutti_net_shape shape;
     TUTTI_CHECK(tutti__net_attach(comm, boot, &shape));
     comm->cfg.chunk_bytes = shape.chunk_bytes;
+    comm->cfg.conn_bytes = shape.conn_bytes;
+    TUTTI_CHECK(check_budget(comm, boot));
     if (comm->cfg.nchannels == 0) { /* not set by TUTTI_NCHANNELS or the params */
         comm->cfg.nchannels = shape.remote ? 2 : 1;
     }
@@ -343,7 +371,7 @@ tutti_status_t tutti_comm_init_rank_params(tutti_comm_t **comm_p, int nranks,
                                         TUTTI_BOOT_ROOT_UP, &boot));
     tutti_status_t st = tutti__comm_create(nranks, rank, u.boot.job_id, u.boot.secret, &u.boot.root,
                                            params, boot, comm_p);
-    boot->ops->close(boot, st == TUTTI_OK);
+    boot->ops->close(boot, st == TUTTI_OK || boot->failed_together);
     return st;
 }
 

@@ -492,7 +492,7 @@ tutti_status_t tutti_comm_init_env(tutti_comm_t **comm_p)
             st = tutti__comm_create(l.nranks, l.rank, l.boot.job_id, l.boot.secret,
                                     (lo && !l.single_host) ? NULL : &l.boot.root, NULL, boot,
                                     comm_p);
-            boot->ops->close(boot, st == TUTTI_OK);
+            boot->ops->close(boot, st == TUTTI_OK || boot->failed_together);
         }
     }
     /* A failed set-up: the root (a thread of this process) stays to tell the ranks that have not

@@ -8,6 +8,7 @@
 #include "env.h"
 #include "comm/peer.h"
 #include "topology/topo.h"
+#include "util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,6 +108,7 @@ static tutti_status_t agree(struct tutti_comm *comm, struct tutti_boot *boot, tu
     tutti_status_t agreed;
     int culprit = -1;
     TUTTI_CHECK(boot->ops->sync(boot, st, &agreed, &culprit));
+    boot->failed_together = agreed < 0;
     if (agreed < 0 && st >= 0) {
         return tutti__set_error(comm, TUTTI_ERR_REMOTE, "rank %d failed while %s: %s", culprit,
                                 what, tutti_status_string(agreed));
@@ -137,6 +139,15 @@ static size_t slot_size_of(tutti_transport_id_t id, const struct tutti_env *env)
     return id == TUTTI_TRANSPORT_SHM  ? env->SHM_SLOT_SIZE
            : id == TUTTI_TRANSPORT_IB ? env->IB_SLOT_SIZE
                                       : env->TCP_SLOT_SIZE;
+}
+
+/* Memory of one connection of one channel: the receive FIFO's slots (verbs registers a FIFO
+ * each way). */
+static size_t conn_bytes_of(tutti_transport_id_t id, const struct tutti_env *env)
+{
+    return id == TUTTI_TRANSPORT_SHM  ? (size_t)env->SHM_NSLOTS * env->SHM_SLOT_SIZE
+           : id == TUTTI_TRANSPORT_IB ? 2 * (size_t)env->IB_NSLOTS * env->IB_SLOT_SIZE
+                                      : (size_t)env->TCP_NSLOTS * env->TCP_SLOT_SIZE;
 }
 
 /* The transport per peer, and the shape every rank derives alike. */
@@ -175,9 +186,14 @@ static tutti_status_t choose_transports(struct tutti_comm *comm, struct tutti_ne
     }
     const struct tutti_env *env = tutti__env();
     size_t chunk = SIZE_MAX;
+    shape_p->conn_bytes = 0;
     for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {
         if ((used & (1u << id)) != 0 && slot_size_of((tutti_transport_id_t)id, env) < chunk) {
             chunk = slot_size_of((tutti_transport_id_t)id, env);
+        }
+        if ((used & (1u << id)) != 0) {
+            shape_p->conn_bytes =
+                TUTTI_MAX(shape_p->conn_bytes, conn_bytes_of((tutti_transport_id_t)id, env));
         }
     }
     shape_p->chunk_bytes = chunk == SIZE_MAX ? env->SHM_SLOT_SIZE : chunk;

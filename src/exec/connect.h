@@ -25,6 +25,8 @@ tutti_status_t tutti__net_init(struct tutti_comm *comm, const union tutti_sockad
 struct tutti_net_shape {
     size_t chunk_bytes; /* the smallest slot of the transports in use */
     int remote;         /* some pair of ranks uses a transport other than shared memory */
+    size_t conn_bytes;  /* the largest memory one connection (one channel) takes, over the
+                           transports in use: their FIFO slots */
 };
 
 /**

@@ -102,6 +102,8 @@ struct tutti_plan_params {
     int nchannels;      /* >= 1 */
     size_t chunk_elems; /* >= 1: elements per step at most */
     size_t direct_max;  /* bytes up to which the direct (one-hop) algorithms are chosen */
+    size_t mem_budget;  /* connection memory per rank the automatic choice keeps to (0: any) */
+    size_t conn_bytes;  /* memory of one connection of one channel */
     int forced;         /* catalog index forced by TUTTI_ALGO for this collective, or -1 */
     int tuner;          /* TUTTI_TUNER=model: the cost model chooses the algorithm, and the
                            chunk and channels up to chunk_elems and nchannels (else the static

@@ -31,6 +31,8 @@ void tutti__run_plan_params(struct tutti_comm *comm, const struct tutti_op_desc 
         pp->nchannels = tutti__algo_static_channels(op, pp);
     }
     pp->direct_max = comm->cfg.direct_max;
+    pp->mem_budget = comm->cfg.mem_budget;
+    pp->conn_bytes = comm->cfg.conn_bytes;
     pp->forced = comm->cfg.forced[op->coll];
     pp->tuner = comm->cfg.tuner;
     pp->layout = comm->layout;
@@ -40,8 +42,32 @@ void tutti__run_plan_params(struct tutti_comm *comm, const struct tutti_op_desc 
     pp->intra_tcp = comm->cfg.force_tcp;
 }
 
+/* The error of a call no algorithm of which fits TUTTI_MEM_BUDGET, naming the cheapest. */
+static tutti_status_t over_budget(struct tutti_comm *comm, const struct tutti_op_desc *d,
+                                  const struct tutti_plan_params *pp)
+{
+    int n = 0, best = -1, peers = 0;
+    const struct tutti_algo *a = tutti__algos(d->coll, &n);
+    for (int i = 0; i < n; i++) {
+        int p = tutti__algo_peers(&a[i], pp->nranks);
+        if (a[i].applies(d, pp) && (best < 0 || p < peers)) {
+            best = i;
+            peers = p;
+        }
+    }
+    return tutti__set_error(
+        comm, TUTTI_ERR_INVALID_USAGE,
+        "%s of %zu %s on %d ranks: no algorithm fits TUTTI_MEM_BUDGET, %zu bytes per rank: the "
+        "cheapest, %s, connects %d peers x %d channel%s at %zu bytes each; raise the budget, or "
+        "0 for no limit",
+        tutti__coll_name(d->coll), d->count, tutti_datatype_name(d->dt), pp->nranks, pp->mem_budget,
+        best >= 0 ? a[best].name : "none", peers, pp->nchannels, pp->nchannels == 1 ? "" : "s",
+        pp->conn_bytes);
+}
+
 /* The plan of one collective (or send, or receive) into plan, the error recorded on comm (a
- * forced algorithm that does not apply). A barrier's byte is `byte`, which outlives the run. */
+ * forced algorithm that does not apply, a budget nothing fits). A barrier's byte is `byte`,
+ * which outlives the run. */
 static tutti_status_t plan_one(struct tutti_comm *comm, const struct tutti_op_desc *op,
                                uint8_t *byte, struct tutti_plan *plan)
 {
@@ -58,6 +84,9 @@ static tutti_status_t plan_one(struct tutti_comm *comm, const struct tutti_op_de
                                 "%s on %d ranks (applicable: %s)",
                                 tutti__coll_name(d.coll), tutti__algos(d.coll, &rc)[pp.forced].name,
                                 d.count, tutti_datatype_name(d.dt), pp.nranks, valid);
+    }
+    if (rc == -3) {
+        return over_budget(comm, &d, &pp);
     }
     if (rc != 0) {
         return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory to plan a %s",

@@ -381,3 +381,42 @@ Test(input, new_log_file_is_private, .timeout = 60)
     unlink(path);
     rmdir(dir);
 }
+
+/* TUTTI_MEM_BUDGET below a ring's two connections leaves no algorithm: init fails on every rank
+ * naming the budget and what a ring needs. */
+Test(input, memory_budget_below_a_ring_fails_init_naming_it, .timeout = 60)
+{
+    integ_clear_launcher_env();
+    integ_setenv("TUTTI_SECRET", SECRET);
+    integ_setenv("TUTTI_MEM_BUDGET", "1m");
+    static struct expect exp;
+    exp = (struct expect){TUTTI_ERR_INVALID_ARG,
+                          {"TUTTI_MEM_BUDGET", "1048576 bytes", "a ring connects 2 peers"}};
+    run_own_job(3, &exp);
+}
+
+/* A budget a ring fits but no all-to-all does (4 ranks, 2 MiB, 1 MiB per connection): the
+ * all-to-all fails on every rank naming the budget, and the communicator goes on. */
+static int budget_rank(const struct integ_ctx *ctx)
+{
+    tutti_comm_t *comm = NULL;
+    ICHECK(integ_comm_init(ctx, NULL, &comm) == 0, "init");
+    int32_t in[4] = {1, 2, 3, 4}, out[4] = {0};
+    tutti_status_t st = tutti_alltoall(in, out, 1, TUTTI_INT32, comm, NULL);
+    ICHECK(st == TUTTI_ERR_INVALID_USAGE, "alltoall: %s, not ERR_INVALID_USAGE",
+           tutti_status_name(st));
+    const char *why = tutti_last_error(comm);
+    ICHECK(strstr(why, "TUTTI_MEM_BUDGET") != NULL && strstr(why, "2097152 bytes") != NULL &&
+               strstr(why, "3 peers") != NULL,
+           "the error does not name the budget: %s", why);
+    ICHECK_OKC(tutti_allreduce(in, out, 4, TUTTI_INT32, TUTTI_SUM, comm, NULL), comm);
+    ICHECK(out[0] == 4 && out[3] == 16, "allreduce after the refusal: %d %d", out[0], out[3]);
+    ICHECK_OKC(tutti_comm_destroy(comm), comm);
+    return 0;
+}
+
+Test(input, alltoall_beyond_the_memory_budget_fails_naming_it, .timeout = 60)
+{
+    integ_setenv("TUTTI_MEM_BUDGET", "2m");
+    integ_run_ranks(4, budget_rank, NULL, 0);
+}

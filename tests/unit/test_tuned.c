@@ -204,3 +204,53 @@ Test(tuned, the_memo_keeps_each_call_shapes_answer)
     }
     cr_expect_str_eq(tuned(TUTTI_COLL_ALLREDUCE, 8192, &calm).algo, "ring");
 }
+
+/* TUTTI_MEM_BUDGET: one-hop and log-n algorithms only where peers x channels x connection
+ * bytes fit; ring and tree whatever n; all-to-all falls back to Bruck, then to nothing (-3). */
+static const char *chosen(tutti_coll_t coll, size_t count, const struct tutti_plan_params *pp)
+{
+    struct tutti_op_desc op = op_of(coll, count);
+    struct tutti_plan_params run;
+    int n = 0, i = tutti__algo_choose(&op, pp, &run);
+    return i >= 0 ? tutti__algos(coll, &n)[i].name : NULL;
+}
+
+Test(tuned, the_memory_budget_keeps_one_hop_algorithms_to_what_fits)
+{
+    for (int model = 0; model < 2; model++) {
+        struct tutti_plan_params pp = pp_of(0, 64, 1, 1, 131072, 0, 1);
+        pp.tuner = model;
+        pp.conn_bytes = 1u << 20;
+        pp.mem_budget = 0; /* no limit: all-to-all is the pairwise exchange, 63 peers */
+        cr_assert_str_eq(chosen(TUTTI_COLL_ALLTOALL, 1024, &pp), "pairwise");
+        pp.mem_budget = 32u << 20;
+        int n = 0;
+        const struct tutti_algo *a = tutti__algos(TUTTI_COLL_ALLREDUCE, &n);
+        for (int c = TUTTI_COLL_ALLREDUCE; c <= TUTTI_COLL_ALLGATHER; c++) {
+            for (size_t count = 1; count <= (1u << 20); count *= 64) {
+                const char *name = chosen((tutti_coll_t)c, count, &pp);
+                cr_assert(name != NULL, "%d of %zu: nothing chosen", c, count);
+                a = tutti__algos((tutti_coll_t)c, &n);
+                for (int i = 0; i < n; i++) {
+                    if (strcmp(a[i].name, name) == 0) {
+                        cr_assert(tutti__algo_peers(&a[i], 64) <= 32, "%s: %d peers x 1 MiB", name,
+                                  tutti__algo_peers(&a[i], 64));
+                    }
+                }
+            }
+        }
+        /* all-to-all: 63 peers do not fit 32 MiB, Bruck's 12 do; 8 MiB fits neither */
+        cr_assert_str_eq(chosen(TUTTI_COLL_ALLTOALL, 1024, &pp), "bruck");
+        pp.mem_budget = 8u << 20;
+        cr_assert_null(chosen(TUTTI_COLL_ALLTOALL, 1024, &pp));
+        cr_assert_str_eq(chosen(TUTTI_COLL_ALLREDUCE, 1u << 20, &pp), "ring");
+        /* two channels count twice */
+        pp = pp_of(0, 16, 1, 2, 131072, 0, 1);
+        pp.tuner = model;
+        pp.conn_bytes = 1u << 20;
+        pp.mem_budget = 16u << 20;
+        cr_assert_str_eq(chosen(TUTTI_COLL_ALLTOALL, 1024, &pp), "bruck", "15 peers x 2 channels");
+        pp.mem_budget = 30u << 20;
+        cr_assert_str_eq(chosen(TUTTI_COLL_ALLTOALL, 1024, &pp), "pairwise");
+    }
+}
