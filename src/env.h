@@ -75,7 +75,8 @@
       "largest message for which the one-hop algorithms (oneshot, direct) are chosen")             \
     X(MEM_BUDGET, SIZE, "32m", "0", "1t",                                                          \
       "connection memory per rank for the algorithms whose peers grow with the ranks (one-hop: "   \
-      "n - 1 peers; Bruck, recursive doubling: 2 log2 n); 0: no limit")                            \
+      "n - 1 peers; Bruck, recursive doubling: 2 log2 n); 0: no limit; unset: this or 1 GiB per "  \
+      "host shared by its ranks, whichever is smaller")                                            \
     X(STREAM_MIN, SIZE, "0", "0", "1t",                                                            \
       "results of at least this many bytes per rank go to memory with non-temporal stores "        \
       "(0: never)")                                                                                \

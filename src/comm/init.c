@@ -15,6 +15,7 @@
 #include "comm/peer.h"
 #include "comm/register.h"
 #include "topology/layout.h"
+#include "util.h"
 #include "topology/topo.h"
 #include "topology/view.h"
 
@@ -234,16 +235,32 @@ static tutti_status_t boot_allgather(void *boot, const void *mine, void *all, si
     return b->ops->allgather(b, mine, all, size);
 }
 
-/* The ring's two neighbours are the least any schedule of every collective needs: a budget
- * below them leaves no algorithm. Every rank reaches the same verdict; the boot's sync lets the
- * root know the set-up ended. */
+/*
+ * The connection memory budget. Unset, TUTTI_MEM_BUDGET is its default (32 MiB) or 1 GiB shared
+ * by the ranks of the most crowded host, whichever is smaller, and never below a ring's two
+ * connections: 512 ranks on one host get rings and trees, 32 get one hop for small messages.
+ * Every rank computes it from what all know alike (the layout), so all choose alike. A budget
+ * set below the ring's two neighbours, the least any schedule of every collective needs, leaves
+ * no algorithm: every rank fails alike; the boot's sync lets the root know the set-up ended.
+ */
+#define HOST_CONN_BYTES ((size_t)1 << 30)
+
 static tutti_status_t check_budget(struct tutti_comm *comm, struct tutti_boot *boot)
 {
     int ring_peers = comm->nranks > 2 ? 2 : comm->nranks - 1;
+    size_t ring_bytes = (size_t)ring_peers * comm->cfg.conn_bytes;
+    if (!tutti__env_is_set("MEM_BUDGET")) {
+        int crowd = 1;
+        for (int r = 0; r < comm->nranks; r++) {
+            crowd =
+                TUTTI_MAX(crowd, comm->layout != NULL ? comm->layout->local[r] + 1 : comm->nranks);
+        }
+        size_t share = HOST_CONN_BYTES / (size_t)crowd;
+        comm->cfg.mem_budget = TUTTI_MAX(TUTTI_MIN(comm->cfg.mem_budget, share), ring_bytes);
+    }
     tutti_status_t st = TUTTI_OK, agreed;
     int who = -1;
-    if (comm->cfg.mem_budget > 0 &&
-        (size_t)ring_peers * comm->cfg.conn_bytes > comm->cfg.mem_budget) {
+    if (comm->cfg.mem_budget > 0 && ring_bytes > comm->cfg.mem_budget) {
         st = tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
                               "TUTTI_MEM_BUDGET is %zu bytes per rank, below what any algorithm "
                               "needs: a ring connects %d peers, at %zu bytes each (the FIFO "

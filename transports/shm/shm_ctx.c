@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -44,14 +45,23 @@ void *tutti__shm_map(const char *name, size_t len, int create, tutti_status_t *s
         return NULL;
     }
     if (create) {
+        /* Reserved now, so that a full /dev/shm is this error and never a SIGBUS later. */
         int err = posix_fallocate(fd, 0, (off_t)len);
         if (err != 0) {
             close(fd);
             shm_unlink(name);
-            *st_p = tutti__set_error(comm, TUTTI_ERR_SYSTEM,
-                                     "reserving %zu bytes of shared memory for %s: %s (is /dev/shm "
-                                     "full? see df /dev/shm)",
-                                     len, name, strerror(err));
+            struct statvfs vs;
+            unsigned long long avail = 0, size = 0;
+            if (statvfs("/dev/shm", &vs) == 0) {
+                avail = (unsigned long long)vs.f_bavail * vs.f_frsize;
+                size = (unsigned long long)vs.f_blocks * vs.f_frsize;
+            }
+            *st_p = tutti__set_error(
+                comm, TUTTI_ERR_SYSTEM,
+                "reserving %zu bytes of shared memory for %s: %s; /dev/shm has %llu of %llu bytes "
+                "free (df /dev/shm; in a container, give it more: docker run --shm-size, or a "
+                "larger tmpfs), or lower TUTTI_MEM_BUDGET / TUTTI_SHM_NSLOTS",
+                len, name, strerror(err), avail, size);
             return NULL;
         }
     } else {
