@@ -52,6 +52,23 @@ not_run() { # reason: ends a step as not run
 
 # ---- helpers the steps call ----
 
+machine_info() {
+  uname -a
+  grep PRETTY_NAME /etc/os-release 2>/dev/null
+  echo "cores: $(nproc), memory: $(awk '/MemTotal/ {print int($2 / 1048576)}' /proc/meminfo) GiB"
+  echo "glibc: $(getconf GNU_LIBC_VERSION 2>/dev/null)"
+  for t in nvidia-smi nvcc gcc g++ python3 meson ninja pkg-config mpirun; do
+    printf '%-11s %s\n' "$t" "$(command -v "$t" || echo missing)"
+  done
+  nvidia-smi || true
+  nvcc --version | tail -2 || true
+  python3 -c 'import sys, torch; print("python", sys.version.split()[0], "torch",
+      torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available(),
+      "nccl", torch.cuda.nccl.version() if torch.cuda.is_available() else "-")' || true
+  [ -f gpu-bundle/MANIFEST ] && cat gpu-bundle/MANIFEST
+  true
+}
+
 # perf/gpu_sync_probe.cu: which runtime calls wait for the device while a stream is blocked on a
 # host word; an 8-byte copy's round trip alone and beside another process whose stream waits on
 # host words (as the staged path does) or runs kernels; a stream-to-stream ping-pong between
@@ -80,21 +97,22 @@ sync_probe() { # build directory
 # copy's round trip takes 7 us): the engine never sleeping (TUTTI_SPIN=1s), the ring instead of
 # the one-hop algorithm (TUTTI_DIRECT_MAX=0), and MPS. The 8-byte time of each is summarized.
 ar_small_variants() { # all_reduce_perf command...
-  local v
+  local v rc=0
   for v in "TUTTI_IPC=0" "TUTTI_IPC=0 TUTTI_SPIN=1s" "TUTTI_IPC=0 TUTTI_DIRECT_MAX=0" \
            "TUTTI_IPC=1" "TUTTI_IPC=1 TUTTI_SPIN=1s"; do
     echo "== $v"
     # shellcheck disable=SC2086 # $v is a list of assignments
-    env $v timeout 20 "$@" -N 2 -b 8 -e 4K -n 20 -w 5 | grep -E '^ +[0-9]+ '
+    env $v timeout 20 "$@" -N 2 -b 8 -e 4K -n 20 -w 5 | grep -E '^ +[0-9]+ ' || rc=1
   done
   if mps_start; then
     for v in "TUTTI_IPC=0" "TUTTI_IPC=1"; do
       echo "== MPS $v"
       # shellcheck disable=SC2086
-      env $v timeout 20 "$@" -N 2 -b 8 -e 4K -n 20 -w 5 | grep -E '^ +[0-9]+ '
+      env $v timeout 20 "$@" -N 2 -b 8 -e 4K -n 20 -w 5 | grep -E '^ +[0-9]+ ' || rc=1
     done
     mps_stop
   fi
+  return $rc
 }
 
 # MPS (one GPU context shared by the processes) for what follows, where it is installed.

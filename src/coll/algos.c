@@ -189,7 +189,9 @@ int tutti__algo_fits(const struct tutti_algo *a, const struct tutti_plan_params 
  * The static rule, an index into the collective's entries: each collective lists its general
  * algorithm first and its direct (one-hop) variant, if any, second; the manual ones after them.
  * Whatever does not fit TUTTI_MEM_BUDGET is passed over; where the general one does not
- * (all-to-all's pairwise exchange), the first entry that applies and fits (Bruck), else -3.
+ * (all-to-all's pairwise exchange), the first entry that applies and fits (Bruck). Where none
+ * fits: -3 when the budget was set, else the entry with the fewest peers (a default budget
+ * never makes a call fail: all-to-all over verbs, 8 MiB a connection, on a few ranks).
  */
 int tutti__algo_static(const struct tutti_op_desc *op, const struct tutti_plan_params *pp)
 {
@@ -211,7 +213,15 @@ int tutti__algo_static(const struct tutti_op_desc *op, const struct tutti_plan_p
             return i;
         }
     }
-    return -3;
+    int best = -1;
+    for (int i = 0; i < n && !pp->budget_strict; i++) {
+        if ((i == 0 || a[i].manual) && a[i].applies(op, pp) &&
+            (best < 0 ||
+             tutti__algo_peers(&a[i], pp->nranks) < tutti__algo_peers(&a[best], pp->nranks))) {
+            best = i;
+        }
+    }
+    return best >= 0 ? best : -3;
 }
 
 int tutti__algo_static_channels(const struct tutti_op_desc *op, const struct tutti_plan_params *pp)
@@ -289,8 +299,9 @@ static int same_params(const struct tutti_plan_params *a, const struct tutti_pla
     return a->rank == b->rank && a->nranks == b->nranks && a->nchannels == b->nchannels &&
            a->chunk_elems == b->chunk_elems && a->direct_max == b->direct_max &&
            a->mem_budget == b->mem_budget && a->conn_bytes == b->conn_bytes &&
-           a->forced == b->forced && a->tuner == b->tuner && a->nhosts == b->nhosts &&
-           a->intra_tcp == b->intra_tcp && a->layout == b->layout && a->cpu_load == b->cpu_load;
+           a->budget_strict == b->budget_strict && a->forced == b->forced && a->tuner == b->tuner &&
+           a->nhosts == b->nhosts && a->intra_tcp == b->intra_tcp && a->layout == b->layout &&
+           a->cpu_load == b->cpu_load;
 }
 
 int tutti__plan_build_cached(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,

@@ -44,6 +44,7 @@ struct tutti_comm_cfg {
     size_t direct_max;  /* TUTTI_DIRECT_MAX: largest message for the direct algorithms */
     size_t mem_budget;  /* TUTTI_MEM_BUDGET: connection memory per rank (0: no limit) */
     size_t conn_bytes;  /* memory one connection of one channel takes (the largest in use) */
+    int budget_strict;  /* TUTTI_MEM_BUDGET was set, not derived */
     size_t nt_min; /* TUTTI_STREAM_MIN: results of at least this many bytes: non-temporal stores */
     int forced[TUTTI_COLL_COUNT]; /* TUTTI_ALGO: catalog index per collective, or -1 */
     int tuner;                    /* TUTTI_TUNER=model */

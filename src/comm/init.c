@@ -249,7 +249,8 @@ static tutti_status_t check_budget(struct tutti_comm *comm, struct tutti_boot *b
 {
     int ring_peers = comm->nranks > 2 ? 2 : comm->nranks - 1;
     size_t ring_bytes = (size_t)ring_peers * comm->cfg.conn_bytes;
-    if (!tutti__env_is_set("MEM_BUDGET")) {
+    comm->cfg.budget_strict = tutti__env_is_set("MEM_BUDGET");
+    if (!comm->cfg.budget_strict) {
         int crowd = 1;
         for (int r = 0; r < comm->nranks; r++) {
             crowd =

@@ -104,6 +104,8 @@ struct tutti_plan_params {
     size_t direct_max;  /* bytes up to which the direct (one-hop) algorithms are chosen */
     size_t mem_budget;  /* connection memory per rank the automatic choice keeps to (0: any) */
     size_t conn_bytes;  /* memory of one connection of one channel */
+    int budget_strict;  /* the budget was set (TUTTI_MEM_BUDGET): a call nothing fits fails;
+                           else it takes the algorithm with the fewest peers */
     int forced;         /* catalog index forced by TUTTI_ALGO for this collective, or -1 */
     int tuner;          /* TUTTI_TUNER=model: the cost model chooses the algorithm, and the
                            chunk and channels up to chunk_elems and nchannels (else the static

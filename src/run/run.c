@@ -33,6 +33,7 @@ void tutti__run_plan_params(struct tutti_comm *comm, const struct tutti_op_desc 
     pp->direct_max = comm->cfg.direct_max;
     pp->mem_budget = comm->cfg.mem_budget;
     pp->conn_bytes = comm->cfg.conn_bytes;
+    pp->budget_strict = comm->cfg.budget_strict;
     pp->forced = comm->cfg.forced[op->coll];
     pp->tuner = comm->cfg.tuner;
     pp->layout = comm->layout;

@@ -206,7 +206,8 @@ Test(tuned, the_memo_keeps_each_call_shapes_answer)
 }
 
 /* TUTTI_MEM_BUDGET: one-hop and log-n algorithms only where peers x channels x connection
- * bytes fit; ring and tree whatever n; all-to-all falls back to Bruck, then to nothing (-3). */
+ * bytes fit; ring and tree whatever n; all-to-all falls back to Bruck, then, with a budget the
+ * user set, to nothing (-3), with a derived one to the fewest peers. */
 static const char *chosen(tutti_coll_t coll, size_t count, const struct tutti_plan_params *pp)
 {
     struct tutti_op_desc op = op_of(coll, count);
@@ -242,6 +243,9 @@ Test(tuned, the_memory_budget_keeps_one_hop_algorithms_to_what_fits)
         /* all-to-all: 63 peers do not fit 32 MiB, Bruck's 12 do; 8 MiB fits neither */
         cr_assert_str_eq(chosen(TUTTI_COLL_ALLTOALL, 1024, &pp), "bruck");
         pp.mem_budget = 8u << 20;
+        cr_assert_str_eq(chosen(TUTTI_COLL_ALLTOALL, 1024, &pp), "bruck",
+                         "a derived budget takes the fewest peers rather than fail");
+        pp.budget_strict = 1; /* TUTTI_MEM_BUDGET set: nothing fits, the call fails */
         cr_assert_null(chosen(TUTTI_COLL_ALLTOALL, 1024, &pp));
         cr_assert_str_eq(chosen(TUTTI_COLL_ALLREDUCE, 1u << 20, &pp), "ring");
         /* two channels count twice */
