@@ -7,14 +7,17 @@
  * TUTTI_TOPO_FILE or by detection; when hwloc fails, sysconf's CPU count stands in.
  */
 #include "topology/topo.h"
+#include "topology/host_share.h"
 #include "topology/xml_probe.h"
 #include "check.h"
 #include "env.h"
 #include "log.h"
+#include "util.h"
 
 #include <errno.h>
 #include <hwloc.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -324,6 +327,25 @@ static void cpu_locality(hwloc_topology_t topo, struct tutti_topo *t)
     hwloc_bitmap_free(set);
 }
 
+/* Each PU's package and NUMA node, for ranks placed from a shared detection (host_share.h). */
+static void map_pus(hwloc_topology_t topo, struct tutti_topo_pus *m)
+{
+    m->n = 0;
+    int npu = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+    for (int i = 0; i < npu; i++) {
+        hwloc_obj_t pu = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, (unsigned)i);
+        if (pu == NULL || pu->os_index >= TUTTI_TOPO_MAX_PUS) {
+            continue;
+        }
+        for (int k = m->n; k < (int)pu->os_index; k++) {
+            m->package[k] = m->numa[k] = -1; /* holes in the OS numbering */
+        }
+        m->n = TUTTI_MAX(m->n, (int)pu->os_index + 1);
+        m->package[pu->os_index] = (int16_t)cpu_ancestor(topo, pu, HWLOC_OBJ_PACKAGE);
+        m->numa[pu->os_index] = (int16_t)cpu_ancestor(topo, pu, HWLOC_OBJ_NUMANODE);
+    }
+}
+
 static void fallback(struct tutti_topo *t)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -427,7 +449,8 @@ static tutti_status_t open_topology(const char *xml, const char *buf, size_t buf
     return TUTTI_OK;
 }
 
-static tutti_status_t load(const char *xml, const char *buf, size_t buflen, struct tutti_topo *t)
+static tutti_status_t load(const char *xml, const char *buf, size_t buflen, struct tutti_topo *t,
+                           struct tutti_topo_pus *pus)
 {
     memset(t, 0, sizeof(*t));
     fallback(t);
@@ -449,6 +472,9 @@ static tutti_status_t load(const char *xml, const char *buf, size_t buflen, stru
     t->pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
     if (live) {
         cpu_locality(topo, t);
+        if (pus != NULL) {
+            map_pus(topo, pus);
+        }
     } else {
         t->allowed_pus = t->pus; /* the file's machine, not ours */
         t->first_pu = 0;
@@ -467,12 +493,12 @@ static tutti_status_t load(const char *xml, const char *buf, size_t buflen, stru
 
 tutti_status_t tutti__topo_load(const char *xml, struct tutti_topo *t)
 {
-    return load(xml, NULL, 0, t);
+    return load(xml, NULL, 0, t, NULL);
 }
 
 tutti_status_t tutti__topo_load_buffer(const char *buf, size_t len, struct tutti_topo *t)
 {
-    return load(NULL, buf, len, t);
+    return load(NULL, buf, len, t, NULL);
 }
 
 tutti_status_t tutti__topo_dump(const char *xml, const char *out, char *err, size_t errlen)
@@ -488,15 +514,51 @@ tutti_status_t tutti__topo_dump(const char *xml, const char *out, char *err, siz
     return st;
 }
 
-/* The process's own machine, filled once by load_process_topo. Not in tutti__g (global.h) with
+void tutti__topo_place(struct tutti_topo *t, const struct tutti_topo_pus *pus)
+{
+    struct tutti_topo mine;
+    fallback(&mine); /* this process's affinity */
+    t->allowed_pus = mine.allowed_pus;
+    t->first_pu = mine.first_pu;
+    t->cpu_package = t->cpu_numa = -1;
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) {
+        return;
+    }
+    int package = -2, numa = -2; /* -2: no PU seen yet; -1: several, or unknown */
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        if (!CPU_ISSET(c, &set)) {
+            continue;
+        }
+        int p = c < pus->n ? pus->package[c] : -1, n = c < pus->n ? pus->numa[c] : -1;
+        package = package == -2 || package == p ? p : -1;
+        numa = numa == -2 || numa == n ? n : -1;
+    }
+    t->cpu_package = TUTTI_MAX(package, -1);
+    t->cpu_numa = TUTTI_MAX(numa, -1);
+}
+
+/* The process's own machine, filled once by load_process. Not in tutti__g (global.h) with
  * the rest of the process state: topology/ sits below src/ and includes only its base layer. */
 static struct tutti_topo process_topo;
+static pthread_mutex_t process_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int process_loaded;
 
-static void load_process_topo(void)
+static tutti_status_t detect_live(struct tutti_topo *t, struct tutti_topo_pus *pus)
+{
+    return load(NULL, NULL, 0, t, pus);
+}
+
+static void load_process(const char *share)
 {
     struct tutti_topo *t = &process_topo;
     const char *file = tutti__env()->TOPO_FILE;
-    if (tutti__topo_load(file[0] != '\0' ? file : NULL, t) != TUTTI_OK && !t->from_file) {
+    if (file[0] == '\0' && share != NULL) {
+        (void)tutti__topo_share(share, detect_live, t);
+        if (!t->ok) {
+            tutti_warn("%s", t->error);
+        }
+    } else if (tutti__topo_load(file[0] != '\0' ? file : NULL, t) != TUTTI_OK && !t->from_file) {
         tutti_warn("%s", t->error); /* a bad TUTTI_TOPO_FILE is an init error (view.c) */
     }
     if (t->from_file) {
@@ -513,9 +575,20 @@ static void load_process_topo(void)
                 t->nnics, t->pci_switches);
 }
 
+const struct tutti_topo *tutti__topo_host(const char *share)
+{
+    if (!atomic_load_explicit(&process_loaded, memory_order_acquire)) {
+        pthread_mutex_lock(&process_lock); /* guards the one detection */
+        if (!atomic_load_explicit(&process_loaded, memory_order_relaxed)) {
+            load_process(share);
+            atomic_store_explicit(&process_loaded, 1, memory_order_release);
+        }
+        pthread_mutex_unlock(&process_lock);
+    }
+    return &process_topo;
+}
+
 const struct tutti_topo *tutti__topo(void)
 {
-    static pthread_once_t once = PTHREAD_ONCE_INIT; /* guards the one detection */
-    pthread_once(&once, load_process_topo);
-    return &process_topo;
+    return tutti__topo_host(NULL);
 }

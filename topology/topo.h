@@ -95,6 +95,13 @@ struct tutti_topo {
 const struct tutti_topo *tutti__topo(void);
 
 /**
+ * As tutti__topo, and when this call is the process's first, a live detection is shared by the
+ * job's ranks of this host through the file `share` (host_share.h; tutti__topo_share_name):
+ * one of them detects, the others read. share NULL: detect alone.
+ */
+const struct tutti_topo *tutti__topo_host(const char *share);
+
+/**
  * Load a machine into *t: from the hwloc XML file `xml`, or detect this machine when xml is
  * NULL. Returns TUTTI_OK, or TUTTI_ERR_INVALID_ARG (bad file, bad XML) / TUTTI_ERR_SYSTEM with a
  * message in t->error; t is then the sysconf fallback. Thread-safe (no shared state).

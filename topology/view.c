@@ -263,9 +263,9 @@ err_free_all:
     return st;
 }
 
-tutti_status_t tutti__topo_check(struct tutti_comm *comm)
+tutti_status_t tutti__topo_check(struct tutti_comm *comm, const char *share)
 {
-    const struct tutti_topo *t = tutti__topo();
+    const struct tutti_topo *t = tutti__topo_host(share);
     if (t->from_file && !t->ok) {
         return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "TUTTI_TOPO_FILE: %s", t->error);
     }

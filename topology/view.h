@@ -36,10 +36,12 @@ struct tutti_topo_group {
 };
 
 /**
- * Local phase of init: TUTTI_TOPO_FILE names a file that could not be loaded -> that error
- * (INVALID_ARG) on comm, so that every rank fails init. Detection that found little is no error.
+ * Local phase of init: the process's machine, detected once per host and job through the file
+ * `share` (tutti__topo_host), then checked: TUTTI_TOPO_FILE names a file that could not be
+ * loaded -> that error (INVALID_ARG) on comm, so that every rank fails init. Detection that found
+ * little is no error.
  */
-tutti_status_t tutti__topo_check(struct tutti_comm *comm);
+tutti_status_t tutti__topo_check(struct tutti_comm *comm, const char *share);
 
 /**
  * After the peer records are in: all-gather every rank's view (checked) and derive the layout

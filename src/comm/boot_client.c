@@ -305,8 +305,9 @@ tutti_status_t tutti__boot_client_open(const struct tutti_boot_id *id, int rank,
     c->nranks = nranks;
     c->timeout_ns = timeout_ns;
     tutti__sockaddr_str(&id->root, c->root_str, sizeof(c->root_str));
-    tutti_status_t st =
-        connect_root(c, id, (flags & TUTTI_BOOT_ROOT_UP) != 0, tutti__now_ns() + timeout_ns);
+    int64_t t0 = tutti__now_ns();
+    tutti_status_t st = connect_root(c, id, (flags & TUTTI_BOOT_ROOT_UP) != 0, t0 + timeout_ns);
+    c->base.join_ns = tutti__now_ns() - t0;
     if (st != TUTTI_OK) {
         free(c);
         return st;

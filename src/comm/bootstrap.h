@@ -39,6 +39,9 @@ struct tutti_boot {
     /* A sync ended the set-up with a failure that every rank learned of: each leaves as one
      * that finished (close(b, 1)), so the root knows nobody is left to tell. */
     int failed_together;
+    /* How long joining took (the rendezvous: connect, handshake), for init's phase times; 0
+     * where there is nothing to join (a parent communicator's collectives). */
+    int64_t join_ns;
 };
 
 /** Identity of a job's bootstrap: where the root listens, the secret, the job id. */

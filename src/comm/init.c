@@ -16,6 +16,7 @@
 #include "comm/register.h"
 #include "topology/layout.h"
 #include "util.h"
+#include "topology/host_share.h"
 #include "topology/topo.h"
 #include "topology/view.h"
 
@@ -277,13 +278,34 @@ static tutti_status_t check_budget(struct tutti_comm *comm, struct tutti_boot *b
     }
     return agreed < 0 ? st : TUTTI_OK;
 }
+/* When each phase of setup() ended, for the info line that names where init's time went. */
+enum init_phase { PH_DETECT, PH_LOCAL, PH_RECORDS, PH_CONNECT, PH_N };
+
+static void log_phases(const struct tutti_comm *comm, const struct tutti_boot *boot, int64_t t0,
+                       const int64_t end[PH_N])
+{
+    double ms[PH_N];
+    for (int p = 0; p < PH_N; p++) {
+        ms[p] = (double)(end[p] - (p == 0 ? t0 : end[p - 1])) / 1e6;
+    }
+    tutti_info(TUTTI_SUBSYS_INIT,
+               "rank %d of %d init phases (ms): rendezvous %.1f, detection %.1f, local set-up "
+               "%.1f, record exchange %.1f, connect %.1f; total %.1f",
+               comm->rank, comm->nranks, (double)boot->join_ns / 1e6, ms[PH_DETECT], ms[PH_LOCAL],
+               ms[PH_RECORDS], ms[PH_CONNECT], (double)(boot->join_ns + end[PH_N - 1] - t0) / 1e6);
+}
+
 /* The phases; every rank makes the same bootstrap calls whatever happens locally. */
 static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr *root_hint,
                             struct tutti_boot *boot)
 {
+    int64_t t0 = tutti__now_ns(), end[PH_N];
     struct tutti_peer_info me;
     fill_me(comm, &me);
-    tutti_status_t st = tutti__topo_check(comm);
+    char share[64]; /* one detection per host and job (topology/host_share.h) */
+    tutti__topo_share_name(comm->comm_id, me.hostid, sizeof(me.hostid), share, sizeof(share));
+    tutti_status_t st = tutti__topo_check(comm, share);
+    end[PH_DETECT] = tutti__now_ns();
     if (st == TUTTI_OK) {
         st = shrink_listen(comm, root_hint, &me);
     }
@@ -292,7 +314,9 @@ static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr 
     }
     tutti_status_t agreed;
     int culprit = -1;
-    TUTTI_CHECK(boot->ops->sync(boot, st, &agreed, &culprit));
+    tutti_status_t sst = boot->ops->sync(boot, st, &agreed, &culprit);
+    tutti__topo_share_end(); /* every rank has detected: the host's file can go */
+    TUTTI_CHECK(sst);
     if (st != TUTTI_OK) {
         return st;
     }
@@ -300,6 +324,7 @@ static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr 
         return tutti__set_error(comm, TUTTI_ERR_REMOTE, "rank %d failed to set up: %s", culprit,
                                 tutti_status_string(agreed));
     }
+    end[PH_LOCAL] = tutti__now_ns();
     TUTTI_CHECK(boot->ops->allgather(boot, &me, comm->peers, sizeof(me)));
     for (int r = 0; r < comm->nranks; r++) {
         TUTTI_CHECK(tutti__peer_validate(&comm->peers[r], r, comm->nranks));
@@ -313,11 +338,14 @@ static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr 
         .comm = comm,
     };
     TUTTI_CHECK(tutti__topo_gather(&g, &comm->topo, &comm->layout));
+    end[PH_RECORDS] = tutti__now_ns();
     struct tutti_net_shape shape;
     TUTTI_CHECK(tutti__net_attach(comm, boot, &shape));
     comm->cfg.chunk_bytes = shape.chunk_bytes;
     comm->cfg.conn_bytes = shape.conn_bytes;
     TUTTI_CHECK(check_budget(comm, boot));
+    end[PH_CONNECT] = tutti__now_ns();
+    log_phases(comm, boot, t0, end);
     if (comm->cfg.nchannels == 0) { /* not set by TUTTI_NCHANNELS or the params */
         comm->cfg.nchannels = shape.remote ? 2 : 1;
     }

@@ -1,0 +1,224 @@
+/*
+ * host_share.c - one topology detection per host and job (host_share.h). The protocol, with
+ * files in /dev/shm:
+ *   - <name> holds a finished detection; a rank that finds it reads it and is done;
+ *   - <name>.lock is made (O_EXCL) by the one rank that detects, which holds an exclusive flock
+ *     on it while it does, writes <name>.<pid>, renames that to <name>, then unlinks the lock;
+ *   - a rank that finds the lock taken waits for a shared flock on it (the maker has finished or
+ *     died: the kernel drops a dead process's locks), then reads <name>; still nothing there
+ *     means the maker died, and the rank detects alone (and removes the dead maker's lock).
+ * Every rank that used the file unlinks it after init's first sync (tutti__topo_share_end): all
+ * have detected by then, and one rank killed there must not leave it behind. Both files record
+ * their maker's pid; the first detection of a process removes those whose maker has ended (a
+ * job killed whole during its init). No step can hang beyond SHARE_WAIT_NS, and every failure
+ * falls back to detecting alone.
+ */
+#include "topology/host_share.h"
+#include "log.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#define SHARE_DIR     "/dev/shm"
+#define SHARE_MAGIC   0x50544f54u /* "TOTP" */
+#define SHARE_VERSION 1u
+#define SHARE_WAIT_NS (30ll * 1000000000ll) /* for a maker that detects under a heavy load */
+
+struct share_file {
+    uint32_t magic, version, size, pid; /* pid: the maker's */
+    struct tutti_topo topo;
+    struct tutti_topo_pus pus;
+};
+
+static char used[160]; /* the file this process made or read, until tutti__topo_share_end */
+static atomic_int has_used;
+
+void tutti__topo_share_name(uint64_t job_id, const uint8_t *hostid, size_t idlen, char *out,
+                            size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a of the host id */
+    for (size_t i = 0; i < idlen; i++) {
+        h = (h ^ hostid[i]) * 0x100000001b3ull;
+    }
+    snprintf(out, len, "tutti-topo-%016llx-%016llx", (unsigned long long)job_id,
+             (unsigned long long)h);
+}
+
+static void path_of(const char *name, const char *suffix, char *out, size_t len)
+{
+    snprintf(out, len, "%s/%s%s", SHARE_DIR, name, suffix);
+}
+
+/* A finished detection from <name>; 1 when there was a whole one of this version. */
+static int read_share(const char *name, struct share_file *f)
+{
+    char path[160];
+    path_of(name, "", path, sizeof(path));
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return 0;
+    }
+    ssize_t n = read(fd, f, sizeof(*f));
+    close(fd);
+    return n == (ssize_t)sizeof(*f) && f->magic == SHARE_MAGIC && f->version == SHARE_VERSION &&
+           f->size == sizeof(*f);
+}
+
+/* Detect, then publish as <name> (best effort: a failed write only costs the others). */
+static void detect_and_publish(const char *name, tutti_topo_detect_fn detect, struct tutti_topo *t)
+{
+    static struct share_file f; /* 20 KB; one detection per process (its caller's lock) */
+    memset(&f, 0, sizeof(f));
+    if (detect(t, &f.pus) != TUTTI_OK || !t->ok) {
+        return; /* a failed detection is each rank's own to report */
+    }
+    f.magic = SHARE_MAGIC;
+    f.version = SHARE_VERSION;
+    f.size = sizeof(f);
+    f.pid = (uint32_t)getpid();
+    f.topo = *t;
+    char tmp[192], path[160];
+    path_of(name, "", path, sizeof(path));
+    snprintf(tmp, sizeof(tmp), "%s.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    int ok = fd >= 0 && write(fd, &f, sizeof(f)) == (ssize_t)sizeof(f);
+    if (fd >= 0) {
+        close(fd);
+    }
+    if (!ok || rename(tmp, path) != 0) {
+        unlink(tmp);
+    }
+}
+
+static void mark_used(const char *name)
+{
+    path_of(name, "", used, sizeof(used));
+    atomic_store(&has_used, 1);
+}
+
+/* The maker's pid recorded in a file of ours: a lock, a result, or a result being written
+ * ("<name>.<pid>"); 0 when none is (yet) recorded. */
+static pid_t maker_of(const char *entry)
+{
+    const char *dot = strrchr(entry, '.');
+    if (dot != NULL && strcmp(dot, ".lock") != 0) {
+        return (pid_t)atol(dot + 1);
+    }
+    char path[300];
+    snprintf(path, sizeof(path), "%s/%s", SHARE_DIR, entry);
+    uint32_t head[4] = {0};
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, head, sizeof(head)) : -1;
+    if (fd >= 0) {
+        close(fd);
+    }
+    if (dot != NULL) {
+        return n >= 4 ? (pid_t)head[0] : 0; /* a lock: the pid alone */
+    }
+    return n == (ssize_t)sizeof(head) && head[0] == SHARE_MAGIC ? (pid_t)head[3] : 0;
+}
+
+/* Remove the files whose maker has ended (a job killed whole while it detected). */
+static void sweep(void)
+{
+    DIR *d = opendir(SHARE_DIR);
+    struct dirent *e;
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, "tutti-topo-", 11) != 0) {
+            continue;
+        }
+        pid_t pid = maker_of(e->d_name);
+        if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) {
+            char path[300];
+            snprintf(path, sizeof(path), "%s/%s", SHARE_DIR, e->d_name);
+            tutti_debug(TUTTI_SUBSYS_TOPO, "removing %s: its maker, pid %d, has ended", path,
+                        (int)pid);
+            unlink(path);
+        }
+    }
+    if (d != NULL) {
+        closedir(d);
+    }
+}
+
+/* Wait for a shared lock on the maker's lock file: it has finished, or died. 0 when the lock
+ * file is gone already (finished), 1 after the lock, -1 on any trouble or at the deadline. */
+static int wait_maker(const char *lock)
+{
+    int fd = open(lock, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return errno == ENOENT ? 0 : -1;
+    }
+    int64_t deadline = tutti__now_ns() + SHARE_WAIT_NS;
+    int got = -1;
+    for (useconds_t us = 100; tutti__now_ns() < deadline; us = us < 20000 ? us * 2 : us) {
+        if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+            got = 1;
+            break;
+        }
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            break;
+        }
+        usleep(us);
+    }
+    close(fd);
+    return got;
+}
+
+int tutti__topo_share(const char *name, tutti_topo_detect_fn detect, struct tutti_topo *t)
+{
+    static struct share_file f; /* as above */
+    char lock[192];
+    sweep();
+    path_of(name, ".lock", lock, sizeof(lock));
+    for (int tries = 0; tries < 3; tries++) {
+        if (read_share(name, &f)) {
+            mark_used(name);
+            *t = f.topo;
+            tutti__topo_place(t, &f.pus);
+            tutti_debug(TUTTI_SUBSYS_TOPO, "topology read from %s/%s (detected by another rank)",
+                        SHARE_DIR, name);
+            return 1;
+        }
+        int fd = open(lock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            (void)flock(fd, LOCK_EX);
+            uint32_t pid = (uint32_t)getpid();
+            (void)!write(fd, &pid, sizeof(pid));
+            mark_used(name);
+            detect_and_publish(name, detect, t);
+            unlink(lock);
+            close(fd);
+            return 0;
+        }
+        int waited = errno == EEXIST ? wait_maker(lock) : -1;
+        if (waited < 0) {
+            break; /* no /dev/shm, or a maker that is slow: detect alone */
+        }
+        if (waited == 1 && !read_share(name, &f)) {
+            unlink(lock); /* its maker died detecting (or had just made it: one more detection) */
+            break;
+        }
+    }
+    tutti_debug(TUTTI_SUBSYS_TOPO, "topology: detecting alone (%s/%s not available)", SHARE_DIR,
+                name);
+    memset(&f.pus, 0, sizeof(f.pus));
+    (void)detect(t, &f.pus);
+    return 0;
+}
+
+void tutti__topo_share_end(void)
+{
+    if (atomic_exchange(&has_used, 0)) {
+        unlink(used);
+    }
+}
