@@ -222,14 +222,45 @@ static tutti_status_t shm_can_connect(void *tctx, int a, int b, int *score_p)
     return TUTTI_OK;
 }
 
-/* Has this local peer's process ended? pidfds turn readable at exit, zombies included. */
+/* Has this local peer's process ended? (No pidfd: kill(pid, 0).) */
 static int process_ended(const struct shm_peer *p)
 {
-    if (p->pidfd >= 0) {
-        struct pollfd pfd = {.fd = p->pidfd, .events = POLLIN};
-        return poll(&pfd, 1, 0) > 0;
-    }
     return kill((pid_t)p->pid, 0) != 0 && errno == ESRCH;
+}
+
+/*
+ * The first local peer, from ctx->check_next on, whose process has ended, or -1. At most
+ * SHM_CHECK_BATCH peers a call, in one poll() of their pidfds (readable at exit, zombies
+ * included), so that a check costs one system call however many ranks share the host: every
+ * waiting rank checks each millisecond it is awake, and 512 ranks each polling 511 pidfds
+ * would take the host's CPUs. A dead peer is still seen within nlocal / SHM_CHECK_BATCH checks.
+ */
+#define SHM_CHECK_BATCH 16
+
+static int first_ended(struct shm_ctx *ctx)
+{
+    struct pollfd pfd[SHM_CHECK_BATCH];
+    int who[SHM_CHECK_BATCH], n = 0, dead = -1;
+    int nranks = ctx->args.nranks, r = ctx->check_next % nranks;
+    for (int seen = 0; seen < nranks && n < SHM_CHECK_BATCH && dead < 0; seen++) {
+        const struct shm_peer *p = &ctx->peers[r];
+        if (r != ctx->args.rank && p->ctl != NULL && !atomic_load(&p->ctl->closed)) {
+            if (p->pidfd >= 0) {
+                pfd[n] = (struct pollfd){.fd = p->pidfd, .events = POLLIN};
+                who[n++] = r;
+            } else if (process_ended(p)) {
+                dead = r;
+            }
+        }
+        r = (r + 1) % nranks;
+    }
+    ctx->check_next = r;
+    if (dead < 0 && n > 0 && poll(pfd, (nfds_t)n, 0) > 0) {
+        for (int i = 0; i < n && dead < 0; i++) {
+            dead = pfd[i].revents != 0 ? who[i] : -1;
+        }
+    }
+    return dead;
 }
 
 /*
@@ -277,17 +308,23 @@ static tutti_status_t shm_check(void *tctx)
     struct shm_ctx *ctx = tctx;
     TUTTI_CHECK(board_notice(ctx));
     tutti__shm_unlink_attached(ctx);
-    for (int r = 0; r < ctx->args.nranks; r++) {
-        const struct shm_peer *p = &ctx->peers[r];
-        if (r == ctx->args.rank || p->ctl == NULL || atomic_load(&p->ctl->closed)) {
-            continue;
-        }
-        if (process_ended(p)) {
-            tutti__shm_forget(ctx, r); /* what it made is nobody's now */
-            return tutti__shm_peer_gone(ctx, r);
-        }
+    int r = first_ended(ctx);
+    if (r >= 0) {
+        tutti__shm_forget(ctx, r); /* what it made is nobody's now */
+        return tutti__shm_peer_gone(ctx, r);
     }
     return TUTTI_OK;
+}
+
+/* footprint op: my control segment and the receive FIFOs I made (a send FIFO is its
+ * receiver's). */
+static void shm_footprint(void *tctx, struct tutti_footprint *fp)
+{
+    struct shm_ctx *ctx = tctx;
+    fp->shared += ctx->ctl != NULL ? SHM_CTL_BYTES : 0;
+    for (int i = 0; i < ctx->nconns; i++) {
+        fp->shared += ctx->conns[i]->recv.hdr != NULL ? ctx->conns[i]->recv.map_len : 0;
+    }
 }
 
 /* Post the notice on every local peer's board (the first notice wins) and wake it. */
@@ -379,6 +416,7 @@ const struct tutti_transport_ops tutti__shm_ops = {
     .can_connect = shm_can_connect,
     .connect = tutti__shm_connect,
     .check = shm_check,
+    .footprint = shm_footprint,
     .abort = shm_abort,
     .doorbell = shm_doorbell,
     .seq_board = shm_seq_board,
