@@ -16,10 +16,17 @@
 #include <string.h>
 #include <unistd.h>
 
-static const struct tutti_admit_cfg admit_cfg = {
-    .max_total = TUTTI_BOOT_MAX_HANDSHAKES,
-    .max_per_addr = BOOT_MAX_PER_ADDR,
-};
+/* The admission policy, with a minimum age of 4 x the slowest recent handshake of the job's
+ * own ranks (never beyond a handshake's own deadline): 512 ranks sharing 2 cores take seconds
+ * each, and must not be evicted as strangers. */
+static struct tutti_admit_cfg admit_cfg(const struct root *rt)
+{
+    return (struct tutti_admit_cfg){
+        .max_total = TUTTI_BOOT_MAX_HANDSHAKES,
+        .max_per_addr = BOOT_MAX_PER_ADDR,
+        .min_age_ns = TUTTI_MIN(4 * rt->hs_seen_ns, rt->hs_timeout_ns),
+    };
+}
 
 #define BOOT_ACCEPT_BATCH 64 /* connections accepted per look at the listener */
 
@@ -113,10 +120,10 @@ static void evict(struct root *rt, int i, enum tutti_admit_why why, const char *
 int tutti__root_may_accept(struct root *rt, int *ms_p)
 {
     int64_t now = tutti__now_ns(), wait = 0;
+    struct tutti_admit_cfg cfg = admit_cfg(rt);
     if (now < rt->accept_after) {
         wait = rt->accept_after - now;
-    } else if (tutti__admit_room(rt->pending, rt->npending, pending_slot, &admit_cfg, now, &wait) !=
-               -2) {
+    } else if (tutti__admit_room(rt->pending, rt->npending, pending_slot, &cfg, now, &wait) != -2) {
         return 1;
     }
     /* Full (or out of descriptors): the queue may stay readable, so wake when that can change.
@@ -176,8 +183,8 @@ void tutti__root_accept(struct root *rt)
         if (now < rt->accept_after) {
             return;
         }
-        int room =
-            tutti__admit_room(rt->pending, rt->npending, pending_slot, &admit_cfg, now, &wait);
+        struct tutti_admit_cfg cfg = admit_cfg(rt);
+        int room = tutti__admit_room(rt->pending, rt->npending, pending_slot, &cfg, now, &wait);
         int fd;
         union tutti_sockaddr from;
         tutti_status_t st =
@@ -193,8 +200,8 @@ void tutti__root_accept(struct root *rt)
                   "too many handshakes in progress; the oldest is closed");
         }
         uint64_t addr = tutti__admit_addr_key(&from);
-        int victim = tutti__admit_addr_victim(rt->pending, rt->npending, pending_slot, addr,
-                                              &admit_cfg, now);
+        int victim =
+            tutti__admit_addr_victim(rt->pending, rt->npending, pending_slot, addr, &cfg, now);
         if (victim >= 0) {
             evict(rt, victim, TUTTI_ADMIT_ADDR, "too many handshakes from its address");
         }
@@ -232,6 +239,7 @@ int tutti__root_handshakes(struct root *rt)
             continue;
         }
         rt->pending[i] = rt->pending[--rt->npending];
+        rt->hs_seen_ns = tutti__admit_learn(rt->hs_seen_ns, tutti__now_ns() - c->adm.since_ns);
         int placed = place_client(rt, c);
         if (placed != 0) {
             tutti__root_client_free(c);

@@ -227,18 +227,39 @@ static int answer_round(struct root *rt)
 static void describe_missing(const struct root *rt, char *buf, size_t len)
 {
     size_t o = 0;
-    int absent = 0, late = 0;
-    for (int r = 0; r < rt->nranks && o + 16 < len; r++) {
+    int absent = 0, missing = 0, unsaid = 0;
+    for (int r = 0; r < rt->nranks; r++) {
         const struct root_client *c = rt->by_rank[r];
-        if (c == NULL || !c->ready) {
-            o += (size_t)snprintf(buf + o, len - o, "%s%d", (absent + late) ? ", " : "", r);
-            absent += (c == NULL);
-            late += (c != NULL);
+        if (c != NULL && c->ready) {
+            continue;
         }
+        int last = r; /* a run of missing ranks, written "a-b" */
+        while (last + 1 < rt->nranks &&
+               (rt->by_rank[last + 1] == NULL || !rt->by_rank[last + 1]->ready)) {
+            last++;
+        }
+        for (int k = r; k <= last; k++) {
+            absent += rt->by_rank[k] == NULL;
+        }
+        char run[32];
+        snprintf(run, sizeof(run), last > r ? "%s%d-%d" : "%s%d", missing ? ", " : "", r, last);
+        if (o + strlen(run) + 48 < len) {
+            o += (size_t)snprintf(buf + o, len - o, "%s", run);
+        } else {
+            unsaid += last - r + 1;
+        }
+        missing += last - r + 1;
+        r = last;
     }
-    if (o + 40 < len) {
-        snprintf(buf + o, len - o,
-                 absent > 0 ? " never joined" : " did not reach this set-up step");
+    if (unsaid > 0) {
+        o += (size_t)snprintf(buf + o, len - o, " and %d more", unsaid);
+    }
+    if (o < len) {
+        o += (size_t)snprintf(buf + o, len - o, "%s",
+                              absent > 0 ? " never joined" : " did not reach this set-up step");
+    }
+    if (o < len && missing > 1) {
+        snprintf(buf + o, len - o, " (%d of %d)", missing, rt->nranks);
     }
 }
 
@@ -340,7 +361,7 @@ static void root_serve(struct root *rt)
         }
         int64_t waited = tutti__now_ns() - rt->round_start;
         if (rt->nranks > 0 && waited > rt->timeout_ns) {
-            char why[240];
+            char why[200];
             describe_missing(rt, why, sizeof(why));
             char full[300];
             snprintf(full, sizeof(full), "ranks %.200s within TUTTI_TIMEOUT", why);
@@ -348,7 +369,7 @@ static void root_serve(struct root *rt)
             return;
         }
         if (rt->nranks > 0 && waited > TUTTI_BOOT_QUIET_WARN_NS && !rt->quiet_warned) {
-            char why[240];
+            char why[200];
             describe_missing(rt, why, sizeof(why));
             tutti_warn("bootstrap root: ranks %.200s after %.0f s; waiting until TUTTI_TIMEOUT "
                        "(%.0f s): are they running, with this root address, the same secret and "

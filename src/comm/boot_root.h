@@ -43,6 +43,7 @@ struct root {
     int npending, pending_cap;
     struct tutti_admit_log alog; /* strangers refused and evicted */
     int64_t hs_timeout_ns;       /* a connection's handshake deadline (TUTTI_HANDSHAKE_TIMEOUT) */
+    int64_t hs_seen_ns;          /* the slowest recent handshake that passed (tutti__admit_learn) */
     int64_t accept_after;        /* out of descriptors: look at the listener again then */
     int64_t round_start;         /* when the current round started waiting */
     int64_t first_ns; /* when the first rank joined: the set-up's deadline counts from it */

@@ -27,6 +27,16 @@ uint64_t tutti__admit_addr_key(const union tutti_sockaddr *a)
     return h;
 }
 
+int64_t tutti__admit_min_age(const struct tutti_admit_cfg *cfg)
+{
+    return TUTTI_MAX(cfg->min_age_ns, TUTTI_ADMIT_MIN_AGE_NS);
+}
+
+int64_t tutti__admit_learn(int64_t seen_ns, int64_t took_ns)
+{
+    return TUTTI_MAX(took_ns, seen_ns - seen_ns / 16);
+}
+
 /* The oldest handshake (from addr, unless any_addr), or -1 when there is none. */
 static int oldest(const void *table, int n, tutti_admit_at_fn at, int any_addr, uint64_t addr)
 {
@@ -47,7 +57,7 @@ int tutti__admit_room(const void *table, int n, tutti_admit_at_fn at,
         return -1;
     }
     int o = oldest(table, n, at, 1, 0);
-    int64_t left = at(table, o)->since_ns + TUTTI_ADMIT_MIN_AGE_NS - now;
+    int64_t left = at(table, o)->since_ns + tutti__admit_min_age(cfg) - now;
     if (left <= 0) {
         return o;
     }
@@ -66,7 +76,7 @@ int tutti__admit_addr_victim(const void *table, int n, tutti_admit_at_fn at, uin
         return -1;
     }
     int o = oldest(table, n, at, 0, addr);
-    return now - at(table, o)->since_ns >= TUTTI_ADMIT_MIN_AGE_NS ? o : -1;
+    return now - at(table, o)->since_ns >= tutti__admit_min_age(cfg) ? o : -1;
 }
 
 static const char *const why_names[TUTTI_ADMIT_NWHY] = {

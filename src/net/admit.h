@@ -8,8 +8,9 @@
  *   - each handshake has a short deadline (TUTTI_HANDSHAKE_TIMEOUT, never above the
  *     listener's TUTTI_TIMEOUT), enforced by the handshake itself;
  *   - at most max_total handshakes at once: when full, the oldest one is closed once it has
- *     waited TUTTI_ADMIT_MIN_AGE_NS (a rank would have answered by then); until then new
- *     connections wait in the kernel's listen queue;
+ *     waited the minimum age (TUTTI_ADMIT_MIN_AGE_NS, or more where the listener has seen its
+ *     own ranks take longer: tutti__admit_learn); until then new connections wait in the
+ *     kernel's listen queue;
  *   - at most max_per_addr from one remote address (its IP): a newcomer beyond that closes the
  *     oldest one from the same address, once that has waited TUTTI_ADMIT_MIN_AGE_NS. So a flood
  *     from one place evicts itself first, and a burst of real ranks from one host, all younger
@@ -33,9 +34,22 @@
 #define TUTTI_ADMIT_SHOWN      3                     /* refusals logged in full per window */
 
 struct tutti_admit_cfg {
-    int max_total;    /* handshakes in progress at most */
-    int max_per_addr; /* from one address, once older ones can go */
+    int max_total;      /* handshakes in progress at most */
+    int max_per_addr;   /* from one address, once older ones can go */
+    int64_t min_age_ns; /* an age below which nothing is evicted; TUTTI_ADMIT_MIN_AGE_NS at least */
 };
+
+/** The age below which cfg's listener evicts no handshake. */
+int64_t tutti__admit_min_age(const struct tutti_admit_cfg *cfg);
+
+/**
+ * A listener on a loaded host learns how long its own ranks take: seen_ns, the slowest recent
+ * handshake that passed (it decays by a sixteenth with each one that passes), after one that
+ * took took_ns. Only a handshake that proved the secret counts, so strangers cannot raise it;
+ * ranks that share 2 cores with 500 others take seconds, and a listener whose min_age_ns is
+ * a few times this one evicts none of them.
+ */
+int64_t tutti__admit_learn(int64_t seen_ns, int64_t took_ns);
 
 /* What the policy knows of one handshake in progress. */
 struct tutti_admit_slot {

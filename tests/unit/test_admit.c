@@ -1,7 +1,8 @@
 /*
  * test_admit.c - src/net/admit.c, the listeners' policy against strangers: room while under the
  * cap, the oldest evicted only once it has had its chance, a share per address that a burst of
- * young connections (a host's ranks) never loses, and a log that sums up a flood in a few lines.
+ * young connections (a host's ranks) never loses, a minimum age learnt from the job's own
+ * ranks (slow on a crowded host), and a log that sums up a flood in a few lines.
  */
 #include "net/admit.h"
 #include "global.h"
@@ -42,6 +43,29 @@ Test(admit, one_address_evicts_its_own_oldest_but_never_a_young_burst)
     /* Address 8 is under its cap; a new address has nothing to lose. */
     cr_assert_eq(tutti__admit_addr_victim(t, 4, at, 8, &cfg, 5000 * MS), -1);
     cr_assert_eq(tutti__admit_addr_victim(t, 4, at, 42, &cfg, 5000 * MS), -1);
+}
+
+Test(admit, a_loaded_hosts_slow_ranks_raise_the_age_below_which_none_is_evicted)
+{
+    /* Ranks that passed took 100 ms, then 3 s (a crowded host): the slowest is remembered and
+     * decays by a sixteenth per handshake that passes; a min age of 4x it spares them. */
+    int64_t seen = tutti__admit_learn(0, 100 * MS);
+    cr_assert_eq(seen, 100 * MS);
+    seen = tutti__admit_learn(seen, 3000 * MS);
+    cr_assert_eq(seen, 3000 * MS);
+    seen = tutti__admit_learn(seen, 10 * MS);
+    cr_assert_eq(seen, 3000 * MS - 3000 * MS / 16, "decays, got %lld", (long long)seen);
+    struct tutti_admit_cfg slow = cfg;
+    slow.min_age_ns = 4 * seen;
+    struct tutti_admit_slot t[4] = {{0, 7}, {100 * MS, 8}, {200 * MS, 7}, {300 * MS, 9}};
+    int64_t wait = -1;
+    cr_assert_eq(tutti__admit_addr_victim(t, 4, at, 7, &slow, 5000 * MS), -1, "5 s: too young");
+    cr_assert_eq(tutti__admit_room(t, 4, at, &slow, 5000 * MS, &wait), -2, "full, none old enough");
+    cr_assert_eq(wait, 4 * seen - 5000 * MS);
+    cr_assert_eq(tutti__admit_addr_victim(t, 4, at, 7, &slow, 4 * seen), 0, "then it goes");
+    /* Never below the fixed minimum, whatever a listener computes. */
+    slow.min_age_ns = 1;
+    cr_assert_eq(tutti__admit_min_age(&slow), TUTTI_ADMIT_MIN_AGE_NS);
 }
 
 Test(admit, addresses_are_keyed_by_ip_without_the_port)
