@@ -135,6 +135,14 @@ struct tutti_seq_board {
 };
 
 /** Common head of every connection; each transport embeds it as its first member. */
+/** What a communicator holds now, for its footprint report (tutti__net_footprint). */
+struct tutti_footprint {
+    int conns[TUTTI_TRANSPORT_COUNT]; /* connections, by transport */
+    size_t shared;                    /* shared-memory segments this rank made (/dev/shm) */
+    size_t registered;                /* memory registered with an RDMA device */
+    size_t pinned;                    /* page-locked host memory (the GPU stream path's staging) */
+};
+
 struct tutti_tconn {
     const struct tutti_transport_ops *ops;
     int peer; /* rank of the other end */
@@ -217,6 +225,10 @@ struct tutti_transport_ops {
 
     /** Optional, with reg_mem: undo one registration. */
     tutti_status_t (*dereg_mem)(void *tctx, void *handle);
+
+    /** Optional (NULL: holds no memory worth counting). Add the memory the context holds now
+     * (segments it made, registrations) to *fp; the executor counts connections. */
+    void (*footprint)(void *tctx, struct tutti_footprint *fp);
 
     /* ---- per connection ---- */
 

@@ -6,6 +6,7 @@
  * left, then frees.
  */
 #include "comm/comm.h"
+#include "comm/footprint.h"
 #include "check.h"
 #include "exec/fail.h"
 #include "global.h"
@@ -71,8 +72,9 @@ tutti_status_t tutti_comm_destroy(tutti_comm_t *comm)
         return tutti__comm_not_live(comm, "tutti_comm_destroy");
     }
     tutti__tls.rank = comm->rank;
-    tutti__queue_drain(comm);    /* asynchronous operations finish first, */
-    tutti__stream_fini(comm, 0); /* and the streams pass their last host functions */
+    tutti__queue_drain(comm);        /* asynchronous operations finish first, */
+    tutti__comm_footprint_log(comm); /* what it held at its peak (info) */
+    tutti__stream_fini(comm, 0);     /* and the streams pass their last host functions */
     tutti__ipc_fini(comm, 0);
     tutti_status_t st = tutti__comm_health(comm);
     tutti_debug(TUTTI_SUBSYS_INIT, "destroying communicator (%s)", tutti_status_name(st));

@@ -264,6 +264,23 @@ tutti_status_t tutti__comm_conn(struct tutti_comm *comm, int peer, int channel,
     return TUTTI_OK;
 }
 
+void tutti__net_footprint(const struct tutti_comm *comm, struct tutti_footprint *fp)
+{
+    for (size_t i = 0; comm->net.conns != NULL && i < (size_t)comm->nranks * TUTTI_MAX_CHANNELS;
+         i++) {
+        const struct tutti_tconn *c = comm->net.conns[i];
+        if (c != NULL && c->ops->id >= 0 && c->ops->id < TUTTI_TRANSPORT_COUNT) {
+            fp->conns[c->ops->id]++;
+        }
+    }
+    for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {
+        const struct tutti_transport_ops *ops = comm->net.ops[id];
+        if (ops != NULL && ops->footprint != NULL) {
+            ops->footprint(comm->net.tctx[id], fp);
+        }
+    }
+}
+
 tutti_status_t tutti__net_check(struct tutti_comm *comm)
 {
     for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {

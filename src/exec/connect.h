@@ -34,6 +34,9 @@ struct tutti_net_shape {
  * whether shared memory is in use, choose a transport per peer; *shape_p says what that means
  * for the chunk size and channels.
  */
+/** Add what comm's connections and transports hold now to *fp (zeroed by the caller). */
+void tutti__net_footprint(const struct tutti_comm *comm, struct tutti_footprint *fp);
+
 tutti_status_t tutti__net_attach(struct tutti_comm *comm, struct tutti_boot *boot,
                                  struct tutti_net_shape *shape_p);
 

@@ -55,6 +55,7 @@ struct tutti_stream_state {
     int orphaned;            /* the communicator was aborted with batches on streams */
     pthread_mutex_t lock;    /* the cache, batches, orphaned */
     struct stage *cache;
+    _Atomic size_t pinned; /* bytes of pinned memory held: the word and every block */
 };
 
 struct copy {
@@ -152,6 +153,7 @@ static tutti_status_t state_get(struct tutti_comm *comm, struct tutti_stream_sta
     }
     ss->done = word;
     *ss->done = 0;
+    atomic_init(&ss->pinned, 64);
     pthread_mutex_init(&ss->lock, NULL);
     comm->stream = ss;
     *ss_p = ss;
@@ -186,6 +188,7 @@ static tutti_status_t stage_get(struct tutti_comm *comm, struct tutti_stream_sta
                                     st == NULL ? "no memory" : devops_err(ss->ops, err));
         }
         st->bytes = want;
+        atomic_fetch_add(&ss->pinned, want);
     }
     st->next = b->stages;
     b->stages = st;
@@ -520,6 +523,11 @@ tutti_status_t tutti__stream_enqueue(struct tutti_comm *comm, const struct tutti
         return stream_broken(comm, tutti__coll_name(ops[0].coll), err);
     }
     return TUTTI_OK;
+}
+
+size_t tutti__stream_pinned(const struct tutti_comm *comm)
+{
+    return comm->stream != NULL ? atomic_load(&comm->stream->pinned) : 0;
 }
 
 void tutti__stream_fini(struct tutti_comm *comm, int aborting)

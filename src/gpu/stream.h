@@ -33,4 +33,7 @@ tutti_status_t tutti__stream_enqueue(struct tutti_comm *comm, const struct tutti
  */
 void tutti__stream_fini(struct tutti_comm *comm, int aborting);
 
+/** Bytes of pinned host memory comm's stream path holds (its staging cache), or 0. */
+size_t tutti__stream_pinned(const struct tutti_comm *comm);
+
 #endif /* TUTTI_STREAM_H */

@@ -4,11 +4,13 @@
  * help (the one table in src/env.c). --algos: the algorithms of each collective, as TUTTI_ALGO
  * names them. --host-id: this process's host identity. --hang LOGFILE...: which ranks are behind
  * (hang_report.c). --topo, --topo-file, --rings/--ranks: the topology and its rings (topo_tool.c).
- * --tune N: the automatic algorithm choice per collective and size (tune_tool.c). --gpu: the GPU
+ * --tune N: the automatic algorithm choice per collective and size (tune_tool.c). --footprint N:
+ * what N local ranks hold after one call of each collective (footprint_tool.c). --gpu: the GPU
  * module and the visible GPUs (gpu_tool.c). --rdma: the RDMA ports and the address tutti would
  * use on each (transports/ibverbs/ib_devices.c).
  */
 #include "coll/coll.h"
+#include "footprint_tool.h"
 #include "gpu_tool.h"
 #include "hang_report.h"
 #include "topo_tool.h"
@@ -121,11 +123,14 @@ int main(int argc, char **argv)
         (void)tutti__ib_info(stdout);
     } else if (argc > 2 && strcmp(argv[1], "--tune") == 0) {
         return tutti__tune_tool(argc - 1, argv + 1);
+    } else if (argc > 1 && strcmp(argv[1], "--footprint") == 0) {
+        return tutti__footprint_tool(argc - 1, argv + 1);
     } else if (argc > 1) {
         fprintf(
             stderr,
             "usage: tutti-info [--env | --algos | --host-id | --gpu | --rdma | --hang LOGFILE...]\n"
             "       tutti-info --tune N [--hosts H] [--tcp] [--load R] [--sizes B,B...]\n"
+            "       tutti-info --footprint N [--size B]\n"
             "       tutti-info [--topo] [--topo-file F] [--dump F] [--rings N | --ranks N]"
             " [--hosts H] [--dot F|-] [--png F]\n");
         return 2;

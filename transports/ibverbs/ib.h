@@ -185,6 +185,9 @@ struct ibv_mr *tutti__ib_reg_find(const struct ib_ctx *ctx, const void *buf, siz
 tutti_status_t tutti__ib_reg_mem(void *tctx, void *buf, size_t len, void **handle_p);
 tutti_status_t tutti__ib_dereg_mem(void *tctx, void *handle);
 
+/** footprint op: the connections' FIFOs and the user memory registered. */
+void tutti__ib_footprint(void *tctx, struct tutti_footprint *fp);
+
 /** Forget every user registration of the context (deregistering them). */
 void tutti__ib_reg_free_all(struct ib_ctx *ctx);
 

@@ -373,6 +373,7 @@ const struct tutti_transport_ops tutti__ib_ops = {
     .seq_board = ib_seq_board,
     .reg_mem = tutti__ib_reg_mem,
     .dereg_mem = tutti__ib_dereg_mem,
+    .footprint = tutti__ib_footprint,
     .send_acquire = tutti__ib_send_acquire,
     .send_post = tutti__ib_send_post,
     .send_post_ref = tutti__ib_send_post_ref,

@@ -78,6 +78,18 @@ struct ibv_mr *tutti__ib_reg_find(const struct ib_ctx *ctx, const void *buf, siz
     return NULL;
 }
 
+void tutti__ib_footprint(void *tctx, struct tutti_footprint *fp)
+{
+    const struct ib_ctx *ctx = tctx;
+    for (const struct ib_conn *c = ctx->list; c != NULL; c = c->next) {
+        fp->registered +=
+            (c->smr != NULL ? c->smr->length : 0) + (c->rmr != NULL ? c->rmr->length : 0);
+    }
+    for (const struct ib_reg *r = ctx->regs; r != NULL; r = r->next) {
+        fp->registered += r->mr != NULL ? r->mr->length : 0;
+    }
+}
+
 /* reg_mem op: register user memory for sends without a copy. */
 tutti_status_t tutti__ib_reg_mem(void *tctx, void *buf, size_t len, void **handle_p)
 {
