@@ -216,6 +216,24 @@ int tutti__topo_share(const char *name, tutti_topo_detect_fn detect, struct tutt
     return 0;
 }
 
+void tutti__topo_share_remove_job(uint64_t job_id)
+{
+    char prefix[48];
+    snprintf(prefix, sizeof(prefix), "tutti-topo-%016llx-", (unsigned long long)job_id);
+    DIR *d = opendir(SHARE_DIR);
+    struct dirent *e;
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
+            char path[300];
+            snprintf(path, sizeof(path), "%s/%s", SHARE_DIR, e->d_name);
+            unlink(path);
+        }
+    }
+    if (d != NULL) {
+        closedir(d);
+    }
+}
+
 void tutti__topo_share_end(void)
 {
     if (atomic_exchange(&has_used, 0)) {

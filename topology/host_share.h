@@ -42,8 +42,11 @@ void tutti__topo_share_name(uint64_t job_id, const uint8_t *hostid, size_t idlen
  */
 int tutti__topo_share(const char *name, tutti_topo_detect_fn detect, struct tutti_topo *t);
 
-/** Unlink the file this process published, if any (every rank of its job has read it). */
+/** Unlink the file this process made or read, if any (every rank of its job has detected). */
 void tutti__topo_share_end(void);
+
+/** Remove every file of job_id's detections (a launcher whose ranks have all ended). */
+void tutti__topo_share_remove_job(uint64_t job_id);
 
 /** Set t's usable PUs and, from the map, its package and NUMA node, for this process's CPU
  * affinity (detect.c). */

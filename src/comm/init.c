@@ -17,6 +17,7 @@
 #include "topology/layout.h"
 #include "util.h"
 #include "topology/host_share.h"
+#include "transports/shm/shm.h"
 #include "topology/topo.h"
 #include "topology/view.h"
 
@@ -71,6 +72,16 @@ tutti_status_t tutti__uid_decode(const tutti_unique_id_t *id, struct tutti_uid *
     u->boot.job_id = w.job_id;
     memcpy(u->boot.secret, w.secret, TUTTI_SECRET_BYTES);
     return TUTTI_OK;
+}
+
+int tutti__uid_remove_leftovers(const tutti_unique_id_t *id)
+{
+    struct tutti_uid u;
+    if (tutti__uid_decode(id, &u) != TUTTI_OK) {
+        return 0;
+    }
+    tutti__topo_share_remove_job(u.boot.job_id);
+    return tutti__shm_remove_job(u.boot.job_id);
 }
 
 tutti_status_t tutti_get_unique_id(tutti_unique_id_t *id_p)

@@ -32,6 +32,13 @@ tutti_status_t tutti__comm_create(int nranks, int rank, uint64_t comm_id,
                                   const tutti_comm_params_t *params, struct tutti_boot *boot,
                                   struct tutti_comm **comm_p);
 
+/**
+ * Once every rank of the job behind `id` has ended (a launcher's children, killed or not):
+ * remove what they may have left in /dev/shm, their transport segments and their host's
+ * topology file. Returns how many transport segments were removed.
+ */
+int tutti__uid_remove_leftovers(const tutti_unique_id_t *id);
+
 /** Validate params against the field mask. */
 tutti_status_t tutti__params_check(const tutti_comm_params_t *params);
 

@@ -3,9 +3,12 @@
  * the fork (the parent serves the bootstrap root), every rank is a child process, and the parent
  * waits for all of them; or one rank of a launcher's job. A rank killed by a signal takes the
  * others down, at once or after a grace period in which they may notice the dead peer and exit by
- * themselves.
+ * themselves. SIGTERM, SIGINT or SIGHUP to the parent (timeout, Ctrl-C, a batch system) goes to
+ * every rank, and the parent waits for them. Once all have ended, the parent removes whatever
+ * of the job is left in /dev/shm (ranks killed during their set-up leave segments there).
  */
 #include "local_ranks.h"
+#include "comm/init.h"
 #include "env.h"
 
 #include <errno.h>
@@ -57,6 +60,37 @@ static void kill_left(pid_t *pids, int n, int sig)
     }
 }
 
+/* A signal that ends the job, caught in the parent: forwarded to the ranks, raised again once
+ * they have ended and the job's leftovers are removed. */
+static volatile sig_atomic_t stop_signal;
+static const int stop_signals[] = {SIGTERM, SIGINT, SIGHUP};
+
+static void on_stop(int sig)
+{
+    stop_signal = sig;
+}
+
+/* how: SIG_BLOCK or SIG_UNBLOCK the stop signals. */
+static void stop_mask(int how)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++) {
+        sigaddset(&set, stop_signals[i]);
+    }
+    sigprocmask(how, &set, NULL);
+}
+
+static void stop_handlers(void (*fn)(int))
+{
+    for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = fn;
+        sigaction(stop_signals[i], &sa, NULL);
+    }
+}
+
 /*
  * Wait for one child: blocking while no rank has died of a signal; after that, poll until the
  * grace deadline and then send the others SIGTERM. Returns the pid, or -1 on error.
@@ -72,7 +106,7 @@ static pid_t wait_one(pid_t *pids, int n, double deadline, int *status_p)
             return pid;
         }
         if (now_s() >= deadline) {
-            kill_left(pids, n, SIGTERM);
+            kill_left(pids, n, stop_signal != 0 ? SIGKILL : SIGTERM);
             return wait(status_p);
         }
         struct timespec nap = {0, 20 * 1000 * 1000};
@@ -84,9 +118,18 @@ static int wait_ranks(const struct local_ranks_opts *o, pid_t *pids, int n)
 {
     int worst = 0, left = n;
     double deadline = 0.0;
+    int forwarded = 0;
     while (left > 0) {
         int status;
         pid_t pid = wait_one(pids, n, deadline, &status);
+        if (stop_signal != 0 && !forwarded) {
+            forwarded = 1; /* the job is stopped: every rank goes, within 10 s */
+            kill_left(pids, n, SIGTERM);
+            deadline = now_s() + 10.0;
+        }
+        if (pid < 0 && errno == EINTR) {
+            continue;
+        }
         if (pid < 0) {
             perror("wait");
             return 1;
@@ -148,10 +191,14 @@ int local_ranks_run(const struct local_ranks_opts *o, local_rank_fn fn, void *ar
     }
     fflush(stdout);
     fflush(stderr);
+    stop_mask(SIG_BLOCK); /* a child starts with the default actions, unblocked */
+    stop_handlers(on_stop);
     int started = 0;
     for (; started < o->nranks; started++) {
         pid_t pid = fork();
         if (pid == 0) {
+            stop_handlers(SIG_DFL);
+            stop_mask(SIG_UNBLOCK);
             exit(forked_rank(o, &id, started, fn, arg));
         }
         if (pid < 0) {
@@ -161,8 +208,18 @@ int local_ranks_run(const struct local_ranks_opts *o, local_rank_fn fn, void *ar
         }
         pids[started] = pid;
     }
+    stop_mask(SIG_UNBLOCK);
     int rc = wait_ranks(o, pids, started);
     free(pids);
+    int removed = tutti__uid_remove_leftovers(&id);
+    if (removed > 0) {
+        fprintf(stderr, "%s: removed %d shared memory segments the ranks left in /dev/shm\n",
+                o->tool, removed);
+    }
+    if (stop_signal != 0) {
+        stop_handlers(SIG_DFL);
+        raise(stop_signal);
+    }
     return started == o->nranks ? rc : 1;
 }
 

@@ -155,6 +155,13 @@ int tutti__shm_reclaim(const char *name, struct tutti_comm *comm);
 /** Remove this user's transport segments whose makers have ended (once per process). */
 void tutti__shm_sweep(void);
 
+/**
+ * Remove every transport segment of the communicator comm_id, made by whomever: for a launcher
+ * whose ranks have all ended (killed during their set-up, some made segments that record no
+ * maker yet). Returns how many were removed.
+ */
+int tutti__shm_remove_job(uint64_t comm_id);
+
 /** A local peer has died: remove the names it made (its control segment, its receive FIFOs). */
 void tutti__shm_forget(const struct shm_ctx *ctx, int rank);
 

@@ -20,6 +20,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -131,6 +132,27 @@ static pthread_once_t sweep_done = PTHREAD_ONCE_INIT;
 void tutti__shm_sweep(void)
 {
     pthread_once(&sweep_done, sweep_once);
+}
+
+int tutti__shm_remove_job(uint64_t comm_id)
+{
+    char prefix[40];
+    snprintf(prefix, sizeof(prefix), "tutti-%016" PRIx64 "-", comm_id);
+    DIR *d = opendir("/dev/shm");
+    struct dirent *e;
+    int removed = 0;
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        char name[300];
+        snprintf(name, sizeof(name), "/%s", e->d_name);
+        if (transport_name(e->d_name) && strncmp(e->d_name, prefix, strlen(prefix)) == 0 &&
+            shm_unlink(name) == 0) {
+            removed++;
+        }
+    }
+    if (d != NULL) {
+        closedir(d);
+    }
+    return removed;
 }
 
 void tutti__shm_forget(const struct shm_ctx *ctx, int rank)
