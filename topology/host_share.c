@@ -31,7 +31,7 @@
 #define SHARE_DIR     "/dev/shm"
 #define SHARE_MAGIC   0x50544f54u /* "TOTP" */
 #define SHARE_VERSION 1u
-#define SHARE_WAIT_NS (30ll * 1000000000ll) /* for a maker that detects under a heavy load */
+#define SHARE_WAIT_NS (10ll * 1000000000ll) /* for a maker that detects under a heavy load */
 
 struct share_file {
     uint32_t magic, version, size, pid; /* pid: the maker's */
@@ -152,13 +152,12 @@ static void sweep(void)
 
 /* Wait for a shared lock on the maker's lock file: it has finished, or died. 0 when the lock
  * file is gone already (finished), 1 after the lock, -1 on any trouble or at the deadline. */
-static int wait_maker(const char *lock)
+static int wait_maker(const char *lock, int64_t deadline)
 {
     int fd = open(lock, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         return errno == ENOENT ? 0 : -1;
     }
-    int64_t deadline = tutti__now_ns() + SHARE_WAIT_NS;
     int got = -1;
     for (useconds_t us = 100; tutti__now_ns() < deadline; us = us < 20000 ? us * 2 : us) {
         if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
@@ -178,6 +177,7 @@ int tutti__topo_share(const char *name, tutti_topo_detect_fn detect, struct tutt
 {
     static struct share_file f; /* as above */
     char lock[192];
+    int64_t deadline = tutti__now_ns() + SHARE_WAIT_NS; /* for all tries together */
     sweep();
     path_of(name, ".lock", lock, sizeof(lock));
     for (int tries = 0; tries < 3; tries++) {
@@ -191,7 +191,9 @@ int tutti__topo_share(const char *name, tutti_topo_detect_fn detect, struct tutt
         }
         int fd = open(lock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (fd >= 0) {
-            (void)flock(fd, LOCK_EX);
+            /* Never blocks: a reader may hold a shared lock for an instant (it came between
+             * our open and this flock); then the others find no result and detect alone. */
+            (void)flock(fd, LOCK_EX | LOCK_NB);
             uint32_t pid = (uint32_t)getpid();
             (void)!write(fd, &pid, sizeof(pid));
             mark_used(name);
@@ -200,7 +202,7 @@ int tutti__topo_share(const char *name, tutti_topo_detect_fn detect, struct tutt
             close(fd);
             return 0;
         }
-        int waited = errno == EEXIST ? wait_maker(lock) : -1;
+        int waited = errno == EEXIST ? wait_maker(lock, deadline) : -1;
         if (waited < 0) {
             break; /* no /dev/shm, or a maker that is slow: detect alone */
         }

@@ -103,6 +103,7 @@ static int place_client(struct root *rt, struct root_client *c)
     }
     c->rank = h.rank;
     c->pid = h.pid;
+    c->fresh = 1;
     rt->by_rank[h.rank] = c;
     tutti_debug(TUTTI_SUBSYS_BOOT, "bootstrap root: rank %d joined from %s", h.rank, c->addr);
     return 0;

@@ -267,9 +267,11 @@ static void describe_missing(const struct root *rt, char *buf, size_t len)
 static int serve_client(struct root *rt, int r)
 {
     struct root_client *c = rt->by_rank[r];
-    if (c == NULL || c->fd < 0) {
+    if (c == NULL || c->fd < 0 || (c->revents == 0 && !c->fresh)) {
         return 0;
     }
+    c->fresh = 0;
+    c->revents = 0;
     if (read_request(c) != 0) {
         char why[200];
         snprintf(why, sizeof(why), "rank %d (pid %u, %s) left before the set-up finished", r,
@@ -327,14 +329,24 @@ static void root_wait(struct root *rt)
     for (int i = 0; i < rt->npending; i++) {
         fds[n++] = (struct pollfd){.fd = rt->pending[i]->fd, .events = POLLIN};
     }
+    int first_rank = n;
     for (int r = 0; r < rt->nranks; r++) {
         if (rt->by_rank[r] != NULL && rt->by_rank[r]->fd >= 0) {
             fds[n++] = (struct pollfd){.fd = rt->by_rank[r]->fd, .events = POLLIN};
         }
     }
     tutti__fork_gate_leave();
-    (void)poll(fds, (nfds_t)n, ms);
+    int got = poll(fds, (nfds_t)n, ms);
     tutti__fork_gate_enter();
+    /* Which ranks have something to read: only those are read (serve_client), so that a wake-up
+     * costs the root the messages that came, not a recv() on each of 512 connections. */
+    for (int r = 0, k = first_rank; r < rt->nranks; r++) {
+        struct root_client *c = rt->by_rank[r];
+        if (c != NULL && c->fd >= 0) {
+            c->revents = got > 0 ? fds[k].revents : 0;
+            k++;
+        }
+    }
 }
 
 static void root_serve(struct root *rt)

@@ -27,7 +27,9 @@ struct root_client {
     size_t hdr_done;
     uint8_t *payload;
     size_t pay_done;
-    int ready; /* a whole request is in */
+    int ready;     /* a whole request is in */
+    short revents; /* what the root's last poll() said of fd (root_wait) */
+    int fresh;     /* placed since: read it once whatever poll() said (bytes may be buffered) */
 };
 
 /* The state of one root thread (owned by it; read by a forked child's hook). */
