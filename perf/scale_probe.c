@@ -7,7 +7,9 @@
  *
  *   ranks N init_s MAX MEDIAN first_ms MAX second_ms MAX hwm_mib MAX MEDIAN wrong W
  *
- * Usage: scale_probe N. Exit status 0 when every rank got the right sums.
+ * Usage: scale_probe N (forks N ranks); under a launcher (TUTTI_RANK..., perf/scale_hosts.sh)
+ * it is one rank, and "launch" is its own start. Exit status 0 when every rank got the right
+ * sums.
  */
 #include "../src/tools/local_ranks.h"
 
@@ -111,6 +113,10 @@ static int rank_body(void *arg, tutti_comm_t *comm)
 
 int main(int argc, char **argv)
 {
+    if (local_ranks_under_launcher()) {
+        double t0 = now_s();
+        return local_ranks_run_launched("scale_probe", rank_body, &t0);
+    }
     int n = argc == 2 ? atoi(argv[1]) : 0;
     if (n < 1) {
         fprintf(stderr, "usage: scale_probe N (local ranks, >= 1)\n");
