@@ -199,6 +199,7 @@ int local_ranks_run(const struct local_ranks_opts *o, local_rank_fn fn, void *ar
         if (pid == 0) {
             stop_handlers(SIG_DFL);
             stop_mask(SIG_UNBLOCK);
+            free(pids); /* the parent's table: not the rank's to keep (LeakSanitizer) */
             exit(forked_rank(o, &id, started, fn, arg));
         }
         if (pid < 0) {

@@ -92,7 +92,8 @@ struct shm_ctx {
     uint32_t nslots;
     struct shm_conn **conns; /* every open connection, to unlink names and wake on close */
     int nconns, conns_cap;
-    int check_next; /* the next local peer whose liveness shm_check looks at */
+    _Atomic int check_next; /* the next local peer whose liveness shm_check looks at (any
+                             * thread that checks: relaxed, a hint only) */
 };
 
 /* One direction of a connection: the FIFO mapping and the cached counters. */

@@ -241,7 +241,8 @@ static int first_ended(struct shm_ctx *ctx)
 {
     struct pollfd pfd[SHM_CHECK_BATCH];
     int who[SHM_CHECK_BATCH], n = 0, dead = -1;
-    int nranks = ctx->args.nranks, r = ctx->check_next % nranks;
+    int nranks = ctx->args.nranks;
+    int r = atomic_load_explicit(&ctx->check_next, memory_order_relaxed) % nranks;
     for (int seen = 0; seen < nranks && n < SHM_CHECK_BATCH && dead < 0; seen++) {
         const struct shm_peer *p = &ctx->peers[r];
         if (r != ctx->args.rank && p->ctl != NULL && !atomic_load(&p->ctl->closed)) {
@@ -254,7 +255,7 @@ static int first_ended(struct shm_ctx *ctx)
         }
         r = (r + 1) % nranks;
     }
-    ctx->check_next = r;
+    atomic_store_explicit(&ctx->check_next, r, memory_order_relaxed);
     if (dead < 0 && n > 0 && poll(pfd, (nfds_t)n, 0) > 0) {
         for (int i = 0; i < n && dead < 0; i++) {
             dead = pfd[i].revents != 0 ? who[i] : -1;
