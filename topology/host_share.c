@@ -74,23 +74,23 @@ static int read_share(const char *name, struct share_file *f)
 }
 
 /* Detect, then publish as <name> (best effort: a failed write only costs the others). */
-static void detect_and_publish(const char *name, tutti_topo_detect_fn detect, struct tutti_topo *t)
+static void detect_and_publish(const char *name, tutti_topo_detect_fn detect, struct tutti_topo *t,
+                               struct share_file *fp)
 {
-    static struct share_file f; /* 20 KB; one detection per process (its caller's lock) */
-    memset(&f, 0, sizeof(f));
-    if (detect(t, &f.pus) != TUTTI_OK || !t->ok) {
+    memset(fp, 0, sizeof(*fp));
+    if (detect(t, &fp->pus) != TUTTI_OK || !t->ok) {
         return; /* a failed detection is each rank's own to report */
     }
-    f.magic = SHARE_MAGIC;
-    f.version = SHARE_VERSION;
-    f.size = sizeof(f);
-    f.pid = (uint32_t)getpid();
-    f.topo = *t;
+    fp->magic = SHARE_MAGIC;
+    fp->version = SHARE_VERSION;
+    fp->size = sizeof(*fp);
+    fp->pid = (uint32_t)getpid();
+    fp->topo = *t;
     char tmp[192], path[160];
     path_of(name, "", path, sizeof(path));
     snprintf(tmp, sizeof(tmp), "%s.%ld", path, (long)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    int ok = fd >= 0 && write(fd, &f, sizeof(f)) == (ssize_t)sizeof(f);
+    int ok = fd >= 0 && write(fd, fp, sizeof(*fp)) == (ssize_t)sizeof(*fp);
     if (fd >= 0) {
         close(fd);
     }
@@ -175,7 +175,7 @@ static int wait_maker(const char *lock, int64_t deadline)
 
 int tutti__topo_share(const char *name, tutti_topo_detect_fn detect, struct tutti_topo *t)
 {
-    static struct share_file f; /* as above */
+    static struct share_file f; /* 20 KB; one detection per process (its caller's lock) */
     char lock[192];
     int64_t deadline = tutti__now_ns() + SHARE_WAIT_NS; /* for all tries together */
     sweep();
@@ -197,7 +197,7 @@ int tutti__topo_share(const char *name, tutti_topo_detect_fn detect, struct tutt
             uint32_t pid = (uint32_t)getpid();
             (void)!write(fd, &pid, sizeof(pid));
             mark_used(name);
-            detect_and_publish(name, detect, t);
+            detect_and_publish(name, detect, t, &f);
             unlink(lock);
             close(fd);
             return 0;
