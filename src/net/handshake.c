@@ -12,6 +12,7 @@
 #include "net/sock.h"
 #include "util.h"
 
+#include <poll.h>
 #include <pthread.h>
 #include <sodium.h>
 #include <stdlib.h>
@@ -246,6 +247,11 @@ static tutti_status_t advance(struct tutti_hs *hs)
 static int is_sending(int state)
 {
     return state == HS_A_SEND_HELLO || state == HS_A_SEND_ACCEPT || state == HS_C_SEND_PROVE;
+}
+
+short tutti__hs_events(const struct tutti_hs *hs)
+{
+    return is_sending(hs->state) ? POLLOUT : POLLIN;
 }
 
 tutti_status_t tutti__hs_progress(struct tutti_hs *hs)

@@ -61,6 +61,12 @@ void tutti__hs_init_connect(struct tutti_hs *hs, int fd, const uint8_t key[TUTTI
  */
 tutti_status_t tutti__hs_progress(struct tutti_hs *hs);
 
+/**
+ * What the handshake waits for now, for poll(): POLLOUT while it has a message to send, else
+ * POLLIN. (Polling for both would spin: a connected socket is almost always writable.)
+ */
+short tutti__hs_events(const struct tutti_hs *hs);
+
 /** Fill buf with cryptographically random bytes (libsodium randombytes_buf). */
 void tutti__random_bytes(void *buf, size_t len);
 

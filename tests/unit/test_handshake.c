@@ -10,6 +10,7 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -108,6 +109,30 @@ Test(handshake, succeeds_and_delivers_payload, .timeout = 10)
     write_all(hc.fd, "DATA!", 5);
     read_exact(ha.fd, data, 5);
     cr_assert_eq(memcmp(data, "DATA!", 5), 0);
+}
+
+/* What each side waits for, step by step: a side with nothing to send waits to read, so that
+ * a waiting rank sleeps in poll() instead of spinning on an always-writable socket. */
+Test(handshake, events_ask_to_read_while_waiting_and_to_write_only_with_something_to_send,
+     .timeout = 10)
+{
+    int a, c;
+    pair(&a, &c);
+    struct tutti_hs ha, hc;
+    tutti__hs_init_accept(&ha, a, key1, 77, soon());
+    tutti__hs_init_connect(&hc, c, key1, 77, payload, sizeof(payload), soon());
+    cr_assert_eq(tutti__hs_events(&ha), POLLOUT, "the acceptor speaks first (HELLO)");
+    cr_assert_eq(tutti__hs_events(&hc), POLLIN, "the connector waits for HELLO");
+    cr_assert_eq(tutti__hs_progress(&hc), TUTTI_IN_PROGRESS);
+    cr_assert_eq(tutti__hs_events(&hc), POLLIN, "nothing came: still waiting to read");
+    cr_assert_eq(tutti__hs_progress(&ha), TUTTI_IN_PROGRESS); /* HELLO sent */
+    cr_assert_eq(tutti__hs_events(&ha), POLLIN, "then the acceptor waits for PROVE");
+    tutti_status_t sa, sc;
+    drive(&ha, &hc, &sa, &sc);
+    cr_assert_eq(sa, TUTTI_OK);
+    cr_assert_eq(sc, TUTTI_OK);
+    close(ha.fd);
+    close(hc.fd);
 }
 
 Test(handshake, succeeds_over_loopback_tcp_both_ways, .timeout = 10)
