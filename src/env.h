@@ -39,6 +39,9 @@
     X(SOCKET_FAMILY, STRING, "any", "", "", "any, ipv4 or ipv6: address family for the interface") \
     X(PORT_RANGE, STRING, "", "", "",                                                              \
       "listen only on ports lo-hi, the root's included (default: any)")                            \
+    X(BOOT_TREE, INT, "64", "0", "1048576",                                                        \
+      "communicators of at least this many ranks exchange set-up records over a tree between "     \
+      "the ranks, the root serving only the rendezvous; 0: always through the root")               \
     X(HANDSHAKE_TIMEOUT, DURATION, "10s", "10ms", "1h",                                            \
       "a listener closes an accepted connection that has not proved the job's secret by then "     \
       "(at most TUTTI_TIMEOUT)")                                                                   \

@@ -3,7 +3,7 @@
  * up yet), authenticate, then requests and replies with deadlines. A reply of type ERROR carries
  * the root's word on which rank failed, and becomes this rank's error.
  */
-#include "comm/bootstrap.h"
+#include "comm/boot_client.h"
 #include "comm/boot_wire.h"
 #include "check.h"
 #include "global.h"
@@ -20,14 +20,6 @@
 
 #define BOOT_ROOT_GRACE_NS (1000ll * 1000000ll) /* see transact() */
 #define BOOT_RETRY_LOG_NS  (1000ll * 1000000ll) /* retries are logged (info) this often */
-
-struct boot_client {
-    struct tutti_boot base;
-    int fd;
-    int rank, nranks;
-    int64_t timeout_ns;
-    char root_str[80];
-};
 
 /* Move exactly len bytes in or out by the deadline. */
 static tutti_status_t io_all(struct boot_client *c, void *buf, size_t len, int out,
@@ -100,9 +92,24 @@ static tutti_status_t refused(struct boot_client *c, tutti_status_t st)
     return tutti__set_error(NULL, st, "%s", msg);
 }
 
-/* Send one request, receive its reply into rep (rep_len bytes exactly). */
-static tutti_status_t transact(struct boot_client *c, uint32_t type, const void *payload,
-                               uint32_t len, uint32_t rep_type, void *rep, size_t rep_len)
+tutti_status_t tutti__boot_client_root_word(struct boot_client *c, int64_t deadline)
+{
+    uint8_t raw[BOOT_HDR_BYTES];
+    struct boot_hdr h;
+    TUTTI_CHECK(io_all(c, raw, sizeof(raw), 0, deadline));
+    tutti__boot_hdr_decode(raw, &h);
+    if (h.type == BOOT_REP_ERROR && h.len == sizeof(struct boot_error)) {
+        return root_error(c, deadline);
+    }
+    return tutti__set_error(NULL, TUTTI_ERR_REMOTE,
+                            "bootstrap root %s sent message %u of %u bytes while the ranks "
+                            "exchanged over the tree (only an error was expected)",
+                            c->root_str, h.type, h.len);
+}
+
+tutti_status_t tutti__boot_client_transact(struct boot_client *c, uint32_t type,
+                                           const void *payload, uint32_t len, uint32_t rep_type,
+                                           void *rep, size_t rep_len)
 {
     /* The root times out after the same TUTTI_TIMEOUT, counted from the first rank's arrival,
      * and then tells every rank who is missing; wait a little longer, so that its word arrives
@@ -143,8 +150,8 @@ static tutti_status_t client_allgather(struct tutti_boot *b, const void *mine, v
     if (size == 0 || size > BOOT_MAX_PAYLOAD) {
         return tutti__set_error(NULL, TUTTI_ERR_INTERNAL, "bootstrap record of %zu bytes", size);
     }
-    return transact(c, BOOT_REQ_ALLGATHER, mine, (uint32_t)size, BOOT_REP_ALLGATHER, all,
-                    size * (size_t)c->nranks);
+    return tutti__boot_client_transact(c, BOOT_REQ_ALLGATHER, mine, (uint32_t)size,
+                                       BOOT_REP_ALLGATHER, all, size * (size_t)c->nranks);
 }
 
 static tutti_status_t client_sync(struct tutti_boot *b, tutti_status_t mine,
@@ -153,17 +160,19 @@ static tutti_status_t client_sync(struct tutti_boot *b, tutti_status_t mine,
     struct boot_client *c = (struct boot_client *)b;
     struct boot_sync s = {(int32_t)htonl((uint32_t)mine), (int32_t)htonl((uint32_t)c->rank)};
     struct boot_sync r;
-    TUTTI_CHECK(transact(c, BOOT_REQ_SYNC, &s, sizeof(s), BOOT_REP_SYNC, &r, sizeof(r)));
+    TUTTI_CHECK(
+        tutti__boot_client_transact(c, BOOT_REQ_SYNC, &s, sizeof(s), BOOT_REP_SYNC, &r, sizeof(r)));
     *agreed_p = tutti__boot_status_decode(r.status);
     *culprit_p = (int32_t)ntohl((uint32_t)r.rank);
     return TUTTI_OK;
 }
 
-static void client_close(struct tutti_boot *b, int ok)
+void tutti__boot_client_close(struct tutti_boot *b, int ok)
 {
     struct boot_client *c = (struct boot_client *)b;
+    tutti__boot_tree_free(c);
     if (ok) {
-        (void)transact(c, BOOT_REQ_BYE, NULL, 0, 0, NULL, 0);
+        (void)tutti__boot_client_transact(c, BOOT_REQ_BYE, NULL, 0, 0, NULL, 0);
     }
     close(c->fd);
     free(c);
@@ -172,7 +181,7 @@ static void client_close(struct tutti_boot *b, int ok)
 static const struct tutti_boot_ops client_ops = {
     .allgather = client_allgather,
     .sync = client_sync,
-    .close = client_close,
+    .close = tutti__boot_client_close,
 };
 
 /* Why a try at the root must be tried again. */
@@ -212,8 +221,10 @@ static tutti_status_t try_root(struct boot_client *c, const struct tutti_boot_id
     struct tutti_hs hs;
     tutti__hs_init_connect(&hs, c->fd, id->secret, id->job_id, &hello, sizeof(hello), deadline);
     while ((st = tutti__hs_progress(&hs)) == TUTTI_IN_PROGRESS) {
-        struct pollfd pfd = {.fd = c->fd, .events = POLLIN | POLLOUT};
-        (void)poll(&pfd, 1, 10);
+        /* Sleep until the root speaks: with 512 ranks waiting for a root that handshakes one
+         * at a time, each rank's spinning costs the root its CPU. */
+        struct pollfd pfd = {.fd = c->fd, .events = tutti__hs_events(&hs)};
+        (void)poll(&pfd, 1, 100);
     }
     if (st == TUTTI_OK) {
         return TUTTI_OK;
@@ -314,6 +325,14 @@ tutti_status_t tutti__boot_client_open(const struct tutti_boot_id *id, int rank,
     }
     tutti_debug(TUTTI_SUBSYS_BOOT, "joined the bootstrap root %s as rank %d of %d", c->root_str,
                 rank, nranks);
+    if (tutti__boot_tree_wanted(nranks)) {
+        st = tutti__boot_tree_form(c, id);
+        c->base.join_ns = tutti__now_ns() - t0;
+        if (st != TUTTI_OK) {
+            tutti__boot_client_close(&c->base, 0);
+            return st;
+        }
+    }
     *b_p = &c->base;
     return TUTTI_OK;
 }

@@ -107,6 +107,8 @@ void tutti__root_send(struct root *rt, struct root_client *c, uint32_t type, con
     if (write_all(c->fd, h, sizeof(h), deadline) == TUTTI_OK && len > 0) {
         (void)write_all(c->fd, p, len, deadline);
     }
+    rt->msgs_out++;
+    rt->bytes_out += sizeof(h) + len;
 }
 
 /* Tell every connected rank that the set-up failed, and why; the root keeps the verdict for the
@@ -166,6 +168,20 @@ static int read_request(struct root_client *c)
     return 0;
 }
 
+/* The tree round (boot_tree.c): each rank gets its parent's address. From then on the ranks
+ * exchange among themselves; the root only carries failures, and leaves the timing of the
+ * set-up to them (each watches its tree neighbours and reports a stalled one). */
+static void answer_tree(struct root *rt)
+{
+    for (int r = 0; r < rt->nranks; r++) {
+        int parent, first[BOOT_TREE_FANOUT + 1];
+        (void)tutti__boot_tree_place(rt->nranks, r, &parent, first);
+        const uint8_t *addr = rt->by_rank[parent >= 0 ? parent : r]->payload;
+        tutti__root_send(rt, rt->by_rank[r], BOOT_REP_TREE, addr, sizeof(struct tutti_wire_addr));
+    }
+    rt->tree = 1;
+}
+
 /* Every rank's request of this round is in: check they agree and answer all. */
 static int answer_round(struct root *rt)
 {
@@ -173,10 +189,12 @@ static int answer_round(struct root *rt)
     for (int r = 1; r < rt->nranks; r++) {
         if (rt->by_rank[r]->hdr.type != type || rt->by_rank[r]->hdr.len != len) {
             char why[160];
+            int tree = type == BOOT_REQ_TREE || rt->by_rank[r]->hdr.type == BOOT_REQ_TREE;
             snprintf(why, sizeof(why),
                      "ranks disagree on the set-up sequence (rank 0 sent "
-                     "request %u of %u bytes, rank %d request %u of %u bytes)",
-                     type, len, r, rt->by_rank[r]->hdr.type, rt->by_rank[r]->hdr.len);
+                     "request %u of %u bytes, rank %d request %u of %u bytes)%s",
+                     type, len, r, rt->by_rank[r]->hdr.type, rt->by_rank[r]->hdr.len,
+                     tree ? ": is TUTTI_BOOT_TREE the same for every rank?" : "");
             tutti__root_fail_all(rt, TUTTI_ERR_INVALID_USAGE, r, why);
             return -1;
         }
@@ -210,6 +228,8 @@ static int answer_round(struct root *rt)
         for (int r = 0; r < rt->nranks; r++) {
             tutti__root_send(rt, rt->by_rank[r], BOOT_REP_SYNC, &rep, sizeof(rep));
         }
+    } else if (type == BOOT_REQ_TREE && len == sizeof(struct tutti_wire_addr)) {
+        answer_tree(rt);
     } else {
         tutti__root_fail_all(rt, TUTTI_ERR_INVALID_USAGE, -1, "unknown bootstrap request");
         return -1;
@@ -272,6 +292,7 @@ static int serve_client(struct root *rt, int r)
     }
     c->fresh = 0;
     c->revents = 0;
+    int was_ready = c->ready;
     if (read_request(c) != 0) {
         char why[200];
         snprintf(why, sizeof(why), "rank %d (pid %u, %s) left before the set-up finished", r,
@@ -279,6 +300,19 @@ static int serve_client(struct root *rt, int r)
         close(c->fd);
         c->fd = -1;
         tutti__root_fail_all(rt, TUTTI_ERR_REMOTE, r, why);
+        return -1;
+    }
+    if (c->ready && !was_ready) {
+        rt->msgs_in++;
+        rt->bytes_in += BOOT_HDR_BYTES + c->hdr.len;
+    }
+    if (c->ready && c->hdr.type == BOOT_REQ_FAIL && c->hdr.len == sizeof(struct boot_error)) {
+        struct boot_error e; /* a rank reports a tree neighbour (boot_tree.c): tell everyone */
+        char reason[sizeof(e.reason)];
+        int culprit;
+        memcpy(&e, c->payload, sizeof(e));
+        tutti_status_t st = tutti__boot_error_decode(&e, &culprit, reason, sizeof(reason));
+        tutti__root_fail_all(rt, st, culprit >= -1 && culprit < rt->nranks ? culprit : -1, reason);
         return -1;
     }
     if (c->ready && c->hdr.type == BOOT_REQ_BYE) {
@@ -372,6 +406,9 @@ static void root_serve(struct root *rt)
             continue;
         }
         int64_t waited = tutti__now_ns() - rt->round_start;
+        if (rt->tree) {
+            continue;
+        }
         if (rt->nranks > 0 && waited > rt->timeout_ns) {
             char why[200];
             describe_missing(rt, why, sizeof(why));
@@ -450,6 +487,13 @@ static void *root_main(void *arg)
     struct root *rt = arg;
     struct tutti_boot_root_watch *watch = rt->watch;
     root_serve(rt);
+    /* What the set-up cost the root, beyond the handshakes (issue 20: O(n) with the tree). */
+    tutti_info(TUTTI_SUBSYS_BOOT,
+               "bootstrap root: %d ranks%s; %llu messages (%llu bytes) received, %llu (%llu "
+               "bytes) sent",
+               rt->nranks, rt->tree ? " over the tree" : " through the root",
+               (unsigned long long)rt->msgs_in, (unsigned long long)rt->bytes_in,
+               (unsigned long long)rt->msgs_out, (unsigned long long)rt->bytes_out);
     root_linger(rt);
     tutti__admit_flush(&rt->alog, tutti__now_ns(), 1);
     for (int r = 0; r < rt->nranks; r++) {

@@ -52,6 +52,8 @@ struct root {
     int quiet_warned; /* the current round's ranks missing were warned about */
     int min_nranks;   /* the smallest size a rank claimed (below nranks on a mismatch) */
     int failed;       /* the set-up failed: verdict says why, told who has it */
+    int tree;         /* the ranks exchange over their tree now (boot_tree.c) */
+    uint64_t msgs_in, bytes_in, msgs_out, bytes_out; /* with the ranks, for the closing line */
     struct boot_error verdict;
     uint8_t *told;      /* [nranks] */
     struct pollfd *fds; /* root_wait's poll set, grown as needed */

@@ -70,3 +70,38 @@ tutti_status_t tutti__boot_error_decode(const struct boot_error *e, int *culprit
     }
     return st == TUTTI_OK ? TUTTI_ERR_REMOTE : st;
 }
+
+/* The children of the subtree [lo, hi) rooted at lo: first[0..k] as tutti__boot_tree_place's. */
+static int tree_split(int lo, int hi, int first[BOOT_TREE_FANOUT + 1])
+{
+    int below = hi - lo - 1;
+    int k = below < BOOT_TREE_FANOUT ? below : BOOT_TREE_FANOUT;
+    for (int i = 0; i <= k; i++) {
+        first[i] = lo + 1 + (int)((int64_t)i * below / (k > 0 ? k : 1));
+    }
+    if (k == 0) {
+        first[0] = hi;
+    }
+    return k;
+}
+
+int tutti__boot_tree_place(int n, int r, int *parent_p, int first[BOOT_TREE_FANOUT + 1])
+{
+    if (n < 1 || r < 0 || r >= n) {
+        return -1;
+    }
+    int lo = 0, hi = n, parent = -1;
+    int k = tree_split(lo, hi, first);
+    while (lo != r) {
+        int i = 0;
+        while (first[i + 1] <= r) { /* r is in [lo + 1, hi): some run holds it */
+            i++;
+        }
+        parent = lo;
+        lo = first[i];
+        hi = first[i + 1];
+        k = tree_split(lo, hi, first);
+    }
+    *parent_p = parent;
+    return k;
+}

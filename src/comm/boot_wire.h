@@ -21,10 +21,27 @@ enum boot_msg {
     BOOT_REQ_ALLGATHER = 1,  /* payload: this rank's record */
     BOOT_REQ_SYNC = 2,       /* payload: struct boot_sync */
     BOOT_REQ_BYE = 3,        /* no payload: the rank is done with the root */
+    BOOT_REQ_TREE = 4,       /* payload: struct tutti_wire_addr, where this rank's tree listens */
+    BOOT_REQ_FAIL = 5,       /* payload: struct boot_error; the root tells every rank (tree) */
     BOOT_REP_ALLGATHER = 17, /* payload: nranks records in rank order */
     BOOT_REP_SYNC = 18,      /* payload: struct boot_sync (worst status, culprit) */
+    BOOT_REP_TREE = 19,      /* payload: struct tutti_wire_addr of the rank's tree parent */
     BOOT_REP_ERROR = 31,     /* payload: struct boot_error */
 };
+
+/*
+ * Messages between ranks over the bootstrap tree (boot_tree.c), framed as the root's. Up: a
+ * child's subtree (records, or its subtree's worst status); down: the whole result.
+ */
+enum boot_tree_msg {
+    BOOT_TREE_GATHER_UP = 33,   /* payload: the records of the sender's subtree, in rank order */
+    BOOT_TREE_GATHER_DOWN = 34, /* payload: every rank's record, in rank order */
+    BOOT_TREE_SYNC_UP = 35,     /* payload: struct boot_sync, the subtree's worst */
+    BOOT_TREE_SYNC_DOWN = 36,   /* payload: struct boot_sync, the communicator's worst */
+};
+
+#define BOOT_TREE_KIND   0x45455254u /* "TREE": handshake payload kind for tree links */
+#define BOOT_TREE_FANOUT 8           /* children per rank at most: 512 ranks are 3 levels deep */
 
 /* A header in host byte order (the wire has it in network byte order). */
 struct boot_hdr {
@@ -77,5 +94,17 @@ tutti_status_t tutti__boot_status_decode(int32_t wire);
  */
 tutti_status_t tutti__boot_error_decode(const struct boot_error *e, int *culprit_p, char *reason,
                                         size_t len);
+
+/**
+ * Rank r's place in the bootstrap tree of n ranks. The tree is built on contiguous ranges: the
+ * subtree of r holds ranks [r, end), and the ranks after r in it are split into at most
+ * BOOT_TREE_FANOUT contiguous runs, each the subtree of its first rank. So a subtree's records
+ * are one contiguous piece of the all-gather's result.
+ * @param parent_p  r's parent, -1 for rank 0
+ * @param first     first[i] is child i and first[i + 1] the end of its subtree (i < the return
+ *                  value); first[return value] is r's own end
+ * @return the number of children (0 for a leaf); -1 when r is not in 0..n-1
+ */
+int tutti__boot_tree_place(int n, int r, int *parent_p, int first[BOOT_TREE_FANOUT + 1]);
 
 #endif /* TUTTI_BOOT_WIRE_H */

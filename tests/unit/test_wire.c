@@ -62,6 +62,59 @@ Test(boot_wire, error_reason_is_terminated_and_never_success)
     cr_assert_eq(strlen(reason), sizeof(reason) - 1);
 }
 
+/* Walk up from r to rank 0; the number of hops. */
+static int tree_depth(int n, int r)
+{
+    int d = 0, parent, first[BOOT_TREE_FANOUT + 1];
+    for (; r != 0; d++) {
+        cr_assert_geq(tutti__boot_tree_place(n, r, &parent, first), 0);
+        cr_assert(parent >= 0 && parent < r, "n %d: rank %d has parent %d", n, r, parent);
+        r = parent;
+    }
+    return d;
+}
+
+Test(boot_wire, tree_places_every_rank_once_in_contiguous_subtrees_of_log_depth)
+{
+    static int parent_of[700];
+    for (int n = 1; n <= 700; n++) {
+        int depth = 0;
+        for (int r = 0; r < n; r++) {
+            parent_of[r] = -2;
+        }
+        for (int r = 0; r < n; r++) {
+            int parent, first[BOOT_TREE_FANOUT + 1];
+            int k = tutti__boot_tree_place(n, r, &parent, first);
+            cr_assert(k >= 0 && k <= BOOT_TREE_FANOUT, "n %d rank %d: %d children", n, r, k);
+            cr_assert_eq(r == 0, parent == -1, "n %d rank %d parent %d", n, r, parent);
+            int end = first[k];
+            cr_assert(end > r && end <= n, "n %d rank %d: subtree end %d", n, r, end);
+            for (int i = 0; i < k; i++) {
+                int cp, cf[BOOT_TREE_FANOUT + 1];
+                int ck = tutti__boot_tree_place(n, first[i], &cp, cf);
+                cr_assert_eq(cp, r, "n %d: child %d of %d says its parent is %d", n, first[i], r,
+                             cp);
+                cr_assert_eq(cf[ck], first[i + 1], "n %d: child %d's subtree ends at %d, not %d", n,
+                             first[i], cf[ck], first[i + 1]);
+                cr_assert_eq(first[i], i == 0 ? r + 1 : first[i], "runs start right after r");
+                parent_of[first[i]] = r;
+            }
+            depth = depth > tree_depth(n, r) ? depth : tree_depth(n, r);
+        }
+        for (int r = 1; r < n; r++) {
+            cr_assert_neq(parent_of[r], -2, "n %d: rank %d is nobody's child", n, r);
+        }
+        int bound = 0; /* ceil(log_8(n)) levels below rank 0 suffice */
+        for (long cap = 1; cap < n; cap *= BOOT_TREE_FANOUT) {
+            bound++;
+        }
+        cr_assert_leq(depth, bound, "n %d: depth %d, above %d", n, depth, bound);
+    }
+    int parent, first[BOOT_TREE_FANOUT + 1];
+    cr_assert_eq(tutti__boot_tree_place(4, 4, &parent, first), -1);
+    cr_assert_eq(tutti__boot_tree_place(0, 0, &parent, first), -1);
+}
+
 Test(tcp_frame, header_checks_name_what_is_wrong)
 {
     uint8_t raw[TCP_HDR_BYTES];
