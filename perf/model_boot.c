@@ -1,28 +1,47 @@
 /*
- * model_boot.c - the cost of building a communicator of n ranks, for tutti-model: tutti's
- * bootstrap as the code does it today (a star through one root thread, src/comm/boot_root.c and
- * src/comm/boot_client.c) and the tree design proposed in perf/results/2026-11-22-model.md.
+ * model_boot.c - the cost of building a communicator of n ranks, for tutti-model: tutti's two
+ * bootstraps, the star through one root thread (src/comm/boot_root.c, boot_client.c; below
+ * TUTTI_BOOT_TREE ranks) and the tree between the ranks (src/comm/boot_tree.c; from
+ * TUTTI_BOOT_TREE ranks, 64 by default).
  *
- * What the star does, counted from the code: each rank opens one TCP connection to the root and
- * runs the handshake (3 messages: HELLO, PROVE carrying the rank's hello, ACCEPT; two HMACs at
- * the root), then makes 5 requests, each answered once every rank has sent it (sync in
- * setup(); the all-gather of 376-byte peer records; three syncs in tutti__net_attach), then
- * BYE: 14 messages per rank whatever n is. The root handles all of them, 14n messages, and
- * answers the all-gather with all n records to each rank: 376 n^2 bytes.
+ * What a communicator's set-up asks of the bootstrap, counted from the code: 6 syncs (one in
+ * setup(), four in tutti__net_attach, one in check_budget) and 2 all-gathers (the peer records,
+ * the topology records), then BYE.
+ *
+ * Star: each rank opens one TCP connection to the root and runs the handshake (3 messages, two
+ * HMACs at the root), then sends each of the 8 requests and gets each answer: the root handles
+ * every message, and answers each all-gather with all n records to each rank (records x n^2
+ * bytes).
+ *
+ * Tree: the root handles the handshakes, one more round (each rank's listening address in, its
+ * parent's out) and the BYEs: 6 messages per rank, a few hundred bytes, O(n) in all. The ranks
+ * then connect their parents (a handshake each) and run each sync and all-gather up and down a
+ * tree of fan-out 8 (depth ceil(log8 n)). The busiest rank is rank 0: per round, a message from
+ * and to each of its children; per all-gather it sends the n records to each child.
  */
 #include "model_boot.h"
+#include "comm/peer.h"
+#include "topology/topo.h"
 
 #include <math.h>
 
-#define PEER_RECORD_BYTES 376 /* sizeof(struct tutti_peer_info), src/comm/peer.h */
-#define ADDR_BYTES        24  /* a listening address (struct tutti_wire_addr) */
-#define SYNCS             4   /* status agreements per communicator (init.c, connect.c) */
+#define PEER_RECORD_BYTES ((double)sizeof(struct tutti_peer_info))
+#define TOPO_RECORD_BYTES ((double)sizeof(struct tutti_topo_rank))
+#define RECORD_BYTES      (PEER_RECORD_BYTES + TOPO_RECORD_BYTES) /* both all-gathers */
+#define SYNCS             6 /* status agreements per communicator (init.c, connect.c) */
+#define ALLGATHERS        2
+#define ROUNDS            (SYNCS + ALLGATHERS)
 #define HS_MSGS           3   /* HELLO, PROVE, ACCEPT (src/net/handshake.h) */
+#define HS_BYTES          140 /* their sizes with headers, about */
+#define HDR_BYTES         8   /* a bootstrap message's header */
+#define SYNC_BYTES        8
+#define ADDR_BYTES        24 /* a listening address (struct tutti_wire_addr) */
+#define FANOUT            8  /* BOOT_TREE_FANOUT, src/comm/boot_wire.h */
 
-static int ceil_log2(int n)
+int model_boot_depth(int n)
 {
     int d = 0;
-    while ((1 << d) < n) {
+    for (double reach = 1; reach < n; reach *= FANOUT) {
         d++;
     }
     return d;
@@ -30,29 +49,35 @@ static int ceil_log2(int n)
 
 void model_boot_star(int n, const struct model_boot_link *l, struct model_boot *out)
 {
-    double rounds = SYNCS + 1; /* request/reply rounds: the syncs and the all-gather */
-    out->rank_msgs = HS_MSGS + 2 * rounds + 1;
+    out->rank_msgs = HS_MSGS + 2 * ROUNDS + 1;
     out->root_msgs = out->rank_msgs * n;
-    out->root_bytes = (double)PEER_RECORD_BYTES * n * n + 64.0 * out->root_msgs;
+    /* Requests and answers, beyond the handshakes: n requests of each round in, n answers out;
+     * an all-gather's answer is all n records. */
+    out->root_bytes_in = n * (ROUNDS * HDR_BYTES + SYNCS * SYNC_BYTES + RECORD_BYTES + HDR_BYTES);
+    out->root_bytes_out = n * (ROUNDS * HDR_BYTES + SYNCS * SYNC_BYTES) + RECORD_BYTES * n * n;
     /* The root thread handles everything in turn: every handshake, then each round's 2n
-     * messages; the all-gather's n^2 records leave through its one link. Its poll loop also
-     * visits all n connections on every wake-up; that is left out (it only adds). */
-    out->time_s = (n * l->hs_us + out->root_msgs * l->msg_us + rounds * l->lat_us) * 1e-6 +
-                  (double)PEER_RECORD_BYTES * n * n / (l->gbps * 1e9);
+     * messages; the all-gathers' n^2 records leave through its one link. */
+    out->time_s = (n * l->hs_us + out->root_msgs * l->msg_us + ROUNDS * l->lat_us) * 1e-6 +
+                  out->root_bytes_out / (l->gbps * 1e9);
 }
 
 void model_boot_tree(int n, const struct model_boot_link *l, struct model_boot *out)
 {
-    int d = ceil_log2(n);
-    /* The busiest rank is the binomial tree's root: d children. Per rank: one hello to the
-     * rendezvous, its neighbours' addresses down the tree (receive one, forward to each child),
-     * and per sync one reduce up and one broadcast down (children + 1 messages each way). */
-    out->rank_msgs = 1 + (1 + d) + SYNCS * 2.0 * (d + 1) + 1;
-    out->root_msgs = n + out->rank_msgs; /* the rendezvous takes every hello, nothing more */
-    out->root_bytes = (double)ADDR_BYTES * n * 2;
-    /* Hellos serialise at the rendezvous; everything else is d levels deep. Peer records travel
-     * only between neighbours, when they connect. */
-    out->time_s = (n * l->hs_us + d * (l->lat_us + (double)ADDR_BYTES * n / (l->gbps * 1e3)) +
-                   SYNCS * 2.0 * d * l->lat_us) *
-                  1e-6;
+    int d = model_boot_depth(n);
+    int kids = n - 1 < FANOUT ? n - 1 : FANOUT; /* rank 0's children */
+    /* Rank 0: its root link (handshake, the tree round, BYE), a handshake with each child, and
+     * per round one message from and one to each child. */
+    out->rank_msgs = HS_MSGS + 2 + 1 + HS_MSGS * kids + ROUNDS * 2.0 * kids;
+    out->root_msgs = (HS_MSGS + 2 + 1) * (double)n;
+    out->root_bytes_in = n * (2 * HDR_BYTES + ADDR_BYTES);
+    out->root_bytes_out = n * (HDR_BYTES + ADDR_BYTES);
+    /* The rendezvous: handshakes and the tree round in turn at the root. Then each round is d
+     * levels up and d down; at each level a rank handles its children's messages in turn, and
+     * an all-gather's way down sends the n records to each child. */
+    double level_us = 2 * l->lat_us + 2 * kids * l->msg_us;
+    double gather_down_s = ALLGATHERS * d * kids * RECORD_BYTES * n / (l->gbps * 1e9);
+    out->time_s = (n * l->hs_us + 2.0 * n * l->msg_us + d * (HS_MSGS * l->lat_us + kids * l->hs_us) +
+                   ROUNDS * d * level_us) *
+                      1e-6 +
+                  gather_down_s;
 }

@@ -14,16 +14,20 @@ struct model_boot_link {
 };
 
 struct model_boot {
-    double rank_msgs;  /* messages the busiest non-root rank sends and receives */
-    double root_msgs;  /* messages the root (rendezvous) handles */
-    double root_bytes; /* bytes the root sends */
-    double time_s;     /* predicted set-up time */
+    double rank_msgs; /* messages the busiest rank sends and receives */
+    double root_msgs; /* messages the root (rendezvous) handles, handshakes included */
+    double root_bytes_in, root_bytes_out; /* bytes the root receives and sends, beyond the
+                                             handshakes */
+    double time_s; /* predicted set-up time */
 };
 
-/** tutti's bootstrap today: a star through the root. */
+/** Levels below rank 0 in the bootstrap tree of n ranks. */
+int model_boot_depth(int n);
+
+/** The star through the root (fewer than TUTTI_BOOT_TREE ranks). */
 void model_boot_star(int n, const struct model_boot_link *l, struct model_boot *out);
 
-/** The proposed design: a rendezvous for hellos only, then a binomial tree. */
+/** The tree between the ranks, the root serving the rendezvous only. */
 void model_boot_tree(int n, const struct model_boot_link *l, struct model_boot *out);
 
 #endif /* TUTTI_MODEL_BOOT_H */
