@@ -444,11 +444,14 @@ static void plant_killed_rank_segments(uint64_t id)
     if (pid == 0) {
         char name[64];
         tutti_status_t st;
+        /* The control directory (shm_dir.c), and a control segment of earlier releases */
+        snprintf(name, sizeof(name), "/tutti-%016llx-d", (unsigned long long)id);
+        void *dir = tutti__shm_map(name, 3 * TUTTI_SHM_CTL_BYTES, 1, &st, NULL);
         snprintf(name, sizeof(name), "/tutti-%016llx-c1", (unsigned long long)id);
         void *ctl = tutti__shm_map(name, 4096, 1, &st, NULL);
         snprintf(name, sizeof(name), "/tutti-%016llx-f0-1-0", (unsigned long long)id);
         void *fifo = tutti__shm_map(name, 1 << 16, 1, &st, NULL);
-        if (ctl == NULL || fifo == NULL) {
+        if (dir == NULL || ctl == NULL || fifo == NULL) {
             _exit(1);
         }
         raise(SIGKILL);

@@ -380,3 +380,86 @@ Test(shm, the_sweep_removes_only_segments_whose_maker_has_ended)
     cr_assert(live_left && unowned_left, "the sweep removed a live (%d) or unowned (%d) segment",
               !live_left, !unowned_left);
 }
+
+/* ---- the control directory (shm_dir.c) ---- */
+
+static int dir_rank1(struct side *s, uint64_t id)
+{
+    EXPECT(side_init(s, 1, id) == 0, "init");
+    EXPECT(barrier(s) == 0, "checked");
+    OPS->fini(s->tctx);
+    return 0;
+}
+
+Test(shm, both_control_pages_are_in_one_directory_whose_name_goes_after_attach, .timeout = 60)
+{
+    struct side s0 = {0}, s1 = {0};
+    uint64_t id = comm_id_for_test();
+    char name[64];
+    snprintf(name, sizeof(name), "/tutti-%016llx-d", (unsigned long long)id);
+    pid_t pid = fork_pair(&s0, &s1, dir_rank1, id);
+    cr_assert_eq(side_init(&s0, 0, id), 0);
+    struct shm_ctx *ctx = s0.tctx;
+    int left = exists(name);
+    struct shm_ctl *mine = tutti__shm_dir_page(ctx, 0), *peer = tutti__shm_dir_page(ctx, 1);
+    cr_assert_eq(ctx->ctl, mine, "rank 0's page is not its page of the directory");
+    cr_assert(atomic_load(&peer->magic) == TUTTI_SHM_CTL_MAGIC && peer->rank == 1 &&
+                  peer->pid == (uint32_t)pid,
+              "rank 1's page: magic %x, rank %d, pid %u", atomic_load(&peer->magic), peer->rank,
+              peer->pid);
+    cr_assert_eq(barrier(&s0), 0);
+    cr_assert_eq(child_status(pid), 0);
+    OPS->fini(s0.tctx);
+    cr_assert(!left, "%s still exists once both ranks attached", name);
+}
+
+/* A live process holds rank 0's page of a directory with this communicator id. */
+static int clash_rank(struct side *s, uint64_t id)
+{
+    (void)id;
+    char b;
+    EXPECT(read(s->from_peer, &b, 1) == 1, "the holder is ready");
+    struct tutti_tpeer peers[2] = {{.host = 0}, {.host = 0}};
+    struct tutti_tctx_args args = {.rank = 0,
+                                   .nranks = 2,
+                                   .comm_id = id,
+                                   .env = tutti__env(),
+                                   .nchannels = 1,
+                                   .timeout_ns = 10000000000ll,
+                                   .peers = peers};
+    void *tctx = NULL;
+    uint8_t blob[TUTTI_TRANSPORT_BLOB];
+    tutti_status_t st = OPS->init(&args, &tctx, blob);
+    char want[64];
+    snprintf(want, sizeof(want), "belongs to pid %d, which is running", (int)getppid());
+    EXPECT(st != TUTTI_OK && strstr(tutti_last_error(NULL), want) != NULL,
+           "a second rank 0 got %s: %s", tutti_status_name(st), tutti_last_error(NULL));
+    return 0;
+}
+
+Test(shm, a_rank_page_held_by_a_live_process_is_named_not_taken, .timeout = 60)
+{
+    struct side s0 = {0}, s1 = {0};
+    uint64_t id = comm_id_for_test();
+    pid_t pid = fork_pair(&s0, &s1, clash_rank, id);
+    struct tutti_tpeer peers[2] = {{.host = 0}, {.host = 0}};
+    struct tutti_tctx_args args = {.rank = 0,
+                                   .nranks = 2,
+                                   .comm_id = id,
+                                   .env = tutti__env(),
+                                   .nchannels = 1,
+                                   .timeout_ns = 10000000000ll,
+                                   .peers = peers};
+    void *tctx = NULL;
+    uint8_t blob[TUTTI_TRANSPORT_BLOB];
+    cr_assert_eq(OPS->init(&args, &tctx, blob), TUTTI_OK, "%s", tutti_last_error(NULL));
+    char b = 1;
+    cr_assert_eq(write(s0.to_peer, &b, 1), 1);
+    int status = child_status(pid);
+    char name[64];
+    snprintf(name, sizeof(name), "/tutti-%016llx-d", (unsigned long long)id);
+    int kept = exists(name);
+    OPS->fini(tctx);
+    cr_assert_eq(status, 0, "the second rank 0 (exit %d) was not refused by name", status);
+    cr_assert(kept, "the refused rank removed the holder's directory %s", name);
+}

@@ -83,9 +83,11 @@ struct shm_peer {
 
 struct shm_ctx {
     struct tutti_tctx_args args;
-    char prefix[40];        /* "/tutti-<comm id in hex>" */
-    struct shm_ctl *ctl;    /* mine */
-    int ctl_linked;         /* my control segment's name still exists */
+    char prefix[40];     /* "/tutti-<comm id in hex>" */
+    struct shm_ctl *ctl; /* mine: my page of the directory */
+    void *dir;           /* the control directory (shm_dir.c), mapped whole */
+    size_t dir_len;
+    int dir_linked;         /* its name may still exist (no local rank has removed it) */
     struct shm_peer *peers; /* [nranks]; ctl == NULL for ranks on other hosts */
     int nlocal;
     size_t slot_size;
@@ -155,6 +157,30 @@ int tutti__shm_reclaim(const char *name, struct tutti_comm *comm);
 
 /** Remove this user's transport segments whose makers have ended (once per process). */
 void tutti__shm_sweep(void);
+
+/** Bytes of one control page; the directory holds one per rank after its header page. */
+#define TUTTI_SHM_CTL_BYTES 4096
+
+/**
+ * Reserve len bytes at off of the segment fd (name: for the message), so that a full /dev/shm
+ * is an error now (naming the size, the space left and the remedies), never a SIGBUS later.
+ */
+tutti_status_t tutti__shm_reserve(int fd, size_t off, size_t len, const char *name,
+                                  struct tutti_comm *comm);
+
+/* shm_dir.c: the control directory, one segment of every local rank's control page. */
+
+/** Map the communicator's directory (creating it if first), and set up this rank's page. */
+tutti_status_t tutti__shm_dir_open(struct shm_ctx *ctx);
+
+/** Rank r's control page in the mapped directory. */
+struct shm_ctl *tutti__shm_dir_page(const struct shm_ctx *ctx, int rank);
+
+/** Remove the directory's name, once (every local rank has mapped it). */
+void tutti__shm_dir_unlink(struct shm_ctx *ctx);
+
+/** Remove the name if still there and unmap the directory. */
+void tutti__shm_dir_close(struct shm_ctx *ctx);
 
 /**
  * Remove every transport segment of the communicator comm_id, made by whomever: for a launcher

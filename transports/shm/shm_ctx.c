@@ -1,8 +1,8 @@
 /*
  * shm_ctx.c - the shared-memory transport's per-communicator context: this rank's control
- * segment (doorbell, abort board), the mapping of every local peer's control segment, liveness
- * of local peers through pidfds, and the transport's ops table. Segments left by processes that
- * ended are shm_stale.c's.
+ * page (doorbell, abort board) and its local peers' in the control directory (shm_dir.c),
+ * liveness of local peers through pidfds, and the transport's ops table. Segments left by
+ * processes that ended are shm_stale.c's.
  */
 #include "shm.h"
 #include "check.h"
@@ -22,8 +22,29 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define SHM_CTL_BYTES 4096
-_Static_assert(sizeof(struct shm_ctl) <= SHM_CTL_BYTES, "control segment fits one page");
+_Static_assert(sizeof(struct shm_ctl) <= TUTTI_SHM_CTL_BYTES, "a control page fits one page");
+
+tutti_status_t tutti__shm_reserve(int fd, size_t off, size_t len, const char *name,
+                                  struct tutti_comm *comm)
+{
+    /* Reserved now, so that a full /dev/shm is this error and never a SIGBUS later. */
+    int err = posix_fallocate(fd, (off_t)off, (off_t)len);
+    if (err == 0) {
+        return TUTTI_OK;
+    }
+    struct statvfs vs;
+    unsigned long long avail = 0, size = 0;
+    if (statvfs("/dev/shm", &vs) == 0) {
+        avail = (unsigned long long)vs.f_bavail * vs.f_frsize;
+        size = (unsigned long long)vs.f_blocks * vs.f_frsize;
+    }
+    return tutti__set_error(
+        comm, TUTTI_ERR_SYSTEM,
+        "reserving %zu bytes of shared memory for %s: %s; /dev/shm has %llu of %llu bytes "
+        "free (df /dev/shm; in a container, give it more: docker run --shm-size, or a "
+        "larger tmpfs), or lower TUTTI_MEM_BUDGET / TUTTI_SHM_NSLOTS",
+        len, name, strerror(err), avail, size);
+}
 
 void *tutti__shm_map(const char *name, size_t len, int create, tutti_status_t *st_p,
                      struct tutti_comm *comm)
@@ -45,23 +66,10 @@ void *tutti__shm_map(const char *name, size_t len, int create, tutti_status_t *s
         return NULL;
     }
     if (create) {
-        /* Reserved now, so that a full /dev/shm is this error and never a SIGBUS later. */
-        int err = posix_fallocate(fd, 0, (off_t)len);
-        if (err != 0) {
+        *st_p = tutti__shm_reserve(fd, 0, len, name, comm);
+        if (*st_p != TUTTI_OK) {
             close(fd);
             shm_unlink(name);
-            struct statvfs vs;
-            unsigned long long avail = 0, size = 0;
-            if (statvfs("/dev/shm", &vs) == 0) {
-                avail = (unsigned long long)vs.f_bavail * vs.f_frsize;
-                size = (unsigned long long)vs.f_blocks * vs.f_frsize;
-            }
-            *st_p = tutti__set_error(
-                comm, TUTTI_ERR_SYSTEM,
-                "reserving %zu bytes of shared memory for %s: %s; /dev/shm has %llu of %llu bytes "
-                "free (df /dev/shm; in a container, give it more: docker run --shm-size, or a "
-                "larger tmpfs), or lower TUTTI_MEM_BUDGET / TUTTI_SHM_NSLOTS",
-                len, name, strerror(err), avail, size);
             return NULL;
         }
     } else {
@@ -93,11 +101,6 @@ void *tutti__shm_map(const char *name, size_t len, int create, tutti_status_t *s
     return p;
 }
 
-static void ctl_name(const struct shm_ctx *ctx, int rank, char *buf, size_t len)
-{
-    snprintf(buf, len, "%s-c%d", ctx->prefix, rank);
-}
-
 static tutti_status_t shm_init(const struct tutti_tctx_args *args, void **tctx_p, void *blob)
 {
     (void)blob;
@@ -111,19 +114,11 @@ static tutti_status_t shm_init(const struct tutti_tctx_args *args, void **tctx_p
     ctx->slot_size = tutti__align_up(TUTTI_MAX(args->env->SHM_SLOT_SIZE, (size_t)64), 64);
     long nslots = args->env->SHM_NSLOTS;
     ctx->nslots = (uint32_t)(nslots < 2 ? 2 : (nslots > 1024 ? 1024 : nslots));
-    char name[64];
-    ctl_name(ctx, args->rank, name, sizeof(name));
-    tutti_status_t st;
-    ctx->ctl = tutti__shm_map(name, SHM_CTL_BYTES, 1, &st, args->comm);
-    if (ctx->ctl == NULL) {
+    if (tutti__shm_dir_open(ctx) != TUTTI_OK) {
         free(ctx);
         /* Shared memory is an optimisation: the caller falls back to TCP on every rank. */
         return TUTTI_ERR_UNSUPPORTED;
     }
-    ctx->ctl_linked = 1;
-    ctx->ctl->pid = (uint32_t)getpid();
-    ctx->ctl->rank = args->rank;
-    atomic_store_explicit(&ctx->ctl->magic, TUTTI_SHM_CTL_MAGIC, memory_order_release);
     *tctx_p = ctx;
     return TUTTI_OK;
 }
@@ -133,7 +128,8 @@ static int same_host(const struct tutti_tctx_args *a, int peer)
     return a->peers[peer].host == a->peers[a->rank].host;
 }
 
-/* Phase 0: map every local peer's control segment and open a pidfd on its process. */
+/* Phase 0: find every local peer's control page in the directory (each wrote its own before
+ * the set-up's sync) and open a pidfd on its process. */
 static tutti_status_t attach_peers(struct shm_ctx *ctx)
 {
     const struct tutti_tctx_args *a = &ctx->args;
@@ -149,18 +145,16 @@ static tutti_status_t attach_peers(struct shm_ctx *ctx)
             continue;
         }
         ctx->nlocal++;
+        p->ctl = tutti__shm_dir_page(ctx, r);
         if (r == a->rank) {
-            p->ctl = ctx->ctl;
             continue;
         }
-        char name[64];
-        ctl_name(ctx, r, name, sizeof(name));
-        tutti_status_t st;
-        p->ctl = tutti__shm_map(name, SHM_CTL_BYTES, 0, &st, a->comm);
-        if (p->ctl == NULL || atomic_load(&p->ctl->magic) != TUTTI_SHM_CTL_MAGIC) {
-            /* Published peers made theirs before the all-gather: absent means another /dev/shm. */
-            tutti_info(TUTTI_SUBSYS_SHM, "cannot map %s of rank %d: shared memory not shared", name,
-                       r);
+        if (atomic_load(&p->ctl->magic) != TUTTI_SHM_CTL_MAGIC || p->ctl->rank != r) {
+            /* Every local peer wrote its page before the sync: absent means another /dev/shm. */
+            tutti_info(TUTTI_SUBSYS_SHM,
+                       "rank %d's control page is not in %s-d here: shared memory not shared", r,
+                       ctx->prefix);
+            p->ctl = NULL;
             return TUTTI_ERR_UNSUPPORTED;
         }
         p->pid = p->ctl->pid;
@@ -175,11 +169,8 @@ static tutti_status_t shm_attach(void *tctx, int phase)
     if (phase == 0) {
         return attach_peers(ctx);
     }
-    /* Phase 1: every local peer has mapped my control segment; its name can go. */
-    char name[64];
-    ctl_name(ctx, ctx->args.rank, name, sizeof(name));
-    shm_unlink(name);
-    ctx->ctl_linked = 0;
+    /* Phase 1: every local rank has mapped the directory; its name can go. */
+    tutti__shm_dir_unlink(ctx);
     return TUTTI_OK;
 }
 
@@ -193,21 +184,12 @@ static tutti_status_t shm_fini(void *tctx)
     while (ctx->nconns > 0) {
         tutti__shm_close(&ctx->conns[0]->base); /* connections never completed */
     }
-    if (ctx->ctl_linked) {
-        char name[64];
-        ctl_name(ctx, ctx->args.rank, name, sizeof(name));
-        shm_unlink(name);
-    }
     for (int r = 0; ctx->peers != NULL && r < ctx->args.nranks; r++) {
-        struct shm_peer *p = &ctx->peers[r];
-        if (p->pidfd >= 0) {
-            close(p->pidfd);
-        }
-        if (p->ctl != NULL && p->ctl != ctx->ctl) {
-            munmap(p->ctl, SHM_CTL_BYTES);
+        if (ctx->peers[r].pidfd >= 0) {
+            close(ctx->peers[r].pidfd);
         }
     }
-    munmap(ctx->ctl, SHM_CTL_BYTES);
+    tutti__shm_dir_close(ctx); /* one unmapping for every local rank's page */
     free(ctx->peers);
     free(ctx->conns);
     free(ctx);
@@ -322,7 +304,7 @@ static tutti_status_t shm_check(void *tctx)
 static void shm_footprint(void *tctx, struct tutti_footprint *fp)
 {
     struct shm_ctx *ctx = tctx;
-    fp->shared += ctx->ctl != NULL ? SHM_CTL_BYTES : 0;
+    fp->shared += ctx->ctl != NULL ? TUTTI_SHM_CTL_BYTES : 0; /* my page of the directory */
     for (int i = 0; i < ctx->nconns; i++) {
         fp->shared += ctx->conns[i]->recv.hdr != NULL ? ctx->conns[i]->recv.map_len : 0;
     }

@@ -83,7 +83,8 @@ int tutti__shm_reclaim(const char *name, struct tutti_comm *comm)
     return -1;
 }
 
-/* Is d_name one of the transport's names: tutti-<16 hex digits>-c... or -f...? */
+/* Is d_name one of the transport's names: tutti-<16 hex digits>-d (the control directory),
+ * -f... (a FIFO), or -c... (a control segment of releases before the directory)? */
 static int transport_name(const char *n)
 {
     if (strncmp(n, "tutti-", 6) != 0 || strlen(n) < 24 || n[22] != '-') {
@@ -94,7 +95,7 @@ static int transport_name(const char *n)
             return 0;
         }
     }
-    return n[23] == 'c' || n[23] == 'f';
+    return n[23] == 'c' || n[23] == 'd' || n[23] == 'f';
 }
 
 static void sweep_once(void)
@@ -155,9 +156,7 @@ int tutti__shm_remove_job(uint64_t comm_id)
 
 void tutti__shm_forget(const struct shm_ctx *ctx, int rank)
 {
-    char name[64];
-    snprintf(name, sizeof(name), "%s-c%d", ctx->prefix, rank);
-    (void)shm_unlink(name);
+    char name[64]; /* its control page is in the directory, whose name is gone after set-up */
     for (int src = 0; src < ctx->args.nranks; src++) {
         if (ctx->peers[src].ctl == NULL || src == rank) {
             continue; /* only a local rank sends over shared memory */
