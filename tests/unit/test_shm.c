@@ -413,6 +413,18 @@ Test(shm, both_control_pages_are_in_one_directory_whose_name_goes_after_attach, 
     cr_assert(!left, "%s still exists once both ranks attached", name);
 }
 
+/* Rank 0 of a 2-rank communicator on this host, without the pipes of a side. */
+static struct tutti_tctx_args rank0_args(uint64_t id, struct tutti_tpeer *peers)
+{
+    return (struct tutti_tctx_args){.rank = 0,
+                                    .nranks = 2,
+                                    .comm_id = id,
+                                    .env = tutti__env(),
+                                    .nchannels = 1,
+                                    .timeout_ns = 10000000000ll,
+                                    .peers = peers};
+}
+
 /* A live process holds rank 0's page of a directory with this communicator id. */
 static int clash_rank(struct side *s, uint64_t id)
 {
@@ -420,13 +432,7 @@ static int clash_rank(struct side *s, uint64_t id)
     char b;
     EXPECT(read(s->from_peer, &b, 1) == 1, "the holder is ready");
     struct tutti_tpeer peers[2] = {{.host = 0}, {.host = 0}};
-    struct tutti_tctx_args args = {.rank = 0,
-                                   .nranks = 2,
-                                   .comm_id = id,
-                                   .env = tutti__env(),
-                                   .nchannels = 1,
-                                   .timeout_ns = 10000000000ll,
-                                   .peers = peers};
+    struct tutti_tctx_args args = rank0_args(id, peers);
     void *tctx = NULL;
     uint8_t blob[TUTTI_TRANSPORT_BLOB];
     tutti_status_t st = OPS->init(&args, &tctx, blob);
@@ -443,13 +449,7 @@ Test(shm, a_rank_page_held_by_a_live_process_is_named_not_taken, .timeout = 60)
     uint64_t id = comm_id_for_test();
     pid_t pid = fork_pair(&s0, &s1, clash_rank, id);
     struct tutti_tpeer peers[2] = {{.host = 0}, {.host = 0}};
-    struct tutti_tctx_args args = {.rank = 0,
-                                   .nranks = 2,
-                                   .comm_id = id,
-                                   .env = tutti__env(),
-                                   .nchannels = 1,
-                                   .timeout_ns = 10000000000ll,
-                                   .peers = peers};
+    struct tutti_tctx_args args = rank0_args(id, peers);
     void *tctx = NULL;
     uint8_t blob[TUTTI_TRANSPORT_BLOB];
     cr_assert_eq(OPS->init(&args, &tctx, blob), TUTTI_OK, "%s", tutti_last_error(NULL));
