@@ -33,6 +33,8 @@ static void usage(FILE *f)
             "  --intra-gbps X, --inter-gbps X   bandwidth, GB/s per direction (per NIC across)\n"
             "  --intra-lat-us X, --inter-lat-us X   latency of one hop\n"
             "  --min-ranks N, --max-ranks N     range, doubling (default 8 .. 65536)\n"
+            "  --boot-counts N     the bytes the bootstrap root moves for N ranks, star and tree\n"
+            "                      (what its closing info line says; perf/check_boot_model.sh)\n"
             "  --check             exit 1 unless ring latency grows as n, tree as log n, the\n"
             "                      crossover grows with n, and the bootstrap tree has O(log n)\n"
             "                      levels, O(n) bytes at the root and a bounded busiest rank\n");
@@ -62,6 +64,19 @@ static int parse(int argc, char **argv, struct opts *o)
         if (strcmp(a, "--check") == 0) {
             o->check = 1;
             continue;
+        }
+        if (strcmp(a, "--boot-counts") == 0 && val != NULL) {
+            /* What the root's closing info line should say, for perf/check_boot_model.sh */
+            int n = atoi(val);
+            struct model_boot_link bl = {1, 1, 1, 1};
+            struct model_boot s, t;
+            model_boot_star(n, &bl, &s);
+            model_boot_tree(n, &bl, &t);
+            printf("star %d ranks: %.0f bytes received, %.0f sent\n", n, s.root_bytes_in,
+                   s.root_bytes_out);
+            printf("tree %d ranks: %.0f bytes received, %.0f sent\n", n, t.root_bytes_in,
+                   t.root_bytes_out);
+            exit(n >= 1 ? 0 : 2);
         }
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
