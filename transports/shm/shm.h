@@ -1,11 +1,14 @@
 /*
  * shm.h - shared-memory transport (private): layouts of the segments and the structs shared by
- * shm_ctx.c (per-communicator control segments, liveness, abort notices), shm_conn.c (FIFO
+ * shm_ctx.c (per-communicator context, liveness, abort notices), shm_dir.c (the control
+ * directory: every local rank's control page in one segment), shm_conn.c (FIFO
  * segments, connection set-up) and shm_data.c (the FIFO operations).
  *
  * Segments (POSIX shm, names derived from the communicator id so no exchange is needed):
- *   /tutti-<id>-c<rank>              control: doorbell, abort board, closed flag. Made by its owner
- *                                    at init, opened by every local peer, unlinked after init.
+ *   /tutti-<id>-d                    the control directory: a header page, then rank r's control
+ *                                    page (doorbell, abort board, closed flag) at page r + 1. Made
+ *                                    by the host's first rank at init, mapped once by every local
+ *                                    rank, unlinked after init.
  *   /tutti-<id>-f<src>-<dst>-<ch>    one FIFO src -> dst on channel ch. Made by the receiver dst
  *                                    when the connection is first needed, opened by the sender,
  *                                    unlinked as soon as the sender has attached.
@@ -41,7 +44,7 @@ struct shm_owner {
     struct tutti_proc_id id;
 };
 
-/* Control segment of one rank. */
+/* Control page of one rank, in the control directory (shm_dir.c). */
 struct shm_ctl {
     struct shm_owner own;
     _Atomic uint32_t magic; /* written last by the owner: the segment is ready */
@@ -78,7 +81,7 @@ struct shm_peer {
     int rank;
     int pidfd; /* -1 if pidfd_open is unavailable: kill(pid, 0) then */
     uint32_t pid;
-    struct shm_ctl *ctl; /* its control segment, mapped */
+    struct shm_ctl *ctl; /* its control page in the mapped directory */
 };
 
 struct shm_ctx {
@@ -189,7 +192,7 @@ void tutti__shm_dir_close(struct shm_ctx *ctx);
  */
 int tutti__shm_remove_job(uint64_t comm_id);
 
-/** A local peer has died: remove the names it made (its control segment, its receive FIFOs). */
+/** A local peer has died: remove the names it made (its receive FIFOs). */
 void tutti__shm_forget(const struct shm_ctx *ctx, int rank);
 
 /** Offset of the first slot in a FIFO segment. */

@@ -299,7 +299,7 @@ static tutti_status_t shm_check(void *tctx)
     return TUTTI_OK;
 }
 
-/* footprint op: my control segment and the receive FIFOs I made (a send FIFO is its
+/* footprint op: my control page and the receive FIFOs I made (a send FIFO is its
  * receiver's). */
 static void shm_footprint(void *tctx, struct tutti_footprint *fp)
 {
