@@ -246,6 +246,8 @@ Test(shm, check_names_a_peer_that_died, .timeout = 60)
     uint64_t id = comm_id_for_test();
     pid_t pid = fork_pair(&s0, &s1, sleeper, id);
     cr_assert_eq(side_init(&s0, 0, id), 0);
+    struct tutti_tconn *c = NULL; /* a rank watches the local peers it connects to */
+    cr_assert_eq(OPS->connect(s0.tctx, 1, 0, &c), TUTTI_OK, "%s", tutti_last_error(NULL));
     cr_assert_eq(OPS->check(s0.tctx), TUTTI_OK, "alive");
     kill(pid, SIGKILL);
     int64_t t0 = time(NULL);
@@ -257,6 +259,7 @@ Test(shm, check_names_a_peer_that_died, .timeout = 60)
     cr_assert(strstr(tutti_last_error(NULL), "rank 1") != NULL &&
                   strstr(tutti_last_error(NULL), "died") != NULL,
               "%s", tutti_last_error(NULL));
+    OPS->close(c);
     OPS->fini(s0.tctx);
     child_status(pid);
 }

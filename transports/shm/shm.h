@@ -79,7 +79,8 @@ struct shm_fifo_hdr {
 /* One local peer as seen from this rank. */
 struct shm_peer {
     int rank;
-    int pidfd; /* -1 if pidfd_open is unavailable: kill(pid, 0) then */
+    int watched; /* connected to: its page checked, its process watched (shm_watch.c) */
+    int pidfd;   /* -1 if not watched, or pidfd_open is unavailable: kill(pid, 0) then */
     uint32_t pid;
     struct shm_ctl *ctl; /* its control page in the mapped directory */
 };
@@ -97,7 +98,9 @@ struct shm_ctx {
     uint32_t nslots;
     struct shm_conn **conns; /* every open connection, to unlink names and wake on close */
     int nconns, conns_cap;
-    _Atomic int check_next; /* the next local peer whose liveness shm_check looks at (any
+    int *watch;             /* [nlocal]: the watched peers, in the order connected */
+    _Atomic int nwatch;     /* how many: written by the connecting thread after watch[] */
+    _Atomic int check_next; /* the next watch[] entry whose liveness shm_check looks at (any
                              * thread that checks: relaxed, a hint only) */
 };
 
@@ -149,6 +152,21 @@ void *tutti__shm_map(const char *name, size_t len, int create, tutti_status_t *s
                      struct tutti_comm *comm);
 tutti_status_t tutti__shm_peer_gone(struct shm_ctx *ctx, int rank);
 
+/* shm_watch.c: the local peers a rank knows, and the ones it watches */
+
+/** Attach phase 0: every local peer's page, found in the directory (UNSUPPORTED if one is not:
+ * /dev/shm not shared), unread. */
+tutti_status_t tutti__shm_attach_peers(struct shm_ctx *ctx);
+
+/** Watch a local peer this rank connects to: check its page, open a pidfd on its process. */
+tutti_status_t tutti__shm_watch(struct shm_ctx *ctx, int rank);
+
+/** The first watched peer (a batch a call, in turn) whose process has ended, or -1. */
+int tutti__shm_first_ended(struct shm_ctx *ctx);
+
+/** Close the pidfds of the watched peers; forget them. */
+void tutti__shm_unwatch_all(struct shm_ctx *ctx);
+
 /* shm_stale.c: segments left by processes that have ended */
 
 /**
@@ -178,6 +196,12 @@ tutti_status_t tutti__shm_dir_open(struct shm_ctx *ctx);
 
 /** Rank r's control page in the mapped directory. */
 struct shm_ctl *tutti__shm_dir_page(const struct shm_ctx *ctx, int rank);
+
+/**
+ * The first local peer (ctx->peers[r].ctl set) whose page is not in the directory here, found
+ * with mincore() without touching any page; -1 if none, -2 if mincore cannot tell.
+ */
+int tutti__shm_dir_missing(const struct shm_ctx *ctx);
 
 /** Remove the directory's name, once (every local rank has mapped it). */
 void tutti__shm_dir_unlink(struct shm_ctx *ctx);

@@ -128,6 +128,7 @@ tutti_status_t tutti__shm_open_send(struct shm_conn *c)
 tutti_status_t tutti__shm_connect(void *tctx, int peer, int channel, struct tutti_tconn **conn_p)
 {
     struct shm_ctx *ctx = tctx;
+    TUTTI_CHECK(tutti__shm_watch(ctx, peer)); /* its page checked, its process watched */
     struct shm_conn *c = calloc(1, sizeof(*c));
     if (c == NULL) {
         return tutti__set_error(ctx->args.comm, TUTTI_ERR_NO_MEMORY, "no memory for a conn");
@@ -143,7 +144,10 @@ tutti_status_t tutti__shm_connect(void *tctx, int peer, int channel, struct tutt
         st = track_conn(ctx, c);
     }
     if (st == TUTTI_OK) {
-        st = tutti__shm_open_send(c);
+        /* Not tutti__shm_open_send: a peer that only sends to us may already have posted into
+         * the FIFO just made, finished and closed; its data is still to be received, and only
+         * a send would need the direction a closed peer no longer offers. */
+        st = open_send_fifo(ctx, c);
     }
     if (st != TUTTI_OK && st != TUTTI_IN_PROGRESS) {
         tutti__shm_close(&c->base);

@@ -1,7 +1,7 @@
 /*
  * shm_ctx.c - the shared-memory transport's per-communicator context: this rank's control
- * page (doorbell, abort board) and its local peers' in the control directory (shm_dir.c),
- * liveness of local peers through pidfds, and the transport's ops table. Segments left by
+ * page (doorbell, abort board) and its local peers' in the control directory (shm_dir.c,
+ * shm_watch.c), and the transport's ops table. Segments left by
  * processes that ended are shm_stale.c's.
  */
 #include "shm.h"
@@ -123,51 +123,11 @@ static tutti_status_t shm_init(const struct tutti_tctx_args *args, void **tctx_p
     return TUTTI_OK;
 }
 
-static int same_host(const struct tutti_tctx_args *a, int peer)
-{
-    return a->peers[peer].host == a->peers[a->rank].host;
-}
-
-/* Phase 0: find every local peer's control page in the directory (each wrote its own before
- * the set-up's sync) and open a pidfd on its process. */
-static tutti_status_t attach_peers(struct shm_ctx *ctx)
-{
-    const struct tutti_tctx_args *a = &ctx->args;
-    ctx->peers = calloc((size_t)a->nranks, sizeof(*ctx->peers));
-    if (ctx->peers == NULL) {
-        return tutti__set_error(a->comm, TUTTI_ERR_NO_MEMORY, "no memory for shm peers");
-    }
-    for (int r = 0; r < a->nranks; r++) {
-        struct shm_peer *p = &ctx->peers[r];
-        p->rank = r;
-        p->pidfd = -1;
-        if (!same_host(a, r)) {
-            continue;
-        }
-        ctx->nlocal++;
-        p->ctl = tutti__shm_dir_page(ctx, r);
-        if (r == a->rank) {
-            continue;
-        }
-        if (atomic_load(&p->ctl->magic) != TUTTI_SHM_CTL_MAGIC || p->ctl->rank != r) {
-            /* Every local peer wrote its page before the sync: absent means another /dev/shm. */
-            tutti_info(TUTTI_SUBSYS_SHM,
-                       "rank %d's control page is not in %s-d here: shared memory not shared", r,
-                       ctx->prefix);
-            p->ctl = NULL;
-            return TUTTI_ERR_UNSUPPORTED;
-        }
-        p->pid = p->ctl->pid;
-        p->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)p->pid, 0);
-    }
-    return TUTTI_OK;
-}
-
 static tutti_status_t shm_attach(void *tctx, int phase)
 {
     struct shm_ctx *ctx = tctx;
     if (phase == 0) {
-        return attach_peers(ctx);
+        return tutti__shm_attach_peers(ctx);
     }
     /* Phase 1: every local rank has mapped the directory; its name can go. */
     tutti__shm_dir_unlink(ctx);
@@ -184,10 +144,8 @@ static tutti_status_t shm_fini(void *tctx)
     while (ctx->nconns > 0) {
         tutti__shm_close(&ctx->conns[0]->base); /* connections never completed */
     }
-    for (int r = 0; ctx->peers != NULL && r < ctx->args.nranks; r++) {
-        if (ctx->peers[r].pidfd >= 0) {
-            close(ctx->peers[r].pidfd);
-        }
+    if (ctx->peers != NULL) {
+        tutti__shm_unwatch_all(ctx);
     }
     tutti__shm_dir_close(ctx); /* one unmapping for every local rank's page */
     free(ctx->peers);
@@ -196,54 +154,12 @@ static tutti_status_t shm_fini(void *tctx)
     return TUTTI_OK;
 }
 
-/* Ranks of one host: once attached, every rank mapped the segments of its local peers. */
+/* Ranks of one host: every rank mapped the directory that holds its local peers' pages. */
 static tutti_status_t shm_can_connect(void *tctx, int a, int b, int *score_p)
 {
     const struct shm_ctx *ctx = tctx;
     *score_p = ctx->args.peers[a].host == ctx->args.peers[b].host ? 10 : 0;
     return TUTTI_OK;
-}
-
-/* Has this local peer's process ended? (No pidfd: kill(pid, 0).) */
-static int process_ended(const struct shm_peer *p)
-{
-    return kill((pid_t)p->pid, 0) != 0 && errno == ESRCH;
-}
-
-/*
- * The first local peer, from ctx->check_next on, whose process has ended, or -1. At most
- * SHM_CHECK_BATCH peers a call, in one poll() of their pidfds (readable at exit, zombies
- * included), so that a check costs one system call however many ranks share the host: every
- * waiting rank checks each millisecond it is awake, and 512 ranks each polling 511 pidfds
- * would take the host's CPUs. A dead peer is still seen within nlocal / SHM_CHECK_BATCH checks.
- */
-#define SHM_CHECK_BATCH 16
-
-static int first_ended(struct shm_ctx *ctx)
-{
-    struct pollfd pfd[SHM_CHECK_BATCH];
-    int who[SHM_CHECK_BATCH], n = 0, dead = -1;
-    int nranks = ctx->args.nranks;
-    int r = atomic_load_explicit(&ctx->check_next, memory_order_relaxed) % nranks;
-    for (int seen = 0; seen < nranks && n < SHM_CHECK_BATCH && dead < 0; seen++) {
-        const struct shm_peer *p = &ctx->peers[r];
-        if (r != ctx->args.rank && p->ctl != NULL && !atomic_load(&p->ctl->closed)) {
-            if (p->pidfd >= 0) {
-                pfd[n] = (struct pollfd){.fd = p->pidfd, .events = POLLIN};
-                who[n++] = r;
-            } else if (process_ended(p)) {
-                dead = r;
-            }
-        }
-        r = (r + 1) % nranks;
-    }
-    atomic_store_explicit(&ctx->check_next, r, memory_order_relaxed);
-    if (dead < 0 && n > 0 && poll(pfd, (nfds_t)n, 0) > 0) {
-        for (int i = 0; i < n && dead < 0; i++) {
-            dead = pfd[i].revents != 0 ? who[i] : -1;
-        }
-    }
-    return dead;
 }
 
 /*
@@ -291,7 +207,7 @@ static tutti_status_t shm_check(void *tctx)
     struct shm_ctx *ctx = tctx;
     TUTTI_CHECK(board_notice(ctx));
     tutti__shm_unlink_attached(ctx);
-    int r = first_ended(ctx);
+    int r = tutti__shm_first_ended(ctx);
     if (r >= 0) {
         tutti__shm_forget(ctx, r); /* what it made is nobody's now */
         return tutti__shm_peer_gone(ctx, r);

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -119,6 +120,26 @@ tutti_status_t tutti__shm_dir_open(struct shm_ctx *ctx)
         tutti__shm_dir_close(ctx);
     }
     return st;
+}
+
+int tutti__shm_dir_missing(const struct shm_ctx *ctx)
+{
+    long sys = sysconf(_SC_PAGESIZE); /* mincore's unit: a control page, or several */
+    size_t npages = sys > 0 ? (ctx->dir_len + (size_t)sys - 1) / (size_t)sys : 0;
+    unsigned char *vec = npages > 0 ? malloc(npages) : NULL;
+    if (vec == NULL || mincore(ctx->dir, ctx->dir_len, vec) != 0) {
+        free(vec);
+        return -2;
+    }
+    int missing = -1;
+    for (int r = 0; r < ctx->args.nranks && missing < 0; r++) {
+        size_t off = (size_t)(r + 1) * PAGE;
+        if (ctx->peers[r].ctl != NULL && (vec[off / (size_t)sys] & 1) == 0) {
+            missing = r;
+        }
+    }
+    free(vec);
+    return missing;
 }
 
 void tutti__shm_dir_unlink(struct shm_ctx *ctx)
