@@ -4,12 +4,12 @@
  * TUTTI_BOOT_TREE ranks) and the tree between the ranks (src/comm/boot_tree.c; from
  * TUTTI_BOOT_TREE ranks, 64 by default).
  *
- * What a communicator's set-up asks of the bootstrap, counted from the code: 6 syncs (one in
- * setup(), four in tutti__net_attach, one in check_budget) and 2 all-gathers (the peer records,
+ * What a communicator's set-up asks of the bootstrap, counted from the code: 4 syncs (one in
+ * setup(), two in tutti__net_attach, one in check_budget) and 2 all-gathers (the peer records,
  * the topology records), then BYE.
  *
  * Star: each rank opens one TCP connection to the root and runs the handshake (3 messages, two
- * HMACs at the root), then sends each of the 8 requests and gets each answer: the root handles
+ * HMACs at the root), then sends each of the 6 requests and gets each answer: the root handles
  * every message, and answers each all-gather with all n records to each rank (records x n^2
  * bytes).
  *
@@ -28,7 +28,7 @@
 #define PEER_RECORD_BYTES ((double)sizeof(struct tutti_peer_info))
 #define TOPO_RECORD_BYTES ((double)sizeof(struct tutti_topo_rank))
 #define RECORD_BYTES      (PEER_RECORD_BYTES + TOPO_RECORD_BYTES) /* both all-gathers */
-#define SYNCS             6 /* status agreements per communicator (init.c, connect.c) */
+#define SYNCS             4 /* status agreements per communicator (init.c, connect.c) */
 #define ALLGATHERS        2
 #define ROUNDS            (SYNCS + ALLGATHERS)
 #define HS_MSGS           3   /* HELLO, PROVE, ACCEPT (src/net/handshake.h) */

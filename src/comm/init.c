@@ -254,10 +254,12 @@ static tutti_status_t boot_allgather(void *boot, const void *mine, void *all, si
  * Every rank computes it from what all know alike (the layout), so all choose alike. A budget
  * set below the ring's two neighbours, the least any schedule of every collective needs, leaves
  * no algorithm: every rank fails alike; the boot's sync lets the root know the set-up ended.
+ * That sync also agrees on st, this rank's result of tutti__net_attach's last steps.
  */
 #define HOST_CONN_BYTES ((size_t)1 << 30)
 
-static tutti_status_t check_budget(struct tutti_comm *comm, struct tutti_boot *boot)
+static tutti_status_t check_budget(struct tutti_comm *comm, struct tutti_boot *boot,
+                                   tutti_status_t st)
 {
     int ring_peers = comm->nranks > 2 ? 2 : comm->nranks - 1;
     size_t ring_bytes = (size_t)ring_peers * comm->cfg.conn_bytes;
@@ -271,9 +273,9 @@ static tutti_status_t check_budget(struct tutti_comm *comm, struct tutti_boot *b
         size_t share = HOST_CONN_BYTES / (size_t)crowd;
         comm->cfg.mem_budget = TUTTI_MAX(TUTTI_MIN(comm->cfg.mem_budget, share), ring_bytes);
     }
-    tutti_status_t st = TUTTI_OK, agreed;
+    tutti_status_t agreed;
     int who = -1;
-    if (comm->cfg.mem_budget > 0 && ring_bytes > comm->cfg.mem_budget) {
+    if (st == TUTTI_OK && comm->cfg.mem_budget > 0 && ring_bytes > comm->cfg.mem_budget) {
         st = tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
                               "TUTTI_MEM_BUDGET is %zu bytes per rank, below what any algorithm "
                               "needs: a ring connects %d peers, at %zu bytes each (the FIFO "
@@ -284,8 +286,10 @@ static tutti_status_t check_budget(struct tutti_comm *comm, struct tutti_boot *b
     TUTTI_CHECK(boot->ops->sync(boot, st, &agreed, &who));
     boot->failed_together = agreed < 0;
     if (agreed < 0 && st >= 0) {
-        return tutti__set_error(comm, TUTTI_ERR_REMOTE, "rank %d refused TUTTI_MEM_BUDGET: %s", who,
-                                tutti_status_string(agreed));
+        return tutti__set_error(comm, TUTTI_ERR_REMOTE,
+                                "rank %d failed while attaching transports or refused "
+                                "TUTTI_MEM_BUDGET: %s",
+                                who, tutti_status_string(agreed));
     }
     return agreed < 0 ? st : TUTTI_OK;
 }
@@ -350,11 +354,12 @@ static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr 
     };
     TUTTI_CHECK(tutti__topo_gather(&g, &comm->topo, &comm->layout));
     end[PH_RECORDS] = tutti__now_ns();
-    struct tutti_net_shape shape;
-    TUTTI_CHECK(tutti__net_attach(comm, boot, &shape));
+    struct tutti_net_shape shape = {0};
+    tutti_status_t pending;
+    TUTTI_CHECK(tutti__net_attach(comm, boot, &shape, &pending));
     comm->cfg.chunk_bytes = shape.chunk_bytes;
     comm->cfg.conn_bytes = shape.conn_bytes;
-    TUTTI_CHECK(check_budget(comm, boot));
+    TUTTI_CHECK(check_budget(comm, boot, pending)); /* agrees on both */
     end[PH_CONNECT] = tutti__now_ns();
     log_phases(comm, boot, t0, end);
     if (comm->cfg.nchannels == 0) { /* not set by TUTTI_NCHANNELS or the params */

@@ -202,8 +202,9 @@ static tutti_status_t choose_transports(struct tutti_comm *comm, struct tutti_ne
 }
 
 tutti_status_t tutti__net_attach(struct tutti_comm *comm, struct tutti_boot *boot,
-                                 struct tutti_net_shape *shape_p)
+                                 struct tutti_net_shape *shape_p, tutti_status_t *pending_p)
 {
+    *pending_p = TUTTI_OK;
     fill_tpeers(comm);
     void *shm = comm->net.tctx[TUTTI_TRANSPORT_SHM];
     tutti_status_t s =
@@ -227,8 +228,13 @@ tutti_status_t tutti__net_attach(struct tutti_comm *comm, struct tutti_boot *boo
             st = comm->net.ops[id]->attach(comm->net.tctx[id], id == TUTTI_TRANSPORT_SHM ? 1 : 0);
         }
     }
-    TUTTI_CHECK(agree(comm, boot, st, "attaching transports"));
-    TUTTI_CHECK(agree(comm, boot, choose_transports(comm, shape_p), "choosing transports"));
+    if (st == TUTTI_OK) {
+        st = choose_transports(comm, shape_p);
+    }
+    *pending_p = st; /* agreed by the caller, with its own checks (one sync fewer each) */
+    if (st != TUTTI_OK) {
+        return TUTTI_OK;
+    }
     /* A rank with a GPU uses the RDMA NIC nearest it (topology/view.c), as NCCL does; without
      * one, local ranks spread over the NICs (tutti__ib_pick_port). */
     const struct tutti_topo_rank *v = comm->topo != NULL ? &comm->topo[comm->rank] : NULL;

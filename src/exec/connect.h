@@ -29,16 +29,18 @@ struct tutti_net_shape {
                            transports in use: their FIFO slots */
 };
 
-/**
- * After the all-gather: attach the transports, agree with every rank (through `boot`) on
- * whether shared memory is in use, choose a transport per peer; *shape_p says what that means
- * for the chunk size and channels.
- */
 /** Add what comm's connections and transports hold now to *fp (zeroed by the caller). */
 void tutti__net_footprint(const struct tutti_comm *comm, struct tutti_footprint *fp);
 
+/**
+ * After the all-gather: attach the transports, agree with every rank (through `boot`) on
+ * whether shared memory is in use, choose a transport per peer; *shape_p says what that means
+ * for the chunk size and channels. Returns what every rank returns alike (a failure of a sync
+ * every rank made); *pending_p is this rank's own result of the last steps, not yet agreed:
+ * the caller adds its own checks to it and agrees on it in one sync that every rank makes.
+ */
 tutti_status_t tutti__net_attach(struct tutti_comm *comm, struct tutti_boot *boot,
-                                 struct tutti_net_shape *shape_p);
+                                 struct tutti_net_shape *shape_p, tutti_status_t *pending_p);
 
 /** The connection to `peer` on `channel`; *conn_p stays NULL while it is being set up. */
 tutti_status_t tutti__comm_conn(struct tutti_comm *comm, int peer, int channel,
