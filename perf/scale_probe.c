@@ -1,11 +1,14 @@
 /*
  * scale_probe.c - what a job of N forked local ranks costs (issue 20's scale benchmark, driven
  * by perf/scale_bench.sh): the time from the launch to each rank's communicator being ready,
- * its first 8-byte all-reduce (which makes the connections it needs) and a second one, and each
- * rank's peak resident memory (VmHWM: its own pages and the shared pages it touched). Rank 0
- * prints one line:
+ * its first 8-byte all-reduce (which makes the connections it needs) and a second one, each
+ * rank's peak resident memory (VmHWM: its own pages and the shared pages it touched), and the
+ * CPU time its process used until its communicator was ready (user + system: on a machine with
+ * fewer cores than ranks, init's wall time follows the ranks' CPU time summed). Rank 0 prints
+ * one line:
  *
  *   ranks N init_s MAX MEDIAN first_ms MAX second_ms MAX hwm_mib MAX MEDIAN wrong W
+ *     init_cpu_ms MEDIAN SUM
  *
  * Usage: scale_probe N (forks N ranks); under a launcher (TUTTI_RANK..., perf/scale_hosts.sh)
  * it is one rank, and "launch" is its own start. Exit status 0 when every rank got the right
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 static double now_s(void)
@@ -48,8 +52,19 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* CPU time this process has used, in ms. */
+static double cpu_ms(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) {
+        return 0;
+    }
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+}
+
 struct probe {
-    double init_s, first_ms, second_ms, hwm_mib, wrong;
+    double init_s, first_ms, second_ms, hwm_mib, wrong, init_cpu_ms;
 };
 
 /* The median and maximum of field k of all[0..n). */
@@ -68,7 +83,7 @@ static void stats(const struct probe *all, int n, size_t off, double *med, doubl
 static int rank_body(void *arg, tutti_comm_t *comm)
 {
     double t0 = *(const double *)arg;
-    struct probe me = {.init_s = now_s() - t0};
+    struct probe me = {.init_s = now_s() - t0, .init_cpu_ms = cpu_ms()};
     int rank = 0, n = 0;
     tutti_comm_rank(comm, &rank);
     tutti_comm_size(comm, &n);
@@ -87,20 +102,21 @@ static int rank_body(void *arg, tutti_comm_t *comm)
         st = tutti_allgather(&me, all, sizeof(me), TUTTI_UINT8, comm, NULL);
     }
     if (st == TUTTI_OK && rank == 0) {
-        double m[5][2] = {{0}};
-        size_t offs[5] = {offsetof(struct probe, init_s), offsetof(struct probe, first_ms),
+        double m[6][2] = {{0}};
+        size_t offs[6] = {offsetof(struct probe, init_s),   offsetof(struct probe, first_ms),
                           offsetof(struct probe, second_ms), offsetof(struct probe, hwm_mib),
-                          offsetof(struct probe, wrong)};
-        for (int k = 0; k < 5; k++) {
+                          offsetof(struct probe, wrong),     offsetof(struct probe, init_cpu_ms)};
+        for (int k = 0; k < 6; k++) {
             stats(all, n, offs[k], &m[k][0], &m[k][1]);
         }
-        double wrong = 0;
+        double wrong = 0, cpu = 0;
         for (int r = 0; r < n; r++) {
             wrong += all[r].wrong;
+            cpu += all[r].init_cpu_ms;
         }
         printf("ranks %d init_s %.2f %.2f first_ms %.1f second_ms %.1f hwm_mib %.1f %.1f wrong "
-               "%.0f\n",
-               n, m[0][1], m[0][0], m[1][1], m[2][1], m[3][1], m[3][0], wrong);
+               "%.0f init_cpu_ms %.1f %.0f\n",
+               n, m[0][1], m[0][0], m[1][1], m[2][1], m[3][1], m[3][0], wrong, m[5][0], cpu);
         fflush(stdout);
     }
     if (st != TUTTI_OK) {
