@@ -12,6 +12,7 @@
 
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static struct tutti_topo load_gen(const char *args)
@@ -392,4 +393,68 @@ Test(topo, hosts_label_each_rank_with_its_hosts_lowest_rank)
         cr_expect_eq(host[r], want[r], "rank %d: host label %d, expected %d", r, host[r], want[r]);
     }
     free(host);
+}
+
+/* ---- the greedy walk by places, against the walk over every pair it replaced ---- */
+
+static int ref_distance(const struct tutti_topo_rank *v, const int *host, int a, int b)
+{
+    const struct tutti_topo_rank *x = &v[a], *y = &v[b];
+    int gpus = x->gpu >= 0 && y->gpu >= 0;
+    struct tutti_topo_place px = {x->package, x->numa, gpus ? x->pci_switch : -1,
+                                  gpus ? x->host_bridge : -1};
+    struct tutti_topo_place py = {y->package, y->numa, gpus ? y->pci_switch : -1,
+                                  gpus ? y->host_bridge : -1};
+    tutti_link_t no_nvlink =
+        gpus && x->gpu == y->gpu ? TUTTI_LINK_SELF : tutti__topo_place_link(&px, &py);
+    tutti_link_t with = x->gpu == y->gpu && gpus ? TUTTI_LINK_SELF
+                                                 : tutti__topo_rank_link(v, host, a, b);
+    return (int)with * TUTTI_LINK_COUNT + (int)no_nvlink;
+}
+
+/* One host, ranks 0..n-1: from rank 0, always the nearest left, then the lowest rank. */
+static void ref_walk(const struct tutti_topo_rank *v, const int *host, int n, int *out)
+{
+    int used[64] = {0};
+    out[0] = 0;
+    used[0] = 1;
+    for (int i = 1; i < n; i++) {
+        int best = -1, bd = 0;
+        for (int r = 0; r < n; r++) {
+            int d = used[r] ? 0 : ref_distance(v, host, out[i - 1], r);
+            if (!used[r] && (best < 0 || d < bd)) {
+                best = r;
+                bd = d;
+            }
+        }
+        out[i] = best;
+        used[best] = 1;
+    }
+}
+
+Test(topo, ring_walk_by_places_matches_the_walk_over_every_pair)
+{
+    unsigned seed = 12345;
+    for (int trial = 0; trial < 300; trial++) {
+        int n = 1 + (int)(rand_r(&seed) % 64);
+        struct tutti_topo_rank v[64];
+        int host[64], order[64], ref[64];
+        for (int r = 0; r < n; r++) {
+            memset(&v[r], 0, sizeof(v[r]));
+            v[r].magic = TUTTI_TOPO_RANK_MAGIC;
+            v[r].gpu = (int8_t)((int)(rand_r(&seed) % 5) - 1); /* -1 (none) to 3 */
+            v[r].package = (int8_t)(rand_r(&seed) % 2);
+            v[r].numa = (int8_t)((int)(rand_r(&seed) % 3) - 1);
+            v[r].pci_switch = (int8_t)((int)(rand_r(&seed) % 3) - 1);
+            v[r].host_bridge = (int8_t)((int)(rand_r(&seed) % 2) - 1);
+            v[r].nvlink = rand_r(&seed) % 16;
+            host[r] = 0;
+        }
+        tutti__topo_ring(v, host, n, order);
+        ref_walk(v, host, n, ref);
+        for (int i = 0; i < n; i++) {
+            cr_assert_eq(order[i], ref[i], "trial %d, %d ranks: position %d is rank %d, not %d",
+                         trial, n, i, order[i], ref[i]);
+        }
+    }
 }
