@@ -407,8 +407,7 @@ static int ref_distance(const struct tutti_topo_rank *v, const int *host, int a,
                                   gpus ? y->host_bridge : -1};
     tutti_link_t no_nvlink =
         gpus && x->gpu == y->gpu ? TUTTI_LINK_SELF : tutti__topo_place_link(&px, &py);
-    tutti_link_t with = x->gpu == y->gpu && gpus ? TUTTI_LINK_SELF
-                                                 : tutti__topo_rank_link(v, host, a, b);
+    tutti_link_t with = tutti__topo_rank_link(v, host, a, b); /* NVLink counted */
     return (int)with * TUTTI_LINK_COUNT + (int)no_nvlink;
 }
 
