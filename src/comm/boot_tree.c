@@ -83,17 +83,6 @@ void tutti__boot_tree_free(struct boot_client *c)
     c->tree = NULL;
 }
 
-/* Levels below rank r in the tree of n ranks (0: a leaf). */
-static int subtree_height(int n, int r)
-{
-    int parent, first[BOOT_TREE_FANOUT + 1], h = 0;
-    int k = tutti__boot_tree_place(n, r, &parent, first);
-    for (int i = 0; i < k; i++) {
-        h = TUTTI_MAX(h, 1 + subtree_height(n, first[i]));
-    }
-    return h;
-}
-
 /*
  * Deadlines of one operation that started at t0. A stalled rank must be named by the rank
  * nearest it, not by one that waits for it through others: a rank waits for its children
@@ -583,8 +572,8 @@ tutti_status_t tutti__boot_tree_form(struct boot_client *c, const struct tutti_b
     for (int i = 0; i < BOOT_TREE_FANOUT; i++) {
         t->child_fd[i] = -1;
     }
-    t->height = subtree_height(c->nranks, c->rank);
-    t->top = subtree_height(c->nranks, 0);
+    t->height = tutti__boot_tree_height(t->first[t->nchild] - c->rank); /* its subtree's size */
+    t->top = tutti__boot_tree_height(c->nranks);
     union tutti_sockaddr local, bound, parent;
     int lfd = -1;
     tutti_status_t st = tutti__sock_local_addr(&id->root, &local);

@@ -85,6 +85,17 @@ static int tree_split(int lo, int hi, int first[BOOT_TREE_FANOUT + 1])
     return k;
 }
 
+int tutti__boot_tree_height(int size)
+{
+    int h = 0;
+    while (size > 1) { /* the largest of the k runs of size - 1 ranks: ceil((size - 1) / k) */
+        int below = size - 1, k = below < BOOT_TREE_FANOUT ? below : BOOT_TREE_FANOUT;
+        size = (below + k - 1) / k;
+        h++;
+    }
+    return h;
+}
+
 int tutti__boot_tree_place(int n, int r, int *parent_p, int first[BOOT_TREE_FANOUT + 1])
 {
     if (n < 1 || r < 0 || r >= n) {

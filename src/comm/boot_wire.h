@@ -107,4 +107,10 @@ tutti_status_t tutti__boot_error_decode(const struct boot_error *e, int *culprit
  */
 int tutti__boot_tree_place(int n, int r, int *parent_p, int first[BOOT_TREE_FANOUT + 1]);
 
+/**
+ * Levels below the first rank of a subtree of `size` ranks (0: a leaf), in O(log size): a
+ * subtree's shape depends only on its size, and its largest child has the most levels below.
+ */
+int tutti__boot_tree_height(int size);
+
 #endif /* TUTTI_BOOT_WIRE_H */

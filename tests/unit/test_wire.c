@@ -89,6 +89,15 @@ Test(boot_wire, tree_places_every_rank_once_in_contiguous_subtrees_of_log_depth)
             cr_assert_eq(r == 0, parent == -1, "n %d rank %d parent %d", n, r, parent);
             int end = first[k];
             cr_assert(end > r && end <= n, "n %d rank %d: subtree end %d", n, r, end);
+            int below = -1; /* the most levels below any child */
+            for (int i = 0; i < k; i++) {
+                below = below > tutti__boot_tree_height(first[i + 1] - first[i])
+                            ? below
+                            : tutti__boot_tree_height(first[i + 1] - first[i]);
+            }
+            cr_assert_eq(tutti__boot_tree_height(end - r), below + 1,
+                         "n %d rank %d: height %d, children's most %d", n, r,
+                         tutti__boot_tree_height(end - r), below);
             for (int i = 0; i < k; i++) {
                 int cp, cf[BOOT_TREE_FANOUT + 1];
                 int ck = tutti__boot_tree_place(n, first[i], &cp, cf);
@@ -104,6 +113,8 @@ Test(boot_wire, tree_places_every_rank_once_in_contiguous_subtrees_of_log_depth)
         for (int r = 1; r < n; r++) {
             cr_assert_neq(parent_of[r], -2, "n %d: rank %d is nobody's child", n, r);
         }
+        cr_assert_eq(tutti__boot_tree_height(n), depth, "n %d: height %d, deepest rank at %d", n,
+                     tutti__boot_tree_height(n), depth);
         int bound = 0; /* ceil(log_8(n)) levels below rank 0 suffice */
         for (long cap = 1; cap < n; cap *= BOOT_TREE_FANOUT) {
             bound++;
