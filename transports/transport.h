@@ -182,10 +182,11 @@ struct tutti_transport_ops {
     /**
      * Can this transport carry the traffic between ranks a and b (a != b, either may be this
      * rank)? *score_p: 0 no, else yes (higher is better: shm 10, verbs 5, TCP 1). Called after
-     * attach, for every pair of ranks on every rank (src/exec/connect.c), since chunk size and
-     * channel count derive from the transports that any pair uses and must agree on all ranks: so
-     * the answer depends only on what every rank knows alike, the peer table (args->peers: hosts
-     * and blobs) and the communicator's settings, never on this rank's own state. Whether the
+     * attach, for this rank's pairs and for one pair of each kind of every pair
+     * (tutti__transport_used), since chunk size and channel count derive from the transports
+     * that any pair uses and must agree on all ranks: so the answer depends only on what every
+     * rank knows alike, and only on whether the two share a host and on their verbs blobs
+     * (args->peers), and the communicator's settings, never on this rank's own state. Whether the
      * transport is in use at all is the caller's business (it asks only contexts every rank kept).
      * The caller asks the transports in the registry's order (tutti__transport_pick) and takes
      * the first that says yes; TCP, last, says yes to every pair.
@@ -306,6 +307,16 @@ const struct tutti_transport_ops *tutti__transport_get(tutti_transport_id_t id);
  */
 tutti_status_t tutti__transport_pick(const struct tutti_transport_ops *const ops[],
                                      void *const tctx[], int a, int b, tutti_transport_id_t *id_p);
+
+/**
+ * The transports that some pair of the n ranks uses (bit 1 << id each), as
+ * tutti__transport_pick answers pair by pair, found by asking about one pair of each kind
+ * (transport_used.c): O(n log n), not n^2 / 2 questions. TUTTI_ERR_UNSUPPORTED with bad[0..1]
+ * a pair that no transport takes (nothing recorded); TUTTI_ERR_NO_MEMORY (nothing recorded).
+ */
+tutti_status_t tutti__transport_used(const struct tutti_transport_ops *const ops[],
+                                     void *const tctx[], const struct tutti_tpeer *peers, int n,
+                                     unsigned *used_p, int bad[2]);
 
 /** Name of a transport id ("shm"). */
 const char *tutti__transport_name(tutti_transport_id_t id);

@@ -177,13 +177,18 @@ static tutti_status_t choose_transports(struct tutti_comm *comm, struct tutti_ne
     /* The chunk size must be the same on every rank, so it is derived from the global view:
      * which transports any pair of ranks uses, not only this rank's pairs. */
     unsigned used = 0;
-    for (int r = 0; r < comm->nranks; r++) {
-        for (int q = r + 1; q < comm->nranks; q++) {
-            tutti_transport_id_t id;
-            TUTTI_CHECK(pair_transport(comm, r, q, &id));
-            used |= 1u << id;
-        }
+    int bad[2] = {0, 0};
+    tutti_status_t st = tutti__transport_used(comm->net.ops, comm->net.tctx, comm->net.targs.peers,
+                                              comm->nranks, &used, bad);
+    if (st == TUTTI_ERR_UNSUPPORTED) {
+        tutti_transport_id_t id;
+        return pair_transport(comm, bad[0], bad[1], &id); /* names the pair */
     }
+    if (st == TUTTI_ERR_NO_MEMORY) {
+        return tutti__set_error(comm, st, "no memory to judge the transports of %d ranks",
+                                comm->nranks);
+    }
+    TUTTI_CHECK(st);
     const struct tutti_env *env = tutti__env();
     size_t chunk = SIZE_MAX;
     shape_p->conn_bytes = 0;

@@ -31,8 +31,10 @@ static void make_peers(struct tutti_tpeer *p)
     }
 }
 
+#define NBIG 48 /* the most ranks of a world */
+
 struct world {
-    struct tutti_tpeer peers[NR];
+    struct tutti_tpeer peers[NBIG];
     struct tutti_tctx_args args;
     struct shm_ctx shm;
     struct ib_ctx ib;
@@ -40,12 +42,11 @@ struct world {
     void *tctx[TUTTI_TRANSPORT_COUNT];
 };
 
-/* Contexts of rank `me` holding nothing but the peer table: all a pair's judgement may use. */
-static void make_world(struct world *w, int me)
+/* Contexts of rank `me` of n holding nothing but the peer table: all a pair's judgement may
+ * use. */
+static void set_contexts(struct world *w, int me, int n)
 {
-    memset(w, 0, sizeof(*w));
-    make_peers(w->peers);
-    w->args = (struct tutti_tctx_args){.rank = me, .nranks = NR, .peers = w->peers};
+    w->args = (struct tutti_tctx_args){.rank = me, .nranks = n, .peers = w->peers};
     w->shm.args = w->args;
     w->ib.args = &w->args;
     for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {
@@ -54,6 +55,13 @@ static void make_world(struct world *w, int me)
     w->tctx[TUTTI_TRANSPORT_SHM] = &w->shm;
     w->tctx[TUTTI_TRANSPORT_IB] = &w->ib;
     w->tctx[TUTTI_TRANSPORT_TCP] = NULL; /* TCP's judgement needs no context */
+}
+
+static void make_world(struct world *w, int me)
+{
+    memset(w, 0, sizeof(*w));
+    make_peers(w->peers);
+    set_contexts(w, me, NR);
 }
 
 static tutti_transport_id_t pick(const struct world *w, int a, int b)
@@ -98,4 +106,66 @@ Test(transport_pick, a_transport_out_of_use_leaves_the_pair_to_the_next)
     tutti_transport_id_t id = TUTTI_TRANSPORT_COUNT;
     cr_assert_eq(tutti__transport_pick(w.ops, w.tctx, 0, 1, &id), TUTTI_ERR_UNSUPPORTED);
     cr_assert_eq(id, TUTTI_TRANSPORT_COUNT, "no output on failure");
+}
+
+/* ---- the transports some pair uses, by kinds of pairs, against every pair asked ---- */
+
+/* n ranks on up to `hosts` hosts, each with no RDMA port, RoCE, InfiniBand or both. */
+static void make_big_world(struct world *w, int n, int hosts, unsigned *seed)
+{
+    memset(w, 0, sizeof(*w));
+    for (int r = 0; r < n; r++) {
+        w->peers[r].host = (int)(rand_r(seed) % (unsigned)hosts);
+        unsigned links = rand_r(seed) % 4; /* bit 0: RoCE, bit 1: InfiniBand */
+        if (links != 0) {
+            struct ib_blob b = {.magic = IB_BLOB_MAGIC,
+                                .links = (uint8_t)(((links & 1) ? 1u << TUTTI_IB_LINK_ETH : 0) |
+                                                   ((links & 2) ? 1u << TUTTI_IB_LINK_IB : 0)),
+                                .nports = 1};
+            memcpy(w->peers[r].blob[TUTTI_TRANSPORT_IB], &b, sizeof(b));
+        }
+    }
+    set_contexts(w, 0, n);
+}
+
+Test(transport_pick, transports_used_by_kinds_of_pairs_match_every_pair_asked)
+{
+    unsigned seed = 2026;
+    int seen = 0; /* masks met, so that the worlds cover more than one answer */
+    for (int trial = 0; trial < 400; trial++) {
+        struct world w;
+        int n = 1 + (int)(rand_r(&seed) % NBIG);
+        make_big_world(&w, n, 1 + (int)(rand_r(&seed) % 6), &seed);
+        if (trial % 3 == 1) {
+            w.ops[TUTTI_TRANSPORT_SHM] = NULL;
+        }
+        unsigned want = 0, got = 0;
+        for (int a = 0; a < n; a++) {
+            for (int b = a + 1; b < n; b++) {
+                tutti_transport_id_t id;
+                cr_assert_eq(tutti__transport_pick(w.ops, w.tctx, a, b, &id), TUTTI_OK);
+                want |= 1u << id;
+            }
+        }
+        int bad[2];
+        cr_assert_eq(tutti__transport_used(w.ops, w.tctx, w.peers, n, &got, bad), TUTTI_OK);
+        cr_assert_eq(got, want, "trial %d, %d ranks: used %#x, every pair says %#x", trial, n, got,
+                     want);
+        seen |= 1 << want;
+    }
+    cr_assert_gt(__builtin_popcount((unsigned)seen), 4, "worlds met only masks %#x", seen);
+}
+
+Test(transport_pick, transports_used_names_a_pair_nothing_takes)
+{
+    struct world w;
+    make_world(&w, 0);
+    w.ops[TUTTI_TRANSPORT_TCP] = NULL; /* ranks 3 and 4: no shared host, no common link */
+    unsigned used = 0;
+    int bad[2] = {-1, -1};
+    cr_assert_eq(tutti__transport_used(w.ops, w.tctx, w.peers, NR, &used, bad),
+                 TUTTI_ERR_UNSUPPORTED);
+    tutti_transport_id_t id;
+    cr_assert_eq(tutti__transport_pick(w.ops, w.tctx, bad[0], bad[1], &id), TUTTI_ERR_UNSUPPORTED,
+                 "ranks %d and %d", bad[0], bad[1]);
 }
