@@ -1,9 +1,9 @@
 /*
  * local_ranks.c - forked local ranks for the command-line tools: the unique id is made before
- * the fork (the parent serves the bootstrap root), every rank is a child process, and the parent
- * waits for all of them; or one rank of a launcher's job. A rank killed by a signal takes the
- * others down, at once or after a grace period in which they may notice the dead peer and exit by
- * themselves. SIGTERM, SIGINT or SIGHUP to the parent (timeout, Ctrl-C, a batch system) goes to
+ * the fork (the parent serves the bootstrap root), a spawner child forks the ranks, and the
+ * parent waits for all of them; or one rank of a launcher's job. A rank killed by a signal takes
+ * the others down, at once or after a grace period in which they may notice the dead peer and exit
+ * by themselves. SIGTERM, SIGINT or SIGHUP to the parent (timeout, Ctrl-C, a batch system) goes to
  * every rank, and the parent waits for them. Once all have ended, the parent removes whatever
  * of the job is left in /dev/shm (ranks killed during their set-up leave segments there).
  */
@@ -12,11 +12,13 @@
 #include "env.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -175,6 +177,62 @@ static int forked_rank(const struct local_ranks_opts *o, const tutti_unique_id_t
     return fn(arg, comm);
 }
 
+/*
+ * The spawner: a child of the parent that forks the ranks and ends, writing each rank's pid
+ * (or -1 when a fork fails) to fd. The parent runs the bootstrap root's thread, whose
+ * connections grow with every rank that joins: forked from it, rank k had to close the k
+ * connections it inherited, and every fork write-protected the memory of a process with two
+ * threads, the root's busy (TLB shootdowns, copy-on-write faults): 3 ms a fork. Forked from
+ * the spawner (one thread, nothing of the root's but what it closed once), a fork is cheaper
+ * and a rank closes nothing. The ranks are the parent's to wait for (PR_SET_CHILD_SUBREAPER).
+ */
+static void spawn_ranks(const struct local_ranks_opts *o, const tutti_unique_id_t *id,
+                        local_rank_fn fn, void *arg, int fd)
+{
+    for (int rank = 0; rank < o->nranks; rank++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            close(fd);
+            stop_handlers(SIG_DFL);
+            stop_mask(SIG_UNBLOCK);
+            exit(forked_rank(o, id, rank, fn, arg));
+        }
+        if (pid < 0) {
+            perror("fork");
+        }
+        if (write(fd, &pid, sizeof(pid)) != (ssize_t)sizeof(pid) || pid < 0) {
+            break;
+        }
+    }
+    _exit(0); /* nothing of the parent's to run at exit */
+}
+
+/* The ranks' pids from the spawner, until it ends: how many it started. */
+static int read_pids(int fd, pid_t *pids, int n)
+{
+    int got = 0;
+    size_t have = 0;
+    pid_t pid;
+    while (got < n) {
+        ssize_t k = read(fd, (char *)&pid + have, sizeof(pid) - have);
+        if (k < 0 && errno == EINTR) {
+            continue;
+        }
+        if (k <= 0) {
+            break;
+        }
+        have += (size_t)k;
+        if (have == sizeof(pid)) {
+            have = 0;
+            if (pid <= 0) {
+                break;
+            }
+            pids[got++] = pid;
+        }
+    }
+    return got;
+}
+
 int local_ranks_run(const struct local_ranks_opts *o, local_rank_fn fn, void *arg)
 {
     tutti_unique_id_t id;
@@ -184,33 +242,39 @@ int local_ranks_run(const struct local_ranks_opts *o, local_rank_fn fn, void *ar
                 tutti_last_error(NULL));
         return 1;
     }
-    pid_t *pids = calloc((size_t)o->nranks, sizeof(*pids));
-    if (pids == NULL) {
-        fprintf(stderr, "%s: no memory for %d ranks\n", o->tool, o->nranks);
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0 || prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+        perror("local ranks: pipe or PR_SET_CHILD_SUBREAPER");
         return 1;
     }
     fflush(stdout);
     fflush(stderr);
-    stop_mask(SIG_BLOCK); /* a child starts with the default actions, unblocked */
+    stop_mask(SIG_BLOCK); /* a rank starts with the default actions, unblocked */
     stop_handlers(on_stop);
+    pid_t spawner = fork();
+    if (spawner == 0) {
+        close(fds[0]);
+        spawn_ranks(o, &id, fn, arg, fds[1]);
+    }
+    close(fds[1]);
+    pid_t *pids = calloc((size_t)o->nranks, sizeof(*pids));
     int started = 0;
-    for (; started < o->nranks; started++) {
-        pid_t pid = fork();
-        if (pid == 0) {
-            stop_handlers(SIG_DFL);
-            stop_mask(SIG_UNBLOCK);
-            free(pids); /* the parent's table: not the rank's to keep (LeakSanitizer) */
-            exit(forked_rank(o, &id, started, fn, arg));
-        }
-        if (pid < 0) {
-            perror("fork");
-            kill_left(pids, started, SIGTERM); /* they would wait for the missing rank */
-            break;
-        }
-        pids[started] = pid;
+    if (spawner < 0) {
+        perror("fork");
+    } else if (pids == NULL) {
+        fprintf(stderr, "%s: no memory for %d ranks\n", o->tool, o->nranks);
+        kill(spawner, SIGKILL);
+    } else {
+        started = read_pids(fds[0], pids, o->nranks);
+    }
+    close(fds[0]);
+    while (spawner > 0 && waitpid(spawner, NULL, 0) < 0 && errno == EINTR) {
+    }
+    if (started < o->nranks) {
+        kill_left(pids, started, SIGTERM); /* they would wait for the missing rank */
     }
     stop_mask(SIG_UNBLOCK);
-    int rc = wait_ranks(o, pids, started);
+    int rc = pids != NULL ? wait_ranks(o, pids, started) : 1;
     free(pids);
     int removed = tutti__uid_remove_leftovers(&id);
     if (removed > 0) {
