@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SHARE_DIR     "/dev/shm"
@@ -127,6 +129,21 @@ static pid_t maker_of(const char *entry)
     return n == (ssize_t)sizeof(head) && head[0] == SHARE_MAGIC ? (pid_t)head[3] : 0;
 }
 
+/* A lock older than this that records no pid: its maker was killed between making it and
+ * writing its pid (a few microseconds), or it is another user's puzzle; either way nobody
+ * will remove it, and it would stay in /dev/shm until reboot. */
+#define EMPTY_LOCK_AGE_S 10
+
+static int empty_lock_left(const char *entry)
+{
+    const char *dot = strrchr(entry, '.');
+    struct stat sb;
+    char path[300];
+    snprintf(path, sizeof(path), "%s/%s", SHARE_DIR, entry);
+    return dot != NULL && strcmp(dot, ".lock") == 0 && stat(path, &sb) == 0 && sb.st_size == 0 &&
+           time(NULL) - sb.st_mtime > EMPTY_LOCK_AGE_S;
+}
+
 /* Remove the files whose maker has ended (a job killed whole while it detected). */
 static void sweep(void)
 {
@@ -137,11 +154,12 @@ static void sweep(void)
             continue;
         }
         pid_t pid = maker_of(e->d_name);
-        if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) {
+        if ((pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) ||
+            (pid == 0 && empty_lock_left(e->d_name))) {
             char path[300];
             snprintf(path, sizeof(path), "%s/%s", SHARE_DIR, e->d_name);
             tutti_debug(TUTTI_SUBSYS_TOPO, "removing %s: its maker, pid %d, has ended", path,
-                        (int)pid);
+                        (int)pid); /* pid 0: an old lock that records none */
             unlink(path);
         }
     }

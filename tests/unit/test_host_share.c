@@ -13,7 +13,9 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NPROC 6
@@ -151,6 +153,34 @@ Test(host_share, files_of_makers_that_ended_are_swept_by_the_next_detection)
     cr_expect(exists(live, ""), "our own result is there until the end");
     tutti__topo_share_end();
     cr_expect(!exists(live, ""), "and gone after it");
+}
+
+/* A lock whose maker was killed before it wrote its pid: empty. Old, it is swept; new, it may
+ * be a maker at work, and stays. */
+Test(host_share, an_old_lock_that_records_no_maker_is_swept_and_a_new_one_stays)
+{
+    char old[64], fresh[64], live[64], path[200];
+    unique_name(old, sizeof(old));
+    snprintf(path, sizeof(path), "/dev/shm/%s.lock", old);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    cr_assert_geq(fd, 0);
+    struct timespec then[2] = {{time(NULL) - 60, 0}, {time(NULL) - 60, 0}};
+    cr_assert_eq(futimens(fd, then), 0);
+    close(fd);
+    usleep(1000);
+    unique_name(fresh, sizeof(fresh));
+    snprintf(path, sizeof(path), "/dev/shm/%s.lock", fresh);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    usleep(1000);
+    unique_name(live, sizeof(live));
+    struct tutti_topo t;
+    (void)tutti__topo_share(live, fake_detect, &t);
+    tutti__topo_share_end();
+    cr_expect(!exists(old, ".lock"), "an empty lock a minute old was left");
+    cr_expect(exists(fresh, ".lock"), "an empty lock just made was taken");
+    unlink(path);
 }
 
 Test(host_share, a_result_read_is_placed_for_the_readers_own_affinity)
