@@ -181,10 +181,10 @@ static int forked_rank(const struct local_ranks_opts *o, const tutti_unique_id_t
  * The spawner: a child of the parent that forks the ranks and ends, writing each rank's pid
  * (or -1 when a fork fails) to fd. The parent runs the bootstrap root's thread, whose
  * connections grow with every rank that joins: forked from it, rank k had to close the k
- * connections it inherited, and every fork write-protected the memory of a process with two
- * threads, the root's busy (TLB shootdowns, copy-on-write faults): 3 ms a fork. Forked from
- * the spawner (one thread, nothing of the root's but what it closed once), a fork is cheaper
- * and a rank closes nothing. The ranks are the parent's to wait for (PR_SET_CHILD_SUBREAPER).
+ * connections it inherited. Forked from the spawner (one thread, nothing of the root's but what
+ * it closed once), a rank closes nothing. (A fork itself still costs about 3 ms on this
+ * project's VM, from either process.)
+ * The ranks are the parent's to wait for (PR_SET_CHILD_SUBREAPER).
  */
 static void spawn_ranks(const struct local_ranks_opts *o, const tutti_unique_id_t *id,
                         local_rank_fn fn, void *arg, int fd)

@@ -35,14 +35,16 @@ static int page_is_its(const struct shm_ctl *ctl, int r)
 static int first_missing(const struct shm_ctx *ctx)
 {
     int missing = tutti__shm_dir_missing(ctx);
-    for (int r = 0; missing == -2 && r <= ctx->args.nranks; r++) { /* mincore could not tell */
-        missing = r == ctx->args.nranks ? -1 : missing;
-        if (r < ctx->args.nranks && ctx->peers[r].ctl != NULL && r != ctx->args.rank &&
+    if (missing != -2) {
+        return missing;
+    }
+    for (int r = 0; r < ctx->args.nranks; r++) { /* mincore could not tell: read the pages */
+        if (ctx->peers[r].ctl != NULL && r != ctx->args.rank &&
             !page_is_its(ctx->peers[r].ctl, r)) {
-            missing = r;
+            return r;
         }
     }
-    return missing;
+    return -1;
 }
 
 tutti_status_t tutti__shm_attach_peers(struct shm_ctx *ctx)
