@@ -86,10 +86,15 @@ static inline tutti_status_t tutti__notice_status(const struct tutti_abort_info 
  * src/comm/peer.h, which the transport layer never sees). Every rank holds the same table.
  */
 struct tutti_tpeer {
-    int host;       /* the lowest rank on this rank's host: equal values share a host (memory) */
-    char name[128]; /* "rank 3 (host node7, pid 4242)", for messages */
+    int host;             /* the lowest rank on this rank's host: equal values share a host */
+    uint32_t pid;         /* its process, for messages */
+    const char *hostname; /* its host's name, for messages (NULL: unknown); see tutti__tpeer_name */
     uint8_t blob[TUTTI_TRANSPORT_COUNT][TUTTI_TRANSPORT_BLOB]; /* what each transport published */
 };
+
+/** "rank 3 (host node7, pid 4242)" for rank r of peers (or "rank 3" without a host name), in buf
+ * (a message needs its peer's name only when it is written: names are not kept per peer). */
+const char *tutti__tpeer_name(const struct tutti_tpeer *peers, int r, char *buf, size_t len);
 
 /**
  * Everything a transport's per-communicator context may know about its communicator. The

@@ -7,6 +7,7 @@
 #include "comm/comm.h"
 #include "env.h"
 #include "comm/peer.h"
+#include "topology/layout.h"
 #include "topology/topo.h"
 #include "util.h"
 
@@ -39,22 +40,40 @@ static tutti_transport_id_t forced(const struct tutti_comm *comm)
                                 : TUTTI_TRANSPORT_COUNT;
 }
 
-/* The transports' view of the ranks (targs.peers), from the all-gathered records. */
-static void fill_tpeers(struct tutti_comm *comm)
+/* The transports' view of the ranks (targs.peers), from the all-gathered records: O(n), names
+ * left to the messages that need them (tutti__tpeer_name). */
+static tutti_status_t fill_tpeers(struct tutti_comm *comm)
 {
     struct tutti_tpeer *t = (struct tutti_tpeer *)comm->net.targs.peers;
+    const struct tutti_layout *l = comm->layout;
+    int *lowest = l != NULL ? malloc((size_t)l->nhosts * sizeof(*lowest)) : NULL;
+    if (l != NULL && lowest == NULL) {
+        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory for the peers' hosts");
+    }
+    for (int h = 0; l != NULL && h < l->nhosts; h++) {
+        lowest[h] = -1;
+    }
     for (int r = 0; r < comm->nranks; r++) {
         const struct tutti_peer_info *p = &comm->peers[r];
-        t[r].host = r;
-        for (int q = 0; q < r; q++) {
-            if (memcmp(comm->peers[q].hostid, p->hostid, TUTTI_HOSTID_BYTES) == 0) {
-                t[r].host = q;
-                break;
+        if (l != NULL) { /* ranks in order: the first seen of a host is its lowest */
+            int *first = &lowest[l->host[r]];
+            *first = *first < 0 ? r : *first;
+            t[r].host = *first;
+        } else {
+            t[r].host = r;
+            for (int q = 0; q < r; q++) {
+                if (memcmp(comm->peers[q].hostid, p->hostid, TUTTI_HOSTID_BYTES) == 0) {
+                    t[r].host = q;
+                    break;
+                }
             }
         }
-        tutti__peer_str(p, t[r].name, sizeof(t[r].name));
+        t[r].pid = p->pid;
+        t[r].hostname = p->hostname; /* validated: terminated (peer.c) */
         memcpy(t[r].blob, p->blob, sizeof(t[r].blob));
     }
+    free(lowest);
+    return TUTTI_OK;
 }
 
 static void drop_transport(struct tutti_comm *comm, tutti_transport_id_t id)
@@ -210,7 +229,7 @@ tutti_status_t tutti__net_attach(struct tutti_comm *comm, struct tutti_boot *boo
                                  struct tutti_net_shape *shape_p, tutti_status_t *pending_p)
 {
     *pending_p = TUTTI_OK;
-    fill_tpeers(comm);
+    TUTTI_CHECK(fill_tpeers(comm));
     void *shm = comm->net.tctx[TUTTI_TRANSPORT_SHM];
     tutti_status_t s =
         shm != NULL ? comm->net.ops[TUTTI_TRANSPORT_SHM]->attach(shm, 0) : TUTTI_ERR_UNSUPPORTED;

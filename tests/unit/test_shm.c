@@ -48,7 +48,7 @@ static int side_init(struct side *s, int rank, uint64_t comm_id)
     s->rank = rank;
     for (int r = 0; r < 2; r++) {
         s->peers[r].host = 0; /* both ranks on this host */
-        snprintf(s->peers[r].name, sizeof(s->peers[r].name), "rank %d (host test, pid 0)", r);
+        s->peers[r].hostname = "test";
     }
     s->args = (struct tutti_tctx_args){.rank = rank,
                                        .nranks = 2,

@@ -169,3 +169,12 @@ Test(transport_pick, transports_used_names_a_pair_nothing_takes)
     cr_assert_eq(tutti__transport_pick(w.ops, w.tctx, bad[0], bad[1], &id), TUTTI_ERR_UNSUPPORTED,
                  "ranks %d and %d", bad[0], bad[1]);
 }
+
+Test(transport_pick, a_peers_name_is_made_when_a_message_needs_it)
+{
+    struct tutti_tpeer p[2] = {{.host = 0, .pid = 4242, .hostname = "node7"}, {.host = 1}};
+    char buf[128];
+    cr_expect_str_eq(tutti__tpeer_name(p, 0, buf, sizeof(buf)), "rank 0 (host node7, pid 4242)");
+    cr_expect_str_eq(tutti__tpeer_name(p, 1, buf, sizeof(buf)), "rank 1", "no host name known");
+    cr_expect_str_eq(tutti__tpeer_name(NULL, 3, buf, sizeof(buf)), "rank 3", "no table yet");
+}

@@ -237,7 +237,7 @@ static struct ib_conn *conn_new(struct ib_ctx *ctx, int peer, int channel)
     c->nslots = ctx->nslots;
     c->stage = IB_STAGE_SIDE;
     c->deadline_ns = tutti__now_ns() + ctx->args->timeout_ns;
-    snprintf(c->peer_name, sizeof(c->peer_name), "%s", ctx->args->peers[peer].name);
+    tutti__tpeer_name(ctx->args->peers, peer, c->peer_name, sizeof(c->peer_name));
     c->next = ctx->list;
     if (ctx->list != NULL) {
         ctx->list->prev = c;

@@ -193,7 +193,8 @@ tutti_status_t tutti__shm_peer_gone(struct shm_ctx *ctx, int rank)
         return st;
     }
     const struct shm_peer *p = &ctx->peers[rank];
-    const char *who = ctx->args.peers[rank].name;
+    char who[128];
+    tutti__tpeer_name(ctx->args.peers, rank, who, sizeof(who));
     if (atomic_load(&p->ctl->closed)) {
         return tutti__set_error(ctx->args.comm, TUTTI_ERR_REMOTE,
                                 "%s destroyed its communicator while this rank still needed it",

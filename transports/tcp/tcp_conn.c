@@ -44,7 +44,7 @@ static tutti_status_t peer_addr(struct tcp_ctx *ctx, int peer, union tutti_socka
     const struct tutti_tpeer *p = &ctx->args->peers[peer];
     struct tutti_wire_addr w;
     memcpy(&w, p->blob[TUTTI_TRANSPORT_TCP], sizeof(w));
-    snprintf(name, len, "%s", p->name);
+    tutti__tpeer_name(ctx->args->peers, peer, name, len);
     if (tutti__wire_addr_decode(&w, to) != TUTTI_OK) {
         return tutti__set_error(ctx->args->comm, TUTTI_ERR_REMOTE,
                                 "%s published no tcp address (family %u)", name, w.family);
@@ -187,7 +187,8 @@ static tutti_status_t connect_kind(struct tcp_ctx *ctx, int kind, int peer, int 
         return tutti__set_error(args->comm, TUTTI_ERR_INVALID_USAGE,
                                 "tcp: rank %d channel %d is already connected", peer, channel);
     }
-    const char *name = args->peers[peer].name;
+    char name[128];
+    tutti__tpeer_name(args->peers, peer, name, sizeof(name));
     tutti_status_t status = TUTTI_OK;
     struct tcp_conn *conn = NULL;
     if (ctx->links[idx] == NULL) {

@@ -50,11 +50,7 @@ tutti_status_t tutti__tcp_conn_new(struct tcp_ctx *ctx, int kind, int peer, int 
     c->rlen = c->slen + ns;
     c->sref = (const uint8_t **)(void *)(c->rlen + ns);
     memset(c->sref, 0, ns * sizeof(*c->sref));
-    if (ctx->args->peers != NULL && ctx->args->peers[peer].name[0] != '\0') {
-        snprintf(c->peer_name, sizeof(c->peer_name), "%s", ctx->args->peers[peer].name);
-    } else {
-        snprintf(c->peer_name, sizeof(c->peer_name), "rank %d", peer);
-    }
+    tutti__tpeer_name(ctx->args->peers, peer, c->peer_name, sizeof(c->peer_name));
     for (int i = 0; i < nsocks; i++) {
         c->socks[i].fd = fds[i];
         c->socks[i].snext = (uint64_t)i;
