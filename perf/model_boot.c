@@ -5,8 +5,9 @@
  * TUTTI_BOOT_TREE ranks, 64 by default).
  *
  * What a communicator's set-up asks of the bootstrap, counted from the code: 4 syncs (one in
- * setup(), two in tutti__net_attach, one in check_budget) and 2 all-gathers (the peer records,
- * the topology records), then BYE.
+ * setup(), two in tutti__net_attach, one in check_budget) and 1 all-gather of the peer records
+ * (each with its rank's topology view), then BYE; where some rank has a GPU, a second
+ * all-gather of the views (each with its rank's GPU: topology/view.c).
  *
  * Star: each rank opens one TCP connection to the root and runs the handshake (3 messages, two
  * HMACs at the root), then sends each of the 6 requests and gets each answer: the root handles
@@ -27,10 +28,11 @@
 
 #define PEER_RECORD_BYTES ((double)sizeof(struct tutti_peer_info))
 #define TOPO_RECORD_BYTES ((double)sizeof(struct tutti_topo_rank))
-#define RECORD_BYTES      (PEER_RECORD_BYTES + TOPO_RECORD_BYTES) /* both all-gathers */
 #define SYNCS             4 /* status agreements per communicator (init.c, connect.c) */
-#define ALLGATHERS        2
-#define ROUNDS            (SYNCS + ALLGATHERS)
+/* All-gathers, and the bytes of one rank's records in all of them. */
+#define ALLGATHERS(l)     ((l)->gpus ? 2 : 1)
+#define RECORD_BYTES(l)   (PEER_RECORD_BYTES + ((l)->gpus ? TOPO_RECORD_BYTES : 0))
+#define ROUNDS(l)         (SYNCS + ALLGATHERS(l))
 #define HS_MSGS           3   /* HELLO, PROVE, ACCEPT (src/net/handshake.h) */
 #define HS_BYTES          140 /* their sizes with headers, about */
 #define HDR_BYTES         8   /* a bootstrap message's header */
@@ -49,15 +51,15 @@ int model_boot_depth(int n)
 
 void model_boot_star(int n, const struct model_boot_link *l, struct model_boot *out)
 {
-    out->rank_msgs = HS_MSGS + 2 * ROUNDS + 1;
+    out->rank_msgs = HS_MSGS + 2 * ROUNDS(l) + 1;
     out->root_msgs = out->rank_msgs * n;
     /* Requests and answers, beyond the handshakes: n requests of each round in, n answers out;
      * an all-gather's answer is all n records. */
-    out->root_bytes_in = n * (ROUNDS * HDR_BYTES + SYNCS * SYNC_BYTES + RECORD_BYTES + HDR_BYTES);
-    out->root_bytes_out = n * (ROUNDS * HDR_BYTES + SYNCS * SYNC_BYTES) + RECORD_BYTES * n * n;
+    out->root_bytes_in = n * (ROUNDS(l) * HDR_BYTES + SYNCS * SYNC_BYTES + RECORD_BYTES(l) + HDR_BYTES);
+    out->root_bytes_out = n * (ROUNDS(l) * HDR_BYTES + SYNCS * SYNC_BYTES) + RECORD_BYTES(l) * n * n;
     /* The root thread handles everything in turn: every handshake, then each round's 2n
      * messages; the all-gathers' n^2 records leave through its one link. */
-    out->time_s = (n * l->hs_us + out->root_msgs * l->msg_us + ROUNDS * l->lat_us) * 1e-6 +
+    out->time_s = (n * l->hs_us + out->root_msgs * l->msg_us + ROUNDS(l) * l->lat_us) * 1e-6 +
                   out->root_bytes_out / (l->gbps * 1e9);
 }
 
@@ -67,7 +69,7 @@ void model_boot_tree(int n, const struct model_boot_link *l, struct model_boot *
     int kids = n - 1 < FANOUT ? n - 1 : FANOUT; /* rank 0's children */
     /* Rank 0: its root link (handshake, the tree round, BYE), a handshake with each child, and
      * per round one message from and one to each child. */
-    out->rank_msgs = HS_MSGS + 2 + 1 + HS_MSGS * kids + ROUNDS * 2.0 * kids;
+    out->rank_msgs = HS_MSGS + 2 + 1 + HS_MSGS * kids + ROUNDS(l) * 2.0 * kids;
     out->root_msgs = (HS_MSGS + 2 + 1) * (double)n;
     out->root_bytes_in = n * (2 * HDR_BYTES + ADDR_BYTES);
     out->root_bytes_out = n * (HDR_BYTES + ADDR_BYTES);
@@ -75,9 +77,9 @@ void model_boot_tree(int n, const struct model_boot_link *l, struct model_boot *
      * levels up and d down; at each level a rank handles its children's messages in turn, and
      * an all-gather's way down sends the n records to each child. */
     double level_us = 2 * l->lat_us + 2 * kids * l->msg_us;
-    double gather_down_s = ALLGATHERS * d * kids * RECORD_BYTES * n / (l->gbps * 1e9);
+    double gather_down_s = d * kids * RECORD_BYTES(l) * n / (l->gbps * 1e9);
     out->time_s = (n * l->hs_us + 2.0 * n * l->msg_us + d * (HS_MSGS * l->lat_us + kids * l->hs_us) +
-                   ROUNDS * d * level_us) *
+                   ROUNDS(l) * d * level_us) *
                       1e-6 +
                   gather_down_s;
 }

@@ -11,6 +11,7 @@ struct model_boot_link {
     double msg_us; /* the root's cost to receive or send one message */
     double hs_us;  /* the root's cost of one authenticated connection (handshake) */
     double gbps;   /* the root's link */
+    int gpus;      /* some host has GPUs: the topology views take an all-gather of their own */
 };
 
 struct model_boot {

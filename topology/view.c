@@ -1,8 +1,10 @@
 /*
  * view.c - a rank's view of its machine (struct tutti_topo_rank: its GPU, NUMA node, switch,
  * nearest NIC, NVLink peers), the check of a view received from another rank, and the global
- * view: at communicator init every rank all-gathers its view over the bootstrap (64 bytes a
- * rank), and every rank derives the same layout (hosts, locality ring: layout.h) from it.
+ * view: every rank's view (64 bytes) comes with its peer record at communicator init, as it
+ * stands before the local ranks are known; where some rank has a GPU (which the local rank
+ * picks) the views are all-gathered once more over the bootstrap. Every rank derives the same
+ * layout (hosts, locality ring: layout.h) from them.
  */
 #include "topology/view.h"
 #include "check.h"
@@ -228,20 +230,37 @@ static tutti_status_t make_layout(const struct tutti_topo_group *g,
     return TUTTI_OK;
 }
 
+/* The views as they came with the records, where no rank has a GPU (nothing depends on the local
+ * rank then); whether they serve. */
+static int early_views(const struct tutti_topo_group *g, struct tutti_topo_rank *all)
+{
+    if (g->early == NULL) {
+        return 0;
+    }
+    for (int r = 0; r < g->nranks; r++) {
+        memcpy(&all[r], (const uint8_t *)g->early + (size_t)r * g->early_stride, sizeof(*all));
+        if (all[r].ngpus > 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 tutti_status_t tutti__topo_gather(const struct tutti_topo_group *g, struct tutti_topo_rank **topo_p,
                                   struct tutti_layout **layout_p)
 {
-    struct tutti_topo_rank me;
-    tutti__topo_rank_view(tutti__topo(), local_rank(g), &me);
     struct tutti_topo_rank *all = calloc((size_t)g->nranks, sizeof(*all));
     if (all == NULL) {
         return tutti__set_error(g->comm, TUTTI_ERR_NO_MEMORY,
-                                "no memory for the topology of %d "
-                                "ranks",
-                                g->nranks);
+                                "no memory for the topology of %d ranks", g->nranks);
     }
     struct tutti_layout *layout = NULL;
-    tutti_status_t st = g->allgather(g->allgather_arg, &me, all, sizeof(me));
+    tutti_status_t st = TUTTI_OK;
+    if (!early_views(g, all)) {
+        struct tutti_topo_rank me;
+        tutti__topo_rank_view(tutti__topo(), local_rank(g), &me);
+        st = g->allgather(g->allgather_arg, &me, all, sizeof(me));
+    }
     if (st != TUTTI_OK) {
         goto err_free_all;
     }

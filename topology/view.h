@@ -30,6 +30,10 @@ typedef tutti_status_t (*tutti_topo_allgather_fn)(void *arg, const void *mine, v
 struct tutti_topo_group {
     int nranks, rank;
     struct tutti_topo_hostids hosts;
+    /* every rank's view as it came with its record (tutti__topo_rank_view with local rank 0):
+     * rank r's at (const uint8_t *)early + r * early_stride; or NULL */
+    const struct tutti_topo_rank *early;
+    size_t early_stride;
     tutti_topo_allgather_fn allgather;
     void *allgather_arg;
     struct tutti_comm *comm; /* errors are recorded on it */
@@ -44,10 +48,12 @@ struct tutti_topo_group {
 tutti_status_t tutti__topo_check(struct tutti_comm *comm, const char *share);
 
 /**
- * After the peer records are in: all-gather every rank's view (checked) and derive the layout
- * (hosts, locality ring) from it; log the ring at info level (rank 0, subsystem topo). Every rank
- * must call it. On success *topo_p gets the nranks views (malloc'd) and *layout_p the layout
- * (tutti__layout_free); on error neither is written.
+ * After the peer records are in: every rank's view (checked), and the layout (hosts, locality
+ * ring) derived from it; log the ring at info level (rank 0, subsystem topo). Where no rank has
+ * a GPU the early views are the views, as they are; else the views are all-gathered, each with
+ * its rank's GPU (local rank mod GPUs). Every rank sees the same early views, so all choose
+ * alike. Every rank must call it. On success *topo_p gets the nranks views (malloc'd) and
+ * *layout_p the layout (tutti__layout_free); on error neither is written.
  */
 tutti_status_t tutti__topo_gather(const struct tutti_topo_group *g, struct tutti_topo_rank **topo_p,
                                   struct tutti_layout **layout_p);

@@ -320,6 +320,7 @@ static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr 
     char share[64]; /* one detection per host and job (topology/host_share.h) */
     tutti__topo_share_name(comm->comm_id, me.hostid, sizeof(me.hostid), share, sizeof(share));
     tutti_status_t st = tutti__topo_check(comm, share);
+    tutti__topo_rank_view(tutti__topo(), 0, &me.view); /* a GPU waits for the local rank */
     end[PH_DETECT] = tutti__now_ns();
     if (st == TUTTI_OK) {
         st = shrink_listen(comm, root_hint, &me);
@@ -348,6 +349,8 @@ static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr 
         .nranks = comm->nranks,
         .rank = comm->rank,
         .hosts = {comm->peers[0].hostid, TUTTI_HOSTID_BYTES, sizeof(comm->peers[0])},
+        .early = &comm->peers[0].view,
+        .early_stride = sizeof(comm->peers[0]),
         .allgather = boot_allgather,
         .allgather_arg = boot,
         .comm = comm,

@@ -8,16 +8,15 @@
 #ifndef TUTTI_PEER_H
 #define TUTTI_PEER_H
 
+#include "topology/topo.h"
 #include "transports/transport.h"
 #include "tutti/status.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define TUTTI_PEER_MAGIC      0x52454550u /* "PEER" */
-#define TUTTI_HOSTID_BYTES    16
-#define TUTTI_TRANSPORT_SLOTS 4 /* blob slots, indexed by tutti_transport_id_t */
-_Static_assert(TUTTI_TRANSPORT_COUNT <= TUTTI_TRANSPORT_SLOTS, "a blob slot per transport");
+#define TUTTI_PEER_MAGIC   0x52454550u /* "PEER" */
+#define TUTTI_HOSTID_BYTES 16
 
 struct tutti_peer_info {
     uint32_t magic;
@@ -27,10 +26,15 @@ struct tutti_peer_info {
     uint8_t hostid[TUTTI_HOSTID_BYTES]; /* equal ids: same host, memory can be shared */
     char hostname[64];
     /* what each transport publishes (the TCP transport: its listening address) */
-    uint8_t blob[TUTTI_TRANSPORT_SLOTS][TUTTI_TRANSPORT_BLOB];
+    uint8_t blob[TUTTI_TRANSPORT_COUNT][TUTTI_TRANSPORT_BLOB];
+    /* its topology view (topology/view.c) as its GPU-less part stands before the local ranks
+     * are known: the whole view where no rank has a GPU (tutti__topo_gather) */
+    struct tutti_topo_rank view;
     /* where this rank listens for tutti_comm_shrink (a struct tutti_wire_addr, shrink.c) */
     uint8_t shrink_addr[24];
 };
+
+_Static_assert(sizeof(struct tutti_peer_info) == 376, "the record's wire size (no padding)");
 
 /** Check a record received from the network: magic, rank/nranks, terminated hostname. */
 tutti_status_t tutti__peer_validate(const struct tutti_peer_info *p, int expect_rank, int nranks);

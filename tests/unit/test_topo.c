@@ -9,6 +9,8 @@
 #include "../topo/check.h"
 #include "../topo/gen.h"
 #include "comm/peer.h"
+#include "tutti/comm.h"
+#include "topology/layout.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -456,4 +458,69 @@ Test(topo, ring_walk_by_places_matches_the_walk_over_every_pair)
                          trial, n, i, order[i], ref[i]);
         }
     }
+}
+
+#define FAKE_N 6
+
+/* A bootstrap all-gather for tutti__topo_gather: the other ranks' views from `theirs`. */
+struct fake_boot {
+    const struct tutti_topo_rank *theirs;
+    int rank, calls;
+};
+
+static tutti_status_t fake_allgather(void *arg, const void *mine, void *all, size_t size)
+{
+    struct fake_boot *b = arg;
+    b->calls++;
+    cr_assert_eq(size, sizeof(struct tutti_topo_rank));
+    memcpy(all, b->theirs, FAKE_N * size);
+    memcpy((uint8_t *)all + (size_t)b->rank * size, mine, size);
+    return TUTTI_OK;
+}
+
+/* Run tutti__topo_gather for rank 1 of FAKE_N ranks on two hosts, with the early views `early`
+ * (or none); the all-gathers it made. */
+static int gather_calls(const struct tutti_topo_rank *early, struct tutti_topo_rank *got)
+{
+    uint8_t ids[FAKE_N][TUTTI_HOSTID_BYTES] = {{0}};
+    struct tutti_topo_rank later[FAKE_N];
+    for (int r = 0; r < FAKE_N; r++) {
+        ids[r][0] = (uint8_t)(r / 2);
+        cpu_record(&later[r], 7, r, 1);
+        later[r].pci_switch = 5; /* tells the all-gathered views from the early ones */
+    }
+    struct fake_boot b = {.theirs = later, .rank = 1};
+    struct tutti_topo_group g = {
+        .nranks = FAKE_N,
+        .rank = 1,
+        .hosts = {ids[0], TUTTI_HOSTID_BYTES, TUTTI_HOSTID_BYTES},
+        .early = early,
+        .early_stride = sizeof(*early),
+        .allgather = fake_allgather,
+        .allgather_arg = &b,
+    };
+    struct tutti_topo_rank *all = NULL;
+    struct tutti_layout *layout = NULL;
+    cr_assert_eq(tutti__topo_gather(&g, &all, &layout), TUTTI_OK, "%s", tutti_last_error(NULL));
+    cr_expect_eq(layout->nhosts, FAKE_N / 2);
+    memcpy(got, all, FAKE_N * sizeof(*all));
+    free(all);
+    tutti__layout_free(layout);
+    return b.calls;
+}
+
+Test(topo, views_that_came_with_the_records_serve_unless_a_rank_has_a_gpu)
+{
+    struct tutti_topo_rank early[FAKE_N], got[FAKE_N];
+    for (int r = 0; r < FAKE_N; r++) {
+        cpu_record(&early[r], 7, r, 1);
+    }
+    cr_expect_eq(gather_calls(early, got), 0, "no GPU: no all-gather");
+    cr_expect_eq(memcmp(got, early, sizeof(got)), 0, "the early views, as they came");
+    cr_expect_eq(gather_calls(NULL, got), 1, "no early views: all-gathered");
+    cr_expect_eq(got[0].pci_switch, 5);
+    early[FAKE_N - 1].ngpus = 1; /* the last rank's machine has a GPU: its local rank picks it */
+    early[FAKE_N - 1].gpu = 0;
+    cr_expect_eq(gather_calls(early, got), 1, "a GPU somewhere: every rank all-gathers");
+    cr_expect_eq(got[FAKE_N - 1].pci_switch, 5, "the all-gathered views, not the early ones");
 }
