@@ -114,7 +114,7 @@ static int rank_body(void *arg, tutti_comm_t *comm)
             wrong += all[r].wrong;
             cpu += all[r].init_cpu_ms;
         }
-        printf("ranks %d init_s %.2f %.2f first_ms %.1f second_ms %.1f hwm_mib %.1f %.1f wrong "
+        printf("ranks %d init_s %.3f %.3f first_ms %.1f second_ms %.1f hwm_mib %.1f %.1f wrong "
                "%.0f init_cpu_ms %.1f %.0f\n",
                n, m[0][1], m[0][0], m[1][1], m[2][1], m[3][1], m[3][0], wrong, m[5][0], cpu);
         fflush(stdout);
