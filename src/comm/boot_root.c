@@ -405,10 +405,10 @@ static void root_serve(struct root *rt)
             }
             continue;
         }
-        int64_t waited = tutti__now_ns() - rt->round_start;
         if (rt->tree) {
-            continue;
+            continue; /* the tree's waits are the ranks' (boot_tree.c): no deadline here */
         }
+        int64_t waited = tutti__now_ns() - rt->round_start;
         if (rt->nranks > 0 && waited > rt->timeout_ns) {
             char why[200];
             describe_missing(rt, why, sizeof(why));
