@@ -287,14 +287,20 @@ int tutti__plan_build(const struct tutti_op_desc *op, const struct tutti_plan_pa
     return 0;
 }
 
-static int same_op(const struct tutti_op_desc *a, const struct tutti_op_desc *b)
+uint64_t tutti__plan_next_gen(void)
+{
+    static _Atomic uint64_t builds;
+    return atomic_fetch_add(&builds, 1) + 1;
+}
+
+int tutti__plan_same_op(const struct tutti_op_desc *a, const struct tutti_op_desc *b)
 {
     return a->coll == b->coll && a->sendbuf == b->sendbuf && a->recvbuf == b->recvbuf &&
            a->count == b->count && a->dt == b->dt && a->op == b->op && a->root == b->root &&
            a->peer == b->peer;
 }
 
-static int same_params(const struct tutti_plan_params *a, const struct tutti_plan_params *b)
+int tutti__plan_same_params(const struct tutti_plan_params *a, const struct tutti_plan_params *b)
 {
     return a->rank == b->rank && a->nranks == b->nranks && a->nchannels == b->nchannels &&
            a->chunk_elems == b->chunk_elems && a->direct_max == b->direct_max &&
@@ -307,13 +313,13 @@ static int same_params(const struct tutti_plan_params *a, const struct tutti_pla
 int tutti__plan_build_cached(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
                              struct tutti_plan *plan)
 {
-    if (plan->reusable && same_op(op, &plan->built_op) && same_params(pp, &plan->built_pp)) {
+    if (plan->reusable && tutti__plan_same_op(op, &plan->built_op) &&
+        tutti__plan_same_params(pp, &plan->built_pp)) {
         plan->op.seq = op->seq; /* the call it now runs (its fingerprint's number) */
         return 0;
     }
-    static _Atomic uint64_t builds;
-    plan->reusable = 0;
-    plan->gen = atomic_fetch_add(&builds, 1) + 1; /* unique over every plan of the process */
+    plan->reusable = plan->reusable_p2p = 0;
+    plan->gen = tutti__plan_next_gen(); /* unique over every plan of the process */
     int rc = tutti__plan_build(op, pp, plan);
     if (rc == 0) {
         plan->built_op = *op;

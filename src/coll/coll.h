@@ -51,6 +51,13 @@ const struct tutti_algo *tutti__algos(tutti_coll_t coll, int *n_p);
 int tutti__plan_build(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
                       struct tutti_plan *plan);
 
+/** A number no other plan build of the process had (struct tutti_plan's gen). */
+uint64_t tutti__plan_next_gen(void);
+
+/** Whether a and b plan alike (what a cached plan is keyed on): 1 or 0. */
+int tutti__plan_same_op(const struct tutti_op_desc *a, const struct tutti_op_desc *b);
+int tutti__plan_same_params(const struct tutti_plan_params *a, const struct tutti_plan_params *b);
+
 /**
  * As tutti__plan_build, but keeps the plan as it is when it was last built, complete, from the
  * same op and params (a loop calling the same collective on the same buffers plans once).

@@ -219,9 +219,34 @@ static int build_lanes(const struct tutti_op_desc *const *ops, int n,
     return 0;
 }
 
+/* The plan as it is, when it was built complete from the same calls and params (a loop of the
+ * same exchange plans once): each call takes the new one's number (its fingerprint). */
+static int reuse(const struct tutti_op_desc *const *ops, int n, const struct tutti_plan_params *pp,
+                 struct tutti_plan *plan)
+{
+    if (!plan->reusable_p2p || plan->ncalls != (uint32_t)n ||
+        !tutti__plan_same_params(pp, &plan->built_pp)) {
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!tutti__plan_same_op(ops[i], &plan->calls[i])) {
+            return 0;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        plan->calls[i] = *ops[i];
+    }
+    return 1;
+}
+
 int tutti__p2p_group_build(const struct tutti_op_desc *const *ops, int n,
                            const struct tutti_plan_params *pp, struct tutti_plan *plan)
 {
+    if (reuse(ops, n, pp, plan)) {
+        return 0;
+    }
+    plan->reusable = plan->reusable_p2p = 0; /* its storage may hold another plan: gone now */
+    plan->gen = tutti__plan_next_gen();
     struct tutti_op_desc whole = {
         .coll = TUTTI_COLL_SEND, .dt = TUTTI_UINT8, .root = -1, .peer = -1};
     if (tutti__plan_reset(plan, &whole) != 0) {
@@ -250,6 +275,8 @@ int tutti__p2p_group_build(const struct tutti_op_desc *const *ops, int n,
     free(view);
     if (rc == 0) {
         tutti__plan_finish(plan);
+        plan->built_pp = *pp;
+        plan->reusable_p2p = 1;
     }
     return rc;
 }

@@ -113,6 +113,7 @@ struct tutti_comm {
     struct tutti_stream_state *stream; /* stream.c: calls on CUDA streams; NULL until the first */
     struct tutti_ipc_state *ipc;       /* ipc.c: the CUDA IPC all-reduce; NULL until the first */
     struct tutti_plan plan;            /* storage for blocking calls, under the turn */
+    struct tutti_plan group_plan;      /* storage for a group's segments, under the turn */
     struct tutti_tune_memo tune;       /* coll/tuned.c: the cost model's answers, under the turn */
     struct tutti_exec exec;            /* the executor of the operation holding the turn */
 };

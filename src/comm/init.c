@@ -200,6 +200,7 @@ void tutti__comm_free(struct tutti_comm *comm)
     pthread_mutex_destroy(&comm->queue.lock);
     pthread_cond_destroy(&comm->queue.cond);
     tutti__plan_free(&comm->plan);
+    tutti__plan_free(&comm->group_plan);
     tutti__exec_fini(&comm->exec);
     free(comm->topo);
     tutti__layout_free(comm->layout);

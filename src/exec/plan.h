@@ -139,8 +139,9 @@ struct tutti_plan {
     uint32_t ncalls, calls_cap;
     uint32_t cur_call;
     /* storage, reused between calls when the plan lives in a communicator */
-    uint64_t gen; /* a number no other build had: execs key caches on it */
-    int reusable; /* built from built_op and built_pp, and complete */
+    uint64_t gen;     /* a number no other build had: execs key caches on it */
+    int reusable;     /* built from built_op and built_pp, and complete */
+    int reusable_p2p; /* a group's sends and receives, built from calls and built_pp, complete */
     struct tutti_op_desc built_op;
     struct tutti_plan_params built_pp;
     uint32_t bufs_cap;

@@ -24,15 +24,28 @@ tutti_status_t tutti_group_start(void)
     return TUTTI_OK;
 }
 
+/* A small group's calls (a send and a receive, an exchange with a few peers) are recorded here:
+ * a loop of groups allocates nothing for them. Larger groups move to the heap. */
+#define GROUP_SMALL 8
+static __thread struct tutti_group_op small_ops[GROUP_SMALL];
+
 tutti_status_t tutti__group_record(struct tutti_comm *comm, const struct tutti_op_desc *op,
                                    int on_stream, void *stream)
 {
     struct tutti_tls *t = &tutti__tls;
+    if (t->group_cap == 0) {
+        t->group_ops = small_ops;
+        t->group_cap = GROUP_SMALL;
+    }
     if (t->group_nops == t->group_cap) {
-        int cap = t->group_cap == 0 ? 16 : t->group_cap * 2;
-        struct tutti_group_op *n = realloc(t->group_ops, (size_t)cap * sizeof(*n));
+        int cap = t->group_cap * 2;
+        int small = t->group_ops == small_ops;
+        struct tutti_group_op *n = realloc(small ? NULL : t->group_ops, (size_t)cap * sizeof(*n));
         if (n == NULL) {
             return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory to record a group call");
+        }
+        if (small) {
+            memcpy(n, small_ops, sizeof(small_ops));
         }
         t->group_ops = n;
         t->group_cap = cap;
@@ -53,14 +66,28 @@ struct member {
     int entered;                 /* tutti__comm_enter succeeded: comm is live, the same, and held */
 };
 
-/* Group the recorded calls by communicator, keeping their order. */
-static struct member *collect(struct tutti_group_op *gops, int n, int *nm_p)
+/* The members of a small group, in the caller's frame: nothing allocated. */
+struct members_small {
+    struct member ms[GROUP_SMALL];
+    const struct tutti_op_desc *lists[GROUP_SMALL];
+};
+
+/* Group the recorded calls by communicator, keeping their order (in `small` when they fit;
+ * members_free gives back what was allocated). */
+static struct member *collect(struct tutti_group_op *gops, int n, int *nm_p,
+                              struct members_small *small)
 {
-    struct member *ms = calloc((size_t)n, sizeof(*ms));
-    const struct tutti_op_desc **lists = calloc((size_t)n, sizeof(*lists));
+    int fits = n <= GROUP_SMALL;
+    if (fits) {
+        memset(small, 0, sizeof(*small));
+    }
+    struct member *ms = fits ? small->ms : calloc((size_t)n, sizeof(*ms));
+    const struct tutti_op_desc **lists = fits ? small->lists : calloc((size_t)n, sizeof(*lists));
     if (ms == NULL || lists == NULL) {
-        free(ms);
-        free(lists);
+        if (!fits) {
+            free(ms);
+            free(lists);
+        }
         return NULL;
     }
     int nm = 0;
@@ -90,6 +117,14 @@ static struct member *collect(struct tutti_group_op *gops, int n, int *nm_p)
     }
     *nm_p = nm;
     return ms;
+}
+
+static void members_free(struct member *ms, const struct members_small *small)
+{
+    if (ms != NULL && ms != small->ms) {
+        free((void *)ms[0].run.ops);
+        free(ms);
+    }
 }
 
 /*
@@ -127,7 +162,8 @@ static tutti_status_t run_on_stream(struct tutti_group_op *g, int n)
         }
     }
     int nm = 0;
-    struct member *ms = collect(g, n, &nm);
+    struct members_small small;
+    struct member *ms = collect(g, n, &nm, &small);
     struct tutti_op_desc *ops = calloc((size_t)n, sizeof(*ops));
     tutti_status_t st = TUTTI_OK;
     if (ms == NULL || ops == NULL) {
@@ -146,17 +182,16 @@ static tutti_status_t run_on_stream(struct tutti_group_op *g, int n)
             tutti__comm_leave(ms[k].run.comm);
         }
     }
-    if (ms != NULL) {
-        free((void *)ms[0].run.ops);
-        free(ms);
-    }
+    members_free(ms, &small);
     free(ops);
     return st;
 }
 
 static void group_clear(struct tutti_tls *t)
 {
-    free(t->group_ops);
+    if (t->group_ops != small_ops) {
+        free(t->group_ops);
+    }
     t->group_ops = NULL;
     t->group_nops = t->group_cap = 0;
 }
@@ -186,8 +221,13 @@ tutti_status_t tutti_group_end(void)
         }
     }
     int nm = 0;
-    struct member *ms = t->group_nops > 0 ? collect(t->group_ops, t->group_nops, &nm) : NULL;
-    struct tutti_run_member **runs = ms != NULL ? calloc((size_t)nm, sizeof(*runs)) : NULL;
+    struct members_small small;
+    struct member *ms =
+        t->group_nops > 0 ? collect(t->group_ops, t->group_nops, &nm, &small) : NULL;
+    struct tutti_run_member *runs_small[GROUP_SMALL];
+    struct tutti_run_member **runs = ms == NULL          ? NULL
+                                     : nm <= GROUP_SMALL ? runs_small
+                                                         : calloc((size_t)nm, sizeof(*runs));
     tutti_status_t st = TUTTI_OK;
     if (t->group_nops > 0 && runs == NULL) {
         st = tutti__set_error(NULL, TUTTI_ERR_NO_MEMORY, "no memory to run a group");
@@ -197,6 +237,8 @@ tutti_status_t tutti_group_end(void)
         runs[i] = &ms[i].run;
         if (member_enter(&ms[i]) == TUTTI_OK) {
             tutti__turn_take(ms[i].run.comm);
+            ms[i].run.plan = &ms[i].run.comm->group_plan; /* the comm's, under its turn */
+            ms[i].run.ex = &ms[i].run.comm->exec;
             ms[i].run.status = tutti__comm_health(ms[i].run.comm);
         }
     }
@@ -208,17 +250,15 @@ tutti_status_t tutti_group_end(void)
         if (st == TUTTI_OK && ms[i].run.status != TUTTI_OK) {
             st = ms[i].run.status;
         }
-        tutti__plan_free(&ms[i].run.plan);
         if (ms[i].entered) {
             tutti__turn_give(ms[i].run.comm);
             tutti__comm_leave(ms[i].run.comm);
         }
     }
-    if (ms != NULL) {
-        free((void *)ms[0].run.ops);
-        free(ms);
+    members_free(ms, &small);
+    if (runs != runs_small) {
+        free(runs);
     }
-    free(runs);
     group_clear(t);
     return st;
 }

@@ -140,7 +140,7 @@ static int next_segment(struct tutti_run_member *m)
         struct tutti_plan_params pp;
         tutti__run_plan_params(comm, first, &pp);
         pp.chunk_elems = comm->cfg.chunk_bytes; /* a group's merged p2p plan counts bytes */
-        int rc = tutti__p2p_group_build(m->ops + m->next, end - m->next, &pp, &m->plan);
+        int rc = tutti__p2p_group_build(m->ops + m->next, end - m->next, &pp, m->plan);
         if (rc == -2) {
             m->status = tutti__set_error(comm, TUTTI_ERR_INVALID_USAGE,
                                          "group: sends to self and receives from self do not "
@@ -149,29 +149,36 @@ static int next_segment(struct tutti_run_member *m)
             m->status = tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory to plan a group");
         }
     } else {
-        m->status = plan_one(comm, first, &m->barrier_byte, &m->plan);
+        m->status = plan_one(comm, first, &m->barrier_byte, m->plan);
     }
     m->next = end;
     if (m->status != TUTTI_OK) {
         return -1;
     }
     uint64_t seq = tutti__comm_seq_post(comm);
-    m->status = tutti__exec_init(&m->ex, comm, &m->plan, seq);
+    m->status = tutti__exec_reuse(m->ex, comm, m->plan, seq);
     return m->status == TUTTI_OK ? 0 : -1;
 }
 
+#define MEMBERS_SMALL 8 /* members run without allocating (a group on a few communicators) */
+
 void tutti__run_members(struct tutti_run_member **ms, int nm)
 {
-    struct tutti_exec **exs = calloc((size_t)nm, sizeof(*exs));
-    struct tutti_run_member **ran = calloc((size_t)nm, sizeof(*ran));
+    struct tutti_exec *exs_small[MEMBERS_SMALL];
+    struct tutti_run_member *ran_small[MEMBERS_SMALL];
+    int small = nm <= MEMBERS_SMALL;
+    struct tutti_exec **exs = small ? exs_small : calloc((size_t)nm, sizeof(*exs));
+    struct tutti_run_member **ran = small ? ran_small : calloc((size_t)nm, sizeof(*ran));
     if (exs == NULL || ran == NULL) {
         for (int i = 0; i < nm; i++) {
             if (ms[i]->status == TUTTI_OK) { /* else its comm may be gone: leave it alone */
                 ms[i]->status = tutti__set_error(ms[i]->comm, TUTTI_ERR_NO_MEMORY, "no memory");
             }
         }
-        free(exs);
-        free(ran);
+        if (!small) {
+            free(exs);
+            free(ran);
+        }
         return;
     }
     for (;;) {
@@ -179,7 +186,7 @@ void tutti__run_members(struct tutti_run_member **ms, int nm)
         for (int i = 0; i < nm; i++) {
             if (next_segment(ms[i]) == 0) {
                 ran[n] = ms[i];
-                exs[n++] = &ms[i]->ex;
+                exs[n++] = ms[i]->ex;
             }
         }
         if (n == 0) {
@@ -192,11 +199,12 @@ void tutti__run_members(struct tutti_run_member **ms, int nm)
             } else {
                 tutti__comm_seq_done(ran[i]->comm, exs[i]->seq);
             }
-            tutti__exec_fini(exs[i]);
         }
     }
-    free(exs);
-    free(ran);
+    if (!small) {
+        free(exs);
+        free(ran);
+    }
 }
 
 tutti_status_t tutti__run_batch(struct tutti_comm *comm, const struct tutti_op_desc *ops, int n)
@@ -208,11 +216,14 @@ tutti_status_t tutti__run_batch(struct tutti_comm *comm, const struct tutti_op_d
     for (int i = 0; i < n; i++) {
         list[i] = &ops[i];
     }
-    struct tutti_run_member m = {
-        .comm = comm, .ops = list, .nops = n, .status = tutti__comm_health(comm)};
+    struct tutti_run_member m = {.comm = comm,
+                                 .ops = list,
+                                 .nops = n,
+                                 .status = tutti__comm_health(comm),
+                                 .plan = &comm->group_plan,
+                                 .ex = &comm->exec};
     struct tutti_run_member *mp = &m;
     tutti__run_members(&mp, 1);
-    tutti__plan_free(&m.plan);
     free(list);
     return m.status;
 }

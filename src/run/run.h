@@ -24,8 +24,10 @@ struct tutti_run_member {
     int nops;
     int next;              /* first call of the next segment */
     tutti_status_t status; /* set TUTTI_OK to run; the first error stops the member */
-    struct tutti_plan plan;
-    struct tutti_exec ex;
+    /* Where its segments are planned and run: the communicator's own storage (group_plan,
+     * exec), set by whoever took its turn; its capacity stays between groups. */
+    struct tutti_plan *plan;
+    struct tutti_exec *ex;
     uint8_t barrier_byte;
 };
 

@@ -624,6 +624,66 @@ Test(algos, a_plan_is_reused_only_for_the_same_call)
     tutti__plan_free(&plan);
 }
 
+/* A loop of the same send/recv group plans once (a sendrecv costs no build); a change of any
+ * call, or a collective planned in the same storage, plans again. */
+Test(algos, a_groups_exchange_is_reused_only_for_the_same_calls)
+{
+    static uint32_t a[256], b[256];
+    struct tutti_op_desc send = {.coll = TUTTI_COLL_SEND,
+                                 .sendbuf = a,
+                                 .count = 64,
+                                 .dt = TUTTI_UINT32,
+                                 .root = -1,
+                                 .peer = 1};
+    struct tutti_op_desc recv = send;
+    recv.coll = TUTTI_COLL_RECV;
+    recv.sendbuf = NULL;
+    recv.recvbuf = b;
+    const struct tutti_op_desc *list[2] = {&send, &recv};
+    struct tutti_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    struct tutti_plan_params pp = params(0, 2, 1, 1024, -1);
+    cr_assert_eq(tutti__p2p_group_build(list, 2, &pp, &plan), 0);
+    uint64_t gen = plan.gen;
+    cr_assert_neq(gen, 0);
+    send.seq = recv.seq = 7; /* the next calls of the loop */
+    cr_assert_eq(tutti__p2p_group_build(list, 2, &pp, &plan), 0);
+    cr_assert_eq(plan.gen, gen, "the same calls must keep their plan");
+    cr_assert_eq(plan.calls[0].seq, 7, "each call's number is the new one (its fingerprint)");
+    cr_assert_eq(plan.calls[1].seq, 7);
+    recv.count = 32;
+    cr_assert_eq(tutti__p2p_group_build(list, 2, &pp, &plan), 0);
+    cr_assert_neq(plan.gen, gen, "a changed receive kept the old plan");
+    gen = plan.gen;
+    cr_assert_eq(tutti__p2p_group_build(list, 1, &pp, &plan), 0);
+    cr_assert_neq(plan.gen, gen, "fewer calls kept the old plan");
+    gen = plan.gen;
+    pp.chunk_elems = 512;
+    cr_assert_eq(tutti__p2p_group_build(list, 1, &pp, &plan), 0);
+    cr_assert_neq(plan.gen, gen, "new parameters kept the old plan");
+    gen = plan.gen;
+    /* The same storage planned a collective in between: each plans again. */
+    struct tutti_op_desc ar = {.coll = TUTTI_COLL_ALLREDUCE,
+                               .sendbuf = a,
+                               .recvbuf = b,
+                               .count = 16,
+                               .dt = TUTTI_UINT32,
+                               .op = TUTTI_SUM,
+                               .root = -1,
+                               .peer = -1};
+    cr_assert_eq(tutti__plan_build_cached(&ar, &pp, &plan), 0);
+    cr_assert_neq(plan.gen, gen);
+    gen = plan.gen;
+    cr_assert_eq(tutti__p2p_group_build(list, 1, &pp, &plan), 0);
+    cr_assert_neq(plan.gen, gen, "the collective's storage passed for the group's plan");
+    gen = plan.gen;
+    cr_assert_eq(plan.ncalls, 1);
+    cr_assert_eq(tutti__plan_build_cached(&ar, &pp, &plan), 0);
+    cr_assert_neq(plan.gen, gen, "the group's plan passed for the collective's");
+    cr_assert_eq(plan.op.coll, TUTTI_COLL_ALLREDUCE);
+    tutti__plan_free(&plan);
+}
+
 /* Count the steps of each kind in a plan. */
 static void kinds_of(const struct tutti_plan *plan, size_t counts_out[TUTTI_STEP_KIND_COUNT])
 {
