@@ -107,6 +107,52 @@ TUTTI_CUDA_INLINE typename Ty::T step(typename Ty::T acc, typename Ty::T x, bool
     }
 }
 
+// Two elements per instruction (four for fp8), on the GPU only, where a packed instruction gives
+// the scalar fold's bits: float16 SUM and PROD (add/mul.rn.f16x2: a float16 sum or product
+// rounded once from float32 is the correctly rounded float16 one, as 24 >= 2 * 11 + 2 bits),
+// bfloat16 SUM (add.rn.bf16x2, sm_90), and fp8 SUM (sm_89): decode to float16x2 (exact), add
+// rounded to float16, encode with .satfinite. That double rounding equals the scalar's single
+// one since 11 >= 2 * 4 + 2; sums past float16's range become infinity, which saturates as the
+// scalar's large sums do. Every form keeps subnormals (no .ftz). NaN results may differ only in
+// payload, as the hardware makes them canonical (tests/gpu: same_result). The scalar forms
+// cost tens of integer instructions per element; these bound float16 and fp8 by memory again.
+template <class Ty, int OP> struct Packed {
+    static constexpr bool ok = false;
+    static TUTTI_CUDA_INLINE unsigned int word(unsigned int a, unsigned int) { return a; }
+};
+#if defined(__CUDA_ARCH__)
+#define TUTTI_CUDA_PACKED(Ty_, OP_, body)                                                         \
+    template <> struct Packed<Ty_, OP_> {                                                         \
+        static constexpr bool ok = true;                                                          \
+        static __device__ __forceinline__ unsigned int word(unsigned int a, unsigned int b)       \
+        {                                                                                         \
+            unsigned int d;                                                                       \
+            body;                                                                                 \
+            return d;                                                                             \
+        }                                                                                         \
+    };
+TUTTI_CUDA_PACKED(Ty_half, TUTTI_SUM, asm("add.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)))
+TUTTI_CUDA_PACKED(Ty_half, TUTTI_PROD, asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)))
+#if __CUDA_ARCH__ >= 900
+TUTTI_CUDA_PACKED(Ty_bf16, TUTTI_SUM, asm("add.rn.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)))
+#endif
+#if __CUDA_ARCH__ >= 890
+// four fp8 in a word: each half-word pair through float16x2
+#define TUTTI_CUDA_FP8_SUM(fmt)                                                                   \
+    asm("{\n\t.reg .b16 alo, ahi, blo, bhi, rlo, rhi;\n\t.reg .b32 fa, fb, s;\n\t"                  \
+        "mov.b32 {alo, ahi}, %1;\n\tmov.b32 {blo, bhi}, %2;\n\t"                                 \
+        "cvt.rn.f16x2." fmt "x2 fa, alo;\n\tcvt.rn.f16x2." fmt "x2 fb, blo;\n\t"                 \
+        "add.rn.f16x2 s, fa, fb;\n\tcvt.rn.satfinite." fmt "x2.f16x2 rlo, s;\n\t"                \
+        "cvt.rn.f16x2." fmt "x2 fa, ahi;\n\tcvt.rn.f16x2." fmt "x2 fb, bhi;\n\t"                 \
+        "add.rn.f16x2 s, fa, fb;\n\tcvt.rn.satfinite." fmt "x2.f16x2 rhi, s;\n\t"                \
+        "mov.b32 %0, {rlo, rhi};\n\t}"                                                            \
+        : "=r"(d)                                                                                 \
+        : "r"(a), "r"(b))
+TUTTI_CUDA_PACKED(Ty_e4m3, TUTTI_SUM, TUTTI_CUDA_FP8_SUM("e4m3"))
+TUTTI_CUDA_PACKED(Ty_e5m2, TUTTI_SUM, TUTTI_CUDA_FP8_SUM("e5m2"))
+#endif
+#endif
+
 // E elements of one datatype: a 16-byte vector (E = 16 / sizeof(T)), moved as one uint4, or a
 // single element.
 template <class T, int E> union Lanes {
@@ -163,9 +209,16 @@ TUTTI_CUDA_UNROLL
         }
 TUTTI_CUDA_UNROLL
         for (int u = 0; u < U; u++) {
+            if constexpr (Packed<Ty, OP>::ok && E * sizeof(T) == 16) {
+                acc[u].v.x = Packed<Ty, OP>::word(acc[u].v.x, x[u].v.x);
+                acc[u].v.y = Packed<Ty, OP>::word(acc[u].v.y, x[u].v.y);
+                acc[u].v.z = Packed<Ty, OP>::word(acc[u].v.z, x[u].v.z);
+                acc[u].v.w = Packed<Ty, OP>::word(acc[u].v.w, x[u].v.w);
+            } else {
 TUTTI_CUDA_UNROLL
-            for (int k = 0; k < E; k++) {
-                acc[u].e[k] = step<Ty, OP>(acc[u].e[k], x[u].e[k], last, dv);
+                for (int k = 0; k < E; k++) {
+                    acc[u].e[k] = step<Ty, OP>(acc[u].e[k], x[u].e[k], last, dv);
+                }
             }
         }
     }
