@@ -188,6 +188,10 @@ int pingpong_rank(int me, int n, volatile unsigned long long *words)
     CK(cudaGetDriverEntryPointByVersion("cuStreamWriteValue64", &fn, 12000, cudaEnableDefault, &q));
     write_fn write64 = reinterpret_cast<write_fn>(fn);
     CK(cudaHostRegister((void *)words, 4096, cudaHostRegisterPortable | cudaHostRegisterMapped));
+    find_wait(); /* this mode skips main's set-up: it forks before CUDA starts */
+    void *dev = nullptr;
+    CK(cudaHostGetDevicePointer(&dev, (void *)words, 0));
+    words = (volatile unsigned long long *)dev;
     cudaStream_t s;
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     volatile unsigned long long *a = words, *b = words + 8;
@@ -211,8 +215,7 @@ int pingpong_rank(int me, int n, volatile unsigned long long *words)
         std::printf("stream ping-pong between two processes: %.1f us per round (%d rounds)\n",
                     t / n * 1e6, n);
     }
-    CK(cudaHostUnregister((void *)words));
-    return 0;
+    return 0; /* the process exits: its registration ends with it */
 }
 
 int pingpong(int n)

@@ -6,7 +6,8 @@
 #                                    GPU_BUILD_LIMIT_S: the build step's limit, default 420 s;
 #                                    GPU_CHECK_ONLY: a regular expression: only the steps whose
 #                                    names match run, after machine, configure and build;
-#                                    GPU_BUILD_TARGETS: ninja targets instead of all)
+#                                    GPU_BUILD_TARGETS: ninja targets instead of all;
+#                                    GPU_TESTS: meson test arguments instead of the GPU suites)
 #
 # Builds tutti from source for sm_90 with the bundle's dependencies (gpu-bundle/, made by
 # scripts/gpu_bundle.sh), then runs, most important first: the GPU tests (kernels bit for bit
@@ -63,8 +64,9 @@ train=("$bdir/trainer/tutti-train" -N 2 --check --log-every 200 --data "$data")
 ar=("$bdir/perf/all_reduce_perf" -b 8 -e 256M -f 2 -n 20 -w 5 --memory device)
 
 step tutti_info 60 "$bdir/src/tools/tutti-info" --gpu
+# shellcheck disable=SC2086 # GPU_TESTS is a list of meson test arguments
 step gpu_tests 300 "${meson[@]}" test -C "$bdir" --no-rebuild --print-errorlogs \
-  --num-processes 1 --suite gpu --suite trainer_gpu
+  --num-processes 1 ${GPU_TESTS:---suite gpu --suite trainer_gpu}
 step kernel_bw 90 "$bdir/perf/gpu_kernel_bench" --bytes 268435456 --reps 5
 step sync_probe 90 sync_probe "$bdir"
 for n in 2 4; do
@@ -73,7 +75,9 @@ for n in 2 4; do
 done
 step ar_small_variants 90 ar_small_variants "${ar[@]}"
 step ar_ipc_n2_mps 90 with_mps "${ar[@]}" -N 2 -e 64M -J "$out/ar_ipc_n2_mps.json"
+step ipc_pieces 90 with_mps ipc_pieces "${ar[@]}"
 step train_cuda 180 "${train[@]}" --device cuda --json "$out/train_cuda.json"
+step train_cuda_mps 180 with_mps "${train[@]}" --device cuda --json "$out/train_cuda_mps.json"
 step train_cpu 180 "${train[@]}" --device cpu --json "$out/train_cpu.json"
 step torch_collectives 150 torch_ranks allreduce "$out/unused.pt"
 step torch_ddp_shim 150 torch_ranks ddp "$out/w_shim.pt"

@@ -100,18 +100,32 @@ ar_small_variants() { # all_reduce_perf command...
   local v rc=0
   for v in "TUTTI_IPC=0" "TUTTI_IPC=0 TUTTI_SPIN=1s" "TUTTI_IPC=0 TUTTI_DIRECT_MAX=0" \
            "TUTTI_IPC=1" "TUTTI_IPC=1 TUTTI_SPIN=1s"; do
-    echo "== $v"
+    echo "== 2 ranks, $v"
     # shellcheck disable=SC2086 # $v is a list of assignments
     env $v timeout 20 "$@" -N 2 -b 8 -e 4K -n 20 -w 5 | grep -E '^ +[0-9]+ ' || rc=1
   done
   if mps_start; then
-    for v in "TUTTI_IPC=0" "TUTTI_IPC=1"; do
-      echo "== MPS $v"
+    for v in "TUTTI_IPC=0" "TUTTI_IPC=0 TUTTI_SPIN=1s" "TUTTI_IPC=1"; do
+      echo "== 2 ranks, MPS $v"
       # shellcheck disable=SC2086
       env $v timeout 20 "$@" -N 2 -b 8 -e 4K -n 20 -w 5 | grep -E '^ +[0-9]+ ' || rc=1
     done
+    echo "== 4 ranks, MPS TUTTI_IPC=1"
+    TUTTI_IPC=1 timeout 20 "$@" -N 4 -b 8 -e 4K -n 20 -w 5 | grep -E '^ +[0-9]+ ' || rc=1
     mps_stop
   fi
+  return $rc
+}
+
+# The IPC all-reduce of 2 ranks (under MPS: with_mps) at 8 B to 256 MiB with its piece size and
+# its one-shot/two-shot switch varied: how much of the time per piece is synchronization.
+ipc_pieces() { # all_reduce_perf command...
+  local v rc=0
+  for v in "TUTTI_IPC_CHUNK=4m" "TUTTI_IPC_CHUNK=32m" "TUTTI_IPC_CHUNK=32m TUTTI_IPC_TWOSHOT_MIN=1t"; do
+    echo "== 2 ranks, MPS $v"
+    # shellcheck disable=SC2086 # $v is a list of assignments
+    env $v timeout 30 "$@" -N 2 -b 1M -e 256M -f 4 -n 10 -w 2 | grep -E '^ +[0-9]+ ' || rc=1
+  done
   return $rc
 }
 

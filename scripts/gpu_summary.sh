@@ -46,12 +46,15 @@ for f in "$out"/ar_*.log; do
     END { printf "  %-18s %12s %14s %14s %15s %10s\n", run, t8, b1, b64, b256, wrong + 0 }' "$f"
 done
 echo "  (busbw in GB/s; every size from 8 B to 256 MiB in powers of 2 is in the logs and JSON)"
+log ipc_pieces | awk '/^== / { v = substr($0, 4) }
+  $1 == 1048576 { b1 = $8 } $1 == 67108864 { b64 = $8 }
+  $1 == 268435456 { printf "  %-52s busbw %s / %s / %s GB/s at 1 / 64 / 256 MiB\n", v ":", b1, b64, $8 }'
 log ar_small_variants | awk '/^== / { v = substr($0, 4) }
-  $1 == 8 { printf "  8 B, 2 ranks, %-32s %9s us out of place, %9s us in place\n", v ":", $6, $10 }'
+  $1 == 8 { printf "  8 B, %-40s %9s us out of place, %9s us in place\n", v ":", $6, $10 }'
 
 echo
 echo "== tutti-train, 2 ranks sharing the GPU, and on the CPU"
-for s in train_cuda train_cpu; do
+for s in train_cuda train_cuda_mps train_cpu; do
   echo "  $s:"
   log $s | grep -E '^(summary|check [0-9]|epoch [0-9]+:)|rror|FAILED' | sed 's/^/    /'
 done
