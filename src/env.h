@@ -89,7 +89,7 @@
     X(IPC, INT, "1", "0", "1",                                                                     \
       "1: all-reduce of device buffers among 2-8 ranks of one host reads the peers' buffers "      \
       "through CUDA IPC; 0: staged through host memory like the other calls")                      \
-    X(IPC_CHUNK, SIZE, "4m", "4k", "256m",                                                         \
+    X(IPC_CHUNK, SIZE, "32m", "4k", "256m",                                                        \
       "bytes per piece of the CUDA IPC all-reduce (its scratch is 4x)")                            \
     X(IPC_TWOSHOT_MIN, SIZE, "256k", "0", "1t",                                                    \
       "CUDA IPC all-reduce pieces of at least this size are two-shot (reduce-scatter, then "       \
