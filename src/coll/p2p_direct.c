@@ -91,7 +91,7 @@ static int peer_lanes(const struct tutti_op_desc *const *ops, int n, tutti_coll_
             if (op->coll != dir || op->peer != peer) {
                 continue;
             }
-            tutti__split_even(op_bytes(op), pp->nchannels, ch, &choff, &chlen);
+            tutti__coll_channel_share(op_bytes(op), pp, ch, &choff, &chlen);
             if (chlen == 0) {
                 continue;
             }

@@ -446,15 +446,21 @@ Test(schedule, grouped_sendrecv_ring_shift_and_self_copy)
     }
 }
 
+/* A send of count uint32 elements from buf to peer. */
+static struct tutti_op_desc send_of(const uint32_t *buf, size_t count, int peer)
+{
+    return (struct tutti_op_desc){.coll = TUTTI_COLL_SEND,
+                                  .sendbuf = buf,
+                                  .count = count,
+                                  .dt = TUTTI_UINT32,
+                                  .root = -1,
+                                  .peer = peer};
+}
+
 Test(schedule, unpaired_self_send_is_refused)
 {
     uint32_t x[4] = {0};
-    struct tutti_op_desc send = {.coll = TUTTI_COLL_SEND,
-                                 .sendbuf = x,
-                                 .count = 4,
-                                 .dt = TUTTI_UINT32,
-                                 .root = -1,
-                                 .peer = 0};
+    struct tutti_op_desc send = send_of(x, 4, 0);
     const struct tutti_op_desc *list[1] = {&send};
     struct tutti_plan plan;
     memset(&plan, 0, sizeof(plan));
@@ -629,12 +635,7 @@ Test(algos, a_plan_is_reused_only_for_the_same_call)
 Test(algos, a_groups_exchange_is_reused_only_for_the_same_calls)
 {
     static uint32_t a[256], b[256];
-    struct tutti_op_desc send = {.coll = TUTTI_COLL_SEND,
-                                 .sendbuf = a,
-                                 .count = 64,
-                                 .dt = TUTTI_UINT32,
-                                 .root = -1,
-                                 .peer = 1};
+    struct tutti_op_desc send = send_of(a, 64, 1);
     struct tutti_op_desc recv = send;
     recv.coll = TUTTI_COLL_RECV;
     recv.sendbuf = NULL;
@@ -682,6 +683,54 @@ Test(algos, a_groups_exchange_is_reused_only_for_the_same_calls)
     cr_assert_neq(plan.gen, gen, "the group's plan passed for the collective's");
     cr_assert_eq(plan.op.coll, TUTTI_COLL_ALLREDUCE);
     tutti__plan_free(&plan);
+}
+
+/* Bytes a plan moves on each channel (its lanes' steps). */
+static void bytes_per_channel(const struct tutti_plan *plan, size_t out[4])
+{
+    memset(out, 0, 4 * sizeof(out[0]));
+    for (int i = 0; i < plan->nlanes; i++) {
+        cr_assert_lt(plan->lanes[i].channel, 4);
+        for (size_t k = 0; k < plan->lanes[i].nsteps; k++) {
+            out[plan->lanes[i].channel] += plan->lanes[i].steps[k].count;
+        }
+    }
+}
+
+/* A message takes one channel per chunk of it, at most all of them: a small send/recv is one
+ * frame on channel 0, not a sliver on each channel (a system call each over TCP). */
+Test(algos, a_send_takes_one_channel_per_chunk)
+{
+    static uint32_t a[16384];
+    struct tutti_op_desc send = send_of(a, 2, 1);
+    const struct tutti_op_desc *list[1] = {&send};
+    struct tutti_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    struct tutti_plan_params pp = params(0, 2, 4, 1024, -1); /* a group's plan counts bytes */
+    size_t per[4];
+    cr_assert_eq(tutti__p2p_group_build(list, 1, &pp, &plan), 0);
+    bytes_per_channel(&plan, per);
+    cr_assert(per[0] == 8 && per[1] == 0 && per[2] == 0 && per[3] == 0,
+              "8 bytes: %zu %zu %zu %zu bytes on the channels", per[0], per[1], per[2], per[3]);
+    send.count = 768; /* 3 KiB: three chunks, three channels */
+    cr_assert_eq(tutti__p2p_group_build(list, 1, &pp, &plan), 0);
+    bytes_per_channel(&plan, per);
+    cr_assert(per[0] == 1024 && per[1] == 1024 && per[2] == 1024 && per[3] == 0,
+              "3 KiB: %zu %zu %zu %zu bytes on the channels", per[0], per[1], per[2], per[3]);
+    send.count = 16384; /* 64 KiB: every channel, evenly */
+    cr_assert_eq(tutti__p2p_group_build(list, 1, &pp, &plan), 0);
+    bytes_per_channel(&plan, per);
+    for (int ch = 0; ch < 4; ch++) {
+        cr_assert_eq(per[ch], 16384, "64 KiB: channel %d moves %zu bytes", ch, per[ch]);
+    }
+    tutti__plan_free(&plan);
+    size_t off, len;
+    tutti__coll_channel_share(0, &pp, 0, &off, &len);
+    cr_assert(off == 0 && len == 0, "nothing to move: channel 0 gets nothing");
+    tutti__coll_channel_share(1025, &pp, 1, &off, &len);
+    cr_assert(off + len == 1025 && len > 0, "just over a chunk: two channels");
+    tutti__coll_channel_share(1025, &pp, 2, &off, &len);
+    cr_assert_eq(len, 0);
 }
 
 /* Count the steps of each kind in a plan. */
