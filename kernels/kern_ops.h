@@ -141,12 +141,13 @@ TUTTI_HOST_DEVICE static inline float kern_half_to_float(uint16_t h)
     uint32_t sign = ((uint32_t)h & 0x8000u) << 16;
     uint32_t e = ((uint32_t)h >> 10) & 0x1Fu;
     uint32_t m = (uint32_t)h & 0x3FFu;
+#if defined(KERN_HW_HALF)
+    uint32_t bits = kern_f32_bits(kern_hw_half_to_float(h));
+#else
     uint32_t bits = sign | kern_narrow_mag(e, m, 10u, 15u);
+#endif
     uint32_t special = sign | 0x7F800000u | (m << 13) | (m != 0u ? 0x400000u : 0u);
 
-#if defined(KERN_HW_HALF)
-    bits = kern_f32_bits(kern_hw_half_to_float(h));
-#endif
     return kern_bits_f32(kern_blend(e == 31u, special, bits));
 }
 
@@ -160,10 +161,10 @@ TUTTI_HOST_DEVICE static inline uint16_t kern_float_to_half(float f)
     uint32_t u = kern_f32_bits(f);
     uint32_t sign = (u >> 16) & 0x8000u;
     uint32_t a = u & 0x7FFFFFFFu;
+    uint32_t nan = 0x7E00u | ((a >> 13) & 0x3FFu);
 #if defined(KERN_HW_HALF)
-    return (uint16_t)(sign | ((a > 0x7F800000u) ? (0x7E00u | ((a >> 13) & 0x3FFu))
-                                                : (kern_hw_float_to_half(f) & 0x7FFFu)));
-#endif
+    return (uint16_t)(sign | ((a > 0x7F800000u) ? nan : (kern_hw_float_to_half(f) & 0x7FFFu)));
+#else
     uint32_t e = a >> 23;
     /* a subnormal half counts units of 2^-24: the 24-bit significand shifted right by 126 - e;
      * the shift is clamped to 25 (everything rounds to zero) and set to 1 where it is unused */
@@ -173,8 +174,9 @@ TUTTI_HOST_DEVICE static inline uint16_t kern_float_to_half(float f)
     uint32_t r = (a < 0x38800000u) ? r_sub : r_norm;        /* below 2^-14: subnormal */
 
     r = (a >= 0x477FF000u) ? 0x7C00u : r;
-    r = (a > 0x7F800000u) ? (0x7E00u | ((a >> 13) & 0x3FFu)) : r;
+    r = (a > 0x7F800000u) ? nan : r;
     return (uint16_t)(sign | r);
+#endif
 }
 
 /* ---- bfloat16 (the top half of a binary32) ---- */
@@ -233,13 +235,12 @@ TUTTI_HOST_DEVICE static inline uint8_t kern_float_to_fp8(float f, uint32_t mbit
 TUTTI_HOST_DEVICE static inline float kern_e4m3_to_float(uint8_t v)
 {
     uint32_t sign = ((uint32_t)v & 0x80u) << 24;
-    uint32_t e = ((uint32_t)v >> 3) & 0xFu;
-    uint32_t m = (uint32_t)v & 0x7u;
-    uint32_t bits = sign | kern_narrow_mag(e, m, 3u, 7u);
-
 #if defined(KERN_HW_FP8)
-    bits = kern_f32_bits(kern_hw_e4m3_to_float(v));
+    uint32_t bits = kern_f32_bits(kern_hw_e4m3_to_float(v));
+#else
+    uint32_t bits = sign | kern_narrow_mag(((uint32_t)v >> 3) & 0xFu, (uint32_t)v & 0x7u, 3u, 7u);
 #endif
+
     return kern_bits_f32(kern_blend(((uint32_t)v & 0x7Fu) == 0x7Fu, sign | 0x7FC00000u, bits));
 }
 
@@ -248,8 +249,9 @@ TUTTI_HOST_DEVICE static inline uint8_t kern_float_to_e4m3(float f)
 {
 #if defined(KERN_HW_FP8)
     return (kern_f32_bits(f) & 0x7FFFFFFFu) > 0x7F800000u ? 0x7Fu : kern_hw_float_to_e4m3(f);
-#endif
+#else
     return kern_float_to_fp8(f, 3u, 7u, 0x43E80000u, 0x7Eu);
+#endif
 }
 
 /* e5m2 -> float, exact: e5m2 is the upper byte of a binary16, so this is the half conversion. */
@@ -263,8 +265,9 @@ TUTTI_HOST_DEVICE static inline uint8_t kern_float_to_e5m2(float f)
 {
 #if defined(KERN_HW_FP8)
     return (kern_f32_bits(f) & 0x7FFFFFFFu) > 0x7F800000u ? 0x7Fu : kern_hw_float_to_e5m2(f);
-#endif
+#else
     return kern_float_to_fp8(f, 2u, 15u, 0x476FFFFFu, 0x7Bu);
+#endif
 }
 
 /* ---- element operations ---- */
