@@ -26,7 +26,7 @@ static int in_place(const struct tutti_op_desc *op, const struct tutti_plan_para
     }
     for (int ch = 0; ch < pp->nchannels; ch++) {
         size_t choff, chlen;
-        tutti__coll_channel_share(cnt, pp, ch, &choff, &chlen);
+        tutti__coll_channel_share(cnt, pp->chunk_elems, pp->nchannels, ch, &choff, &chlen);
         for (int k = 1; k < n && chlen > 0; k++) {
             int j = (r + k) % n;
             size_t at = (size_t)j * cnt + choff;
@@ -59,7 +59,7 @@ int tutti__alltoall_pairwise(const struct tutti_op_desc *op, const struct tutti_
     }
     for (int ch = 0; ch < pp->nchannels; ch++) {
         size_t choff, chlen;
-        tutti__coll_channel_share(cnt, pp, ch, &choff, &chlen);
+        tutti__coll_channel_share(cnt, pp->chunk_elems, pp->nchannels, ch, &choff, &chlen);
         if (chlen == 0) {
             continue;
         }

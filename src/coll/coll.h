@@ -187,13 +187,14 @@ int tutti__coll_same_place(const struct tutti_plan *plan, uint32_t a, size_t off
                            size_t boff);
 
 /**
- * Channel ch's share of a transfer of `total` units (elements, or bytes where chunk_elems counts
- * bytes): split evenly over one channel per chunk, at most pp->nchannels, so that a message of
- * less than a chunk goes whole on channel 0 rather than as slivers on every channel (each one a
- * frame, and a system call on TCP). Both ends compute the same split. *len_p 0: none.
+ * Channel ch's share of a transfer of `total` elements: split evenly over one channel per chunk
+ * (of `chunk` elements), at most nchannels, so that a message of less than a chunk goes whole
+ * on channel 0 rather than as slivers on every channel (each one a frame, and a system call on
+ * TCP). Both ends compute the same split from the same element count: a send or receive inside
+ * a group splits as one outside it does. *len_p 0: none.
  */
-void tutti__coll_channel_share(size_t total, const struct tutti_plan_params *pp, int ch,
-                               size_t *off_p, size_t *len_p);
+void tutti__coll_channel_share(size_t total, size_t chunk, int nchannels, int ch, size_t *off_p,
+                               size_t *len_p);
 
 /**
  * Open the lane of channel ch over its share of `total` elements (tutti__coll_channel_share).

@@ -5,6 +5,7 @@
  * carry its own fingerprint (plan->calls).
  */
 #include "coll/coll.h"
+#include "util.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -91,7 +92,12 @@ static int peer_lanes(const struct tutti_op_desc *const *ops, int n, tutti_coll_
             if (op->coll != dir || op->peer != peer) {
                 continue;
             }
-            tutti__coll_channel_share(op_bytes(op), pp, ch, &choff, &chlen);
+            /* in the call's elements, as its plain form splits (tutti__p2p_direct), then bytes */
+            size_t es = tutti_datatype_size(op->dt);
+            size_t frame = TUTTI_MAX((size_t)1, pp->chunk_elems / es) * es;
+            tutti__coll_channel_share(op->count, frame / es, pp->nchannels, ch, &choff, &chlen);
+            choff *= es;
+            chlen *= es;
             if (chlen == 0) {
                 continue;
             }
@@ -105,8 +111,8 @@ static int peer_lanes(const struct tutti_op_desc *const *ops, int n, tutti_coll_
                 return -1;
             }
             plan->cur_call = (uint32_t)i; /* its data carries call i's fingerprint */
-            for (size_t lo = 0; lo < chlen; lo += pp->chunk_elems) {
-                size_t len = tutti__chunk(chlen - lo, pp);
+            for (size_t lo = 0; lo < chlen; lo += frame) {
+                size_t len = TUTTI_MIN(frame, chlen - lo);
                 int rc = is_send
                              ? tutti__plan_add_step(plan, TUTTI_STEP_SEND, (uint32_t)b, choff + lo,
                                                     TUTTI_BUF_NONE, 0, len, TUTTI_STEP_STABLE)

@@ -7,15 +7,11 @@
 #include "coll/coll.h"
 #include "util.h"
 
-void tutti__coll_channel_share(size_t total, const struct tutti_plan_params *pp, int ch,
-                               size_t *off_p, size_t *len_p)
+void tutti__coll_channel_share(size_t total, size_t chunk, int nchannels, int ch, size_t *off_p,
+                               size_t *len_p)
 {
-    size_t chunk = pp->chunk_elems > 0 ? pp->chunk_elems : 1;
-    size_t chunks = (total + chunk - 1) / chunk;
-    int used = chunks < (size_t)pp->nchannels ? (int)chunks : pp->nchannels;
-    if (used < 1) {
-        used = 1;
-    }
+    size_t chunks = (total + chunk - 1) / (chunk > 0 ? chunk : 1);
+    int used = (int)TUTTI_MAX((size_t)1, TUTTI_MIN(chunks, (size_t)nchannels));
     if (ch >= used) {
         *off_p = total;
         *len_p = 0;
@@ -27,7 +23,7 @@ void tutti__coll_channel_share(size_t total, const struct tutti_plan_params *pp,
 int tutti__coll_open_lane(struct tutti_plan *plan, size_t total, const struct tutti_plan_params *pp,
                           int ch, int send_peer, int recv_peer, size_t *off_p, size_t *len_p)
 {
-    tutti__coll_channel_share(total, pp, ch, off_p, len_p);
+    tutti__coll_channel_share(total, pp->chunk_elems, pp->nchannels, ch, off_p, len_p);
     if (*len_p == 0) {
         return 0;
     }

@@ -235,6 +235,57 @@ ParameterizedTest(struct transport *t, group, sendrecv_pairs_self_and_collective
 }
 
 /*
+ * A plain send pairs with a grouped receive, and a grouped send with a plain receive, on 2
+ * channels: both ends must split each message over the channels alike (odd counts that do not
+ * split evenly in elements and in bytes, one under a chunk, one over several).
+ */
+static int mixed_p2p_rank(const struct integ_ctx *ctx)
+{
+    static const size_t sizes[3] = {3, 70001, 100003};
+    int r = ctx->rank, peer = 1 - ctx->rank;
+    tutti_comm_t *comm = NULL;
+    if (integ_comm_init(ctx, NULL, &comm) != 0) {
+        return 1;
+    }
+    for (int m = 0; m < 3; m++) {
+        size_t n = sizes[m];
+        int32_t *buf = malloc(n * 4);
+        ICHECK(buf != NULL, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+            buf[i] = r == 0 ? p2p_val(0, 1, m, i) : -1;
+        }
+        int grouped = (r == 1) == (m != 1); /* the receiver groups messages 0 and 2 */
+        if (grouped) {
+            ICHECK_OK(tutti_group_start());
+        }
+        if (r == 0) {
+            ICHECK_OK(tutti_send(buf, n, TUTTI_INT32, peer, comm, NULL));
+        } else {
+            ICHECK_OK(tutti_recv(buf, n, TUTTI_INT32, peer, comm, NULL));
+        }
+        if (grouped) {
+            ICHECK_OK(tutti_group_end());
+        }
+        for (size_t i = 0; r == 1 && i < n; i++) {
+            ICHECK(buf[i] == p2p_val(0, 1, m, i), "message %d of %zu elements, element %zu: got %d",
+                   m, n, i, buf[i]);
+        }
+        free(buf);
+    }
+    ICHECK_OK(tutti_comm_destroy(comm));
+    return 0;
+}
+
+OVER_BOTH_TRANSPORTS(group, a_plain_send_pairs_with_a_grouped_receive)
+
+ParameterizedTest(struct transport *t, group, a_plain_send_pairs_with_a_grouped_receive,
+                  .timeout = 60)
+{
+    integ_setenv("TUTTI_NCHANNELS", "2");
+    run_ranks(t->tcp, 2, mixed_p2p_rank, NULL, 0);
+}
+
+/*
  * One thread drives two communicators of one job inside a group, with a dependency across them:
  * rank 0 sends on A and receives on B, rank 1 sends on B and receives on A, each message larger
  * than all the FIFOs of its connection. Running A to completion before starting B (or the

@@ -725,11 +725,11 @@ Test(algos, a_send_takes_one_channel_per_chunk)
     }
     tutti__plan_free(&plan);
     size_t off, len;
-    tutti__coll_channel_share(0, &pp, 0, &off, &len);
+    tutti__coll_channel_share(0, pp.chunk_elems, pp.nchannels, 0, &off, &len);
     cr_assert(off == 0 && len == 0, "nothing to move: channel 0 gets nothing");
-    tutti__coll_channel_share(1025, &pp, 1, &off, &len);
+    tutti__coll_channel_share(1025, pp.chunk_elems, pp.nchannels, 1, &off, &len);
     cr_assert(off + len == 1025 && len > 0, "just over a chunk: two channels");
-    tutti__coll_channel_share(1025, &pp, 2, &off, &len);
+    tutti__coll_channel_share(1025, pp.chunk_elems, pp.nchannels, 2, &off, &len);
     cr_assert_eq(len, 0);
 }
 
