@@ -142,6 +142,19 @@ static tutti_status_t make_fps(struct tutti_exec *ex, const struct tutti_plan *p
     return TUTTI_OK;
 }
 
+/* Elements this rank sends plus receives in the plan (a group's op has no count of its own). */
+static size_t moved_elems(const struct tutti_plan *p)
+{
+    size_t n = 0;
+    for (int i = 0; i < p->nlanes; i++) {
+        for (size_t k = 0; k < p->lanes[i].nsteps; k++) {
+            const struct tutti_step *s = &p->lanes[i].steps[k];
+            n += s->count * (size_t)((s->send_peer >= 0) + (s->recv_peer >= 0));
+        }
+    }
+    return n;
+}
+
 tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_comm *comm,
                                  const struct tutti_plan *plan, uint64_t seq)
 {
@@ -158,6 +171,7 @@ tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_comm *comm,
     size_t send_bytes = 0, result_bytes = 0;
     tutti__op_extents(comm, &plan->op, &send_bytes, &result_bytes);
     ex->nt_dst = comm->cfg.nt_min > 0 && result_bytes >= comm->cfg.nt_min;
+    ex->moved_bytes = moved_elems(plan) * ex->esize;
     for (int i = 0; i < plan->nlanes; i++) {
         ex->lanes_left += plan->lanes[i].nsteps > 0;
         ex->main_left += plan->lanes[i].nsteps > 0 && !plan->lanes[i].after_all;
@@ -339,7 +353,8 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
     }
     /* Zero copy: a stable result in user memory travels from there (TCP) instead of a slot. */
     const void *ref = NULL;
-    if (sslot != NULL && s->stable && (sc->ops->flags & TUTTI_TRANSPORT_SEND_REF) != 0) {
+    if (sslot != NULL && s->stable && (sc->ops->flags & TUTTI_TRANSPORT_SEND_REF) != 0 &&
+        (sc->ref_max == 0 || ex->moved_bytes <= sc->ref_max)) {
         int from_src = s->kind == TUTTI_STEP_SEND || s->kind == TUTTI_STEP_COPY_SEND;
         ref = from_src ? (const void *)src : (const void *)dst;
         if (s->kind == TUTTI_STEP_RECV_REDUCE_SEND) {
@@ -481,6 +496,11 @@ static tutti_status_t run_lanes(struct tutti_exec *ex, int *progress_p)
             continue; /* it overwrites what a send in flight may still be reading */
         }
         while (*next < l->nsteps) {
+            if (ex->placed[i] <= *next) {
+                /* Before the step peeks: shm reads a frame sent by reference at the peek,
+                 * into the place given by then (TCP places frames not yet begun). */
+                place_ahead(ex, i);
+            }
             tutti_status_t st = run_step(ex, l->channel, &l->steps[*next]);
             if (st == TUTTI_IN_PROGRESS) {
                 if (ex->placed[i] < l->nsteps) {

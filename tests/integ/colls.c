@@ -777,6 +777,15 @@ int coll_check(tutti_comm_t *comm, const struct coll_case *c)
     }
 }
 
+int coll_check_nth(tutti_comm_t *comm, int nranks, struct coll_case c, size_t *ncalls,
+                   uint64_t salt)
+{
+    c.root = (int)(*ncalls % (size_t)nranks);
+    c.seed = salt ^ (*ncalls * 0x9E3779B97F4A7C15ull);
+    ++*ncalls;
+    return coll_check(comm, &c);
+}
+
 uint64_t coll_hash(const void *buf, size_t len)
 {
     uint64_t h = 1469598103934665603ull;

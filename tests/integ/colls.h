@@ -61,6 +61,13 @@ int coll_has_inplace(enum coll_kind k);
  */
 int coll_check(tutti_comm_t *comm, const struct coll_case *c);
 
+/**
+ * coll_check of c (its root and seed left out) as call number *ncalls of a test: the root
+ * turns with the calls, the seed is derived from the number and the test's salt; counts it.
+ */
+int coll_check_nth(tutti_comm_t *comm, int nranks, struct coll_case c, size_t *ncalls,
+                   uint64_t salt);
+
 /** Free the buffers coll_check keeps between calls. */
 void coll_free_buffers(void);
 

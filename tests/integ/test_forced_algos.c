@@ -72,17 +72,12 @@ static int forced_rank(const struct integ_ctx *ctx)
                                       coll_is_reduction(coll) ? (tutti_op_t)op : TUTTI_SUM)) {
                             continue;
                         }
-                        struct coll_case c = {
-                            .coll = coll,
-                            .dt = (tutti_datatype_t)dt,
-                            .op = (tutti_op_t)op,
-                            .inplace = ip,
-                            .count = counts[ci],
-                            .root = (int)(ncalls % (size_t)ctx->nranks),
-                            .seed = 0xa160ull ^ (ncalls * 0x9E3779B97F4A7C15ull),
-                        };
-                        ncalls++;
-                        int rc = coll_check(comm, &c);
+                        struct coll_case c = {.coll = coll,
+                                              .dt = (tutti_datatype_t)dt,
+                                              .op = (tutti_op_t)op,
+                                              .inplace = ip,
+                                              .count = counts[ci]};
+                        int rc = coll_check_nth(comm, ctx->nranks, c, &ncalls, 0xa160ull);
                         if (rc < 0) {
                             return 1;
                         }

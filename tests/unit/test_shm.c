@@ -2,8 +2,9 @@
  * test_shm.c - the shared-memory transport between two real processes: streams in both
  * directions through small FIFOs, a receiver that reads what a sender posted before it closed
  * (even when the receiver never opened its own sending direction), a dead peer found by
- * check(), and settings that differ between the two ends. Segments whose maker has ended (a rank
- * killed during init) are replaced and swept; those of a live maker are named, never taken.
+ * check(), frames sent by reference (read from the sender's memory, where placed, or refused by
+ * the receiver), and settings that differ between the two ends. Segments whose maker has ended (a
+ * rank killed during init) are replaced and swept; those of a live maker are named, never taken.
  *
  * The test process is rank 0 and forks rank 1; pipes serve as barriers. The forked rank reports
  * a failed check through its exit status (the line number).
@@ -262,6 +263,119 @@ Test(shm, check_names_a_peer_that_died, .timeout = 60)
     OPS->close(c);
     OPS->fini(s0.tctx);
     child_status(pid);
+}
+
+/* ---- frames sent by reference (shm_cma.c) ---- */
+
+#define REF_FRAMES 40
+#define REF_LEN    3000 /* at least TUTTI_SHM_CMA_MIN (1k here), at most the 4 KiB slot */
+
+static uint8_t ref_data[REF_FRAMES][REF_LEN];
+
+static int flushed_now(struct tutti_tconn *c)
+{
+    int done = -1;
+    return OPS->flushed(c, &done) == TUTTI_OK ? done : -1;
+}
+
+/* Rank 1 posts REF_FRAMES frames by reference. by_ref: the receiver reads them from here, so
+ * they stay unflushed until it releases them; else they were copied at the post, and this
+ * rank overwrites its buffers at once to prove it. */
+static int ref_sender(struct side *s, int by_ref)
+{
+    struct tutti_tconn *c = NULL;
+    EXPECT(OPS->connect(s->tctx, 0, 0, &c) == TUTTI_OK && c != NULL, "connect");
+    for (int i = 0; i < REF_FRAMES; i++) {
+        memset(ref_data[i], i + 1, REF_LEN);
+        void *b;
+        size_t cap;
+        EXPECT(wait_acquire(c, &b, &cap) == TUTTI_OK, "acquire %d", i);
+        struct tutti_fp fp = msg_fp(1, i);
+        EXPECT(OPS->send_post_ref(c, ref_data[i], REF_LEN, &fp) == TUTTI_OK, "post %d", i);
+        EXPECT(flushed_now(c) == !by_ref, "frame %d: flushed %d", i, flushed_now(c));
+        if (!by_ref) {
+            memset(ref_data[i], 0xee, REF_LEN);
+        }
+        if (i == 0) {
+            EXPECT(barrier(s) == 0, "the receiver may read");
+        }
+    }
+    long spins = 0;
+    while (flushed_now(c) == 0 && spins++ < 2000000000L) {
+    }
+    EXPECT(flushed_now(c) == 1, "flushed once the receiver released every frame");
+    EXPECT(barrier(s) == 0, "done");
+    OPS->close(c);
+    OPS->fini(s->tctx);
+    return 0;
+}
+
+static int ref_sender_rank1(struct side *s, uint64_t id)
+{
+    int rc = side_init(s, 1, id);
+    return rc != 0 ? rc : ref_sender(s, 1);
+}
+
+static int copy_sender_rank1(struct side *s, uint64_t id)
+{
+    int rc = side_init(s, 1, id);
+    return rc != 0 ? rc : ref_sender(s, 0);
+}
+
+/* Rank 0 receives them, placing the odd frames; returns how many came where they were placed. */
+static int ref_receiver(struct side *s)
+{
+    struct tutti_tconn *c = NULL;
+    cr_assert_eq(OPS->connect(s->tctx, 1, 0, &c), TUTTI_OK);
+    cr_assert_eq(barrier(s), 0);
+    static uint8_t dst[REF_FRAMES][REF_LEN];
+    int placed = 0;
+    for (int i = 0; i < REF_FRAMES; i++) {
+        if (i % 2 == 1) {
+            cr_assert_eq(OPS->recv_place(c, 0, dst[i], REF_LEN), TUTTI_OK);
+        }
+        const void *b;
+        size_t len;
+        cr_assert_eq(wait_peek(c, &b, &len), TUTTI_OK, "%s", tutti_last_error(NULL));
+        /* peeked twice, as a step that waits for its send slot does: read once */
+        cr_assert_eq(OPS->recv_peek(c, &b, &len, NULL), TUTTI_OK);
+        cr_assert_eq(len, REF_LEN);
+        for (size_t k = 0; k < len; k++) {
+            cr_assert_eq(((const uint8_t *)b)[k], i + 1, "frame %d byte %zu", i, k);
+        }
+        placed += b == dst[i];
+        cr_assert(i % 2 == 1 || b != dst[i]);
+        cr_assert_eq(OPS->recv_release(c), TUTTI_OK);
+    }
+    cr_assert_eq(barrier(s), 0);
+    OPS->close(c);
+    OPS->fini(s->tctx);
+    return placed;
+}
+
+Test(shm, frames_by_reference_land_where_placed_and_hold_the_sender_until_released, .timeout = 60)
+{
+    setenv("TUTTI_SHM_SLOT_SIZE", "4k", 1);
+    setenv("TUTTI_SHM_CMA_MIN", "1k", 1);
+    struct side s0 = {0}, s1 = {0};
+    uint64_t id = comm_id_for_test();
+    pid_t pid = fork_pair(&s0, &s1, ref_sender_rank1, id);
+    cr_assert_eq(side_init(&s0, 0, id), 0);
+    cr_assert_eq(ref_receiver(&s0), REF_FRAMES / 2, "the odd frames come where they were placed");
+    cr_assert_eq(child_status(pid), 0);
+}
+
+Test(shm, a_receiver_that_refuses_references_gets_copies, .timeout = 60)
+{
+    setenv("TUTTI_SHM_SLOT_SIZE", "4k", 1);
+    setenv("TUTTI_SHM_CMA_MIN", "1k", 1);
+    struct side s0 = {0}, s1 = {0};
+    uint64_t id = comm_id_for_test();
+    pid_t pid = fork_pair(&s0, &s1, copy_sender_rank1, id);
+    setenv("TUTTI_SHM_CMA", "0", 1); /* here only: the sender was forked before */
+    cr_assert_eq(side_init(&s0, 0, id), 0);
+    cr_assert_eq(ref_receiver(&s0), 0, "every frame comes in its slot");
+    cr_assert_eq(child_status(pid), 0);
 }
 
 /* ---- geometry that differs between the ends ---- */

@@ -55,12 +55,18 @@ struct shm_ctl {
     _Alignas(64) _Atomic uint32_t abort_flag; /* 0, then 1 while writing, then 2 */
     struct tutti_abort_info abort_info;
     struct tutti_seq_board seq; /* the owner's operation counters, for hang reports */
+    /* One copy (shm_cma.c): a value only this process holds, and its address in this process,
+     * which a peer reads with process_vm_readv to learn whether it may read this process. */
+    uint64_t cma_nonce;
+    uint64_t cma_addr;
 };
 
-/* The header of every slot: its length and the fingerprint of the operation it belongs to. */
+/* The header of every slot: its length and the fingerprint of the operation it belongs to;
+ * ref: 0 when the data is in the slot, else its address in the sender (shm_cma.c). */
 struct shm_slot_hdr {
     uint64_t len;
     struct tutti_fp fp;
+    uint64_t ref;
 };
 _Static_assert(sizeof(struct shm_slot_hdr) <= TUTTI_SHM_SLOT_HDR, "slot header fits");
 
@@ -69,6 +75,7 @@ struct shm_fifo_hdr {
     struct shm_owner own;
     _Atomic uint32_t magic; /* written last by the receiver that made it */
     uint32_t nslots;
+    uint32_t cma; /* 1: the receiver can read the sender's memory (set before magic) */
     uint64_t slot_size;
     _Alignas(64) _Atomic uint64_t head; /* slots posted, written by the sender */
     _Alignas(64) _Atomic uint64_t tail; /* slots released, written by the receiver */
@@ -96,6 +103,8 @@ struct shm_ctx {
     int nlocal;
     size_t slot_size;
     uint32_t nslots;
+    size_t cma_min;          /* frames of at least this many bytes go in one copy; SIZE_MAX: none */
+    size_t cma_max;          /* of operations with at most this much data (tutti_tconn.ref_max) */
     struct shm_conn **conns; /* every open connection, to unlink names and wake on close */
     int nconns, conns_cap;
     int *watch;             /* [nlocal]: the watched peers, in the order connected */
@@ -115,6 +124,13 @@ struct shm_fifo {
     uint64_t theirs; /* last value read of the other side's counter */
 };
 
+/* Where the engine wants received frame `seq` (recv_place), for frames sent by reference. */
+struct shm_place {
+    uint64_t seq;
+    void *dst;
+    size_t cap;
+};
+
 struct shm_conn {
     struct tutti_tconn base;
     struct shm_ctx *ctx;
@@ -123,6 +139,15 @@ struct shm_conn {
     char recv_name[64];   /* name of my FIFO segment, unlinked once the peer attached */
     int recv_linked;
     struct shm_ctl *peer_ctl;
+    /* One copy (shm_cma.c). Sender: may post references (the peer can read us), and the head
+     * after the last one (the sender's memory is in use until the peer's tail reaches it). */
+    int send_ref;
+    uint64_t ref_head;
+    /* Receiver: where frames go (nslots entries, NULL when this end cannot read the peer),
+     * and the frame already read from the sender (seq + 1, 0: none) and where it went. */
+    struct shm_place *place;
+    uint64_t pulled;
+    void *pulled_to;
 };
 
 /* shm_conn.c */
@@ -134,10 +159,39 @@ void tutti__shm_unlink_attached(struct shm_ctx *ctx);
 /* shm_data.c */
 tutti_status_t tutti__shm_send_acquire(struct tutti_tconn *c, void **buf_p, size_t *cap_p);
 tutti_status_t tutti__shm_send_post(struct tutti_tconn *c, size_t bytes, const struct tutti_fp *fp);
+/** Publish the acquired slot: bytes, fingerprint, and ref (0: the data is in the slot). */
+tutti_status_t tutti__shm_post(struct shm_conn *c, size_t bytes, const struct tutti_fp *fp,
+                               uint64_t ref);
 tutti_status_t tutti__shm_recv_peek(struct tutti_tconn *c, const void **buf_p, size_t *len_p,
                                     const struct tutti_fp **fp_p);
 tutti_status_t tutti__shm_recv_release(struct tutti_tconn *c);
+tutti_status_t tutti__shm_flushed(struct tutti_tconn *c, int *done_p);
 void tutti__shm_ring(struct shm_ctl *ctl);
+
+/* shm_cma.c: one copy for large frames (cross-memory attach) */
+
+/** Frames of at least this many bytes go by reference (TUTTI_SHM_CMA, TUTTI_SHM_CMA_MIN). */
+size_t tutti__shm_cma_min(const struct tutti_env *env);
+
+/** Write this rank's probe (cma_nonce, cma_addr) into its control page. */
+void tutti__shm_cma_publish(struct shm_ctl *me);
+
+/** 1 when this process can read `peer`'s memory (its probe reads back right), else 0. */
+int tutti__shm_cma_probe(const struct shm_ctx *ctx, int peer);
+
+/** Post the acquired slot as a reference to buf (bytes at least ctx->cma_min). */
+tutti_status_t tutti__shm_send_post_ref(struct tutti_tconn *c, const void *buf, size_t bytes,
+                                        const struct tutti_fp *fp);
+
+/** recv_place: remember where frame `ahead` goes, should it come by reference. */
+tutti_status_t tutti__shm_recv_place(struct tutti_tconn *c, uint32_t ahead, void *dst, size_t cap);
+
+/**
+ * The peeked frame h (slot payload `slot`) came by reference: read it from the sender into its
+ * placement or the slot, once, and return where it is in *buf_p.
+ */
+tutti_status_t tutti__shm_pull(struct shm_conn *c, const struct shm_slot_hdr *h, void *slot,
+                               size_t len, const void **buf_p);
 
 /* shm_ctx.c: shared by the other two */
 
@@ -151,6 +205,8 @@ void tutti__shm_ring(struct shm_ctl *ctl);
 void *tutti__shm_map(const char *name, size_t len, int create, tutti_status_t *st_p,
                      struct tutti_comm *comm);
 tutti_status_t tutti__shm_peer_gone(struct shm_ctx *ctx, int rank);
+/** A peer's abort notice on this rank's board, as the error it becomes; TUTTI_OK if none. */
+tutti_status_t tutti__shm_board_notice(struct shm_ctx *ctx);
 
 /* shm_watch.c: the local peers a rank knows, and the ones it watches */
 

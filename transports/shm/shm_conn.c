@@ -63,6 +63,10 @@ static tutti_status_t make_recv_fifo(struct shm_ctx *ctx, struct shm_conn *c)
     h->nslots = ctx->nslots;
     h->slot_size = ctx->slot_size;
     fifo_geometry(&c->recv, h, len, ctx->nslots, ctx->slot_size);
+    if (tutti__shm_cma_probe(ctx, c->base.peer)) {
+        c->place = calloc(ctx->nslots, sizeof(*c->place));
+        h->cma = c->place != NULL; /* without its table, frames stay in slots */
+    }
     atomic_store_explicit(&h->magic, TUTTI_SHM_FIFO_MAGIC, memory_order_release);
     return TUTTI_OK;
 }
@@ -82,6 +86,7 @@ static tutti_status_t open_send_fifo(struct shm_ctx *ctx, struct shm_conn *c)
     int ready = atomic_load_explicit(&h->magic, memory_order_acquire) == TUTTI_SHM_FIFO_MAGIC;
     uint32_t nslots = h->nslots;
     size_t slot_size = (size_t)h->slot_size;
+    int cma = h->cma != 0;
     munmap(h, TUTTI_SHM_FIFO_HDR_BYTES);
     if (!ready) {
         return TUTTI_IN_PROGRESS;
@@ -102,6 +107,7 @@ static tutti_status_t open_send_fifo(struct shm_ctx *ctx, struct shm_conn *c)
         return st;
     }
     fifo_geometry(&c->send, h, len, ctx->nslots, ctx->slot_size);
+    c->send_ref = cma;
     atomic_store_explicit(&h->sender_attached, 1, memory_order_release);
     /* Both ends have it mapped: nobody opens it by name again. Unlink the name now rather than
      * when the receiver next looks (tutti__shm_unlink_attached, which then finds it gone), so
@@ -137,6 +143,7 @@ tutti_status_t tutti__shm_connect(void *tctx, int peer, int channel, struct tutt
     c->base.peer = peer;
     c->base.channel = channel;
     c->base.slot_size = ctx->slot_size;
+    c->base.ref_max = ctx->cma_max;
     c->ctx = ctx;
     c->peer_ctl = ctx->peers[peer].ctl;
     tutti_status_t st = make_recv_fifo(ctx, c);
@@ -197,6 +204,7 @@ tutti_status_t tutti__shm_close(struct tutti_tconn *conn)
     if (c->recv.hdr != NULL) {
         munmap(c->recv.hdr, c->recv.map_len);
     }
+    free(c->place);
     free(c);
     return TUTTI_OK;
 }

@@ -114,6 +114,8 @@ static tutti_status_t shm_init(const struct tutti_tctx_args *args, void **tctx_p
     ctx->slot_size = tutti__align_up(TUTTI_MAX(args->env->SHM_SLOT_SIZE, (size_t)64), 64);
     long nslots = args->env->SHM_NSLOTS;
     ctx->nslots = (uint32_t)(nslots < 2 ? 2 : (nslots > 1024 ? 1024 : nslots));
+    ctx->cma_min = tutti__shm_cma_min(args->env);
+    ctx->cma_max = args->env->SHM_CMA_MAX;
     if (tutti__shm_dir_open(ctx) != TUTTI_OK) {
         free(ctx);
         /* Shared memory is an optimisation: the caller falls back to TCP on every rank. */
@@ -168,7 +170,7 @@ static tutti_status_t shm_can_connect(void *tctx, int a, int b, int *score_p)
  * it is a peer that reported a failure, which tutti/coll.h calls REMOTE (as TCP's notices are);
  * only calls that differ between ranks stay MISMATCH everywhere (tutti__notice_status).
  */
-static tutti_status_t board_notice(struct shm_ctx *ctx)
+tutti_status_t tutti__shm_board_notice(struct shm_ctx *ctx)
 {
     if (atomic_load_explicit(&ctx->ctl->abort_flag, memory_order_acquire) != 2) {
         return TUTTI_OK;
@@ -188,7 +190,7 @@ static tutti_status_t board_notice(struct shm_ctx *ctx)
 tutti_status_t tutti__shm_peer_gone(struct shm_ctx *ctx, int rank)
 {
     /* A peer that failed posts its notice before it closes or exits: the notice says why. */
-    tutti_status_t st = board_notice(ctx);
+    tutti_status_t st = tutti__shm_board_notice(ctx);
     if (st != TUTTI_OK) {
         return st;
     }
@@ -206,7 +208,7 @@ tutti_status_t tutti__shm_peer_gone(struct shm_ctx *ctx, int rank)
 static tutti_status_t shm_check(void *tctx)
 {
     struct shm_ctx *ctx = tctx;
-    TUTTI_CHECK(board_notice(ctx));
+    TUTTI_CHECK(tutti__shm_board_notice(ctx));
     tutti__shm_unlink_attached(ctx);
     int r = tutti__shm_first_ended(ctx);
     if (r >= 0) {
@@ -271,32 +273,6 @@ static tutti_status_t shm_progress(struct tutti_tconn *c, int *moved_p)
     return TUTTI_OK;
 }
 
-static tutti_status_t shm_flushed(struct tutti_tconn *c, int *done_p)
-{
-    (void)c;
-    *done_p = 1; /* a post is visible to the peer at once */
-    return TUTTI_OK;
-}
-
-static tutti_status_t shm_send_post_ref(struct tutti_tconn *c, const void *buf, size_t bytes,
-                                        const struct tutti_fp *fp)
-{
-    (void)c;
-    (void)buf;
-    (void)bytes;
-    (void)fp;
-    return TUTTI_ERR_UNSUPPORTED; /* the peer can only read shared memory: data is copied */
-}
-
-static tutti_status_t shm_recv_place(struct tutti_tconn *c, uint32_t ahead, void *dst, size_t cap)
-{
-    (void)c;
-    (void)ahead;
-    (void)dst;
-    (void)cap;
-    return TUTTI_ERR_UNSUPPORTED; /* the sender writes the slot itself */
-}
-
 static int shm_pollfds(struct tutti_tconn *c, struct pollfd *fds, int max)
 {
     (void)c;
@@ -309,7 +285,9 @@ const struct tutti_transport_ops tutti__shm_ops = {
     .size = sizeof(struct tutti_transport_ops),
     .id = TUTTI_TRANSPORT_SHM,
     .name = "shm",
-    .flags = 0,
+    /* Both by one copy (shm_cma.c) where the kernel allows it; else post_ref copies into the
+     * slot and recv_place records nothing. */
+    .flags = TUTTI_TRANSPORT_SEND_REF | TUTTI_TRANSPORT_RECV_PLACE,
     .init = shm_init,
     .attach = shm_attach,
     .fini = shm_fini,
@@ -322,12 +300,12 @@ const struct tutti_transport_ops tutti__shm_ops = {
     .seq_board = shm_seq_board,
     .send_acquire = tutti__shm_send_acquire,
     .send_post = tutti__shm_send_post,
-    .send_post_ref = shm_send_post_ref,
+    .send_post_ref = tutti__shm_send_post_ref,
     .recv_peek = tutti__shm_recv_peek,
-    .recv_place = shm_recv_place,
+    .recv_place = tutti__shm_recv_place,
     .recv_release = tutti__shm_recv_release,
     .progress = shm_progress,
-    .flushed = shm_flushed,
+    .flushed = tutti__shm_flushed,
     .pollfds = shm_pollfds,
     .close = tutti__shm_close,
 };

@@ -3,7 +3,8 @@
  * fixed-size slots with a header per slot (length and fingerprint). Each side caches the other
  * side's counter and reads the shared one only when its cached view says "full" or "empty", so a
  * steady stream costs one cache-line transfer per slot and counter. After publishing, a side rings
- * the peer's doorbell only if the peer announced that it is going to sleep.
+ * the peer's doorbell only if the peer announced that it is going to sleep. A slot may carry the
+ * address of its data in the sender instead of the data (shm_cma.c).
  */
 #include "shm.h"
 #include "check.h"
@@ -53,13 +54,13 @@ tutti_status_t tutti__shm_send_acquire(struct tutti_tconn *conn, void **buf_p, s
     return TUTTI_OK;
 }
 
-tutti_status_t tutti__shm_send_post(struct tutti_tconn *conn, size_t bytes,
-                                    const struct tutti_fp *fp)
+tutti_status_t tutti__shm_post(struct shm_conn *c, size_t bytes, const struct tutti_fp *fp,
+                               uint64_t ref)
 {
-    struct shm_conn *c = (struct shm_conn *)conn;
     struct shm_fifo *f = &c->send;
     struct shm_slot_hdr *h = (struct shm_slot_hdr *)(void *)tutti__shm_slot(f, f->mine);
     h->len = bytes;
+    h->ref = ref;
     if (fp != NULL) {
         h->fp = *fp;
     } else {
@@ -69,6 +70,12 @@ tutti_status_t tutti__shm_send_post(struct tutti_tconn *conn, size_t bytes,
     atomic_store_explicit(&f->hdr->head, f->mine, memory_order_release);
     wake_if_sleeping(c->peer_ctl);
     return TUTTI_OK;
+}
+
+tutti_status_t tutti__shm_send_post(struct tutti_tconn *conn, size_t bytes,
+                                    const struct tutti_fp *fp)
+{
+    return tutti__shm_post((struct shm_conn *)conn, bytes, fp, 0);
 }
 
 tutti_status_t tutti__shm_recv_peek(struct tutti_tconn *conn, const void **buf_p, size_t *len_p,
@@ -91,7 +98,7 @@ tutti_status_t tutti__shm_recv_peek(struct tutti_tconn *conn, const void **buf_p
             }
         }
     }
-    const uint8_t *slot = tutti__shm_slot(f, f->mine);
+    uint8_t *slot = tutti__shm_slot(f, f->mine);
     const struct shm_slot_hdr *h = (const struct shm_slot_hdr *)(const void *)slot;
     uint64_t len = *(const volatile uint64_t *)&h->len;
     if (len > f->stride - TUTTI_SHM_SLOT_HDR) {
@@ -99,8 +106,12 @@ tutti_status_t tutti__shm_recv_peek(struct tutti_tconn *conn, const void **buf_p
                                 "rank %d wrote a shm slot of %llu bytes, larger than the slot",
                                 conn->peer, (unsigned long long)len);
     }
-    *buf_p = slot + TUTTI_SHM_SLOT_HDR;
     *len_p = (size_t)len;
+    if (*(const volatile uint64_t *)&h->ref != 0) {
+        TUTTI_CHECK(tutti__shm_pull(c, h, slot + TUTTI_SHM_SLOT_HDR, (size_t)len, buf_p));
+    } else {
+        *buf_p = slot + TUTTI_SHM_SLOT_HDR;
+    }
     if (fp_p != NULL) {
         *fp_p = &h->fp; /* the sender does not touch the slot again before our release */
     }

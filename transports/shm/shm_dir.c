@@ -68,6 +68,7 @@ static tutti_status_t own_page(struct shm_ctx *ctx, const char *name)
     atomic_store_explicit(&me->own.tag, TUTTI_SHM_OWNER_TAG, memory_order_release);
     me->pid = (uint32_t)getpid();
     me->rank = ctx->args.rank;
+    tutti__shm_cma_publish(me);
     atomic_store_explicit(&me->magic, TUTTI_SHM_CTL_MAGIC, memory_order_release);
     ctx->ctl = me;
     return TUTTI_OK;

@@ -1,0 +1,88 @@
+/*
+ * test_shm_cma.c - shared-memory frames sent by reference (transports/shm/shm_cma.c: the
+ * receiver reads the sender's memory with process_vm_readv), checked element by element like
+ * test_collectives.c (colls.c: in place and out of place, guard zones, untouched inputs).
+ *
+ * TUTTI_SHM_CMA_MIN=1k and TUTTI_SHM_CMA_MAX=1t send every frame of 1 KiB or more by reference
+ * whatever the call's size; 4 KiB slots and 2 channels make the counts cross chunk, channel and
+ * FIFO-wrap boundaries, so frames land in the user's buffer (placed), in slots (reductions, and
+ * frames beyond the placement window) and are peeked again after a full send FIFO. Then the
+ * defaults (128 KiB slots; calls that move more than 2 MiB per rank through the FIFO). A receiver
+ * that refuses references is tests/unit/test_shm.c's (the environment is read once, before the
+ * ranks fork, so it cannot differ between ranks here).
+ */
+#include "colls.h"
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+
+static const size_t counts[] = {1, 300, 4099, 70001};
+#define NCOUNTS (sizeof(counts) / sizeof(counts[0]))
+
+enum setting { EVERY_FRAME, DEFAULTS, NSETTINGS };
+static const char *const setting_name[] = {"every frame by reference", "the defaults"};
+
+struct config {
+    int nranks;
+    enum setting setting;
+};
+
+#define NCONFIGS (3 * NSETTINGS)
+static struct config configs[NCONFIGS];
+
+static int cma_rank(const struct integ_ctx *ctx)
+{
+    tutti_comm_t *comm = NULL;
+    if (integ_comm_init(ctx, NULL, &comm) != 0) {
+        return 1;
+    }
+    int bad = 0;
+    size_t ncalls = 0;
+    for (int k = 0; k < COLL_BARRIER; k++) {
+        enum coll_kind coll = (enum coll_kind)k;
+        for (size_t ci = 0; ci < NCOUNTS; ci++) {
+            for (int ip = 0; ip < (coll_has_inplace(coll) ? 2 : 1); ip++) {
+                struct coll_case c = {.coll = coll,
+                                      .dt = ncalls % 2 ? TUTTI_FLOAT64 : TUTTI_INT32,
+                                      .op = TUTTI_SUM,
+                                      .inplace = ip,
+                                      .count = counts[ci]};
+                int rc = coll_check_nth(comm, ctx->nranks, c, &ncalls, 0xc3aull);
+                if (rc < 0) {
+                    return 1;
+                }
+                bad |= rc;
+            }
+        }
+    }
+    coll_free_buffers();
+    ICHECK_OK(tutti_comm_destroy(comm));
+    return bad;
+}
+
+ParameterizedTestParameters(shm_cma, matrix)
+{
+    size_t i = 0;
+    for (int n = 2; n <= 4; n++) {
+        for (int s = 0; s < NSETTINGS; s++) {
+            configs[i++] = (struct config){n, (enum setting)s};
+        }
+    }
+    return cr_make_param_array(struct config, configs, NCONFIGS);
+}
+
+ParameterizedTest(struct config *cfg, shm_cma, matrix, .timeout = 120)
+{
+    cr_log_info("%d ranks over shm, %s", cfg->nranks, setting_name[cfg->setting]);
+    integ_setenv("TUTTI_TRANSPORT", "shm");
+    integ_setenv("TUTTI_TIMEOUT", "60s");
+    integ_setenv("TUTTI_NCHANNELS", "2");
+    if (cfg->setting != DEFAULTS) {
+        integ_setenv("TUTTI_SHM_SLOT_SIZE", "4k");
+        integ_setenv("TUTTI_SHM_CMA_MIN", "1k");
+        integ_setenv("TUTTI_SHM_CMA_MAX", "1t");
+    }
+    struct integ_opts o = {.nranks = cfg->nranks, .deadline_s = 100, .make_id = 1, .arg = cfg};
+    integ_run(&o, cma_rank);
+}

@@ -1,0 +1,173 @@
+/*
+ * shm_cma.c - one copy for large shared-memory frames (cross-memory attach, process_vm_readv).
+ *
+ * Through the FIFO a byte is copied twice: by the sender into the slot, by the receiver out of
+ * it. For a frame of at least cma_min bytes whose data stays put until the operation ends (the
+ * engine's stable sends), the sender posts the slot's header only, with the data's address in
+ * its own memory (ref), and the receiver reads the data from there with one process_vm_readv:
+ * into the user's buffer when the engine said where the frame goes (recv_place), else into the
+ * slot. The sender's memory stays in use until the receiver releases the frame, so flushed()
+ * waits for that, and the engine does not end the operation (or reuse the buffer) before.
+ *
+ * Whether it is allowed is found once per connection, by the receiver when it makes the FIFO:
+ * it reads the sender's probe (a value in the sender's control page, at the address that
+ * process has it) and compares it with what the page shows. The kernel may refuse (Yama's
+ * ptrace_scope, seccomp, another pid namespace, a different user): then the FIFO header says
+ * no, and that sender copies every frame into the slot, as without this file.
+ *
+ * A sender that fails posts its abort notice before its call returns (fail.c), and only then
+ * may its caller change the buffer; so a receiver that finds no notice after a read has read
+ * the data as it was posted.
+ */
+#include "shm.h"
+#include "check.h"
+#include "env.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+size_t tutti__shm_cma_min(const struct tutti_env *env)
+{
+    return env->SHM_CMA != 0 ? env->SHM_CMA_MIN : SIZE_MAX;
+}
+
+void tutti__shm_cma_publish(struct shm_ctl *me)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    /* Not a secret: only a value that another process is unlikely to hold at that address. */
+    uint64_t x = ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
+                 (uint64_t)(uintptr_t)me;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    me->cma_nonce = x | 1; /* never 0: a page that was not written reads 0 */
+    me->cma_addr = (uint64_t)(uintptr_t)&me->cma_nonce;
+}
+
+int tutti__shm_cma_probe(const struct shm_ctx *ctx, int peer)
+{
+    const struct shm_ctl *ctl = ctx->peers[peer].ctl;
+    if (ctx->cma_min == SIZE_MAX || ctl == NULL || ctl->cma_nonce == 0) {
+        return 0;
+    }
+    uint64_t seen = 0;
+    struct iovec local = {.iov_base = &seen, .iov_len = sizeof(seen)};
+    struct iovec remote = {.iov_base = (void *)(uintptr_t)ctl->cma_addr, .iov_len = sizeof(seen)};
+    ssize_t n = process_vm_readv((pid_t)ctl->pid, &local, 1, &remote, 1, 0);
+    int ok = n == (ssize_t)sizeof(seen) && seen == ctl->cma_nonce;
+    tutti_debug(TUTTI_SUBSYS_SHM, "one copy from rank %d (pid %u): %s%s", peer, ctl->pid,
+                ok ? "yes" : "no, frames are copied through the FIFO",
+                n < 0 ? (errno == EPERM ? " (process_vm_readv not permitted)"
+                                        : " (process_vm_readv failed)")
+                      : "");
+    return ok;
+}
+
+tutti_status_t tutti__shm_send_post_ref(struct tutti_tconn *conn, const void *buf, size_t bytes,
+                                        const struct tutti_fp *fp)
+{
+    struct shm_conn *c = (struct shm_conn *)conn;
+    if (!c->send_ref || bytes < c->ctx->cma_min) {
+        /* The peer cannot read us, or the frame is too small to pay for a system call. */
+        memcpy(tutti__shm_slot(&c->send, c->send.mine) + TUTTI_SHM_SLOT_HDR, buf, bytes);
+        return tutti__shm_post(c, bytes, fp, 0);
+    }
+    TUTTI_CHECK(tutti__shm_post(c, bytes, fp, (uint64_t)(uintptr_t)buf));
+    c->ref_head = c->send.mine;
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__shm_flushed(struct tutti_tconn *conn, int *done_p)
+{
+    struct shm_conn *c = (struct shm_conn *)conn;
+    struct shm_fifo *f = &c->send;
+    if (c->ref_head > f->theirs) {
+        f->theirs = atomic_load_explicit(&f->hdr->tail, memory_order_acquire);
+    }
+    *done_p = c->ref_head <= f->theirs; /* data in slots is the peer's once posted */
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__shm_recv_place(struct tutti_tconn *conn, uint32_t ahead, void *dst,
+                                     size_t cap)
+{
+    struct shm_conn *c = (struct shm_conn *)conn;
+    if (c->place == NULL) {
+        return TUTTI_OK; /* every frame from this peer is in its slot */
+    }
+    if (ahead >= c->recv.nslots) {
+        return TUTTI_IN_PROGRESS;
+    }
+    uint64_t seq = c->recv.mine + ahead;
+    if (c->pulled == seq + 1) {
+        return TUTTI_OK; /* read already: it stays where it went */
+    }
+    c->place[seq % c->recv.nslots] = (struct shm_place){seq, dst, cap};
+    return TUTTI_OK;
+}
+
+/* process_vm_readv until len bytes are in; -1 with errno on failure. */
+static int read_all(pid_t pid, void *dst, uint64_t src, size_t len)
+{
+    size_t done = 0;
+    while (done < len) {
+        struct iovec local = {.iov_base = (char *)dst + done, .iov_len = len - done};
+        struct iovec remote = {.iov_base = (void *)(uintptr_t)(src + done), .iov_len = len - done};
+        ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            errno = n == 0 ? EFAULT : errno;
+            return -1;
+        }
+        done += (size_t)n;
+    }
+    return 0;
+}
+
+tutti_status_t tutti__shm_pull(struct shm_conn *c, const struct shm_slot_hdr *h, void *slot,
+                               size_t len, const void **buf_p)
+{
+    struct shm_fifo *f = &c->recv;
+    if (c->pulled == f->mine + 1) {
+        *buf_p = c->pulled_to; /* peeked again (the step waited for its send slot) */
+        return TUTTI_OK;
+    }
+    if (c->place == NULL) {
+        return tutti__set_error(c->ctx->args.comm, TUTTI_ERR_REMOTE,
+                                "rank %d sent a shm frame by reference, which this rank did not "
+                                "allow on that connection",
+                                c->base.peer);
+    }
+    const struct shm_place *pl = &c->place[f->mine % f->nslots];
+    void *dst = pl->seq == f->mine && pl->dst != NULL && pl->cap >= len ? pl->dst : slot;
+    uint64_t ref = *(const volatile uint64_t *)&h->ref;
+    if (read_all((pid_t)c->peer_ctl->pid, dst, ref, len) != 0) {
+        int err = errno;
+        tutti_status_t st = tutti__shm_board_notice(c->ctx);
+        if (st != TUTTI_OK) {
+            return st;
+        }
+        if (err == ESRCH) {
+            return tutti__shm_peer_gone(c->ctx, c->base.peer);
+        }
+        return tutti__set_error(c->ctx->args.comm, TUTTI_ERR_SYSTEM,
+                                "reading %zu bytes at 0x%" PRIx64 " from rank %d's memory "
+                                "(process_vm_readv): %s",
+                                len, ref, c->base.peer, strerror(err));
+    }
+    /* The sender's caller may change the buffer only after its notice is posted (see above). */
+    atomic_thread_fence(memory_order_seq_cst);
+    TUTTI_CHECK(tutti__shm_board_notice(c->ctx));
+    c->pulled = f->mine + 1;
+    c->pulled_to = dst;
+    *buf_p = dst;
+    return TUTTI_OK;
+}
