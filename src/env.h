@@ -53,11 +53,11 @@
     X(SHM_CMA, INT, "1", "0", "1",                                                                 \
       "1: a local rank reads large frames straight from the sender's memory (process_vm_readv: "   \
       "one copy instead of two) where the kernel allows it; 0: every frame goes through the FIFO") \
-    X(SHM_CMA_MIN, SIZE, "64k", "1k", "64m",                                                       \
+    X(SHM_CMA_MIN, SIZE, "8k", "1k", "64m",                                                       \
       "smallest shared-memory frame read from the sender's memory (TUTTI_SHM_CMA)")                \
     X(SHM_CMA_MAX, SIZE, "2m", "1k", "1t",                                                         \
-      "only calls that move at most this many bytes per rank (sent plus received) use "            \
-      "TUTTI_SHM_CMA: beyond the caches the kernel's copy is slower than the FIFO's two")          \
+      "only calls that move at most this many bytes per rank (sent plus received) and reduce "     \
+      "nothing use TUTTI_SHM_CMA: beyond the caches the kernel's copy is slower than the FIFO's")  \
     X(TCP_SLOT_SIZE, SIZE, "512k", "1k", "1g", "bytes per TCP FIFO slot")                          \
     X(TCP_NSLOTS, INT, "4", "1", "1024", "slots per TCP FIFO")                                     \
     X(IB_HCA, STRING, "", "", "",                                                                  \

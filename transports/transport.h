@@ -153,9 +153,10 @@ struct tutti_tconn {
     int peer; /* rank of the other end */
     int channel;
     size_t slot_size; /* capacity of one slot in bytes */
-    /* send_post_ref pays only in calls that move at most this many bytes per rank (sent plus
-     * received); 0: any (shm: the kernel's copy between processes is slower than memcpy once
-     * the data has left the caches) */
+    /* send_post_ref pays only in calls that reduce nothing and move at most this many bytes
+     * per rank (sent plus received); 0: any call (shm: a frame read by reference into a slot
+     * costs the receiver the sender's copy, and beyond the caches the kernel's copy is slower
+     * than memcpy) */
     size_t ref_max;
     /* CLOCK_MONOTONIC time here of the latest progress the peer vouched for with a beat (its
      * own data moving, or data it saw move further on), or 0: see beat() */

@@ -142,17 +142,31 @@ static tutti_status_t make_fps(struct tutti_exec *ex, const struct tutti_plan *p
     return TUTTI_OK;
 }
 
-/* Elements this rank sends plus receives in the plan (a group's op has no count of its own). */
-static size_t moved_elems(const struct tutti_plan *p)
+/*
+ * For tutti_tconn.ref_max, the call's size: the bytes this rank sends plus receives (a group's op
+ * has no count of its own). But SIZE_MAX for a reduction: there the receiver of a frame sent by
+ * reference would make the sender's copy besides its own reduction (into a slot, or into
+ * scratch that a local step then reduces) while the sender sits idle. And 0 when this rank also
+ * copies its own block locally (all-gather, all-to-all): a frame read by reference leaves the
+ * sender's core to that copy, which pays at any size.
+ */
+static size_t ref_bytes(const struct tutti_plan *p, size_t esize)
 {
+    tutti_coll_t c = p->op.coll;
+    if (c == TUTTI_COLL_ALLREDUCE || c == TUTTI_COLL_REDUCE || c == TUTTI_COLL_REDUCE_SCATTER) {
+        return SIZE_MAX;
+    }
     size_t n = 0;
     for (int i = 0; i < p->nlanes; i++) {
         for (size_t k = 0; k < p->lanes[i].nsteps; k++) {
             const struct tutti_step *s = &p->lanes[i].steps[k];
+            if (s->kind == TUTTI_STEP_COPY || s->kind == TUTTI_STEP_COPY_SEND) {
+                return 0;
+            }
             n += s->count * (size_t)((s->send_peer >= 0) + (s->recv_peer >= 0));
         }
     }
-    return n;
+    return n * esize;
 }
 
 tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_comm *comm,
@@ -171,7 +185,7 @@ tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_comm *comm,
     size_t send_bytes = 0, result_bytes = 0;
     tutti__op_extents(comm, &plan->op, &send_bytes, &result_bytes);
     ex->nt_dst = comm->cfg.nt_min > 0 && result_bytes >= comm->cfg.nt_min;
-    ex->moved_bytes = moved_elems(plan) * ex->esize;
+    ex->ref_bytes = ref_bytes(plan, ex->esize);
     for (int i = 0; i < plan->nlanes; i++) {
         ex->lanes_left += plan->lanes[i].nsteps > 0;
         ex->main_left += plan->lanes[i].nsteps > 0 && !plan->lanes[i].after_all;
@@ -354,7 +368,7 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
     /* Zero copy: a stable result in user memory travels from there (TCP) instead of a slot. */
     const void *ref = NULL;
     if (sslot != NULL && s->stable && (sc->ops->flags & TUTTI_TRANSPORT_SEND_REF) != 0 &&
-        (sc->ref_max == 0 || ex->moved_bytes <= sc->ref_max)) {
+        (sc->ref_max == 0 || ex->ref_bytes <= sc->ref_max)) {
         int from_src = s->kind == TUTTI_STEP_SEND || s->kind == TUTTI_STEP_COPY_SEND;
         ref = from_src ? (const void *)src : (const void *)dst;
         if (s->kind == TUTTI_STEP_RECV_REDUCE_SEND) {

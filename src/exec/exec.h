@@ -38,7 +38,7 @@ struct tutti_exec {
     int needs_progress;            /* a connection needs ops->progress() (TCP) */
     int uses_doorbell;             /* a connection is woken through the doorbell (shm) */
     int nt_dst;                    /* write results to user buffers with non-temporal stores */
-    size_t moved_bytes;            /* bytes this rank sends plus receives in the call */
+    size_t ref_bytes;              /* the call's size for tutti_tconn.ref_max (exec.c) */
     tutti_status_t status;         /* IN_PROGRESS until done */
     size_t *next;                  /* per lane: index of the next step to run */
     size_t *placed;                /* per lane: steps before this one had their receives placed */
