@@ -55,9 +55,9 @@
       "one copy instead of two) where the kernel allows it; 0: every frame goes through the FIFO") \
     X(SHM_CMA_MIN, SIZE, "8k", "1k", "64m",                                                       \
       "smallest shared-memory frame read from the sender's memory (TUTTI_SHM_CMA)")                \
-    X(SHM_CMA_MAX, SIZE, "2m", "1k", "1t",                                                         \
-      "only calls that move at most this many bytes per rank (sent plus received) and reduce "     \
-      "nothing use TUTTI_SHM_CMA: beyond the caches the kernel's copy is slower than the FIFO's")  \
+    X(SHM_CMA_MAX, SIZE, "1t", "1k", "1t",                                                         \
+      "calls that move more than this many bytes per rank (sent plus received) do not use "        \
+      "TUTTI_SHM_CMA (default: no limit); reductions never do")                                    \
     X(TCP_SLOT_SIZE, SIZE, "512k", "1k", "1g", "bytes per TCP FIFO slot")                          \
     X(TCP_NSLOTS, INT, "4", "1", "1024", "slots per TCP FIFO")                                     \
     X(IB_HCA, STRING, "", "", "",                                                                  \

@@ -154,9 +154,8 @@ struct tutti_tconn {
     int channel;
     size_t slot_size; /* capacity of one slot in bytes */
     /* send_post_ref pays only in calls that reduce nothing and move at most this many bytes
-     * per rank (sent plus received); 0: any call (shm: a frame read by reference into a slot
-     * costs the receiver the sender's copy, and beyond the caches the kernel's copy is slower
-     * than memcpy) */
+     * per rank (sent plus received); 0: any call (shm: a frame read by reference costs the
+     * receiver the sender's copy, which a reduction's receiver cannot spare) */
     size_t ref_max;
     /* CLOCK_MONOTONIC time here of the latest progress the peer vouched for with a beat (its
      * own data moving, or data it saw move further on), or 0: see beat() */

@@ -146,9 +146,7 @@ static tutti_status_t make_fps(struct tutti_exec *ex, const struct tutti_plan *p
  * For tutti_tconn.ref_max, the call's size: the bytes this rank sends plus receives (a group's op
  * has no count of its own). But SIZE_MAX for a reduction: there the receiver of a frame sent by
  * reference would make the sender's copy besides its own reduction (into a slot, or into
- * scratch that a local step then reduces) while the sender sits idle. And 0 when this rank also
- * copies its own block locally (all-gather, all-to-all): a frame read by reference leaves the
- * sender's core to that copy, which pays at any size.
+ * scratch that a local step then reduces) while the sender sits idle.
  */
 static size_t ref_bytes(const struct tutti_plan *p, size_t esize)
 {
@@ -160,9 +158,6 @@ static size_t ref_bytes(const struct tutti_plan *p, size_t esize)
     for (int i = 0; i < p->nlanes; i++) {
         for (size_t k = 0; k < p->lanes[i].nsteps; k++) {
             const struct tutti_step *s = &p->lanes[i].steps[k];
-            if (s->kind == TUTTI_STEP_COPY || s->kind == TUTTI_STEP_COPY_SEND) {
-                return 0;
-            }
             n += s->count * (size_t)((s->send_peer >= 0) + (s->recv_peer >= 0));
         }
     }
@@ -387,6 +382,7 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
         break;
     case TUTTI_STEP_RECV:
         if (rslot == dst) {
+            ex->landed = 1;
             break; /* placed: the transport received it there */
         }
         if (ex->nt_dst) {
@@ -414,6 +410,7 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
         break;
     case TUTTI_STEP_RECV_COPY_SEND:
         if (rslot == dst) { /* placed: it is in dst already */
+            ex->landed = 1;
             if (ref == NULL) {
                 tutti__copy2(sslot, NULL, dst, bytes);
             }
@@ -527,6 +524,12 @@ static tutti_status_t run_lanes(struct tutti_exec *ex, int *progress_p)
             }
             (*next)++;
             *progress_p = 1;
+            if (ex->landed) {
+                /* The transport did the copy (shm: a read from the sender, the longest step
+                 * there is): let the other lanes post what the peers wait for first. */
+                ex->landed = 0;
+                break;
+            }
         }
         if (*next == l->nsteps) {
             ex->lanes_left--;

@@ -42,6 +42,7 @@ struct tutti_exec {
     tutti_status_t status;         /* IN_PROGRESS until done */
     size_t *next;                  /* per lane: index of the next step to run */
     size_t *placed;                /* per lane: steps before this one had their receives placed */
+    int landed;                    /* the step just run found its frame placed */
     int *sole_peer;                /* per lane: the only peer it receives from, if no other lane
                                       receives from that peer on its channel; else -1 */
     struct tutti_exec_need *needs; /* distinct (peer, channel) pairs of the steps */

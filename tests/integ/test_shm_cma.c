@@ -5,9 +5,11 @@
  *
  * TUTTI_SHM_CMA_MIN=1k and TUTTI_SHM_CMA_MAX=1t send every frame of 1 KiB or more by reference
  * whatever the call's size; 4 KiB slots and 2 channels make the counts cross chunk, channel and
- * FIFO-wrap boundaries, so frames land in the user's buffer (placed), in slots (reductions, and
- * frames beyond the placement window) and are peeked again after a full send FIFO. Then the
- * defaults (128 KiB slots; calls that move more than 2 MiB per rank through the FIFO). A receiver
+ * FIFO-wrap boundaries, so frames land in the user's buffer (placed) or in slots (frames beyond
+ * the placement window, lanes that receive from several peers) and are peeked again after a
+ * full send FIFO. Then the defaults (128 KiB slots, 8 KiB frames and up), and a cap below every
+ * call (TUTTI_SHM_CMA_MAX=1k: everything through the FIFO). Reductions never send by reference.
+ * A receiver
  * that refuses references is tests/unit/test_shm.c's (the environment is read once, before the
  * ranks fork, so it cannot differ between ranks here).
  */
@@ -20,8 +22,9 @@
 static const size_t counts[] = {1, 300, 4099, 70001};
 #define NCOUNTS (sizeof(counts) / sizeof(counts[0]))
 
-enum setting { EVERY_FRAME, DEFAULTS, NSETTINGS };
-static const char *const setting_name[] = {"every frame by reference", "the defaults"};
+enum setting { EVERY_FRAME, DEFAULTS, CAPPED, NSETTINGS };
+static const char *const setting_name[] = {"every frame by reference", "the defaults",
+                                           "every call over TUTTI_SHM_CMA_MAX"};
 
 struct config {
     int nranks;
@@ -81,7 +84,7 @@ ParameterizedTest(struct config *cfg, shm_cma, matrix, .timeout = 120)
     if (cfg->setting != DEFAULTS) {
         integ_setenv("TUTTI_SHM_SLOT_SIZE", "4k");
         integ_setenv("TUTTI_SHM_CMA_MIN", "1k");
-        integ_setenv("TUTTI_SHM_CMA_MAX", "1t");
+        integ_setenv("TUTTI_SHM_CMA_MAX", cfg->setting == CAPPED ? "1k" : "1t");
     }
     struct integ_opts o = {.nranks = cfg->nranks, .deadline_s = 100, .make_id = 1, .arg = cfg};
     integ_run(&o, cma_rank);

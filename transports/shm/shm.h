@@ -104,7 +104,7 @@ struct shm_ctx {
     size_t slot_size;
     uint32_t nslots;
     size_t cma_min;          /* frames of at least this many bytes go in one copy; SIZE_MAX: none */
-    size_t cma_max;          /* of operations with at most this much data (tutti_tconn.ref_max) */
+    size_t cma_max;          /* in calls that move at most this much (tutti_tconn.ref_max) */
     struct shm_conn **conns; /* every open connection, to unlink names and wake on close */
     int nconns, conns_cap;
     int *watch;             /* [nlocal]: the watched peers, in the order connected */
