@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #define TUTTI_SHM_CTL_MAGIC  0x4c544353u /* "SCTL" */
-#define TUTTI_SHM_FIFO_MAGIC 0x4f464953u /* "SFIO" */
+#define TUTTI_SHM_FIFO_MAGIC 0x32494653u /* "SFI2": posts marked in the slots (seq) */
 #define TUTTI_SHM_SLOT_HDR   64          /* slot header (struct shm_slot_hdr), a cache line */
 
 extern const struct tutti_transport_ops tutti__shm_ops;
@@ -62,11 +62,14 @@ struct shm_ctl {
 };
 
 /* The header of every slot: its length and the fingerprint of the operation it belongs to;
- * ref: 0 when the data is in the slot, else its address in the sender (shm_cma.c). */
+ * ref: 0 when the data is in the slot, else its address in the sender (shm_cma.c); seq: the
+ * post's number + 1, written last (release). The receiver polls this line, which it reads
+ * anyway, instead of a separate head counter: one cache line crosses per post, not two. */
 struct shm_slot_hdr {
     uint64_t len;
     struct tutti_fp fp;
     uint64_t ref;
+    _Atomic uint64_t seq;
 };
 _Static_assert(sizeof(struct shm_slot_hdr) <= TUTTI_SHM_SLOT_HDR, "slot header fits");
 
@@ -77,7 +80,6 @@ struct shm_fifo_hdr {
     uint32_t nslots;
     uint32_t cma; /* 1: the receiver can read the sender's memory (set before magic) */
     uint64_t slot_size;
-    _Alignas(64) _Atomic uint64_t head; /* slots posted, written by the sender */
     _Alignas(64) _Atomic uint64_t tail; /* slots released, written by the receiver */
     _Alignas(64) _Atomic uint32_t sender_attached;
     _Atomic uint32_t sender_closed;
@@ -120,8 +122,8 @@ struct shm_fifo {
     uint8_t *slots; /* first slot; geometry copied locally, never re-read from the segment */
     uint32_t nslots;
     size_t stride;   /* TUTTI_SHM_SLOT_HDR + slot size */
-    uint64_t mine;   /* sender: head it posted; receiver: tail it released */
-    uint64_t theirs; /* last value read of the other side's counter */
+    uint64_t mine;   /* sender: slots it posted; receiver: slots it released (tail) */
+    uint64_t theirs; /* sender: last value read of the receiver's tail */
 };
 
 /* Where the engine wants received frame `seq` (recv_place), for frames sent by reference. */

@@ -1,8 +1,10 @@
 /*
  * shm_data.c - the shared-memory FIFO operations: single producer, single consumer rings of
- * fixed-size slots with a header per slot (length and fingerprint). Each side caches the other
- * side's counter and reads the shared one only when its cached view says "full" or "empty", so a
- * steady stream costs one cache-line transfer per slot and counter. After publishing, a side rings
+ * fixed-size slots with a header per slot (length, fingerprint, and the post's number, written
+ * last). The receiver polls the next slot's header, which it has to read anyway, so a message
+ * costs one cache line from sender to receiver (a separate head counter made it two); the sender
+ * caches the receiver's tail and reads it only when its cached view says "full". After
+ * publishing, a side rings
  * the peer's doorbell only if the peer announced that it is going to sleep. A slot may carry the
  * address of its data in the sender instead of the data (shm_cma.c).
  */
@@ -67,7 +69,7 @@ tutti_status_t tutti__shm_post(struct shm_conn *c, size_t bytes, const struct tu
         memset(&h->fp, 0, sizeof(h->fp));
     }
     f->mine++;
-    atomic_store_explicit(&f->hdr->head, f->mine, memory_order_release);
+    atomic_store_explicit(&h->seq, f->mine, memory_order_release);
     wake_if_sleeping(c->peer_ctl);
     return TUTTI_OK;
 }
@@ -83,23 +85,18 @@ tutti_status_t tutti__shm_recv_peek(struct tutti_tconn *conn, const void **buf_p
 {
     struct shm_conn *c = (struct shm_conn *)conn;
     struct shm_fifo *f = &c->recv;
-    if (f->mine == f->theirs) {
-        f->theirs = atomic_load_explicit(&f->hdr->head, memory_order_acquire);
-        if (f->mine == f->theirs) {
-            /* Closed (this FIFO, or the peer's whole communicator if it never attached here)
-             * and still empty once the close is seen: nothing more will come. */
-            if (atomic_load(&f->hdr->sender_closed) != 0 || atomic_load(&c->peer_ctl->closed)) {
-                f->theirs = atomic_load_explicit(&f->hdr->head, memory_order_acquire);
-                if (f->mine == f->theirs) {
-                    return tutti__shm_peer_gone(c->ctx, conn->peer);
-                }
-            } else {
-                return TUTTI_IN_PROGRESS;
-            }
+    uint8_t *slot = tutti__shm_slot(f, f->mine);
+    struct shm_slot_hdr *h = (struct shm_slot_hdr *)(void *)slot;
+    if (atomic_load_explicit(&h->seq, memory_order_acquire) != f->mine + 1) {
+        /* Closed (this FIFO, or the peer's whole communicator if it never attached here) and
+         * still empty once the close is seen: nothing more will come. */
+        if (atomic_load(&f->hdr->sender_closed) == 0 && atomic_load(&c->peer_ctl->closed) == 0) {
+            return TUTTI_IN_PROGRESS;
+        }
+        if (atomic_load_explicit(&h->seq, memory_order_acquire) != f->mine + 1) {
+            return tutti__shm_peer_gone(c->ctx, conn->peer);
         }
     }
-    uint8_t *slot = tutti__shm_slot(f, f->mine);
-    const struct shm_slot_hdr *h = (const struct shm_slot_hdr *)(const void *)slot;
     uint64_t len = *(const volatile uint64_t *)&h->len;
     if (len > f->stride - TUTTI_SHM_SLOT_HDR) {
         return tutti__set_error(c->ctx->args.comm, TUTTI_ERR_REMOTE,
