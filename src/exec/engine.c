@@ -395,6 +395,7 @@ tutti_status_t tutti__engine_run(struct tutti_exec **exs, int n)
         }
         if (progress) {
             stale = 1;
+            idle_polls = 0;
             if (w.armed) {
                 __atomic_store_n(&w.db->sleeping, 0, __ATOMIC_RELAXED);
                 w.armed = 0;
@@ -402,9 +403,11 @@ tutti_status_t tutti__engine_run(struct tutti_exec **exs, int n)
             continue;
         }
         /* Busy-polling: one pause (~25 ns on AMD, ~40 on Intel) between polls, and the clock
-         * (~30 ns) read only every SPIN_CLOCK_EVERY polls, so a posted message is seen within
-         * a few tens of nanoseconds. */
-        if (!stale && w.spinning && (++idle_polls % SPIN_CLOCK_EVERY) != 0) {
+         * (~30 ns, more in a VM) read only every SPIN_CLOCK_EVERY polls, so a posted message is
+         * seen within a few tens of nanoseconds. After progress too: a peer that answers within
+         * those polls (a ping-pong of small messages) costs no clock read at all; the wait's
+         * start is then taken a few polls late, which only lengthens the spin by as much. */
+        if ((stale || w.spinning) && (++idle_polls % SPIN_CLOCK_EVERY) != 0) {
             tutti__cpu_relax();
             continue;
         }
