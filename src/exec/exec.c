@@ -181,6 +181,7 @@ tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_comm *comm,
     tutti__op_extents(comm, &plan->op, &send_bytes, &result_bytes);
     ex->nt_dst = comm->cfg.nt_min > 0 && result_bytes >= comm->cfg.nt_min;
     ex->ref_bytes = ref_bytes(plan, ex->esize);
+    ex->landed = 0;
     for (int i = 0; i < plan->nlanes; i++) {
         ex->lanes_left += plan->lanes[i].nsteps > 0;
         ex->main_left += plan->lanes[i].nsteps > 0 && !plan->lanes[i].after_all;
@@ -360,7 +361,8 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
             return st;
         }
     }
-    /* Zero copy: a stable result in user memory travels from there (TCP) instead of a slot. */
+    /* Zero copy: a stable result in user memory travels from there (TCP; shm lets the receiver
+     * read it there) instead of a slot. */
     const void *ref = NULL;
     if (sslot != NULL && s->stable && (sc->ops->flags & TUTTI_TRANSPORT_SEND_REF) != 0 &&
         (sc->ref_max == 0 || ex->ref_bytes <= sc->ref_max)) {
