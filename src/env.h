@@ -53,7 +53,7 @@
     X(SHM_CMA, INT, "1", "0", "1",                                                                 \
       "1: a local rank reads large frames straight from the sender's memory (process_vm_readv: "   \
       "one copy instead of two) where the kernel allows it; 0: every frame goes through the FIFO") \
-    X(SHM_CMA_MIN, SIZE, "8k", "1k", "64m",                                                       \
+    X(SHM_CMA_MIN, SIZE, "8k", "1k", "64m",                                                        \
       "smallest shared-memory frame read from the sender's memory (TUTTI_SHM_CMA)")                \
     X(SHM_CMA_MAX, SIZE, "1t", "1k", "1t",                                                         \
       "calls that move more than this many bytes per rank (sent plus received) do not use "        \
