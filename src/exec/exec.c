@@ -144,9 +144,13 @@ static tutti_status_t make_fps(struct tutti_exec *ex, const struct tutti_plan *p
 
 /*
  * For tutti_tconn.ref_max, the call's size: the bytes this rank sends plus receives (a group's op
- * has no count of its own). But SIZE_MAX for a reduction: there the receiver of a frame sent by
- * reference would make the sender's copy besides its own reduction (into a slot, or into
- * scratch that a local step then reduces) while the sender sits idle.
+ * has no count of its own). But SIZE_MAX (no references) for
+ * - a reduction: there the receiver of a frame sent by reference would make the sender's copy
+ *   besides its own reduction (into a slot, or into scratch that a local step then reduces)
+ *   while the sender sits idle;
+ * - a point-to-point call that only sends: by reference it would end only once the receiver's
+ *   matching call has read the data, which the peer may issue only after its own send to this
+ *   rank (what MPI calls an unsafe program, and what the FIFO's buffering lets through).
  */
 static size_t ref_bytes(const struct tutti_plan *p, size_t esize)
 {
@@ -154,12 +158,16 @@ static size_t ref_bytes(const struct tutti_plan *p, size_t esize)
     if (c == TUTTI_COLL_ALLREDUCE || c == TUTTI_COLL_REDUCE || c == TUTTI_COLL_REDUCE_SCATTER) {
         return SIZE_MAX;
     }
-    size_t n = 0;
+    size_t n = 0, recvd = 0;
     for (int i = 0; i < p->nlanes; i++) {
         for (size_t k = 0; k < p->lanes[i].nsteps; k++) {
             const struct tutti_step *s = &p->lanes[i].steps[k];
             n += s->count * (size_t)((s->send_peer >= 0) + (s->recv_peer >= 0));
+            recvd += s->recv_peer >= 0;
         }
+    }
+    if (recvd == 0 && (c == TUTTI_COLL_SEND || c == TUTTI_COLL_RECV)) {
+        return SIZE_MAX;
     }
     return n * esize;
 }

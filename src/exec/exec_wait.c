@@ -14,10 +14,32 @@ static int step_peer(const struct tutti_step *s)
     return s->recv_peer >= 0 ? s->recv_peer : s->send_peer;
 }
 
+/* Index in ex->conns of the first connection whose sends are not all taken yet (shm: a frame
+ * sent by reference that its receiver has not released; TCP: bytes not yet written), or -1. */
+static int first_unflushed(const struct tutti_exec *ex)
+{
+    for (int i = 0; i < ex->nneeds; i++) {
+        int done = 1;
+        struct tutti_tconn *c = ex->conns[i];
+        if (c != NULL && c->ops->flushed(c, &done) == TUTTI_OK && !done) {
+            return i;
+        }
+    }
+    return -1;
+}
+
 void tutti__exec_wait_point(const struct tutti_exec *ex, struct tutti_wait_point *wp)
 {
     *wp = (struct tutti_wait_point){.peer = -1, .step = 0, .nsteps = 0, .channel = -1};
     if (ex->next == NULL) {
+        return;
+    }
+    if (ex->phase == TUTTI_EXEC_FLUSH) {
+        int i = first_unflushed(ex);
+        if (i >= 0) {
+            wp->peer = ex->needs[i].peer;
+            wp->channel = ex->needs[i].channel;
+        }
         return;
     }
     if (ex->phase == TUTTI_EXEC_CONNECT) {
@@ -97,7 +119,15 @@ void tutti__exec_describe_wait(const struct tutti_exec *ex, char *buf, size_t le
         return;
     }
     if (ex->phase == TUTTI_EXEC_FLUSH) {
-        snprintf(buf, len, "handing its last sends to the transport");
+        int i = first_unflushed(ex);
+        if (i < 0) {
+            snprintf(buf, len, "handing its last sends to the transport");
+            return;
+        }
+        char who[128];
+        tutti__peer_str(&ex->comm->peers[ex->needs[i].peer], who, sizeof(who));
+        snprintf(buf, len, "waiting for %s to take its last sends on channel %d", who,
+                 ex->needs[i].channel);
         return;
     }
     for (int i = 0; i < ex->plan->nlanes && o + 1 < len; i++) {

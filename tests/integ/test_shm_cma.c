@@ -9,15 +9,17 @@
  * the placement window, lanes that receive from several peers) and are peeked again after a
  * full send FIFO. Then the defaults (128 KiB slots, 8 KiB frames and up), and a cap below every
  * call (TUTTI_SHM_CMA_MAX=1k: everything through the FIFO). Reductions never send by reference.
- * A receiver
- * that refuses references is tests/unit/test_shm.c's (the environment is read once, before the
- * ranks fork, so it cannot differ between ranks here).
+ * A point-to-point call that only sends stays eager (both_ranks_may_send_before_they_receive).
+ * A receiver that refuses references is tests/unit/test_shm.c's (the environment is read once,
+ * before the ranks fork, so it cannot differ between ranks here).
  */
 #include "colls.h"
 #include "harness.h"
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <stdint.h>
+#include <stdlib.h>
 
 static const size_t counts[] = {1, 300, 4099, 70001};
 #define NCOUNTS (sizeof(counts) / sizeof(counts[0]))
@@ -88,4 +90,44 @@ ParameterizedTest(struct config *cfg, shm_cma, matrix, .timeout = 120)
     }
     struct integ_opts o = {.nranks = cfg->nranks, .deadline_s = 100, .make_id = 1, .arg = cfg};
     integ_run(&o, cma_rank);
+}
+
+/*
+ * Both ranks send first, then receive: MPI calls it unsafe, but the FIFO buffers it up to its
+ * capacity, and a send alone stays eager (a send by reference would wait for the peer's
+ * receive, which comes only after the peer's own send). 8 KiB to 512 KiB, all by reference
+ * were references allowed there.
+ */
+static int sends_first_rank(const struct integ_ctx *ctx)
+{
+    tutti_comm_t *comm = NULL;
+    if (integ_comm_init(ctx, NULL, &comm) != 0) {
+        return 1;
+    }
+    int peer = 1 - ctx->rank;
+    for (size_t n = 2048; n <= 131072; n *= 4) {
+        int32_t *out = malloc(n * sizeof(int32_t)), *in = malloc(n * sizeof(int32_t));
+        ICHECK(out != NULL && in != NULL, "no memory");
+        for (size_t k = 0; k < n; k++) {
+            out[k] = (int32_t)(k * 7 + (size_t)ctx->rank);
+        }
+        ICHECK_OK(tutti_send(out, n, TUTTI_INT32, peer, comm, NULL));
+        ICHECK_OK(tutti_recv(in, n, TUTTI_INT32, peer, comm, NULL));
+        for (size_t k = 0; k < n; k++) {
+            ICHECK(in[k] == (int32_t)(k * 7 + (size_t)peer), "element %zu of %zu", k, n);
+        }
+        free(out);
+        free(in);
+    }
+    ICHECK_OK(tutti_comm_destroy(comm));
+    return 0;
+}
+
+Test(shm_cma, both_ranks_may_send_before_they_receive, .timeout = 60)
+{
+    integ_setenv("TUTTI_TRANSPORT", "shm");
+    integ_setenv("TUTTI_TIMEOUT", "20s");
+    integ_setenv("TUTTI_SHM_CMA_MIN", "1k");
+    struct integ_opts o = {.nranks = 2, .deadline_s = 40, .make_id = 1};
+    integ_run(&o, sends_first_rank);
 }
