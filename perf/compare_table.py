@@ -290,7 +290,8 @@ def summary_markdown(colls, metas, link, meta):
     if link is not None:
         eff = link.get("worst_efficiency")
         out.append("| TCP on a tbf-shaped 10 Gbit/s veth: bytes each rank puts on the wire per "
-                   "second >= 90%% of iperf3 | %s | %s | 0.90 | %s |" % (
+                   "second >= 90%% of iperf3 (of --bidir's, same direction, for collectives that "
+                   "send both ways) | %s | %s | 0.90 | %s |" % (
                        link.get("ranks", "-"), "-" if eff is None else "%.2f (%s)" % (
                            eff, link.get("worst_case", "?")),
                        "-" if eff is None else "met" if eff >= 0.9 else "not met"))
