@@ -35,7 +35,9 @@
     X(NCHANNELS, INT, "0", "0", "16", "parallel rings per collective; 0 picks per transport")      \
     X(NSOCKS, INT, "2", "1", "16", "TCP sockets per connection")                                   \
     X(SOCKET_IFNAME, STRING, "", "", "",                                                           \
-      "network interface for bootstrap and TCP; listeners are tied to it (SO_BINDTODEVICE)")       \
+      "network interface for bootstrap and TCP, written as for NCCL_SOCKET_IFNAME: a prefix "      \
+      "(eth), a list (eth,ib), ^ to exclude (^docker,lo), = for exact names (=eth0); listeners "   \
+      "are tied to the interface picked (SO_BINDTODEVICE)")                                        \
     X(SOCKET_FAMILY, STRING, "any", "", "", "any, ipv4 or ipv6: address family for the interface") \
     X(PORT_RANGE, STRING, "", "", "",                                                              \
       "listen only on ports lo-hi, the root's included (default: any)")                            \

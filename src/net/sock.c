@@ -10,6 +10,7 @@
 #include "net/sock.h"
 #include "check.h"
 #include "env.h"
+#include "net/ifmatch.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -252,9 +253,18 @@ static void list_add(char *list, size_t len, const char *name, int up)
     snprintf(list + used, len - used, "%s%s", used > 0 ? ", " : "", item);
 }
 
-/* Best address of an interface that is up: named `ifname`, or any (ifname NULL). */
+/* Best address of an interface that is up: one that `ifname` names (ifmatch.h), or any (ifname
+ * NULL). */
 static tutti_status_t pick_interface(const char *ifname, int family, union tutti_sockaddr *out)
 {
+    const char *why = NULL;
+    if (ifname != NULL && tutti__ifname_spec_check(ifname, &why) != 0) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
+                                "TUTTI_SOCKET_IFNAME '%s' is malformed: %s (expected names or "
+                                "prefixes separated by commas, optionally after ^ to exclude "
+                                "them and = for exact names)",
+                                ifname, why);
+    }
     struct ifaddrs *ifs = NULL;
     if (getifaddrs(&ifs) != 0) {
         return tutti__set_error(NULL, TUTTI_ERR_SYSTEM, "getifaddrs failed: %s", strerror(errno));
@@ -268,7 +278,7 @@ static tutti_status_t pick_interface(const char *ifname, int family, union tutti
         if (ifa->ifa_addr == NULL || !up ||
             (ifa->ifa_addr->sa_family != AF_INET && ifa->ifa_addr->sa_family != AF_INET6) ||
             (family != AF_UNSPEC && ifa->ifa_addr->sa_family != family) ||
-            (ifname != NULL && strcmp(ifa->ifa_name, ifname) != 0)) {
+            (ifname != NULL && !tutti__ifname_match(ifname, ifa->ifa_name))) {
             continue;
         }
         int score = if_class(ifa) * 10 + addr_kind(ifa->ifa_addr);
@@ -287,7 +297,7 @@ static tutti_status_t pick_interface(const char *ifname, int family, union tutti
         }
     } else if (ifname != NULL) {
         status = tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
-                                  "TUTTI_SOCKET_IFNAME %s: no interface of that name is up with "
+                                  "TUTTI_SOCKET_IFNAME %s: no interface it names is up with "
                                   "an %s address (interfaces: %s)",
                                   ifname,
                                   family == AF_INET    ? "IPv4"
@@ -408,8 +418,8 @@ tutti_status_t tutti__sock_port_range(int *lo_p, int *hi_p, int *set_p)
     return TUTTI_OK;
 }
 
-/* Is `a` (port aside) one of the addresses of interface `ifname`? */
-static int on_interface(const char *ifname, const union tutti_sockaddr *a)
+/* Is `a` (port aside) an address of an interface that `ifname` names? Its name into dev. */
+static int on_interface(const char *ifname, const union tutti_sockaddr *a, char dev[IFNAMSIZ])
 {
     struct ifaddrs *ifs = NULL;
     int found = 0;
@@ -418,24 +428,28 @@ static int on_interface(const char *ifname, const union tutti_sockaddr *a)
     }
     for (const struct ifaddrs *ifa = ifs; ifa != NULL && !found; ifa = ifa->ifa_next) {
         const struct sockaddr *s = ifa->ifa_addr;
-        if (s == NULL || s->sa_family != a->sa.sa_family || strcmp(ifa->ifa_name, ifname) != 0) {
+        if (s == NULL || s->sa_family != a->sa.sa_family ||
+            !tutti__ifname_match(ifname, ifa->ifa_name)) {
             continue;
         }
         found = s->sa_family == AF_INET
                     ? ((const struct sockaddr_in *)s)->sin_addr.s_addr == a->in.sin_addr.s_addr
                     : memcmp(&((const struct sockaddr_in6 *)s)->sin6_addr, &a->in6.sin6_addr,
                              sizeof(a->in6.sin6_addr)) == 0;
+        if (found) {
+            snprintf(dev, IFNAMSIZ, "%s", ifa->ifa_name);
+        }
     }
     freeifaddrs(ifs);
     return found;
 }
 
-/* The interface a listener on `a` is tied to: TUTTI_SOCKET_IFNAME when `a` is one of its
- * addresses; NULL otherwise (none named, or a loopback root of a one-host job). */
-static const char *listen_device(const union tutti_sockaddr *a)
+/* The interface a listener on `a` is tied to: the one TUTTI_SOCKET_IFNAME names that has `a`
+ * (its name into dev); NULL otherwise (none named, or a loopback root of a one-host job). */
+static const char *listen_device(const union tutti_sockaddr *a, char dev[IFNAMSIZ])
 {
     const char *ifname = tutti__env()->SOCKET_IFNAME;
-    return ifname[0] != '\0' && on_interface(ifname, a) ? ifname : NULL;
+    return ifname[0] != '\0' && on_interface(ifname, a, dev) ? dev : NULL;
 }
 
 /*
@@ -487,7 +501,8 @@ tutti_status_t tutti__sock_listen(const union tutti_sockaddr *local, int *fd_p,
     union tutti_sockaddr a = *local;
     char s[80];
     int lo = 0, hi = 0, ranged = 0, fd = -1;
-    const char *dev = listen_device(&a);
+    char dev_name[IFNAMSIZ];
+    const char *dev = listen_device(&a, dev_name);
     int port = ntohs(a.sa.sa_family == AF_INET6 ? a.in6.sin6_port : a.in.sin_port);
     if (port == 0) {
         TUTTI_CHECK(tutti__sock_port_range(&lo, &hi, &ranged));

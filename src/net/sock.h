@@ -60,12 +60,14 @@ int tutti__sock_family_pref(void);
 /**
  * Local address to listen on.
  * - toward != NULL: the source address the kernel would use to reach `toward` (a UDP connect,
- *   nothing sent), unless TUTTI_SOCKET_IFNAME names an interface, whose address is used then.
- * - toward == NULL: TUTTI_SOCKET_IFNAME's address, else the first interface that is up and not
- *   loopback (docker*, virbr* and veth-less bridges last), else loopback.
+ *   nothing sent), unless TUTTI_SOCKET_IFNAME is set (patterns: ifmatch.h): then the address of
+ *   the best interface it names.
+ * - toward == NULL: that address, else the first interface that is up and not loopback
+ *   (docker*, virbr* and veth-less bridges last), else loopback.
  * The port of the result is 0.
- * @return TUTTI_OK; TUTTI_ERR_INVALID_ARG if TUTTI_SOCKET_IFNAME names no interface with an
- *         address of the wanted family (the message lists the interfaces seen).
+ * @return TUTTI_OK; TUTTI_ERR_INVALID_ARG if TUTTI_SOCKET_IFNAME is malformed or names no
+ *         interface with an address of the wanted family (the message lists the interfaces
+ *         seen).
  */
 tutti_status_t tutti__sock_local_addr(const union tutti_sockaddr *toward,
                                       union tutti_sockaddr *out);

@@ -426,3 +426,48 @@ Test(sock, connect_to_closed_port_is_remote, .timeout = 10)
     cr_assert_eq(st, TUTTI_ERR_REMOTE);
     cr_assert_eq(err, ECONNREFUSED);
 }
+
+Test(sock, ifname_prefix_and_exact_forms_as_nccl_writes_them, .timeout = 10)
+{
+    setenv("TUTTI_SOCKET_IFNAME", "nosuch,l", 1); /* a list; "l" is a prefix of lo */
+    union tutti_sockaddr a;
+    char s[96];
+    cr_assert_eq(tutti__sock_local_addr(NULL, &a), TUTTI_OK, "%s", tutti_last_error(NULL));
+    cr_assert(is_loopback(&a), "%s", tutti__sockaddr_str(&a, s, sizeof(s)));
+    /* The listener is tied to the device the prefix found, not to the pattern. */
+    char dev[IFNAMSIZ];
+    listen_and_get_device("127.0.0.1", dev, sizeof(dev));
+    cr_assert_str_eq(dev, "lo", "SO_BINDTODEVICE is '%s'", dev);
+}
+
+Test(sock, ifname_exact_form_does_not_take_a_prefix, .timeout = 10)
+{
+    setenv("TUTTI_SOCKET_IFNAME", "=l", 1);
+    union tutti_sockaddr a;
+    cr_assert_eq(tutti__sock_local_addr(NULL, &a), TUTTI_ERR_INVALID_ARG);
+    cr_assert(strstr(tutti_last_error(NULL), "=l") != NULL, "%s", tutti_last_error(NULL));
+}
+
+Test(sock, ifname_exclusion_skips_loopback, .timeout = 10)
+{
+    if (!have_non_loopback(AF_INET)) {
+        cr_skip_test("no IPv4 interface but loopback");
+    }
+    setenv("TUTTI_SOCKET_IFNAME", "^lo", 1);
+    setenv("TUTTI_SOCKET_FAMILY", "ipv4", 1);
+    union tutti_sockaddr a, toward;
+    char s[96];
+    /* Even toward a loopback peer: the pattern wins over the route. */
+    parse_ok("127.0.0.1:9", -1, &toward);
+    cr_assert_eq(tutti__sock_local_addr(&toward, &a), TUTTI_OK, "%s", tutti_last_error(NULL));
+    cr_assert(!is_loopback(&a), "%s", tutti__sockaddr_str(&a, s, sizeof(s)));
+}
+
+Test(sock, malformed_ifname_is_error_naming_it, .timeout = 10)
+{
+    setenv("TUTTI_SOCKET_IFNAME", "eth0,,eth1", 1);
+    union tutti_sockaddr a;
+    cr_assert_eq(tutti__sock_local_addr(NULL, &a), TUTTI_ERR_INVALID_ARG);
+    const char *msg = tutti_last_error(NULL);
+    cr_assert(strstr(msg, "eth0,,eth1") != NULL && strstr(msg, "malformed") != NULL, "%s", msg);
+}
