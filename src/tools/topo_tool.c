@@ -195,8 +195,7 @@ static void print_ring(FILE *f, const struct topo_plan *p)
             sep = ", ";
         }
     }
-    fprintf(f, "\n(the collectives' ring schedules still run in rank order: this is the ring the "
-               "topology suggests)\n");
+    fprintf(f, "\n(a communicator of these ranks runs its ring schedules in this order)\n");
 }
 
 struct topo_args {

@@ -1,5 +1,6 @@
 /*
- * tutti_info.c - `tutti-info`: what this tutti is and sees. Without options: version, build,
+ * tutti_info.c - `tutti-info`: what this tutti is and sees (--help lists it all). Without
+ * options: version, build,
  * transports, machine. --env: every TUTTI_* variable with its type, default, current value and
  * help (the one table in src/env.c). --algos: the algorithms of each collective, as TUTTI_ALGO
  * names them. --host-id: this process's host identity. --hang LOGFILE...: which ranks are behind
@@ -99,9 +100,35 @@ static void print_summary(void)
     (void)tutti__ib_info(stdout);
 }
 
+static const char usage_text[] =
+    "usage: tutti-info [OPTION]\n"
+    "What this tutti is and what it sees. Without an option: the version, the transports built\n"
+    "in, the reduction code, the machine, the GPUs and the RDMA ports.\n"
+    "\n"
+    "  --env                 every TUTTI_* variable: type, default, range, value now, meaning\n"
+    "  --algos               the algorithms of each collective, as TUTTI_ALGO names them\n"
+    "  --topo [--topo-file F] [--dump F] [--dot F|-] [--png F]\n"
+    "                        the machine as tutti sees it (hwloc, NVML), or as file F describes\n"
+    "  --rings N | --ranks N [--hosts H]\n"
+    "                        the ring N ranks on H hosts like this one would run in\n"
+    "  --tune N [--hosts H] [--tcp] [--load R] [--sizes B,B...]\n"
+    "                        the algorithm picked per collective and size for N ranks\n"
+    "  --footprint N [--size B]\n"
+    "                        what N local ranks hold after one call of each collective\n"
+    "  --gpu                 the GPU module and the GPUs this process can use\n"
+    "  --rdma                the RDMA ports and the address tutti would use on each\n"
+    "  --host-id             this process's host identity (ranks with one are on one host)\n"
+    "  --hang LOGFILE...     which ranks a hung job waited for, from its ranks' logs\n"
+    "  --version, -V         the version\n"
+    "  --help, -h            this text\n";
+
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "--env") == 0) {
+    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        fputs(usage_text, stdout);
+    } else if (argc > 1 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)) {
+        printf("tutti %s (code %d)\n", TUTTI_VERSION_STRING, tutti_version());
+    } else if (argc > 1 && strcmp(argv[1], "--env") == 0) {
         print_env();
     } else if (argc > 1 && strcmp(argv[1], "--algos") == 0) {
         print_algos();
@@ -126,13 +153,11 @@ int main(int argc, char **argv)
     } else if (argc > 1 && strcmp(argv[1], "--footprint") == 0) {
         return tutti__footprint_tool(argc - 1, argv + 1);
     } else if (argc > 1) {
-        fprintf(
-            stderr,
-            "usage: tutti-info [--env | --algos | --host-id | --gpu | --rdma | --hang LOGFILE...]\n"
-            "       tutti-info --tune N [--hosts H] [--tcp] [--load R] [--sizes B,B...]\n"
-            "       tutti-info --footprint N [--size B]\n"
-            "       tutti-info [--topo] [--topo-file F] [--dump F] [--rings N | --ranks N]"
-            " [--hosts H] [--dot F|-] [--png F]\n");
+        fprintf(stderr, "tutti-info: %s %s\n%s", argv[1],
+                strcmp(argv[1], "--hang") == 0 || strcmp(argv[1], "--tune") == 0
+                    ? "needs an argument"
+                    : "is not an option",
+                usage_text);
         return 2;
     } else {
         print_summary();
