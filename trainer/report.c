@@ -7,6 +7,7 @@
  * overlap = 1 - exposed / comm is the share of communication hidden behind the backward pass.
  */
 #include "report.h"
+#include "json_out.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -104,77 +105,118 @@ void train_report_summary(const struct train_report *r)
     fflush(stdout);
 }
 
-static void json_string(FILE *f, const char *s)
+static void key_str(struct json_out *j, const char *key, const char *v)
 {
-    fputc('"', f);
-    for (; *s != '\0'; s++) {
-        if (*s == '"' || *s == '\\') {
-            fprintf(f, "\\%c", *s);
-        } else if ((unsigned char)*s < 0x20) {
-            fprintf(f, "\\u%04x", (unsigned)(unsigned char)*s);
-        } else {
-            fputc(*s, f);
-        }
-    }
-    fputc('"', f);
+    json_key(j, key);
+    json_str(j, v);
 }
 
-static void json_body(FILE *f, const struct train_report *r)
+static void key_fixed(struct json_out *j, const char *key, double v, int decimals)
+{
+    json_key(j, key);
+    json_fixed(j, v, decimals);
+}
+
+static void key_int(struct json_out *j, const char *key, long long v)
+{
+    json_key(j, key);
+    json_int(j, v);
+}
+
+static void json_config(struct json_out *j, const struct train_report *r)
 {
     const struct train_opts *o = r->o;
-    const struct train_span *t = &r->total;
     char model[128];
     model_string(o, model, sizeof(model));
-    fprintf(f, "{\n  \"tool\": \"%s\", \"tutti_version\": \"%s\",\n", TRAIN_TOOL,
-            TUTTI_VERSION_STRING);
-    fprintf(f,
-            "  \"config\": {\"nranks\": %d, \"transport\": \"%s\", \"device\": \"%s\", "
-            "\"model\": \"%s\", "
-            "\"parameters\": %zu, \"train_samples\": %zu, \"test_samples\": %zu, "
-            "\"global_batch\": %d, \"epochs\": %d, \"max_steps\": %ld, \"lr\": %g, "
-            "\"lr_schedule\": \"%s\", \"momentum\": %g, \"precision\": \"%s\", \"buckets\": %d, "
-            "\"bucket_kb\": %zu, "
-            "\"seed\": %llu},\n",
-            r->nranks, r->transport, train_device_name(o->device), model, r->nparams, r->ntrain,
-            r->ntest, o->batch, o->epochs, o->max_steps, (double)o->lr,
-            train_lr_schedule_name(o->lr_schedule), (double)o->momentum, train_prec_name(o->prec),
-            r->nbuckets, o->bucket_kb, (unsigned long long)o->seed);
-    fprintf(f, "  \"gpu\": ");
-    json_string(f, r->gpu);
-    fprintf(f, ",\n  \"epochs\": [");
+    json_key(j, "config");
+    json_obj(j, 1);
+    key_int(j, "nranks", r->nranks);
+    key_str(j, "transport", r->transport);
+    key_str(j, "device", train_device_name(o->device));
+    key_str(j, "model", model);
+    key_int(j, "parameters", (long long)r->nparams);
+    key_int(j, "train_samples", (long long)r->ntrain);
+    key_int(j, "test_samples", (long long)r->ntest);
+    key_int(j, "global_batch", o->batch);
+    key_int(j, "epochs", o->epochs);
+    key_int(j, "max_steps", o->max_steps);
+    json_key(j, "lr");
+    json_num(j, (double)o->lr, 6);
+    key_str(j, "lr_schedule", train_lr_schedule_name(o->lr_schedule));
+    json_key(j, "momentum");
+    json_num(j, (double)o->momentum, 6);
+    key_str(j, "precision", train_prec_name(o->prec));
+    key_int(j, "buckets", r->nbuckets);
+    key_int(j, "bucket_kb", (long long)o->bucket_kb);
+    json_key(j, "seed");
+    json_uint(j, (unsigned long long)o->seed);
+    json_end(j);
+}
+
+static void json_summary(struct json_out *j, const struct train_report *r)
+{
+    const struct train_span *t = &r->total;
+    double step = per_step_ms(t->step_s, t->steps);
+    json_key(j, "summary");
+    json_obj(j, 1);
+    key_int(j, "steps", t->steps);
+    key_fixed(j, "samples", t->samples, 0);
+    key_fixed(j, "time_s", t->wall_s, 4);
+    key_fixed(j, "samples_per_s", t->wall_s > 0 ? t->samples / t->wall_s : 0.0, 1);
+    key_fixed(j, "step_ms", step, 4);
+    key_fixed(j, "comm_ms", per_step_ms(t->comm_s, t->steps), 4);
+    key_fixed(j, "exposed_ms", per_step_ms(t->exposed_s, t->steps), 4);
+    key_fixed(j, "comm_share", step > 0 ? per_step_ms(t->comm_s, t->steps) / step : 0.0, 4);
+    key_fixed(j, "exposed_share", step > 0 ? per_step_ms(t->exposed_s, t->steps) / step : 0.0, 4);
+    key_fixed(j, "overlap", overlap(t), 4);
+    key_fixed(j, "final_test_accuracy", r->nepochs > 0 ? r->epochs[r->nepochs - 1].test_acc : 0.0,
+              6);
+    json_end(j);
+}
+
+/* The report as JSON (src/tools/json_out.c: a diverging loss is null, not "nan"). */
+static void json_body(FILE *f, const struct train_report *r)
+{
+    struct json_out j;
+    json_out_init(&j, f);
+    json_obj(&j, 0);
+    key_str(&j, "tool", TRAIN_TOOL);
+    key_str(&j, "tutti_version", TUTTI_VERSION_STRING);
+    json_config(&j, r);
+    key_str(&j, "gpu", r->gpu);
+    json_key(&j, "epochs");
+    json_list(&j, 0);
     for (int i = 0; i < r->nepochs; i++) {
         const struct train_epoch *e = &r->epochs[i];
-        fprintf(f,
-                "%s\n    {\"epoch\": %d, \"steps\": %ld, \"train_loss\": %.6f, "
-                "\"test_accuracy\": %.6f, \"test_loss\": %.6f, \"time_s\": %.4f}",
-                i > 0 ? "," : "", e->epoch, e->steps, e->train_loss, e->test_acc, e->test_loss,
-                e->time_s);
+        json_obj(&j, 1);
+        key_int(&j, "epoch", e->epoch);
+        key_int(&j, "steps", e->steps);
+        key_fixed(&j, "train_loss", e->train_loss, 6);
+        key_fixed(&j, "test_accuracy", e->test_acc, 6);
+        key_fixed(&j, "test_loss", e->test_loss, 6);
+        key_fixed(&j, "time_s", e->time_s, 4);
+        json_end(&j);
     }
-    double step = per_step_ms(t->step_s, t->steps);
-    fprintf(f,
-            "\n  ],\n  \"summary\": {\"steps\": %ld, \"samples\": %.0f, \"time_s\": %.4f, "
-            "\"samples_per_s\": %.1f, \"step_ms\": %.4f, \"comm_ms\": %.4f, "
-            "\"exposed_ms\": %.4f, \"comm_share\": %.4f, \"exposed_share\": %.4f, "
-            "\"overlap\": %.4f, \"final_test_accuracy\": %.6f},\n",
-            t->steps, t->samples, t->wall_s, t->wall_s > 0 ? t->samples / t->wall_s : 0.0, step,
-            per_step_ms(t->comm_s, t->steps), per_step_ms(t->exposed_s, t->steps),
-            step > 0 ? per_step_ms(t->comm_s, t->steps) / step : 0.0,
-            step > 0 ? per_step_ms(t->exposed_s, t->steps) / step : 0.0, overlap(t),
-            r->nepochs > 0 ? r->epochs[r->nepochs - 1].test_acc : 0.0);
-    fprintf(f, "  \"checks\": [");
+    json_end(&j);
+    json_summary(&j, r);
+    json_key(&j, "checks");
+    json_list(&j, 0);
     for (int i = 0; i < 3; i++) {
-        fprintf(f,
-                "%s\n    {\"check\": %d, \"result\": \"%s\", \"value\": %.6g, \"limit\": %.6g, "
-                "\"detail\": ",
-                i > 0 ? "," : "", i + 1,
+        json_obj(&j, 1);
+        key_int(&j, "check", i + 1);
+        key_str(&j, "result",
                 r->check[i].result == TRAIN_CHECK_PASS   ? "pass"
                 : r->check[i].result == TRAIN_CHECK_FAIL ? "fail"
-                                                         : "not run",
-                r->check[i].value, r->check[i].limit);
-        json_string(f, r->check[i].detail);
-        fputc('}', f);
+                                                         : "not run");
+        json_key(&j, "value");
+        json_num(&j, r->check[i].value, 6);
+        json_key(&j, "limit");
+        json_num(&j, r->check[i].limit, 6);
+        key_str(&j, "detail", r->check[i].detail);
+        json_end(&j);
     }
-    fprintf(f, "\n  ]\n}\n");
+    json_end(&j);
+    json_end(&j);
 }
 
 int train_report_json(const struct train_report *r, const char *path)
