@@ -41,7 +41,10 @@ void perf_args_usage(const char *tool, int mpi)
            "(calls on\n\t    the default CUDA stream; default host)\n"
            "\t[--register <0/1>] 1: register the buffers with tutti_comm_register (RDMA: sends "
            "without\n\t    a copy into tutti's FIFOs; tutti's tools only; default 0)\n"
-           "\t[-J,--json <file>] write every result as JSON\n"
+           "\t[-J,--json <file>] write every result as JSON (nccl-tests' keys and tutti's)\n"
+           "\t[-I,--per_iter_timing <0/1>] 1: time every iteration on its own; the JSON gets "
+           "each size's\n\t    per-iteration times (the slowest rank's) and every rank's, "
+           "as nccl-tests' -I 1 writes them\n"
            "\t[--print-env] list tutti's environment variables (defaults, ranges) and exit\n"
            "\t[-h,--help]\n",
            tool,
@@ -105,6 +108,7 @@ static const struct option long_opts[] = {
     {"nranks", required_argument, 0, 'N'},
     {"json", required_argument, 0, 'J'},
     {"output_file", required_argument, 0, 'J'},
+    {"per_iter_timing", required_argument, 0, 'I'},
     {"print-env", no_argument, 0, 'E'},
     {"coll", required_argument, 0, 'K'},
     {"halves", required_argument, 0, 'H'},
@@ -189,6 +193,7 @@ static const char *opt_hint(int c)
     case 'M':
         return "host or device";
     case 'R':
+    case 'I':
         return "0 or 1";
     default:
         return "a whole number in range (-n, -m and -N at least 1)";
@@ -247,6 +252,9 @@ static int one_opt(int c, const char *arg, struct perf_opts *o)
     case 'R':
         o->reg = strcmp(arg, "1") == 0 ? 1 : strcmp(arg, "0") == 0 ? 0 : -1;
         return o->reg < 0 ? -1 : 0;
+    case 'I':
+        o->per_iter = strcmp(arg, "1") == 0 ? 1 : strcmp(arg, "0") == 0 ? 0 : -1;
+        return o->per_iter < 0 ? -1 : 0;
     }
     return number_opt(c, arg, o);
 }
@@ -274,7 +282,7 @@ int perf_args_parse(int argc, char **argv, const char *tool, int mpi, struct per
     set_defaults(o);
     optind = 1;
     for (;;) {
-        int c = getopt_long(argc, argv, "t:g:b:e:i:f:n:m:w:c:o:d:r:a:z:G:N:J:h", long_opts, NULL);
+        int c = getopt_long(argc, argv, "t:g:b:e:i:f:n:m:w:c:o:d:r:a:z:G:N:J:I:h", long_opts, NULL);
         if (c == -1) {
             break;
         }

@@ -8,6 +8,7 @@
  */
 #include "perf_data.h"
 #include "perf_device.h"
+#include "perf_iters.h"
 #include "perf_report.h"
 
 #include <stdio.h>
@@ -21,10 +22,11 @@ struct bench {
     const struct perf_opts *o;
     struct perf_backend *be;
     const char *tool;
-    char *sendbuf, *recvbuf; /* max_bytes each, reused for every size */
-    struct perf_device dev;  /* --memory device: the twins the calls run on */
-    uint64_t seed;           /* bumped before each fill */
-    struct perf_row *rows;   /* rank 0: every row, for the JSON */
+    char *sendbuf, *recvbuf;      /* max_bytes each, reused for every size */
+    struct perf_device dev;       /* --memory device: the twins the calls run on */
+    uint64_t seed;                /* bumped before each fill */
+    struct perf_row *rows;        /* rank 0: every row, for the JSON */
+    struct perf_rank_info *ranks; /* rank 0: every rank's pid and host */
     size_t nrows, cap;
     int errors;
     double bw_sum;
@@ -113,8 +115,22 @@ static int run_iters(struct bench *b, const struct perf_call *hc, int iters)
     return b->o->device ? perf_dev_sync(&b->dev) : 0;
 }
 
-/* Per-call time in microseconds, combined over ranks as -a says. */
-static int timed(struct bench *b, struct perf_call *c, double *us_p)
+/* -I 1 (with a JSON file to keep them): the iterations one by one, each timed per call. */
+static int run_iters_each(struct bench *b, const struct perf_call *c, double *each)
+{
+    for (int i = 0; i < b->o->iters; i++) {
+        double t = now_us();
+        if (run_iters(b, c, 1) != 0) {
+            return -1;
+        }
+        each[i] = (now_us() - t) / b->o->agg_iters;
+    }
+    return 0;
+}
+
+/* Per-call time in microseconds, combined over ranks as -a says; with -I 1 and a JSON file,
+ * rank 0 also gets the per-iteration record in *iters_p. */
+static int timed(struct bench *b, struct perf_call *c, double *us_p, struct perf_iters **iters_p)
 {
     struct perf_backend *be = b->be;
     if (b->o->check > 0 && fill(b, c) != 0) {
@@ -123,11 +139,22 @@ static int timed(struct bench *b, struct perf_call *c, double *us_p)
     if (run_one(b, c) != 0 || be->barrier(be) != 0) {
         return -1;
     }
-    double t0 = now_us();
-    if (run_iters(b, c, b->o->iters) != 0) {
+    double *each = NULL;
+    if (b->o->per_iter && b->o->json_path != NULL &&
+        (each = malloc((size_t)b->o->iters * sizeof(double))) == NULL) {
+        fprintf(stderr, "%s: out of memory for %d per-iteration times\n", b->tool, b->o->iters);
         return -1;
     }
+    double t0 = now_us();
+    int rc = each != NULL ? run_iters_each(b, c, each) : run_iters(b, c, b->o->iters);
     double us = (now_us() - t0) / ((double)b->o->iters * b->o->agg_iters);
+    if (rc == 0 && each != NULL) {
+        rc = perf_iters_collect(be, each, b->o->iters, iters_p);
+    }
+    free(each);
+    if (rc != 0) {
+        return -1;
+    }
     static const int modes[] = {PERF_RED_BCAST0, PERF_RED_SUM, PERF_RED_MIN, PERF_RED_MAX};
     if (be->reduce_f64(be, &us, modes[b->o->average]) != 0) {
         return -1;
@@ -172,7 +199,7 @@ static int bench_half(struct bench *b, struct perf_call *c, size_t bytes, struct
         (b->o->halves & (c->in_place ? PERF_HALF_IN : PERF_HALF_OUT)) == 0) {
         return 0;
     }
-    if (timed(b, c, &h->time_us) != 0 || checked(b, c, &h->wrong) != 0) {
+    if (timed(b, c, &h->time_us, &h->iters) != 0 || checked(b, c, &h->wrong) != 0) {
         return -1;
     }
     h->valid = 1;
@@ -225,6 +252,8 @@ static int bench_size(struct bench *b, size_t size, tutti_datatype_t dt, tutti_o
             if (r0) {
                 perf_out_row_end();
             }
+            perf_iters_free(row.half[0].iters);
+            perf_iters_free(in_place ? row.half[1].iters : NULL);
             return -1;
         }
         if (r0) {
@@ -233,7 +262,11 @@ static int bench_size(struct bench *b, size_t size, tutti_datatype_t dt, tutti_o
     }
     if (r0) {
         perf_out_row_end();
-        return keep_row(b, &row);
+        if (keep_row(b, &row) != 0) {
+            perf_iters_free(row.half[0].iters);
+            perf_iters_free(row.half[1].iters);
+            return -1;
+        }
     }
     return 0;
 }
@@ -333,9 +366,9 @@ static int header(struct bench *b)
     }
     int rc = b->be->gather_info(b->be, &mine, all);
     if (rc == 0 && b->be->rank == 0) {
-        perf_out_header(b->o, all, b->be->nranks);
+        perf_out_header(b->tool, b->be, b->o, all);
     }
-    free(all);
+    b->ranks = all; /* for the JSON's "devices" */
     return rc;
 }
 
@@ -357,8 +390,10 @@ int perf_bench_run(const struct perf_coll *coll, const struct perf_opts *o, stru
     }
     if (o->device && strcmp(be->lib, "tutti") != 0) {
         if (be->rank == 0) {
-            fprintf(stderr, "%s: --memory device is for tutti's tools only (%s is not asked "
-                    "to take device pointers)\n", tool, be->lib);
+            fprintf(stderr,
+                    "%s: --memory device is for tutti's tools only (%s is not asked "
+                    "to take device pointers)\n",
+                    tool, be->lib);
         }
         return PERF_EXIT_USAGE;
     }
@@ -375,6 +410,7 @@ int perf_bench_run(const struct perf_coll *coll, const struct perf_opts *o, stru
                              .coll = coll->name,
                              .opts = o,
                              .be = be,
+                             .ranks = b.ranks,
                              .rows = b.rows,
                              .nrows = b.nrows,
                              .errors = b.errors,
@@ -388,7 +424,12 @@ int perf_bench_run(const struct perf_coll *coll, const struct perf_opts *o, stru
             rc = -1;
         }
     }
+    for (size_t i = 0; i < b.nrows; i++) {
+        perf_iters_free(b.rows[i].half[0].iters);
+        perf_iters_free(b.rows[i].half[1].iters);
+    }
     free(b.rows);
+    free(b.ranks);
     free(b.sendbuf);
     free(b.recvbuf);
     if (o->device) {

@@ -1,16 +1,22 @@
 /*
- * perf_output.c - the table exactly as nccl-tests prints it: the "# nThread" line, one
+ * perf_output.c - the table exactly as nccl-tests prints it: the version line (the tool and the
+ * library under test in place of nccl-tests' and NCCL's versions), "# Collective test
+ * starting", the "# nThread" line, one
  * "#  Rank" line per rank, the three header lines, one row per size with an out-of-place and an
- * in-place half, and the footer. Widths follow nccl-tests 2.19 (its getFloatStr: a number is
- * printed with two decimals, fewer when it would not fit the column).
+ * in-place half, and the footer with "# Collective test concluded". Widths follow nccl-tests 2.19
+ * (its getFloatStr: a number is printed with two decimals, fewer when it would not fit the column).
  */
 #include "perf_report.h"
 
 #include <stdio.h>
 
-void perf_out_header(const struct perf_opts *o, const struct perf_rank_info *ranks, int nranks)
+void perf_out_header(const char *tool, const struct perf_backend *be, const struct perf_opts *o,
+                     const struct perf_rank_info *ranks)
 {
-    int factor = o->step_factor > 1;
+    int factor = o->step_factor > 1, nranks = be->nranks;
+    printf("# %s of tutti %s, nccl-tests' output; library under test: %s %s\n", tool,
+           TUTTI_VERSION_STRING, be->lib, be->version);
+    printf("# Collective test starting: %s\n", tool);
     printf("# nThread 1 nGpus 1 minBytes %zu maxBytes %zu step: %zu(%s) warmup iters: %d "
            "iters: %d agg iters: %d validation: %d graph: 0\n",
            o->min_bytes, o->max_bytes, factor ? (size_t)o->step_factor : o->step_bytes,
@@ -83,5 +89,6 @@ void perf_out_footer(const struct perf_summary *s)
     printf("# %-20s : %d %s\n", "Out of bounds values", s->errors, s->errors ? "FAILED" : "OK");
     printf("# %-20s : %g \n", "Avg bus bandwidth", s->avg_busbw);
     printf("#\n");
+    printf("# Collective test concluded: %s\n", s->tool);
     fflush(stdout);
 }

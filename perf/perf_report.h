@@ -11,7 +11,8 @@
 struct perf_half {
     int valid; /* 0: not run (in-place all-to-all), printed N/A */
     double time_us, algbw, busbw;
-    long long wrong; /* wrong elements summed over ranks; -1 when not checked */
+    long long wrong;          /* wrong elements summed over ranks; -1 when not checked */
+    struct perf_iters *iters; /* -I 1 with a JSON file: rank 0's per-iteration record */
 };
 
 /** One row of the table: a size of one datatype, op and root. */
@@ -28,6 +29,7 @@ struct perf_summary {
     const char *coll; /* the collective's name */
     const struct perf_opts *opts;
     const struct perf_backend *be;
+    const struct perf_rank_info *ranks; /* every rank's pid and host, or NULL */
     const struct perf_row *rows;
     size_t nrows;
     int errors;        /* results with wrong elements */
@@ -35,8 +37,10 @@ struct perf_summary {
     const char *error; /* a call that failed, or NULL */
 };
 
-/** "# nThread ..." and the "#  Rank" lines, then the column headers. */
-void perf_out_header(const struct perf_opts *o, const struct perf_rank_info *ranks, int nranks);
+/** The version and "Collective test starting" lines, "# nThread ...", the "#  Rank" lines, then
+ * the column headers. */
+void perf_out_header(const char *tool, const struct perf_backend *be, const struct perf_opts *o,
+                     const struct perf_rank_info *ranks);
 
 /** A comment line inside the table ("# half: skipped ..."). */
 void perf_out_note(const char *msg);

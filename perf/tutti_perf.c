@@ -124,6 +124,22 @@ static int gather_info(struct perf_backend *be, const struct perf_rank_info *min
     return st == TUTTI_OK ? 0 : failed(be, "rank info all-gather", st);
 }
 
+static int gather_f64(struct perf_backend *be, const double *mine, int n, double *all)
+{
+    COMM_OR_FAIL(be, "per-iteration times all-gather");
+    double *tmp = malloc((size_t)be->nranks * (size_t)n * sizeof(double));
+    if (tmp == NULL) {
+        return failed(be, "per-iteration times all-gather", TUTTI_ERR_NO_MEMORY);
+    }
+    tutti_status_t st = tutti_allgather(mine, tmp, (size_t)n, TUTTI_FLOAT64,
+                                        ((struct tutti_ctx *)be->ctx)->comm, NULL);
+    if (st == TUTTI_OK && all != NULL) {
+        memcpy(all, tmp, (size_t)be->nranks * (size_t)n * sizeof(double));
+    }
+    free(tmp);
+    return st == TUTTI_OK ? 0 : failed(be, "per-iteration times all-gather", st);
+}
+
 static int register_buffers(struct perf_backend *be, void *send, void *recv, size_t bytes)
 {
     COMM_OR_FAIL(be, "tutti_comm_register");
@@ -156,6 +172,7 @@ static int bench_comm(const struct perf_coll *coll, const struct perf_opts *o, c
                               .reduce_f64 = reduce_f64,
                               .sum_i64 = sum_i64,
                               .gather_info = gather_info,
+                              .gather_f64 = gather_f64,
                               .register_buffers = register_buffers};
     tutti_comm_rank(comm, &be.rank);
     tutti_comm_size(comm, &be.nranks);

@@ -39,6 +39,7 @@ struct perf_opts {
     int root;                                /* -r: a rank or PERF_ALL */
     int nranks;                              /* -N: ranks to fork; 0 = not given */
     const char *json_path;                   /* --json / -J */
+    int per_iter;                            /* -I 1: time each iteration (perf_iters.c) */
     const char *coll;                        /* --coll (mpi_coll_perf only) */
     int print_env;                           /* --print-env */
     int halves;                              /* --halves: PERF_HALF_* bits to run */
@@ -140,6 +141,8 @@ struct perf_backend {
     /** Gather every rank's info to rank 0 (all has nranks entries there). */
     int (*gather_info)(struct perf_backend *be, const struct perf_rank_info *mine,
                        struct perf_rank_info *all);
+    /** -I 1: gather n doubles of every rank to rank 0 (all: nranks x n there, rank order). */
+    int (*gather_f64)(struct perf_backend *be, const double *mine, int n, double *all);
     /** --register: register (bytes > 0) or deregister (bytes 0) the buffers; NULL: no such
      * thing in this library. */
     int (*register_buffers)(struct perf_backend *be, void *send, void *recv, size_t bytes);

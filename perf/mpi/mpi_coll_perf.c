@@ -188,6 +188,12 @@ static int gather_info(struct perf_backend *be, const struct perf_rank_info *min
     return err == MPI_SUCCESS ? 0 : mpi_failed(be, "rank info gather", err);
 }
 
+static int gather_f64(struct perf_backend *be, const double *mine, int n, double *all)
+{
+    int err = MPI_Gather(mine, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return err == MPI_SUCCESS ? 0 : mpi_failed(be, "per-iteration times gather", err);
+}
+
 static const struct perf_coll *find_coll(const char *name)
 {
     static const struct perf_coll *const colls[] = {
@@ -272,7 +278,8 @@ int main(int argc, char **argv)
                               .barrier = barrier,
                               .reduce_f64 = reduce_f64,
                               .sum_i64 = sum_i64,
-                              .gather_info = gather_info};
+                              .gather_info = gather_info,
+                              .gather_f64 = gather_f64};
     MPI_Comm_rank(MPI_COMM_WORLD, &be.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &be.nranks);
     MPI_Get_library_version(version, &vlen);
