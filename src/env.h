@@ -24,6 +24,8 @@
     X(LOG_LEVEL, STRING, "warn", "", "", "none, error, warn, info, debug or trace")                \
     X(LOG_SUBSYS, STRING, "all", "", "",                                                           \
       "subsystems to log: init,coll,p2p,net,shm,topo,tune,boot,proxy,alloc,env or all; ^ negates") \
+    X(LOG_TIME, STRING, "utc", "", "",                                                             \
+      "time stamp that opens every log line, to the microsecond: utc, local or none")              \
     X(LOG_FILE, STRING, "", "", "",                                                                \
       "write logs to this file instead of stderr; %h = host, %p = pid (created 0600; links and "   \
       "other users' files are refused)")                                                           \

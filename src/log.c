@@ -1,6 +1,7 @@
 /*
- * log.c - the logger: reads TUTTI_LOG_LEVEL / TUTTI_LOG_SUBSYS / TUTTI_LOG_FILE once and writes
- * single-line records "host:pid:tid [rank] LEVEL/SUBSYS message" with one write per line, so
+ * log.c - the logger: reads TUTTI_LOG_LEVEL / TUTTI_LOG_SUBSYS / TUTTI_LOG_FILE / TUTTI_LOG_TIME
+ * once and writes single-line records "[2026-11-28 02:01:02.123456] host:pid:tid [rank]
+ * LEVEL/SUBSYS message" (the stamp in UTC by default) with one write per line, so
  * lines of concurrent ranks and threads do not interleave. The log file is opened without
  * following links and created private (open_log).
  */
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *const level_names[] = {"NONE", "ERROR", "WARN", "INFO", "DEBUG", "TRACE"};
@@ -170,6 +172,15 @@ void tutti__log_init(void)
         level = TUTTI_LOG_WARN;
     }
     uint32_t mask = parse_mask(env->LOG_SUBSYS, &problem);
+    static const char *const times[] = {"none", "utc", "local"};
+    int time_mode = -1;
+    for (int i = 0; i < 3; i++) {
+        time_mode = strcmp(env->LOG_TIME, times[i]) == 0 ? i : time_mode;
+    }
+    if (time_mode < 0) {
+        problem = "TUTTI_LOG_TIME is not one of utc, local, none; stamping in UTC";
+        time_mode = 1;
+    }
     if (env->LOG_FILE[0] != '\0') {
         char path[512];
         expand_path(env->LOG_FILE, path, sizeof(path));
@@ -183,6 +194,7 @@ void tutti__log_init(void)
     }
     tutti__log_cfg.level = level;
     tutti__log_cfg.mask = mask;
+    tutti__log_cfg.time = time_mode;
     __atomic_store_n(&tutti__g.log_ready, 1, __ATOMIC_RELEASE);
     if (problem != NULL && level >= TUTTI_LOG_WARN) {
         tutti__log(TUTTI_LOG_WARN, TUTTI_SUBSYS_ENV, "%s", problem);
@@ -202,8 +214,19 @@ void tutti__log(int level, uint32_t subsys, const char *fmt, ...)
     } else {
         snprintf(rank, sizeof(rank), "-");
     }
-    int n = snprintf(line, sizeof(line), "%s:%d:%ld [%s] %s%s%s ", tutti__g.hostname, (int)getpid(),
-                     (long)syscall(SYS_gettid), rank,
+    char stamp[48] = "";
+    if (tutti__log_cfg.time != 0) {
+        struct timespec ts;
+        struct tm tm;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        if ((tutti__log_cfg.time == 1 ? gmtime_r(&ts.tv_sec, &tm) : localtime_r(&ts.tv_sec, &tm)) !=
+            NULL) {
+            size_t k = strftime(stamp, sizeof(stamp), "[%Y-%m-%d %H:%M:%S", &tm);
+            snprintf(stamp + k, sizeof(stamp) - k, ".%06ld] ", ts.tv_nsec / 1000);
+        }
+    }
+    int n = snprintf(line, sizeof(line), "%s%s:%d:%ld [%s] %s%s%s ", stamp, tutti__g.hostname,
+                     (int)getpid(), (long)syscall(SYS_gettid), rank,
                      level_names[level < 0 || level > TUTTI_LOG_TRACE ? 0 : level],
                      subsys == TUTTI_SUBSYS_ALL ? "" : "/",
                      subsys == TUTTI_SUBSYS_ALL ? "" : tutti__subsys_name(subsys));

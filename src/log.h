@@ -45,6 +45,7 @@ typedef enum {
 struct tutti_log_config {
     int level;
     uint32_t mask;
+    int time; /* TUTTI_LOG_TIME: 0 none, 1 UTC, 2 local time */
 };
 extern struct tutti_log_config tutti__log_cfg; /* defined in global.c */
 void tutti__log_init(void);

@@ -21,6 +21,8 @@
 #include "topology/topo.h"
 #include "topology/view.h"
 
+#include "tutti/version.h"
+
 #include <arpa/inet.h>
 #include <string.h>
 #include <stdlib.h>
@@ -405,11 +407,20 @@ tutti_status_t tutti__comm_create(int nranks, int rank, uint64_t comm_id,
         tutti__comm_free(comm);
         return st;
     }
+    char transports[64] = "";
+    for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {
+        if (comm->net.ops[id] != NULL) {
+            size_t used = strlen(transports);
+            snprintf(transports + used, sizeof(transports) - used, "%s%s", used ? ", " : "",
+                     tutti__transport_name((tutti_transport_id_t)id));
+        }
+    }
     tutti_info(TUTTI_SUBSYS_INIT,
-               "rank %d of %d ready: %d on this host%s, %d channel(s), chunk %zu bytes, shm %s",
-               rank, nranks, comm->nlocal, comm->cfg.oversubscribed ? " (oversubscribed)" : "",
-               comm->cfg.nchannels, comm->cfg.chunk_bytes,
-               comm->net.ops[TUTTI_TRANSPORT_SHM] != NULL ? "on" : "off");
+               "tutti %s: rank %d of %d ready: %d on this host%s, transports attached: %s; %d "
+               "channel(s), chunk %zu bytes",
+               TUTTI_VERSION_STRING, rank, nranks, comm->nlocal,
+               comm->cfg.oversubscribed ? " (oversubscribed)" : "",
+               transports[0] ? transports : "none", comm->cfg.nchannels, comm->cfg.chunk_bytes);
     *comm_p = comm;
     return TUTTI_OK;
 }
