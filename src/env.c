@@ -258,9 +258,51 @@ static void add_problem(const char *fmt, ...)
     snprintf(buf + n, cap - n, "%s%s", n > 0 ? "; " : "", one);
 }
 
+static const struct tutti_env_fallback *fallback;
+
+void tutti__env_set_fallback(const struct tutti_env_fallback *fb)
+{
+    fallback = fb;
+}
+
+/* TUTTI_<d->name>'s value from the fallback into field (else the default stays), the variable it
+ * came from in why when it does not parse (kept for a warning once logging works). */
+static int from_fallback(const struct tutti_env_desc *d, void *field, char *why, size_t len)
+{
+    char buf[256];
+    const char *from = NULL;
+    const char *val = fallback->value(d->name, buf, sizeof(buf), &from);
+    if (val == NULL) {
+        return 0;
+    }
+    if (d->type == TUTTI_ENV_STRING) {
+        /* the table keeps the pointer for the life of the process; buf is ours only now */
+        char *copy = strdup(val);
+        if (copy == NULL) {
+            return 0;
+        }
+        *(const char **)field = copy;
+        return 1;
+    }
+    if (parse_value(d, val, field) == 0 && in_range(d, field)) {
+        return 1;
+    }
+    (void)parse_value(d, d->def, field);
+    size_t n = strlen(why);
+    if (d->lo[0] != '\0') {
+        snprintf(why + n, len - n, "%s%s value '%.40s' (as TUTTI_%s: %s, %s to %s)", n ? "; " : "",
+                 from ? from : "?", val, d->name, type_words(d->type), d->lo, d->hi);
+    } else {
+        snprintf(why + n, len - n, "%s%s value '%.40s' (as TUTTI_%s: %s)", n ? "; " : "",
+                 from ? from : "?", val, d->name, type_words(d->type));
+    }
+    return 0;
+}
+
 static void env_parse(void)
 {
     struct tutti_env *env = &tutti__g.env;
+    char ignored[512] = "";
     for (int i = 0; i < ENV_COUNT; i++) {
         const struct tutti_env_desc *d = &env_table[i];
         void *field = field_of(env, i);
@@ -271,6 +313,9 @@ static void env_parse(void)
         snprintf(full, sizeof(full), "TUTTI_%s", d->name);
         const char *val = getenv(full);
         if (val == NULL || val[0] == '\0') {
+            if (fallback != NULL && from_fallback(d, field, ignored, sizeof(ignored))) {
+                env->set_mask |= 1ull << i;
+            }
             continue;
         }
         if (parse_value(d, val, field) != 0) {
@@ -286,6 +331,12 @@ static void env_parse(void)
     tutti__g.env_ready = 1;
     /* Warnings go out after the table is complete, because logging itself reads the table. */
     warn_unknown();
+    if (ignored[0] != '\0') {
+        tutti_warn("ignored: %s", ignored);
+    }
+    if (fallback != NULL && fallback->after != NULL) {
+        fallback->after();
+    }
 }
 
 tutti_status_t tutti__env_check(void)

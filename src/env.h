@@ -181,6 +181,21 @@ int tutti__env_is_set(const char *name);
 /** A launcher's variable (RANK, SLURM_PROCID, ...): NULL when unset or empty. */
 const char *tutti__env_foreign(const char *name);
 
+/**
+ * Another library's variables read where tutti's are unset (the NCCL shim: src/nccl/nccl_env.c).
+ * value(name, buf, len, from_p): the value for TUTTI_<name> in buf, and the variable it came from
+ * in *from_p, or NULL. after(): once the table is complete (logging works), to warn about what
+ * has no equivalent. A value that does not parse is ignored with a warning naming its variable:
+ * only TUTTI_* values are strict.
+ */
+struct tutti_env_fallback {
+    const char *(*value)(const char *name, char *buf, size_t len, const char **from_p);
+    void (*after)(void);
+};
+
+/** Install fb before the table is first read (a library constructor); NULL removes it. */
+void tutti__env_set_fallback(const struct tutti_env_fallback *fb);
+
 /* Value parsers, shared with the table and unit-tested on their own. 0 on success, -1 if bad.
  * tutti__parse_long reads decimal only ("010" is ten, "0x10" is malformed) and refuses what
  * does not fit a long. */

@@ -291,6 +291,7 @@ static ncclResult_t init_rank(ncclComm_t *comm, int nranks, const ncclUniqueId *
         return shim_error(NULL, ncclInvalidArgument, "%s: rank %d of %d ranks is out of range",
                           what, rank, nranks);
     }
+    shim_banner(rank);
     struct ncclComm *c = shim_comm_new();
     if (c == NULL) {
         return shim_error(NULL, ncclSystemError, "%s: no memory for a communicator", what);

@@ -126,6 +126,10 @@ struct ncclComm *shim_comm_new(void);
  */
 ncclResult_t shim_config_apply(struct ncclComm *c, const ncclConfig_t *config);
 
+/** Once per process, on rank 0, with NCCL_DEBUG at VERSION or above (or tutti's level at info):
+ * which library answers NCCL's calls (nccl_env.c). */
+void shim_banner(int rank);
+
 /**
  * Settle a communicator being created: ready around tc when st is TUTTI_OK (records rank, size
  * and the current CUDA device), else failed with tutti's message. Wakes threads waiting for it.
