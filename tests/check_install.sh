@@ -21,6 +21,18 @@ libs=$(PKG_CONFIG_SYSROOT_DIR="$dest" PKG_CONFIG_PATH="$pcdir" pkg-config --libs
 cc $cflags "$src/docs/example.c" -o "$dest/example" $libs
 LD_LIBRARY_PATH="$root/$libdir" TUTTI_RANK=0 TUTTI_NRANKS=1 TUTTI_ROOT=127.0.0.1:0 \
   TUTTI_SECRET=000102030405060708090a0b0c0d0e0f "$dest/example"
+# Statically: libtutti.a with what `pkg-config --static` lists (its dependencies stay shared),
+# and the program needs no libtutti.so.
+static=$(PKG_CONFIG_SYSROOT_DIR="$dest" PKG_CONFIG_PATH="$pcdir" pkg-config --static --libs tutti)
+test -f "$root/$libdir/libtutti.a"
+cc $cflags "$src/docs/example.c" -o "$dest/example_static" ${static/-ltutti/-l:libtutti.a}
+! ldd "$dest/example_static" | grep -q libtutti || { echo "example_static needs libtutti.so"; exit 1; }
+TUTTI_RANK=0 TUTTI_NRANKS=1 TUTTI_ROOT=127.0.0.1:0 \
+  TUTTI_SECRET=000102030405060708090a0b0c0d0e0f "$dest/example_static"
+echo "a static link with pkg-config --static works"
+# The perf tools go to libexec/tutti, not bin/, where nccl-tests' tools of the same names live.
+test -x "$root/libexec/tutti/all_reduce_perf"
+test ! -e "$root/bin/all_reduce_perf"
 # The GPU module, where it was built: installed beside libtutti, exporting its table only, and
 # found by the installed tutti-info (0 GPUs here is fine: the module loaded).
 if [ -f "$build/kernels/cuda/libtutti-cuda.so" ]; then
