@@ -55,6 +55,12 @@ def check_collectives(rank, n, stores):
     ts = [torch.full((5,), float(rank)), torch.full((3, 2), float(2 * rank))]
     dist.all_reduce_coalesced(ts)
     assert (ts[0] == n * (n - 1) / 2).all() and (ts[1] == n * (n - 1)).all()
+    ins = [torch.full((4,), float(rank)), torch.arange(6, dtype=torch.float32).view(2, 3) + rank]
+    outs = [[torch.zeros(4), torch.zeros(2, 3)] for _ in range(n)]
+    dist.all_gather_coalesced(outs, ins)
+    for r in range(n):
+        assert (outs[r][0] == r).all(), (r, outs[r][0])
+        assert torch.equal(outs[r][1], torch.arange(6, dtype=torch.float32).view(2, 3) + r)
     for root in range(n):
         b = torch.arange(100, dtype=torch.int32) if rank == root else torch.zeros(100,
                                                                                 dtype=torch.int32)
@@ -172,6 +178,62 @@ def check_failure_raises(rank, n, stores):
         except tutti.Error as e:
             assert e.status == "ERR_REMOTE" and f"rank {n - 1}" in str(e), str(e)
     os._exit(0)  # the group cannot be torn down politely with a rank gone
+
+
+def check_timeout_reads_as_torch_says(rank, n, stores):
+    """Rank 0 waits at a barrier rank 1 never reaches: its error says " Timed out " (torch's
+    tests match " (Timed out|closed|timeout) ") and is still a tutti.Error."""
+    import time
+    import torch.distributed as dist
+    import tutti
+    _init("tutti", rank, n, stores[0], seconds=2)
+    if rank != 0:
+        time.sleep(6)
+        os._exit(0)
+    t0 = time.time()
+    try:
+        dist.barrier()
+        raise AssertionError("a barrier without its peer returned")
+    except tutti.Error as e:
+        assert e.status == "ERR_TIMEOUT" and " Timed out " in str(e), str(e)
+    assert 1.5 < time.time() - t0 < 30, time.time() - t0
+    os._exit(0)
+
+
+# A rank that leaves without destroy_process_group: python exits on its own (no os._exit).
+_EXIT_SCRIPT = """
+import datetime, os, sys, torch, torch.distributed as dist
+import tutti.torch_backend
+rank, n, store, mode = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+dist.init_process_group("tutti", init_method="file://" + store, rank=rank, world_size=n,
+                        timeout=datetime.timedelta(seconds=120))
+dist.all_reduce(torch.ones(4))
+if mode == "in_flight":
+    if rank == 1:
+        os._exit(0)  # gone: rank 0's next all-reduce never completes
+    dist.all_reduce(torch.ones(1 << 20), async_op=True)
+print("leaving", flush=True)
+"""
+
+
+def check_exit_without_destroy(rank, n, stores):
+    """The interpreter exits with the group alive: no exception at exit, the communicator
+    closed (destroyed, or aborted at once with work in flight, not held until the timeout)."""
+    import subprocess
+    import sys
+    import time
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    for mode, store in (("idle", stores[0]), ("in_flight", stores[1])):
+        t0 = time.time()
+        p = subprocess.run([sys.executable, "-c", _EXIT_SCRIPT, str(rank), str(n), store, mode],
+                           capture_output=True, text=True, timeout=60, env=env)
+        took = time.time() - t0
+        assert p.returncode == 0, (mode, p.returncode, p.stderr[-2000:])
+        for bad in ("Exception ignored", "Traceback", "NoneType"):
+            assert bad not in p.stderr, (mode, p.stderr[-2000:])
+        # idle: destroyed at exit, not aborted (no work was in flight)
+        assert mode != "idle" or "aborted" not in p.stderr, p.stderr[-2000:]
+        assert took < 45, (mode, took)
 
 
 def _train(backend, rank, n, store_file, steps=6):
@@ -351,6 +413,8 @@ def _stores():
 if __name__ == "__main__":
     harness.main([("dist_collectives", check_collectives, N, _stores),
                   ("failure_raises", check_failure_raises, N, _stores),
+                  ("timeout_reads_as_torch_says", check_timeout_reads_as_torch_says, 2, _stores),
+                  ("exit_without_destroy", check_exit_without_destroy, 2, _stores),
                   ("store_holds_no_usable_secret", check_store_holds_no_usable_secret, 2,
                    _stores),
                   ("other_secret_is_refused", check_other_secret_is_refused, 2, _stores),

@@ -20,7 +20,8 @@ A Python Work is only reached from C++ while its Python object lives (pybind11 f
 override through the live instance; without it C++ falls back to the base wait(), which never
 returns), so the group keeps each Work until it has completed and 1024 newer ones exist.
 
-Calls: allreduce, allreduce_coalesced, broadcast, reduce, allgather, _allgather_base
+Calls: allreduce, allreduce_coalesced, broadcast, reduce, allgather, allgather_coalesced,
+_allgather_base
 (all_gather_into_tensor), gather, scatter, reduce_scatter, _reduce_scatter_base
 (reduce_scatter_tensor), alltoall, alltoall_base (all_to_all_single, even or uneven splits),
 send, recv, barrier. Ops: SUM, PRODUCT, MIN, MAX, AVG. Sends and receives are batched until one
@@ -28,7 +29,15 @@ of them is waited for (or another call comes) and run as one tutti group, so ise
 pairs and batch_isend_irecv exchanges cannot deadlock on large messages. Refused with a clear error: recv from
 any source, monitored_barrier, the bitwise ops and PREMUL_SUM, non-CPU or non-contiguous
 tensors. Message tags are ignored: tutti matches a peer's sends and receives in order.
+
+A timeout's error reads "tutti backend: Timed out (ERR_TIMEOUT: ...)", as torch's own backends
+say it (its tests match " (Timed out|closed|timeout) "); it is still a tutti.Error. A group that
+is still alive when the interpreter exits (a rank that leaves on an error path without
+destroy_process_group) is closed by an atexit handler while Python still works: its
+communicator is destroyed, or aborted when work is still in flight (a peer that is gone would
+hold a destroy until tutti's timeout).
 """
+import atexit
 import collections
 import datetime
 import hashlib
@@ -39,6 +48,7 @@ import stat
 import string
 import threading
 import warnings
+import weakref
 
 import torch
 import torch.distributed as dist
@@ -112,6 +122,22 @@ class _Work(Work):
 KEEP_WORKS = 1024  # completed Works kept reachable from C++ (see the module's docstring)
 
 
+def _torch_error(e):
+    """The exception a Work fails with: a timeout worded as torch's backends word it."""
+    if isinstance(e, tutti.Error) and e.status == "ERR_TIMEOUT" and e.args:
+        e.args = (f"tutti backend: Timed out ({e.args[0]})",) + e.args[1:]
+    return e
+
+
+_live_engines = weakref.WeakSet()  # closed at exit (_close_at_exit) if still open
+
+
+@atexit.register
+def _close_at_exit():
+    for engine in list(_live_engines):
+        engine.close(at_exit=True)
+
+
 class _Engine:
     """The communicator, the lock under which requests are issued, and the completion thread.
     The thread holds this object, not the process group, so the group can be collected."""
@@ -122,9 +148,12 @@ class _Engine:
         self.pending = queue.SimpleQueue()
         self.works = collections.deque()
         self.batch = []  # sends and receives not yet issued (p2p())
+        self.closed = False
+        self.busy = 0  # submitted requests not yet completed (the completion thread's count)
         self.thread = threading.Thread(target=self._complete, name="tutti-completion",
                                        daemon=True)
         self.thread.start()
+        _live_engines.add(self)
 
     def submit(self, issue, outputs, finish=None):
         """Run issue() (which returns requests) under the lock; the Work completes with
@@ -134,6 +163,7 @@ class _Engine:
         with self.lock:
             self._flush_locked()  # sends and receives issued before go first
             reqs = issue()
+            self.busy += 1
             self.pending.put((reqs, finish, outputs, fut))
             self._keep(work)
         return work
@@ -156,6 +186,7 @@ class _Engine:
 
     def _flush_locked(self):
         if self.batch:
+            self.busy += 1
             self.pending.put(("group", self.batch))
             self.batch = []
 
@@ -168,17 +199,17 @@ class _Engine:
     def _run_group(self, batch):
         """A batch of sends and receives as one blocking tutti group, the lock held (no other
         call may drive the communicator meanwhile); every Work of it completes."""
-        try:
-            with self.lock:
+        error = None
+        with self.lock:
+            try:
                 with tutti.group():
                     for is_send, tensor, peer, _ in batch:
                         (self.comm.send if is_send else self.comm.recv)(tensor, peer)
-        except Exception as e:
-            for *_, fut in batch:
-                fut.set_exception(e)
-            return
+            except Exception as e:
+                error = _torch_error(e)
+            self.busy -= 1  # before the futures: a waiter may exit at once (close(at_exit))
         for _, tensor, _, fut in batch:
-            fut.set_result([tensor])
+            fut.set_exception(error) if error is not None else fut.set_result([tensor])
 
     def _complete(self):
         while True:
@@ -189,23 +220,36 @@ class _Engine:
                 self._run_group(item[1])
                 continue
             reqs, finish, outputs, fut = item
+            error = None
             try:
                 for r in reqs:
                     r.wait()
                 if finish is not None:
                     finish()
-                fut.set_result(outputs)
             except Exception as e:  # the caller's wait() raises it
-                fut.set_exception(e)
+                error = _torch_error(e)
+            with self.lock:
+                self.busy -= 1  # before the future: a waiter may exit at once (close(at_exit))
+            fut.set_exception(error) if error is not None else fut.set_result(outputs)
 
-    def close(self):
-        """Stop the thread once the issued work is done, then free the communicator."""
+    def close(self, at_exit=False):
+        """Stop the thread once the issued work is done, then free the communicator. At exit,
+        work still in flight is aborted instead: its peers may be gone."""
+        if self.closed:
+            return
+        self.closed = True
+        _live_engines.discard(self)
+        with self.lock:
+            in_flight = self.busy > 0 or bool(self.batch)
+        if at_exit and in_flight:
+            self.comm.abort()  # fails what is in flight; the thread then drains the queue
         self.flush()
         self.pending.put(None)
         if threading.current_thread() is self.thread:
             return  # the last reference was dropped by a completion: leave the comm to exit
         self.thread.join()
-        self.comm.destroy()
+        if not (at_exit and in_flight):
+            self.comm.destroy()
 
 
 class ProcessGroupTutti(ProcessGroup):
@@ -282,6 +326,29 @@ class ProcessGroupTutti(ProcessGroup):
                 o.copy_(flat[i * inp.numel():(i + 1) * inp.numel()].view_as(o))
         return self._engine.submit(
             lambda: [self._comm.allgather(inp, flat, async_op=True)], output_tensors, finish)
+
+    def allgather_coalesced(self, output_lists, input_list, opts=None):
+        """Every rank's list of tensors to every rank: output_lists[r][i] is rank r's
+        input_list[i]. One all-gather of the inputs packed end to end."""
+        if len({t.dtype for t in input_list}) > 1:
+            raise TypeError("tutti backend: allgather_coalesced needs tensors of one dtype")
+        sizes = [t.numel() for t in input_list]
+        if len(output_lists) != self.size() or any(
+                [o.numel() for o in outs] != sizes for outs in output_lists):
+            raise ValueError(f"tutti backend: allgather_coalesced needs {self.size()} output "
+                             f"lists shaped as the input list ({sizes} elements)")
+        flat = torch.cat([t.reshape(-1) for t in input_list]) if input_list else torch.empty(0)
+        total = flat.numel()
+        out = torch.empty(total * self.size(), dtype=flat.dtype)
+
+        def finish():
+            for r, outs in enumerate(output_lists):
+                off = r * total
+                for o in outs:
+                    o.copy_(out[off:off + o.numel()].view_as(o))
+                    off += o.numel()
+        return self._engine.submit(
+            lambda: [self._comm.allgather(flat, out, async_op=True)], output_lists, finish)
 
     def _allgather_base(self, output, input, opts=None):
         return self._engine.submit(
