@@ -10,7 +10,9 @@
 # /usr/share/datasets/fashion-mnist).
 # Python: python3-numpy and python3-torch (torch 1.13, for /usr/bin/python3) for the tutti
 # package and its torch.distributed backend (suite python), the trainer's DDP comparison and
-# perf/torch_allreduce_bench.py; about 30 s to install on the development VM.
+# perf/torch_allreduce_bench.py; about 30 s to install on the development VM. python3-mesonpy,
+# python3-venv and python3-pip: `pip install --no-build-isolation .` (pyproject.toml) and its
+# test in a fresh virtual environment.
 # Style: clang-format (scripts/check_format.sh, suite style).
 # Hardening: clang and its runtime libraries (libFuzzer, sanitizers) for tests/fuzz; valgrind
 # for scripts/sanitize.sh valgrind.
@@ -20,7 +22,7 @@ set -euo pipefail
 pkgs=(meson ninja-build pkg-config gcc g++ libc6-dev libcriterion-dev libhwloc-dev hwloc-nox
       libibverbs-dev librdmacm-dev libsodium-dev openmpi-bin libopenmpi-dev iproute2 procps python3
       zlib1g-dev dataset-fashion-mnist clang libclang-rt-dev valgrind python3-numpy python3-torch
-      graphviz debootstrap patchelf binutils clang-format)
+      graphviz debootstrap patchelf binutils clang-format python3-mesonpy python3-venv python3-pip)
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 missing=()

@@ -55,5 +55,10 @@ pkg=$(find "$root/lib" -path '*dist-packages/tutti/__init__.py' | head -1)
 if [ -n "$pkg" ] && /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
   PYTHONPATH=$(dirname "$(dirname "$pkg")") LD_LIBRARY_PATH="$root/$libdir" /usr/bin/python3 -c \
     'import tutti; assert tutti.version() > 0; print("installed Python package loads", tutti._lib.path)'
+  # and without LD_LIBRARY_PATH: the package knows the libdir it was installed with (_paths.py)
+  PYTHONPATH=$(dirname "$(dirname "$pkg")") env -u LD_LIBRARY_PATH -u TUTTI_LIBRARY \
+    /usr/bin/python3 -c 'import tutti, os; p = tutti._lib.path
+assert p.endswith("/libtutti.so.0") and os.path.exists(p), p
+print("installed Python package finds its library alone:", p)'
 fi
 echo "installed headers, library and tutti.pc work"

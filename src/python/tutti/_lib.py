@@ -1,8 +1,9 @@
 """_lib.py - loading libtutti.so with ctypes and declaring the C functions the package calls.
 
 Where the library comes from, first match wins: the file named by TUTTI_LIBRARY; a
-libtutti.so beside this package (an install that copies it there); the dynamic loader's own
-search for libtutti.so.0 (LD_LIBRARY_PATH, ld.so.cache, an installed tutti).
+libtutti.so beside this package (pip install: pyproject.toml puts it there); the libdir meson
+install put it in (_paths.py, written at install: relative to this directory); the dynamic
+loader's own search for libtutti.so.0 (LD_LIBRARY_PATH, ld.so.cache).
 """
 import ctypes
 import ctypes.util
@@ -36,7 +37,13 @@ def _candidates():
     if env:
         return [env]  # named explicitly: nothing else is tried
     found = ctypes.util.find_library("tutti")
-    return [os.path.join(_HERE, "libtutti.so")] + ([found] if found else []) + ["libtutti.so.0"]
+    paths = [os.path.join(_HERE, "libtutti.so")]
+    try:
+        from . import _paths  # meson install only
+        paths.append(os.path.normpath(os.path.join(_HERE, _paths.LIBDIR, "libtutti.so.0")))
+    except ImportError:
+        pass
+    return paths + ([found] if found else []) + ["libtutti.so.0"]
 
 
 def _load():
