@@ -171,7 +171,7 @@ class Comm:
 
     @classmethod
     def from_env(cls):
-        """The world communicator of the launcher's environment (see README, "Launching")."""
+        """The world communicator of the launcher's environment (see docs/LAUNCH.md)."""
         handle = ctypes.c_void_p()
         _check(lib.tutti_comm_init_env(ctypes.byref(handle)))
         self = cls.__new__(cls)
