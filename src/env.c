@@ -383,6 +383,17 @@ int tutti__env_is_set(const char *name)
     return i >= 0 && (tutti__env()->set_mask & (1ull << i)) != 0;
 }
 
+void tutti__env_foreign_each(const char *prefix,
+                             void (*fn)(const char *entry, size_t name_len, void *arg), void *arg)
+{
+    size_t n = strlen(prefix);
+    for (char **e = environ; e != NULL && *e != NULL; e++) {
+        if (strncmp(*e, prefix, n) == 0) {
+            fn(*e, strcspn(*e, "="), arg);
+        }
+    }
+}
+
 const char *tutti__env_foreign(const char *name)
 {
     const char *v = getenv(name);

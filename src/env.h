@@ -181,6 +181,11 @@ int tutti__env_is_set(const char *name);
 /** A launcher's variable (RANK, SLURM_PROCID, ...): NULL when unset or empty. */
 const char *tutti__env_foreign(const char *name);
 
+/** fn(entry, name_len, arg) for every "NAME=value" entry of the environment whose name starts
+ * with prefix (another library's variables: the NCCL shim names the ones it does not read). */
+void tutti__env_foreign_each(const char *prefix,
+                             void (*fn)(const char *entry, size_t name_len, void *arg), void *arg);
+
 /**
  * Another library's variables read where tutti's are unset (the NCCL shim: src/nccl/nccl_env.c).
  * value(name, buf, len, from_p): the value for TUTTI_<name> in buf, and the variable it came from

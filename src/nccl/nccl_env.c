@@ -17,8 +17,6 @@
 #include <string.h>
 #include <strings.h>
 
-extern char **environ;
-
 /* One NCCL variable read as TUTTI_<tutti>, through `conv` when the values differ. */
 struct nccl_var {
     const char *nccl, *tutti;
@@ -117,8 +115,7 @@ static const struct nccl_var vars[] = {
 
 static const char *env_value(const char *name)
 {
-    const char *v = getenv(name);
-    return v != NULL && v[0] != '\0' ? v : NULL;
+    return tutti__env_foreign(name); /* NULL when unset or empty */
 }
 
 /* NCCL's sockets per connection: threads x sockets per thread, when either is set. */
@@ -167,17 +164,19 @@ static int known(const char *name, size_t len)
     return 0;
 }
 
+static void name_unread(const char *entry, size_t len, void *arg)
+{
+    (void)arg;
+    if (!known(entry, len)) {
+        tutti_warn("%.*s is not read by tutti's NCCL shim (tutti has no equivalent); ignored",
+                   (int)len, entry);
+    }
+}
+
 /* Once the table is read: every NCCL_* variable that has no equivalent, named once. */
 static void after(void)
 {
-    for (char **e = environ; e != NULL && *e != NULL; e++) {
-        size_t len = strcspn(*e, "=");
-        if (strncmp(*e, "NCCL_", 5) != 0 || known(*e, len)) {
-            continue;
-        }
-        tutti_warn("%.*s is not read by tutti's NCCL shim (tutti has no equivalent); ignored",
-                   (int)len, *e);
-    }
+    tutti__env_foreign_each("NCCL_", name_unread, NULL);
 }
 
 static const struct tutti_env_fallback fallback = {.value = value, .after = after};
