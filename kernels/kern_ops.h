@@ -275,7 +275,8 @@ TUTTI_HOST_DEVICE static inline uint8_t kern_float_to_e5m2(float f)
 /*
  * Integers. SUM and PROD run in the unsigned type W (at least as wide as int, so the operands are
  * not promoted to signed int) and wrap; the conversion back to a signed T is modulo 2^N on every
- * compiler we support. AVG truncates toward zero (C division) after the wrapped sum.
+ * compiler we support. AVG truncates toward zero (C division) after the wrapped sum. The bitwise
+ * ops work on the unsigned bits U, which is the two's-complement meaning for the signed types.
  */
 #define KERN_INT_OPS(sfx, T, U, W)                                                                 \
     TUTTI_HOST_DEVICE static inline T kern_sum_##sfx(T a, T b)                                     \
@@ -301,16 +302,33 @@ TUTTI_HOST_DEVICE static inline uint8_t kern_float_to_e5m2(float f)
     TUTTI_HOST_DEVICE static inline T kern_avg_##sfx(T a, T b, int d)                              \
     {                                                                                              \
         return kern_div_##sfx(kern_sum_##sfx(a, b), d);                                            \
+    }                                                                                              \
+    TUTTI_HOST_DEVICE static inline T kern_band_##sfx(T a, T b)                                    \
+    {                                                                                              \
+        return (T)((U)a & (U)b);                                                                   \
+    }                                                                                              \
+    TUTTI_HOST_DEVICE static inline T kern_bor_##sfx(T a, T b)                                     \
+    {                                                                                              \
+        return (T)((U)a | (U)b);                                                                   \
+    }                                                                                              \
+    TUTTI_HOST_DEVICE static inline T kern_bxor_##sfx(T a, T b)                                    \
+    {                                                                                              \
+        return (T)((U)a ^ (U)b);                                                                   \
     }
 
-KERN_INT_OPS(i8, int8_t, uint8_t, uint32_t)
-KERN_INT_OPS(u8, uint8_t, uint8_t, uint32_t)
-KERN_INT_OPS(i16, int16_t, uint16_t, uint32_t)
-KERN_INT_OPS(u16, uint16_t, uint16_t, uint32_t)
-KERN_INT_OPS(i32, int32_t, uint32_t, uint32_t)
-KERN_INT_OPS(u32, uint32_t, uint32_t, uint32_t)
-KERN_INT_OPS(i64, int64_t, uint64_t, uint64_t)
-KERN_INT_OPS(u64, uint64_t, uint64_t, uint64_t)
+/* Every integer type in tutti/types.h order, X(suffix, T, U, W) as above; the CPU loops and the
+ * GPU kernels are made from this list too. */
+#define KERN_INT_TYPES(X)                                                                          \
+    X(i8, int8_t, uint8_t, uint32_t)                                                               \
+    X(u8, uint8_t, uint8_t, uint32_t)                                                              \
+    X(i16, int16_t, uint16_t, uint32_t)                                                            \
+    X(u16, uint16_t, uint16_t, uint32_t)                                                           \
+    X(i32, int32_t, uint32_t, uint32_t)                                                            \
+    X(u32, uint32_t, uint32_t, uint32_t)                                                           \
+    X(i64, int64_t, uint64_t, uint64_t)                                                            \
+    X(u64, uint64_t, uint64_t, uint64_t)
+
+KERN_INT_TYPES(KERN_INT_OPS)
 
 /*
  * float32, float64: IEEE arithmetic. MIN/MAX return a NaN operand if there is one (the first if
@@ -344,6 +362,11 @@ KERN_INT_OPS(u64, uint64_t, uint64_t, uint64_t)
 
 KERN_FLOAT_OPS(f32, float)
 KERN_FLOAT_OPS(f64, double)
+
+/* float32 and float64, X(suffix, T, D), D the divisor's type; for the loops and kernels. */
+#define KERN_WIDE_TYPES(X)                                                                         \
+    X(f32, float, float)                                                                           \
+    X(f64, double, double)
 
 /*
  * Narrow float types, stored as U. SUM, PROD and AVG decode both operands to float32, compute in
@@ -392,5 +415,53 @@ KERN_NARROW_OPS(half, uint16_t, 0x7FFFu, 0x7C00u)
 KERN_NARROW_OPS(bf16, uint16_t, 0x7FFFu, 0x7F80u)
 KERN_NARROW_OPS(e4m3, uint8_t, 0x7Fu, 0x7Eu)
 KERN_NARROW_OPS(e5m2, uint8_t, 0x7Fu, 0x7Cu)
+
+/* The narrow float types, X(suffix, storage type, divisor type); for the loops and kernels. */
+#define KERN_NARROW_TYPES(X)                                                                       \
+    X(half, uint16_t, float)                                                                       \
+    X(bf16, uint16_t, float)                                                                       \
+    X(e4m3, uint8_t, float)                                                                        \
+    X(e5m2, uint8_t, float)
+
+/*
+ * TUTTI_BOOL ("bool8": one byte, any nonzero value true). Every op is logical and every result 0
+ * or 1, whatever nonzero bytes the inputs held: SUM, MAX and BOR are "or", PROD, MIN and BAND
+ * "and", BXOR "exclusive or"; there is no AVG. The forms test whole bytes against zero, never a
+ * single bit, so that 2 or 0x80 count as true; they have no branches and vectorise.
+ */
+TUTTI_HOST_DEVICE static inline uint8_t kern_bor_bool8(uint8_t a, uint8_t b)
+{
+    return (uint8_t)((a | b) != 0);
+}
+
+TUTTI_HOST_DEVICE static inline uint8_t kern_band_bool8(uint8_t a, uint8_t b)
+{
+    return (uint8_t)((a != 0) & (b != 0));
+}
+
+TUTTI_HOST_DEVICE static inline uint8_t kern_bxor_bool8(uint8_t a, uint8_t b)
+{
+    return (uint8_t)((a != 0) ^ (b != 0));
+}
+
+TUTTI_HOST_DEVICE static inline uint8_t kern_sum_bool8(uint8_t a, uint8_t b)
+{
+    return kern_bor_bool8(a, b);
+}
+
+TUTTI_HOST_DEVICE static inline uint8_t kern_max_bool8(uint8_t a, uint8_t b)
+{
+    return kern_bor_bool8(a, b);
+}
+
+TUTTI_HOST_DEVICE static inline uint8_t kern_prod_bool8(uint8_t a, uint8_t b)
+{
+    return kern_band_bool8(a, b);
+}
+
+TUTTI_HOST_DEVICE static inline uint8_t kern_min_bool8(uint8_t a, uint8_t b)
+{
+    return kern_band_bool8(a, b);
+}
 
 #endif /* TUTTI_KERNELS_KERN_OPS_H */

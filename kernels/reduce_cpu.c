@@ -1,7 +1,9 @@
 /*
  * reduce_cpu.c - the entry points of the CPU kernels (reduce.h): argument checks, the choice of
  * the loop table for this CPU (generic, AVX2 or AVX-512, see reduce_isa.h), the fused double
- * copy, and the exported scalar conversions, which are thin wrappers around kern_ops.h.
+ * copy, the pre-multiplied sum's entry points, and the exported scalar conversions, which are
+ * thin wrappers around kern_ops.h. Combinations without a loop (a NULL entry of the table) are
+ * ignored: the library's validation refuses them before any kernel runs.
  */
 #include "kernels/reduce.h"
 #include "kernels/kern_ops.h"
@@ -111,18 +113,40 @@ const char *tutti__reduce_isa(void)
 void tutti__reduce(void *dst0, void *dst1, const void *a, const void *b, size_t n,
                    tutti_datatype_t dt, tutti_op_t op, int divisor)
 {
-    if ((unsigned)dt >= TUTTI_NUM_DATATYPES || (unsigned)op >= TUTTI_NUM_OPS || n == 0) {
+    const tutti_kern_table_t *t = table();
+
+    /* the check comes before AVG turns into SUM, which bool has but its AVG does not */
+    if ((unsigned)dt >= TUTTI_NUM_DATATYPES || (unsigned)op >= TUTTI_NUM_OPS || n == 0 ||
+        t->reduce[dt][op] == NULL) {
         return;
     }
     if (op == TUTTI_AVG && divisor <= 1) {
         op = TUTTI_SUM;
     }
-    table()->reduce[dt][op](dst0, dst1, a, b, n, divisor);
+    t->reduce[dt][op](dst0, dst1, a, b, n, divisor);
+}
+
+void tutti__scale(void *dst0, void *dst1, const void *src, size_t n, tutti_datatype_t dt,
+                  const void *scalar)
+{
+    if ((unsigned)dt >= TUTTI_NUM_DATATYPES || n == 0 || table()->scale[dt] == NULL) {
+        return;
+    }
+    table()->scale[dt](dst0, dst1, src, n, scalar);
+}
+
+void tutti__reduce_premul(void *dst0, void *dst1, const void *acc, const void *own, size_t n,
+                          tutti_datatype_t dt, const void *scalar)
+{
+    if ((unsigned)dt >= TUTTI_NUM_DATATYPES || n == 0 || table()->premul[dt] == NULL) {
+        return;
+    }
+    table()->premul[dt](dst0, dst1, acc, own, n, scalar);
 }
 
 void tutti__reduce_div(void *dst, const void *src, size_t n, tutti_datatype_t dt, int divisor)
 {
-    if ((unsigned)dt >= TUTTI_NUM_DATATYPES || n == 0) {
+    if ((unsigned)dt >= TUTTI_NUM_DATATYPES || n == 0 || table()->div[dt] == NULL) {
         return;
     }
     if (divisor <= 1) {
@@ -197,4 +221,16 @@ float tutti__e5m2_to_float(uint8_t v)
 uint8_t tutti__float_to_e5m2(float f)
 {
     return kern_float_to_e5m2(f);
+}
+
+int tutti__reduce_supported(tutti_datatype_t dt, tutti_op_t op)
+{
+    if ((unsigned)dt >= TUTTI_NUM_DATATYPES || (unsigned)op >= TUTTI_NUM_OPS) {
+        return 0;
+    }
+    int integer = dt <= TUTTI_UINT64 || dt == TUTTI_BOOL;
+    if (op == TUTTI_BAND || op == TUTTI_BOR || op == TUTTI_BXOR) {
+        return integer;
+    }
+    return !(op == TUTTI_AVG && dt == TUTTI_BOOL);
 }

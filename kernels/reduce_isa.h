@@ -1,6 +1,7 @@
 /*
- * reduce_isa.h - the tables of element loops behind tutti__reduce and tutti__reduce_div, one
- * table per instruction set (private to the kernels and their tests).
+ * reduce_isa.h - the tables of element loops behind tutti__reduce, tutti__reduce_div,
+ * tutti__scale and tutti__reduce_premul, one table per instruction set (private to the kernels
+ * and their tests).
  *
  * reduce_loops.h is compiled once per instruction set (reduce_generic.c, reduce_avx2.c,
  * reduce_avx512.c); each compilation exports one table. reduce_cpu.c picks a table at the first
@@ -23,10 +24,24 @@ typedef void (*tutti_kern_reduce_fn)(void *dst0, void *dst1, const void *a, cons
 /* dst[i] = src[i] / divisor, divisor > 1. */
 typedef void (*tutti_kern_div_fn)(void *dst, const void *src, size_t n, int divisor);
 
+/* dst0[i] = scalar * src[i] rounded to the type (kern_prod_* with the scalar first), and into
+ * dst1[i] too when dst1 is not NULL; scalar points to one element, at any alignment. */
+typedef void (*tutti_kern_scale_fn)(void *dst0, void *dst1, const void *src, size_t n,
+                                    const void *scalar);
+
+/* dst0[i] = acc[i] + (scalar * own[i]), the product rounded to the type first
+ * (kern_sum_*(acc, kern_prod_*(scalar, own))), and into dst1[i] too when dst1 is not NULL. */
+typedef void (*tutti_kern_premul_fn)(void *dst0, void *dst1, const void *acc, const void *own,
+                                     size_t n, const void *scalar);
+
+/* A NULL entry is a combination the datatype does not support (tutti__reduce_supported, and no
+ * division, scaling or pre-multiplied sum of TUTTI_BOOL). */
 typedef struct {
     const char *name; /* "generic", "avx2" or "avx512" */
     tutti_kern_reduce_fn reduce[TUTTI_NUM_DATATYPES][TUTTI_NUM_OPS];
     tutti_kern_div_fn div[TUTTI_NUM_DATATYPES];
+    tutti_kern_scale_fn scale[TUTTI_NUM_DATATYPES];
+    tutti_kern_premul_fn premul[TUTTI_NUM_DATATYPES];
 } tutti_kern_table_t;
 
 extern const tutti_kern_table_t tutti__kern_generic;

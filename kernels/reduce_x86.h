@@ -1,18 +1,20 @@
 /*
- * reduce_x86.h - hand-written AVX2/F16C loops for SUM, PROD, AVG and div of float16, bfloat16,
- * fp8 e4m3 and fp8 e5m2, sixteen elements at a time, where GCC vectorises the scalar conversions
- * of kern_ops.h poorly. Part of reduce_loops.h, included by it where KERN_VEC16 is 1 with a
- * KERN_ATTR target that has AVX2 and F16C; not a header of its own. Every loop gives the bits of
- * the scalar ops, NaNs included (the tests compare the tables bit for bit), and runs the
- * remainder (n % 16 elements) through the scalar ops themselves.
+ * reduce_x86.h - hand-written AVX2/F16C loops for SUM, PROD, AVG, div, scale and pre-multiplied
+ * sum of float16, bfloat16, fp8 e4m3 and fp8 e5m2, sixteen elements at a time, where GCC vectorises
+ * the scalar conversions of kern_ops.h poorly. Part of reduce_loops.h, included by it where
+ * KERN_VEC16 is 1 with a KERN_ATTR target that has AVX2 and F16C; not a header of its own. Every
+ * loop gives the bits of the scalar ops, NaNs included (the tests compare the tables bit for bit),
+ * and runs the remainder (n % 16 elements) through the scalar ops themselves.
  */
 #include <immintrin.h>
 
 /*
  * For each format fmt: fmt16_load gives sixteen elements as two vectors of eight float32 (lo,
- * hi), fmt16_round turns two such vectors back into sixteen elements, fmt16_store stores them.
- * The lane order may differ from memory order (bfloat16 unpacks within 128-bit halves) as long
- * as round undoes what load did; the ops work lane by lane.
+ * hi), fmt16_round turns two such vectors back into sixteen elements, fmt16_store stores them,
+ * and fmt16_unpack decodes what round returned as load decodes memory (the pre-multiplied sum
+ * rounds its product before adding). The lane order may differ from memory order (bfloat16
+ * unpacks within 128-bit halves) as long as round undoes what load did; the ops work lane by
+ * lane.
  *
  * float16: vcvtph2ps is exact, and vcvtps2ph with an immediate round-to-nearest-even (whatever
  * MXCSR says) rounds correctly and quiets a NaN keeping its sign and top payload bits, exactly
@@ -30,14 +32,24 @@ KERN_ATTR static inline __m256i half16_round(__m256 lo, __m256 hi)
                             _mm256_cvtps_ph(lo, _MM_FROUND_TO_NEAREST_INT));
 }
 
-KERN_ATTR static inline void bf1616_load(const uint16_t *p, __m256 *lo, __m256 *hi)
+KERN_ATTR static inline void half16_unpack(__m256i v, __m256 *lo, __m256 *hi)
 {
-    __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)p);
+    *lo = _mm256_cvtph_ps(_mm256_castsi256_si128(v));
+    *hi = _mm256_cvtph_ps(_mm256_extracti128_si256(v, 1));
+}
+
+KERN_ATTR static inline void bf1616_unpack(__m256i v, __m256 *lo, __m256 *hi)
+{
     __m256i zero = _mm256_setzero_si256();
 
     /* each bfloat16 becomes the upper half of a 32-bit lane: elements 0-3, 8-11 | 4-7, 12-15 */
     *lo = _mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, v));
     *hi = _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, v));
+}
+
+KERN_ATTR static inline void bf1616_load(const uint16_t *p, __m256 *lo, __m256 *hi)
+{
+    bf1616_unpack(_mm256_loadu_si256((const __m256i *)(const void *)p), lo, hi);
 }
 
 /*
@@ -139,12 +151,14 @@ KERN_ATTR static inline __m128i fp8_pack(__m256i lo, __m256i hi)
 }
 
 #define KERN_FP8_FNS(fmt, mbits, bias, sat_above, maxnorm)                                         \
-    KERN_ATTR static inline void fmt##16_load(const uint8_t *p, __m256 *lo, __m256 *hi)            \
+    KERN_ATTR static inline void fmt##16_unpack(__m128i v, __m256 * lo, __m256 * hi)               \
     {                                                                                              \
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);                             \
-                                                                                                   \
         *lo = fmt##8_decode(_mm_unpacklo_epi8(_mm_setzero_si128(), v));                            \
         *hi = fmt##8_decode(_mm_unpackhi_epi8(_mm_setzero_si128(), v));                            \
+    }                                                                                              \
+    KERN_ATTR static inline void fmt##16_load(const uint8_t *p, __m256 *lo, __m256 *hi)            \
+    {                                                                                              \
+        fmt##16_unpack(_mm_loadu_si128((const __m128i *)(const void *)p), lo, hi);                 \
     }                                                                                              \
     KERN_ATTR static inline __m128i fmt##16_round(__m256 lo, __m256 hi)                            \
     {                                                                                              \
@@ -185,11 +199,40 @@ KERN_ATTR static inline __m256 vec_quot(__m256 a, __m256 b, __m256 d)
 }
 
 /*
- * One loop over elements of type T, sixteen at a time: fmt names the load/round/store helpers
- * above (VT is what round returns), op names vec_<op>, SEXPR is the scalar op for the tail.
- * Where b is NULL (div), the second operand is the first one, unused.
+ * The body of every loop below, over elements of type T sixteen at a time: VEXPR gives the
+ * sixteen results at i (a VT, what fmt16_round returns), stored to d0 and, when not NULL, d1;
+ * SEXPR, the scalar op, gives each result of the remainder.
+ */
+#define KERN_VEC16_LOOP(fmt, T, VT, VEXPR, SEXPR)                                                  \
+    size_t i = 0;                                                                                  \
+    for (; i + 16 <= n; i += 16) {                                                                 \
+        VT r = VEXPR;                                                                              \
+        fmt##16_store(d0 + i, r);                                                                  \
+        if (d1 != NULL) {                                                                          \
+            fmt##16_store(d1 + i, r);                                                              \
+        }                                                                                          \
+    }                                                                                              \
+    for (; i < n; i++) {                                                                           \
+        T r = SEXPR;                                                                               \
+        d0[i] = r;                                                                                 \
+        if (d1 != NULL) {                                                                          \
+            d1[i] = r;                                                                             \
+        }                                                                                          \
+    }
+
+/*
+ * One reduce loop: fmt names the load/round/store helpers above, op names vec_<op>, SEXPR is the
+ * scalar op for the tail. Where b is NULL (div), the second operand is the first one, unused.
  */
 #define KERN_VEC16_FN(op, fmt, T, VT, SEXPR)                                                       \
+    KERN_ATTR static inline VT op##_##fmt##16(const T *a, const T *b, __m256 vd)                   \
+    {                                                                                              \
+        __m256 alo, ahi, blo, bhi;                                                                 \
+                                                                                                   \
+        fmt##16_load(a, &alo, &ahi);                                                               \
+        fmt##16_load(b, &blo, &bhi);                                                               \
+        return fmt##16_round(vec_##op(alo, blo, vd), vec_##op(ahi, bhi, vd));                      \
+    }                                                                                              \
     KERN_ATTR static void op##_##fmt(void *dst0, void *dst1, const void *a, const void *b,         \
                                      size_t n, int divisor)                                        \
     {                                                                                              \
@@ -199,27 +242,8 @@ KERN_ATTR static inline __m256 vec_quot(__m256 a, __m256 b, __m256 d)
         const T *y = (b != NULL) ? (const T *)b : x;                                               \
         float dv = (float)divisor;                                                                 \
         __m256 vd = _mm256_set1_ps(dv);                                                            \
-        size_t i = 0;                                                                              \
                                                                                                    \
-        for (; i + 16 <= n; i += 16) {                                                             \
-            __m256 alo, ahi, blo, bhi;                                                             \
-            VT r;                                                                                  \
-                                                                                                   \
-            fmt##16_load(x + i, &alo, &ahi);                                                       \
-            fmt##16_load(y + i, &blo, &bhi);                                                       \
-            r = fmt##16_round(vec_##op(alo, blo, vd), vec_##op(ahi, bhi, vd));                     \
-            fmt##16_store(d0 + i, r);                                                              \
-            if (d1 != NULL) {                                                                      \
-                fmt##16_store(d1 + i, r);                                                          \
-            }                                                                                      \
-        }                                                                                          \
-        for (; i < n; i++) {                                                                       \
-            T r = SEXPR;                                                                           \
-            d0[i] = r;                                                                             \
-            if (d1 != NULL) {                                                                      \
-                d1[i] = r;                                                                         \
-            }                                                                                      \
-        }                                                                                          \
+        KERN_VEC16_LOOP(fmt, T, VT, op##_##fmt##16(x + i, y + i, vd), SEXPR)                       \
     }
 
 #define KERN_VEC16_FNS(fmt, T, VT)                                                                 \
@@ -236,3 +260,48 @@ KERN_VEC16_FNS(half, uint16_t, __m256i)
 KERN_VEC16_FNS(bf16, uint16_t, __m256i)
 KERN_VEC16_FNS(e4m3, uint8_t, __m128i)
 KERN_VEC16_FNS(e5m2, uint8_t, __m128i)
+
+/*
+ * The pre-multiplied sum, sixteen elements at a time: fmt16_scale is round(scalar * own) (the
+ * scalar first, as kern_prod_*(s, x)); fmt16_premul adds that rounded product, decoded again, to
+ * acc and rounds once more: two roundings, exactly kern_sum_*(acc, kern_prod_*(s, own)).
+ */
+#define KERN_VEC16_HELPERS(fmt, T, VT)                                                             \
+    KERN_ATTR static inline VT fmt##16_scale(const T *own, __m256 vs)                              \
+    {                                                                                              \
+        __m256 lo, hi;                                                                             \
+                                                                                                   \
+        fmt##16_load(own, &lo, &hi);                                                               \
+        return fmt##16_round(_mm256_mul_ps(vs, lo), _mm256_mul_ps(vs, hi));                        \
+    }                                                                                              \
+    KERN_ATTR static inline VT fmt##16_premul(const T *acc, const T *own, __m256 vs)               \
+    {                                                                                              \
+        __m256 alo, ahi, plo, phi;                                                                 \
+                                                                                                   \
+        fmt##16_unpack(fmt##16_scale(own, vs), &plo, &phi);                                        \
+        fmt##16_load(acc, &alo, &ahi);                                                             \
+        return fmt##16_round(_mm256_add_ps(alo, plo), _mm256_add_ps(ahi, phi));                    \
+    }
+
+/* One loop of the pre-multiplied sum (reduce_loops.h's KERN_PREMUL_SIG and _LOCALS). */
+#define KERN_VEC16_SCALE_FN(name, fmt, T, VT, VEXPR, SEXPR)                                        \
+    KERN_PREMUL_SIG(name)                                                                          \
+    {                                                                                              \
+        KERN_PREMUL_LOCALS(T)                                                                      \
+        __m256 vs = _mm256_set1_ps(kern_##fmt##_to_float(s));                                      \
+                                                                                                   \
+        KERN_VEC16_LOOP(fmt, T, VT, VEXPR, SEXPR)                                                  \
+    }
+
+#define KERN_VEC16_PREMUL_FNS(fmt, T, VT)                                                          \
+    KERN_VEC16_HELPERS(fmt, T, VT)                                                                 \
+    KERN_VEC16_SCALE_FN(premul_##fmt, fmt, T, VT, fmt##16_premul(x + i, y + i, vs),                \
+                        kern_sum_##fmt(x[i], kern_prod_##fmt(s, y[i])))                            \
+    KERN_VEC16_SCALE_FN(scale_own_##fmt, fmt, T, VT, fmt##16_scale(y + i, vs),                     \
+                        kern_prod_##fmt(s, y[i]))                                                  \
+    KERN_SCALE_WRAPPER(fmt)
+
+KERN_VEC16_PREMUL_FNS(half, uint16_t, __m256i)
+KERN_VEC16_PREMUL_FNS(bf16, uint16_t, __m256i)
+KERN_VEC16_PREMUL_FNS(e4m3, uint8_t, __m128i)
+KERN_VEC16_PREMUL_FNS(e5m2, uint8_t, __m128i)

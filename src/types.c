@@ -16,11 +16,12 @@ static const struct {
     [TUTTI_FLOAT16] = {"float16", 2},   [TUTTI_BFLOAT16] = {"bfloat16", 2},
     [TUTTI_FLOAT32] = {"float32", 4},   [TUTTI_FLOAT64] = {"float64", 8},
     [TUTTI_FP8_E4M3] = {"fp8_e4m3", 1}, [TUTTI_FP8_E5M2] = {"fp8_e5m2", 1},
+    [TUTTI_BOOL] = {"bool", 1},
 };
 
 static const char *const op_names[TUTTI_NUM_OPS] = {
-    [TUTTI_SUM] = "sum", [TUTTI_PROD] = "prod", [TUTTI_MIN] = "min",
-    [TUTTI_MAX] = "max", [TUTTI_AVG] = "avg",
+    [TUTTI_SUM] = "sum", [TUTTI_PROD] = "prod", [TUTTI_MIN] = "min", [TUTTI_MAX] = "max",
+    [TUTTI_AVG] = "avg", [TUTTI_BAND] = "band", [TUTTI_BOR] = "bor", [TUTTI_BXOR] = "bxor",
 };
 
 size_t tutti_datatype_size(tutti_datatype_t dt)
@@ -35,6 +36,9 @@ const char *tutti_datatype_name(tutti_datatype_t dt)
 
 const char *tutti_op_name(tutti_op_t op)
 {
+    if ((int)op >= TUTTI_OP_DYNAMIC_FIRST) {
+        return "premul_sum"; /* a communicator's handle (its validity is the caller's check) */
+    }
     return ((unsigned)op < TUTTI_NUM_OPS) ? op_names[op] : "unknown";
 }
 

@@ -1,6 +1,6 @@
 /*
  * cuda_internal.h - what the GPU module's files share (kernels/cuda/, compiled by nvcc only):
- * the launcher of the reduction kernels (reduce_kernels.cu) and the stream operations
+ * the launchers of the reduction and premul kernels (reduce_kernels.cu) and the stream operations
  * (stream_ops.cu), which module.cu puts in the table.
  */
 #ifndef TUTTI_KERNELS_CUDA_CUDA_INTERNAL_H
@@ -12,6 +12,9 @@
 int tutti__cuda_reduce(const void *const *src, int nsrc, void *const *dst, int ndst, size_t count,
                        tutti_datatype_t dt, tutti_op_t op, int divisor, void *stream);
 int tutti__cuda_launch_shape(size_t count, tutti_datatype_t dt, int *blocks_p, int *threads_p);
+/* The table's premul (reduce_kernels.cu too). */
+int tutti__cuda_premul(const void *src, void *const *dst, int ndst, size_t count,
+                       tutti_datatype_t dt, const void *scalar, int scalar_on_device, void *stream);
 
 /* The table's stream operations (stream_ops.cu). */
 int tutti__cuda_stream_capturing(void *stream, int *capturing_p);

@@ -149,4 +149,5 @@ extern "C" __attribute__((visibility("default"))) const tutti_cuda_module_t tutt
     tutti__cuda_stream_synchronize,
     tutti__cuda_capture_begin,
     tutti__cuda_capture_end,
+    tutti__cuda_premul,
 };

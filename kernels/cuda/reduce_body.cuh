@@ -10,6 +10,9 @@
 // elements after the last whole vector, and every element when a pointer is not aligned, go
 // through the same fold one at a time. Threads share nothing, so any execution order of them
 // gives the same result: that is what makes the sequential emulation exact.
+//
+// The premul kernels (the scaling of a pre-multiplied sum) are this body too, with the internal
+// op OP_SCALE: one source, each element multiplied by a scalar, so they share the work split.
 #ifndef TUTTI_KERNELS_CUDA_REDUCE_BODY_CUH
 #define TUTTI_KERNELS_CUDA_REDUCE_BODY_CUH
 
@@ -50,34 +53,57 @@ struct ReduceArgs {
     size_t first; // first element after them
     size_t count;
     int divisor;
+    // OP_SCALE only: the scalar's bytes (scalar_dev NULL), or where the kernel reads them
+    const void *scalar_dev;
+    uint64_t scalar_bits;
 };
 
-// The scalar ops of one datatype, as kern_ops.h names them; D is the divisor's type there.
-#define TUTTI_CUDA_TYPE(sfx, T_, D_)                                                              \
+// The kernels' own op beside tutti_op_t: dst = scalar * src[0] (kern_prod_*, the scalar first)
+// from one source, the module's premul.
+constexpr int OP_SCALE = 64;
+
+// What a datatype is, which decides the ops it has (tutti__reduce_supported's rules): integers
+// have every op, floats no bitwise ones, bool no AVG and no scaling.
+enum Kind { KIND_INT, KIND_FLOAT, KIND_BOOL };
+
+// The scalar ops of one datatype, as kern_ops.h names them, in three groups; D is the
+// divisor's type there.
+#define TUTTI_CUDA_OPS_ORDER(sfx)                                                                 \
+    static TUTTI_CUDA_INLINE T sum(T a, T b) { return kern_sum_##sfx(a, b); }                     \
+    static TUTTI_CUDA_INLINE T prod(T a, T b) { return kern_prod_##sfx(a, b); }                   \
+    static TUTTI_CUDA_INLINE T min(T a, T b) { return kern_min_##sfx(a, b); }                     \
+    static TUTTI_CUDA_INLINE T max(T a, T b) { return kern_max_##sfx(a, b); }
+#define TUTTI_CUDA_OPS_AVG(sfx)                                                                   \
+    static TUTTI_CUDA_INLINE T avg(T a, T b, D d) { return kern_avg_##sfx(a, b, d); }             \
+    static TUTTI_CUDA_INLINE T div(T x, D d) { return kern_div_##sfx(x, d); }
+#define TUTTI_CUDA_OPS_BITS(sfx)                                                                  \
+    static TUTTI_CUDA_INLINE T band(T a, T b) { return kern_band_##sfx(a, b); }                   \
+    static TUTTI_CUDA_INLINE T bor(T a, T b) { return kern_bor_##sfx(a, b); }                     \
+    static TUTTI_CUDA_INLINE T bxor(T a, T b) { return kern_bxor_##sfx(a, b); }
+#define TUTTI_CUDA_INT_TYPE(sfx, T_, U_, W_)                                                      \
+    struct Ty_##sfx {                                                                             \
+        typedef T_ T;                                                                             \
+        typedef int D;                                                                            \
+        static constexpr Kind kind = KIND_INT;                                                    \
+        TUTTI_CUDA_OPS_ORDER(sfx) TUTTI_CUDA_OPS_AVG(sfx) TUTTI_CUDA_OPS_BITS(sfx)                \
+    };
+#define TUTTI_CUDA_FLOAT_TYPE(sfx, T_, D_)                                                        \
     struct Ty_##sfx {                                                                             \
         typedef T_ T;                                                                             \
         typedef D_ D;                                                                             \
-        static TUTTI_CUDA_INLINE T sum(T a, T b) { return kern_sum_##sfx(a, b); }                 \
-        static TUTTI_CUDA_INLINE T prod(T a, T b) { return kern_prod_##sfx(a, b); }               \
-        static TUTTI_CUDA_INLINE T min(T a, T b) { return kern_min_##sfx(a, b); }                 \
-        static TUTTI_CUDA_INLINE T max(T a, T b) { return kern_max_##sfx(a, b); }                 \
-        static TUTTI_CUDA_INLINE T avg(T a, T b, D d) { return kern_avg_##sfx(a, b, d); }         \
-        static TUTTI_CUDA_INLINE T div(T x, D d) { return kern_div_##sfx(x, d); }                 \
+        static constexpr Kind kind = KIND_FLOAT;                                                  \
+        TUTTI_CUDA_OPS_ORDER(sfx) TUTTI_CUDA_OPS_AVG(sfx)                                         \
     };
-TUTTI_CUDA_TYPE(i8, int8_t, int)
-TUTTI_CUDA_TYPE(u8, uint8_t, int)
-TUTTI_CUDA_TYPE(i16, int16_t, int)
-TUTTI_CUDA_TYPE(u16, uint16_t, int)
-TUTTI_CUDA_TYPE(i32, int32_t, int)
-TUTTI_CUDA_TYPE(u32, uint32_t, int)
-TUTTI_CUDA_TYPE(i64, int64_t, int)
-TUTTI_CUDA_TYPE(u64, uint64_t, int)
-TUTTI_CUDA_TYPE(half, uint16_t, float)
-TUTTI_CUDA_TYPE(bf16, uint16_t, float)
-TUTTI_CUDA_TYPE(f32, float, float)
-TUTTI_CUDA_TYPE(f64, double, double)
-TUTTI_CUDA_TYPE(e4m3, uint8_t, float)
-TUTTI_CUDA_TYPE(e5m2, uint8_t, float)
+// kern_ops.h's lists of the types
+KERN_INT_TYPES(TUTTI_CUDA_INT_TYPE)
+KERN_WIDE_TYPES(TUTTI_CUDA_FLOAT_TYPE)
+KERN_NARROW_TYPES(TUTTI_CUDA_FLOAT_TYPE)
+struct Ty_bool8 {
+    typedef uint8_t T;
+    typedef int D; // unused: bool has no AVG
+    static constexpr Kind kind = KIND_BOOL;
+    TUTTI_CUDA_OPS_ORDER(bool8) TUTTI_CUDA_OPS_BITS(bool8)
+};
 
 // Every datatype in tutti/types.h order, for the tables of kernels and emulators:
 // X(datatype, Ty_ suffix).
@@ -85,26 +111,90 @@ TUTTI_CUDA_TYPE(e5m2, uint8_t, float)
     X(TUTTI_INT8, i8) X(TUTTI_UINT8, u8) X(TUTTI_INT16, i16) X(TUTTI_UINT16, u16)                 \
     X(TUTTI_INT32, i32) X(TUTTI_UINT32, u32) X(TUTTI_INT64, i64) X(TUTTI_UINT64, u64)             \
     X(TUTTI_FLOAT16, half) X(TUTTI_BFLOAT16, bf16) X(TUTTI_FLOAT32, f32)                          \
-    X(TUTTI_FLOAT64, f64) X(TUTTI_FP8_E4M3, e4m3) X(TUTTI_FP8_E5M2, e5m2)
+    X(TUTTI_FLOAT64, f64) X(TUTTI_FP8_E4M3, e4m3) X(TUTTI_FP8_E5M2, e5m2) X(TUTTI_BOOL, bool8)
+
+// One row of a table indexed by tutti_op_t (the order of tutti/types.h): PICK<Ty, op>() for
+// every op, which gives the kernel (or emulator) or a null pointer where Ty lacks the op.
+#define TUTTI_CUDA_OP_ROW(PICK, sfx)                                                              \
+    {PICK<Ty_##sfx, TUTTI_SUM>(),  PICK<Ty_##sfx, TUTTI_PROD>(), PICK<Ty_##sfx, TUTTI_MIN>(),     \
+     PICK<Ty_##sfx, TUTTI_MAX>(),  PICK<Ty_##sfx, TUTTI_AVG>(),  PICK<Ty_##sfx, TUTTI_BAND>(),    \
+     PICK<Ty_##sfx, TUTTI_BOR>(),  PICK<Ty_##sfx, TUTTI_BXOR>()}
+static_assert(TUTTI_SUM == 0 && TUTTI_AVG == 4 && TUTTI_BXOR == 7 && TUTTI_NUM_OPS == 8,
+              "TUTTI_CUDA_OP_ROW follows the op order of tutti/types.h");
+static_assert(TUTTI_INT8 == 0 && TUTTI_FP8_E5M2 == 13 && TUTTI_BOOL == 14 &&
+                  TUTTI_NUM_DATATYPES == 15,
+              "TUTTI_CUDA_TYPES follows the datatype order of tutti/types.h");
+
+// Whether a datatype of kind k has op (a tutti_op_t or OP_SCALE): tutti__reduce_supported's
+// rules, plus no scaling of bool.
+constexpr bool kind_supports(Kind k, int op)
+{
+    return (op >= TUTTI_BAND && op <= TUTTI_BXOR) ? k != KIND_FLOAT
+           : (op == TUTTI_AVG || op == OP_SCALE)  ? k != KIND_BOOL
+                                                  : (op >= 0 && op < TUTTI_NUM_OPS);
+}
+
+// The same for a datatype given at run time.
+inline bool dt_supports(tutti_datatype_t dt, int op)
+{
+#define TUTTI_CUDA_KIND(dt_, sfx) Ty_##sfx::kind,
+    static const Kind kinds[TUTTI_NUM_DATATYPES] = {TUTTI_CUDA_TYPES(TUTTI_CUDA_KIND)};
+#undef TUTTI_CUDA_KIND
+    return (unsigned)dt < TUTTI_NUM_DATATYPES && kind_supports(kinds[dt], op);
+}
 
 // acc = acc op x, one step of the left fold. AVG sums, and in the last step (last) divides as
 // kern_avg does: the sum and the division in one rounding, like the CPU's last tutti__reduce.
+// `if constexpr`, as a type lacks the ops it does not support.
 template <class Ty, int OP>
 TUTTI_CUDA_INLINE typename Ty::T step(typename Ty::T acc, typename Ty::T x, bool last,
                                       typename Ty::D dv)
 {
-    switch (OP) {
-    case TUTTI_SUM:
+    if constexpr (OP == TUTTI_SUM) {
         return Ty::sum(acc, x);
-    case TUTTI_PROD:
+    } else if constexpr (OP == TUTTI_PROD) {
         return Ty::prod(acc, x);
-    case TUTTI_MIN:
+    } else if constexpr (OP == TUTTI_MIN) {
         return Ty::min(acc, x);
-    case TUTTI_MAX:
+    } else if constexpr (OP == TUTTI_MAX) {
         return Ty::max(acc, x);
-    default:
+    } else if constexpr (OP == TUTTI_BAND) {
+        return Ty::band(acc, x);
+    } else if constexpr (OP == TUTTI_BOR) {
+        return Ty::bor(acc, x);
+    } else if constexpr (OP == TUTTI_BXOR) {
+        return Ty::bxor(acc, x);
+    } else {
+        static_assert(OP == TUTTI_AVG, "no fold step for OP_SCALE: it has one source");
         return last ? Ty::avg(acc, x, dv) : Ty::sum(acc, x);
     }
+}
+
+// Whether a lone source (nsrc == 1) is transformed rather than copied: AVG divides it, OP_SCALE
+// multiplies it by the scalar, and bool makes every byte 0 or 1 (results of bool are, even from
+// one source).
+template <class Ty, int OP>
+constexpr bool transforms_single = OP == TUTTI_AVG || OP == OP_SCALE || Ty::kind == KIND_BOOL;
+
+template <class Ty, int OP>
+TUTTI_CUDA_INLINE typename Ty::T single(typename Ty::T x, typename Ty::D dv, typename Ty::T sc)
+{
+    if constexpr (OP == TUTTI_AVG) {
+        return Ty::div(x, dv);
+    } else if constexpr (OP == OP_SCALE) {
+        return Ty::prod(sc, x);
+    } else {
+        return Ty::bor(x, 0);
+    }
+}
+
+// The scalar of OP_SCALE, read from the device when it lives there (bytewise: any alignment).
+template <class T> TUTTI_CUDA_INLINE T scalar_of(const ReduceArgs &a)
+{
+    T s;
+
+    memcpy(&s, (a.scalar_dev != NULL) ? a.scalar_dev : (const void *)&a.scalar_bits, sizeof(s));
+    return s;
 }
 
 // Two elements per instruction (four for fp8), on the GPU only, where a packed instruction gives
@@ -175,9 +265,10 @@ template <class T, int E> TUTTI_CUDA_INLINE void store(void *p, size_t i, const 
 
 // Items idx[0..U) (vector or element indices, E elements each; valid[u] says which exist):
 // load source 0, fold in the others source by source, store to every destination. All U loads
-// of a source are issued before any of them is used.
+// of a source are issued before any of them is used. sc is OP_SCALE's scalar.
 template <class Ty, int OP, int E, int U>
-TUTTI_CUDA_INLINE void fold(const ReduceArgs &a, const size_t *idx, const bool *valid)
+TUTTI_CUDA_INLINE void fold(const ReduceArgs &a, const size_t *idx, const bool *valid,
+                            typename Ty::T sc)
 {
     typedef typename Ty::T T;
     typename Ty::D dv = (typename Ty::D)a.divisor;
@@ -189,35 +280,39 @@ TUTTI_CUDA_UNROLL
             acc[u] = load<T, E>(a.src[0], idx[u]);
         }
     }
-    if (OP == TUTTI_AVG && a.nsrc == 1) {
+    if constexpr (transforms_single<Ty, OP>) {
+        if (a.nsrc == 1) {
 TUTTI_CUDA_UNROLL
-        for (int u = 0; u < U; u++) {
+            for (int u = 0; u < U; u++) {
 TUTTI_CUDA_UNROLL
-            for (int k = 0; k < E; k++) {
-                acc[u].e[k] = Ty::div(acc[u].e[k], dv);
+                for (int k = 0; k < E; k++) {
+                    acc[u].e[k] = single<Ty, OP>(acc[u].e[k], dv, sc);
+                }
             }
         }
     }
-    for (int s = 1; s < a.nsrc; s++) {
-        bool last = s == a.nsrc - 1;
-        Lanes<T, E> x[U] = {};
+    if constexpr (OP != OP_SCALE) { // OP_SCALE has one source
+        for (int s = 1; s < a.nsrc; s++) {
+            bool last = s == a.nsrc - 1;
+            Lanes<T, E> x[U] = {};
 TUTTI_CUDA_UNROLL
-        for (int u = 0; u < U; u++) {
-            if (valid[u]) {
-                x[u] = load<T, E>(a.src[s], idx[u]);
+            for (int u = 0; u < U; u++) {
+                if (valid[u]) {
+                    x[u] = load<T, E>(a.src[s], idx[u]);
+                }
             }
-        }
 TUTTI_CUDA_UNROLL
-        for (int u = 0; u < U; u++) {
-            if constexpr (Packed<Ty, OP>::ok && E * sizeof(T) == 16) {
-                acc[u].v.x = Packed<Ty, OP>::word(acc[u].v.x, x[u].v.x);
-                acc[u].v.y = Packed<Ty, OP>::word(acc[u].v.y, x[u].v.y);
-                acc[u].v.z = Packed<Ty, OP>::word(acc[u].v.z, x[u].v.z);
-                acc[u].v.w = Packed<Ty, OP>::word(acc[u].v.w, x[u].v.w);
-            } else {
+            for (int u = 0; u < U; u++) {
+                if constexpr (Packed<Ty, OP>::ok && E * sizeof(T) == 16) {
+                    acc[u].v.x = Packed<Ty, OP>::word(acc[u].v.x, x[u].v.x);
+                    acc[u].v.y = Packed<Ty, OP>::word(acc[u].v.y, x[u].v.y);
+                    acc[u].v.z = Packed<Ty, OP>::word(acc[u].v.z, x[u].v.z);
+                    acc[u].v.w = Packed<Ty, OP>::word(acc[u].v.w, x[u].v.w);
+                } else {
 TUTTI_CUDA_UNROLL
-                for (int k = 0; k < E; k++) {
-                    acc[u].e[k] = step<Ty, OP>(acc[u].e[k], x[u].e[k], last, dv);
+                    for (int k = 0; k < E; k++) {
+                        acc[u].e[k] = step<Ty, OP>(acc[u].e[k], x[u].e[k], last, dv);
+                    }
                 }
             }
         }
@@ -240,6 +335,11 @@ TUTTI_CUDA_INLINE void reduce_body(const ReduceArgs &a, size_t block, size_t bdi
     constexpr int E = 16 / sizeof(typename Ty::T);
     size_t tid = block * bdim + thread;
     size_t nthreads = blocks * bdim;
+    typename Ty::T sc = {};
+
+    if constexpr (OP == OP_SCALE) {
+        sc = scalar_of<typename Ty::T>(a); // once per thread, before its first element
+    }
 
     // whole vectors: UNROLL per thread and step, bdim apart (coalesced)
     for (size_t base = block * bdim * UNROLL + thread; base < a.nvec; base += nthreads * UNROLL) {
@@ -250,19 +350,19 @@ TUTTI_CUDA_UNROLL
             idx[u] = base + (size_t)u * bdim;
             valid[u] = idx[u] < a.nvec;
         }
-        fold<Ty, OP, E, UNROLL>(a, idx, valid);
+        fold<Ty, OP, E, UNROLL>(a, idx, valid, sc);
     }
     // the elements after them, one at a time
     for (size_t i = a.first + tid; i < a.count; i += nthreads) {
         bool valid = true;
-        fold<Ty, OP, 1, 1>(a, &i, &valid);
+        fold<Ty, OP, 1, 1>(a, &i, &valid, sc);
     }
 }
 
 inline size_t type_size(tutti_datatype_t dt)
 {
     static const unsigned char size[TUTTI_NUM_DATATYPES] = {1, 1, 2, 2, 4, 4, 8, 8,
-                                                           2, 2, 4, 8, 1, 1};
+                                                           2, 2, 4, 8, 1, 1, 1};
     return size[dt];
 }
 
@@ -298,18 +398,18 @@ inline size_t aligned_work_items(size_t count, tutti_datatype_t dt)
 }
 
 /*
- * Check a call's arguments and fill *a, including the vector/tail split (vectors only when
- * every pointer is 16-byte aligned), and turn AVG without a divisor into SUM as tutti__reduce
- * does. Returns 0, or TUTTI_CUDA_ERR_INVALID_VALUE.
+ * Check a call's arguments (op a tutti_op_t the datatype supports, or OP_SCALE) and fill *a,
+ * including the vector/tail split (vectors only when every pointer is 16-byte aligned), and
+ * turn AVG without a divisor into SUM as tutti__reduce does. Returns 0, or
+ * TUTTI_CUDA_ERR_INVALID_VALUE.
  */
 inline int prepare(ReduceArgs *a, const void *const *src, int nsrc, void *const *dst, int ndst,
-                   size_t count, tutti_datatype_t dt, tutti_op_t *op, int divisor)
+                   size_t count, tutti_datatype_t dt, int *op, int divisor)
 {
     bool aligned = true;
 
     if (src == NULL || dst == NULL || nsrc < 1 || nsrc > TUTTI_CUDA_MAX_SRC || ndst < 1 ||
-        ndst > TUTTI_CUDA_MAX_DST || (unsigned)dt >= TUTTI_NUM_DATATYPES ||
-        (unsigned)*op >= TUTTI_NUM_OPS) {
+        ndst > TUTTI_CUDA_MAX_DST || !dt_supports(dt, *op)) {
         return TUTTI_CUDA_ERR_INVALID_VALUE;
     }
     *a = ReduceArgs();
@@ -339,6 +439,28 @@ inline int prepare(ReduceArgs *a, const void *const *src, int nsrc, void *const 
     a->first = a->nvec * (16 / type_size(dt));
     if (*op == TUTTI_AVG && divisor <= 1) {
         *op = TUTTI_SUM; // nothing to divide by
+    }
+    return 0;
+}
+
+/*
+ * The arguments of a premul call (tutti_cuda.h): one source scaled into ndst destinations, as
+ * op OP_SCALE. A host scalar's bytes are copied now (the call reads it); a device scalar is
+ * read by the kernel when it runs. Returns 0, or TUTTI_CUDA_ERR_INVALID_VALUE.
+ */
+inline int prepare_scale(ReduceArgs *a, const void *src, void *const *dst, int ndst, size_t count,
+                         tutti_datatype_t dt, const void *scalar, int scalar_on_device)
+{
+    int op = OP_SCALE;
+    int err = prepare(a, &src, 1, dst, ndst, count, dt, &op, 0);
+
+    if (err != 0 || scalar == NULL) {
+        return TUTTI_CUDA_ERR_INVALID_VALUE;
+    }
+    if (scalar_on_device) {
+        a->scalar_dev = scalar;
+    } else {
+        memcpy(&a->scalar_bits, scalar, type_size(dt));
     }
     return 0;
 }

@@ -1,10 +1,11 @@
 // reduce_kernels.cu - the GPU reduction kernels: N sources folded into M destinations in one
 // pass (reduce and copy fused), for every datatype x op of the CPU path, computed with the very
-// same scalar ops (kernels/kern_ops.h), so GPU and CPU results are equal bit for bit.
+// same scalar ops (kernels/kern_ops.h), so GPU and CPU results are equal bit for bit; and the
+// scaling kernels of the pre-multiplied sum (premul: one source times a scalar).
 //
-// One kernel per datatype x op around reduce_body.cuh (which says how the work is split), and
-// the launcher: arguments checked, the grid sized from the element count and the device's
-// multiprocessor count (cached per device), the kernel enqueued on the caller's stream.
+// One kernel per supported datatype x op around reduce_body.cuh (which says how the work is
+// split), and the launchers: arguments checked, the grid sized from the element count and the
+// device's multiprocessor count (cached per device), the kernel enqueued on the caller's stream.
 #include "kernels/cuda/cuda_internal.h"
 #include "kernels/cuda/reduce_body.cuh"
 
@@ -26,16 +27,22 @@ __global__ void __launch_bounds__(THREADS) reduce_kernel(const __grid_constant__
 
 typedef void (*kernel_fn)(ReduceArgs);
 
-// Indexed by tutti_datatype_t and tutti_op_t (the order of tutti/types.h).
-#define TUTTI_CUDA_ROW(dt, sfx)                                                                   \
-    {reduce_kernel<Ty_##sfx, TUTTI_SUM>, reduce_kernel<Ty_##sfx, TUTTI_PROD>,                     \
-     reduce_kernel<Ty_##sfx, TUTTI_MIN>, reduce_kernel<Ty_##sfx, TUTTI_MAX>,                      \
-     reduce_kernel<Ty_##sfx, TUTTI_AVG>},
+// The kernel of a datatype x op, or none where the datatype lacks the op (never instantiated).
+template <class Ty, int OP> constexpr kernel_fn kernel_of()
+{
+    if constexpr (kind_supports(Ty::kind, OP)) {
+        return reduce_kernel<Ty, OP>;
+    } else {
+        return nullptr;
+    }
+}
+
+// Indexed by tutti_datatype_t and tutti_op_t (reduce_body.cuh asserts the order), and the
+// premul kernels by tutti_datatype_t.
+#define TUTTI_CUDA_ROW(dt, sfx) TUTTI_CUDA_OP_ROW(kernel_of, sfx),
 const kernel_fn kernels[TUTTI_NUM_DATATYPES][TUTTI_NUM_OPS] = {TUTTI_CUDA_TYPES(TUTTI_CUDA_ROW)};
-static_assert(TUTTI_INT8 == 0 && TUTTI_FP8_E5M2 == 13 && TUTTI_NUM_DATATYPES == 14,
-              "the kernel table follows the datatype order of tutti/types.h");
-static_assert(TUTTI_SUM == 0 && TUTTI_AVG == 4 && TUTTI_NUM_OPS == 5,
-              "the kernel table follows the op order of tutti/types.h");
+#define TUTTI_CUDA_SCALE(dt, sfx) kernel_of<Ty_##sfx, OP_SCALE>(),
+const kernel_fn scale_kernels[TUTTI_NUM_DATATYPES] = {TUTTI_CUDA_TYPES(TUTTI_CUDA_SCALE)};
 
 // Multiprocessor count per device, filled on first use: a cache of a fact about the hardware
 // (file-scope on purpose; racing threads store the same value).
@@ -86,20 +93,44 @@ int tutti__cuda_launch_shape(size_t count, tutti_datatype_t dt, int *blocks_p, i
     return 0;
 }
 
+namespace {
+
+// Enqueue kernel k over the work of a (prepared) on stream.
+int launch(kernel_fn k, const ReduceArgs &a, void *stream)
+{
+    int sms = 0;
+    int err = sm_count(&sms);
+
+    if (err != 0) {
+        return err;
+    }
+    k<<<blocks_for(work_items(a), sms), THREADS, 0, (cudaStream_t)stream>>>(a);
+    return (int)cudaGetLastError();
+}
+
+} // namespace
+
 int tutti__cuda_reduce(const void *const *src, int nsrc, void *const *dst, int ndst, size_t count,
                        tutti_datatype_t dt, tutti_op_t op, int divisor, void *stream)
 {
     ReduceArgs a;
-    int sms = 0;
-    int err = prepare(&a, src, nsrc, dst, ndst, count, dt, &op, divisor);
+    int o = (int)op;
+    int err = prepare(&a, src, nsrc, dst, ndst, count, dt, &o, divisor);
 
     if (err != 0 || count == 0) {
         return err;
     }
-    err = sm_count(&sms);
-    if (err != 0) {
+    return launch(kernels[dt][o], a, stream);
+}
+
+int tutti__cuda_premul(const void *src, void *const *dst, int ndst, size_t count,
+                       tutti_datatype_t dt, const void *scalar, int scalar_on_device, void *stream)
+{
+    ReduceArgs a;
+    int err = prepare_scale(&a, src, dst, ndst, count, dt, scalar, scalar_on_device);
+
+    if (err != 0 || count == 0) {
         return err;
     }
-    kernels[dt][op]<<<blocks_for(work_items(a), sms), THREADS, 0, (cudaStream_t)stream>>>(a);
-    return (int)cudaGetLastError();
+    return launch(scale_kernels[dt], a, stream);
 }

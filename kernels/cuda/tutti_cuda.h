@@ -95,11 +95,13 @@ typedef struct tutti_cuda_module {
      * tutti__reduce applied source by source:
      * - AVG with divisor > 1 sums and divides in the last step (kern_avg_*); with nsrc == 1 it
      *   is src[0] / divisor (kern_div_*, as tutti__reduce_div); divisor <= 1 makes it SUM.
-     * - nsrc == 1 and any other op: a copy of src[0].
-     * A destination may be one of the sources exactly (in place); partial overlaps are not
-     * allowed. 1 <= nsrc <= TUTTI_CUDA_MAX_SRC, 1 <= ndst <= TUTTI_CUDA_MAX_DST; count 0 does
-     * nothing. Device (or managed) pointers of the current device. Returns
-     * TUTTI_CUDA_ERR_INVALID_VALUE for a bad argument, else the launch status.
+     * - nsrc == 1 and any other op: a copy of src[0]; for TUTTI_BOOL every byte made 0 or 1 (a
+     *   result of bool is 0 or 1 whatever nonzero bytes the source held).
+     * A datatype x op that tutti__reduce_supported refuses (bitwise ops of float types, AVG of
+     * TUTTI_BOOL) returns TUTTI_CUDA_ERR_INVALID_VALUE. A destination may be one of the sources
+     * exactly (in place); partial overlaps are not allowed. 1 <= nsrc <= TUTTI_CUDA_MAX_SRC, 1 <=
+     * ndst <= TUTTI_CUDA_MAX_DST; count 0 does nothing. Device (or managed) pointers of the current
+     * device. Returns TUTTI_CUDA_ERR_INVALID_VALUE for a bad argument, else the launch status.
      */
     int (*reduce)(const void *const *src, int nsrc, void *const *dst, int ndst, size_t count,
                   tutti_datatype_t dt, tutti_op_t op, int divisor, void *stream);
@@ -154,6 +156,18 @@ typedef struct tutti_cuda_module {
      * cudaStreamEndCapture, which also destroys the graph made. */
     int (*capture_begin)(void *stream);
     int (*capture_end)(void *stream);
+
+    /* ---- the pre-multiplied sum (tutti_op_create_premul_sum) ---- */
+    /**
+     * dst[j][i] = round_dt(scalar * src[i]) for j < ndst (1 or 2), count elements, on stream;
+     * scalar is a host pointer read at the call when scalar_on_device is 0, else a device pointer
+     * read by the kernel when it runs. Same bits as tutti__scale (kern_prod_* with the scalar
+     * first; NaN payloads aside, as for reduce). Every datatype but TUTTI_BOOL; a destination
+     * may be src exactly. TUTTI_CUDA_ERR_INVALID_VALUE for a bad argument (NULL scalar, BOOL),
+     * else the launch status; count 0 does nothing.
+     */
+    int (*premul)(const void *src, void *const *dst, int ndst, size_t count, tutti_datatype_t dt,
+                  const void *scalar, int scalar_on_device, void *stream);
 } tutti_cuda_module_t;
 
 /* ---- the loader, in libtutti (kernels/cuda_load.c) ---- */

@@ -1,6 +1,7 @@
 /*
  * kern_ref.c - the reference of kern_ref.h: exact integer math in 128 bits, double arithmetic
- * for the float types, narrow-float rounding by frexp/ldexp/nearbyint.
+ * for the float types, narrow-float rounding by frexp/ldexp/nearbyint, truth tables for bool,
+ * and the pre-multiplied sum built from those.
  */
 #include "kern_ref.h"
 #include "tutti/coll.h"
@@ -85,6 +86,8 @@ static const uint64_t specials_half[] = {0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00,
                                          0x7BFF, 0xFBFF, 0x0001, 0x8001, 0x03FF, 0x0400, 0x3C00};
 static const uint64_t specials_bf16[] = {0x0000, 0x8000, 0x7F80, 0xFF80, 0x7FC0, 0xFFC0, 0x7F81,
                                          0x7F7F, 0xFF7F, 0x0001, 0x8001, 0x007F, 0x0080, 0x3F80};
+/* true bytes other than 1: a kernel that tests one bit, or passes a byte on, shows with these */
+static const uint64_t specials_bool[] = {1, 2, 0x80, 0xFF, 0x10, 0x7F};
 
 #define PICK(arr) ((arr)[r % (sizeof(arr) / sizeof((arr)[0]))])
 
@@ -115,12 +118,45 @@ uint64_t gen_elem(tutti_datatype_t dt, uint64_t *s)
     case TUTTI_FP8_E4M3:
     case TUTTI_FP8_E5M2:
         return (uint8_t)r;
+    case TUTTI_BOOL:
+        /* false half of the time, so that "and" and "exclusive or" see both values */
+        return ((r >> 63) != 0) ? 0 : special ? PICK(specials_bool) : (uint8_t)(r | 1u);
     default:
         if (special) {
             return PICK(specials_int);
         }
         return small ? (uint64_t)((int64_t)(r % 201) - 100) : r;
     }
+}
+
+/*
+ * Scalars every datatype is tried with before random ones: 0, -0, 1, -1, 1/2, about 1/3,
+ * +-infinity (fp8 e4m3: its largest finite values), NaN, the smallest subnormal, the largest
+ * finite value, 2. The integers get 0, 1, -1, 2, 3 and the extremes of each width.
+ */
+static const uint64_t special_scalars[TUTTI_NUM_DATATYPES][GEN_SCALAR_SPECIALS] = {
+    [TUTTI_FLOAT32] = {0x0, 0x80000000, 0x3F800000, 0xBF800000, 0x3F000000, 0x3EAAAAAB, 0x7F800000,
+                       0xFF800000, 0x7FC00000, 0x00000001, 0x7F7FFFFF, 0x40000000},
+    [TUTTI_FLOAT64] = {0x0, 0x8000000000000000ull, 0x3FF0000000000000ull, 0xBFF0000000000000ull,
+                       0x3FE0000000000000ull, 0x3FD5555555555555ull, 0x7FF0000000000000ull,
+                       0xFFF0000000000000ull, 0x7FF8000000000000ull, 0x1, 0x7FEFFFFFFFFFFFFFull,
+                       0x4000000000000000ull},
+    [TUTTI_FLOAT16] = {0x0, 0x8000, 0x3C00, 0xBC00, 0x3800, 0x3555, 0x7C00, 0xFC00, 0x7E00, 0x0001,
+                       0x7BFF, 0x4000},
+    [TUTTI_BFLOAT16] = {0x0, 0x8000, 0x3F80, 0xBF80, 0x3F00, 0x3EAB, 0x7F80, 0xFF80, 0x7FC0, 0x0001,
+                        0x7F7F, 0x4000},
+    [TUTTI_FP8_E4M3] = {0x0, 0x80, 0x38, 0xB8, 0x30, 0x2B, 0x7E, 0xFE, 0x7F, 0x01, 0xFF, 0x40},
+    [TUTTI_FP8_E5M2] = {0x0, 0x80, 0x3C, 0xBC, 0x38, 0x35, 0x7C, 0xFC, 0x7E, 0x01, 0x7B, 0x40},
+};
+static const uint64_t special_int_scalars[GEN_SCALAR_SPECIALS] = {
+    0, 1, UINT64_MAX, 2, 3, 0x7F, 0x80, 0x8000, 0x80000000u, 0x8000000000000000ull, 0xFF, 0x10001};
+
+uint64_t gen_scalar(tutti_datatype_t dt, int k, uint64_t *seed)
+{
+    if (k < GEN_SCALAR_SPECIALS) {
+        return dt <= TUTTI_UINT64 ? special_int_scalars[k] : special_scalars[dt][k];
+    }
+    return gen_elem(dt, seed);
 }
 
 /* ---- raw element access (little-endian hosts) ---- */
@@ -296,6 +332,12 @@ static uint64_t ref_int(tutti_datatype_t dt, tutti_op_t op, uint64_t ra, uint64_
         return int_wrap(dt, (u128)(b < a ? b : a));
     case TUTTI_MAX:
         return int_wrap(dt, (u128)(a < b ? b : a));
+    case TUTTI_BAND:
+        return int_wrap(dt, ra & rb);
+    case TUTTI_BOR:
+        return int_wrap(dt, ra | rb);
+    case TUTTI_BXOR:
+        return int_wrap(dt, ra ^ rb);
     default:
         return int_wrap(dt, (u128)(div > 1 ? s / div : s)); /* C division truncates */
     }
@@ -365,8 +407,33 @@ static uint64_t ref_narrow(const fmt_t *f, tutti_op_t op, uint64_t ra, uint64_t 
     }
 }
 
+/* bool: truth values of whole bytes; every result 0 or 1 (AVG has none: all ones). */
+static uint64_t ref_bool(tutti_op_t op, uint64_t ra, uint64_t rb)
+{
+    int a = (ra & 0xFFu) != 0;
+    int b = (rb & 0xFFu) != 0;
+
+    switch (op) {
+    case TUTTI_SUM:
+    case TUTTI_MAX:
+    case TUTTI_BOR:
+        return (uint64_t)(a || b);
+    case TUTTI_PROD:
+    case TUTTI_MIN:
+    case TUTTI_BAND:
+        return (uint64_t)(a && b);
+    case TUTTI_BXOR:
+        return (uint64_t)(a != b);
+    default:
+        return UINT64_MAX;
+    }
+}
+
 uint64_t ref_elem(tutti_datatype_t dt, tutti_op_t op, uint64_t a, uint64_t b, int div)
 {
+    if (dt == TUTTI_BOOL) {
+        return ref_bool(op, a, b);
+    }
     if (dt == TUTTI_FLOAT32) {
         return ref_f32(op, a, b, div);
     }
@@ -377,6 +444,17 @@ uint64_t ref_elem(tutti_datatype_t dt, tutti_op_t op, uint64_t a, uint64_t b, in
         return ref_narrow(fmt_of(dt), op, a, b, div);
     }
     return ref_int(dt, op, a, b, div);
+}
+
+/* The product is PROD's, the scalar first, and the sum SUM's: the definition of the kernels. */
+uint64_t ref_scale_elem(tutti_datatype_t dt, uint64_t scalar, uint64_t x)
+{
+    return ref_elem(dt, TUTTI_PROD, scalar, x, 1);
+}
+
+uint64_t ref_premul_elem(tutti_datatype_t dt, uint64_t acc, uint64_t own, uint64_t scalar)
+{
+    return ref_elem(dt, TUTTI_SUM, acc, ref_scale_elem(dt, scalar, own), 1);
 }
 
 /* One element of tutti__reduce_div: x / div (div > 1), rounded like AVG. */

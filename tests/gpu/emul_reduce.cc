@@ -19,10 +19,21 @@ template <class Ty, int OP> void emulate(const ReduceArgs &a, int blocks)
 
 typedef void (*emul_fn)(const ReduceArgs &, int);
 
-#define EMUL_ROW(dt, sfx)                                                                         \
-    {emulate<Ty_##sfx, TUTTI_SUM>, emulate<Ty_##sfx, TUTTI_PROD>, emulate<Ty_##sfx, TUTTI_MIN>,   \
-     emulate<Ty_##sfx, TUTTI_MAX>, emulate<Ty_##sfx, TUTTI_AVG>},
+// The emulator of a datatype x op, or none where the datatype lacks the op, as the module's
+// kernel table (reduce_kernels.cu) has it.
+template <class Ty, int OP> constexpr emul_fn emulator_of()
+{
+    if constexpr (kind_supports(Ty::kind, OP)) {
+        return emulate<Ty, OP>;
+    } else {
+        return nullptr;
+    }
+}
+
+#define EMUL_ROW(dt, sfx) TUTTI_CUDA_OP_ROW(emulator_of, sfx),
 const emul_fn emulators[TUTTI_NUM_DATATYPES][TUTTI_NUM_OPS] = {TUTTI_CUDA_TYPES(EMUL_ROW)};
+#define EMUL_SCALE(dt, sfx) emulator_of<Ty_##sfx, OP_SCALE>(),
+const emul_fn scale_emulators[TUTTI_NUM_DATATYPES] = {TUTTI_CUDA_TYPES(EMUL_SCALE)};
 
 } // namespace
 
@@ -40,12 +51,27 @@ int emul_reduce(const void *const *src, int nsrc, void *const *dst, int ndst, si
                 tutti_datatype_t dt, tutti_op_t op, int divisor, void *stream)
 {
     ReduceArgs a;
-    int err = prepare(&a, src, nsrc, dst, ndst, count, dt, &op, divisor);
+    int o = (int)op;
+    int err = prepare(&a, src, nsrc, dst, ndst, count, dt, &o, divisor);
 
     (void)stream;
     if (err != 0 || count == 0) {
         return err;
     }
-    emulators[dt][op](a, blocks_for(work_items(a), EMUL_SMS));
+    emulators[dt][o](a, blocks_for(work_items(a), EMUL_SMS));
+    return 0;
+}
+
+int emul_premul(const void *src, void *const *dst, int ndst, size_t count, tutti_datatype_t dt,
+                const void *scalar, int scalar_on_device, void *stream)
+{
+    ReduceArgs a;
+    int err = prepare_scale(&a, src, dst, ndst, count, dt, scalar, scalar_on_device);
+
+    (void)stream;
+    if (err != 0 || count == 0) {
+        return err;
+    }
+    scale_emulators[dt](a, blocks_for(work_items(a), EMUL_SMS));
     return 0;
 }

@@ -1,9 +1,11 @@
 /*
  * test_gpu_reduce.c - the GPU reduction kernels (kernels/cuda/, through the module's table)
  * against the CPU kernels (kernels/reduce.h), which test_kernels.c checks against an independent
- * reference: every datatype x op, 1..8 sources into 1..2 destinations, 16-byte aligned and
- * unaligned pointers, counts around the vector width, a count that wraps the grid-stride loop,
- * and destinations that are sources (in place). Results must be equal bit for bit, but for the
+ * reference: every supported datatype x op (bool and the bitwise ops included; the others must
+ * be refused), 1..8 sources into 1..2 destinations, 16-byte aligned and unaligned pointers,
+ * counts around the vector width, a count that wraps the grid-stride loop, and destinations
+ * that are sources (in place). The premul kernels likewise against tutti__scale, with the
+ * scalar on the host and on the device. Results must be equal bit for bit, but for the
  * payload of a NaN that SUM/PROD/AVG produce (IEEE leaves it open; GPUs make it canonical):
  * kern_ref.c's same_result.
  *
@@ -98,7 +100,8 @@ static void dbuf_fetch(const tutti_cuda_module_t *mod, dbuf_t *b, size_t off, vo
 
 /*
  * The CPU's answer: the left fold with tutti__reduce, source by source, as the engine runs it
- * (AVG sums and divides in the last step only); one source is a copy, or the division of AVG.
+ * (AVG sums and divides in the last step only); one source is a copy, or the division of AVG,
+ * or for bool the source made 0/1 (x or x).
  */
 static void cpu_fold(void *dst, void *const *src, int nsrc, size_t count, tutti_datatype_t dt,
                      tutti_op_t op, int divisor)
@@ -108,6 +111,8 @@ static void cpu_fold(void *dst, void *const *src, int nsrc, size_t count, tutti_
     if (nsrc == 1) {
         if (op == TUTTI_AVG) {
             tutti__reduce_div(dst, src[0], count, dt, divisor);
+        } else if (dt == TUTTI_BOOL) {
+            tutti__reduce(dst, NULL, src[0], src[0], count, dt, TUTTI_BOR, 1);
         } else {
             memcpy(dst, src[0], count * tutti_datatype_size(dt));
         }
@@ -126,6 +131,47 @@ typedef struct {
     int in_place;            /* dst[0] is src[0] */
     int divisor;
 } shape_t;
+
+/* The destinations of a call shaped sh, guard-filled: the first one src0 itself when in place. */
+static void dsts_init(const tutti_cuda_module_t *mod, const shape_t *sh, size_t bytes,
+                      const dbuf_t *src0, dbuf_t *ddst, void **dstp)
+{
+    for (int d = 0; d < sh->ndst; d++) {
+        if (d == 0 && sh->in_place) {
+            dstp[d] = src0->ptr;
+        } else {
+            dbuf_init(mod, &ddst[d], bytes + sh->dst_off, sh->dst_off, NULL);
+            dstp[d] = ddst[d].ptr;
+        }
+    }
+}
+
+static void dsts_free(const tutti_cuda_module_t *mod, const shape_t *sh, dbuf_t *ddst)
+{
+    for (int d = sh->in_place ? 1 : 0; d < sh->ndst; d++) {
+        CUDA_OK(mod->free(ddst[d].base));
+    }
+}
+
+/* Destination d of dsts_init into got (guards checked); the index of its first element that is
+ * not want's (same_result for op), or sh->count (callers print element i % count: Criterion may
+ * format a message that passed). */
+static size_t dst_mismatch(const tutti_cuda_module_t *mod, const shape_t *sh, int d, dbuf_t *src0,
+                           dbuf_t *ddst, tutti_datatype_t dt, tutti_op_t op, const void *want,
+                           void *got)
+{
+    size_t size = tutti_datatype_size(dt);
+    int here = d == 0 && sh->in_place;
+
+    dbuf_fetch(mod, here ? src0 : &ddst[d], here ? sh->src_off : sh->dst_off, got,
+               sh->count * size);
+    for (size_t i = 0; i < sh->count; i++) {
+        if (!same_result(dt, op, get_raw(want, i, size), get_raw(got, i, size))) {
+            return i;
+        }
+    }
+    return sh->count;
+}
 
 /* Run one reduction on the GPU and compare every destination with the CPU's fold. */
 static void check_one(const tutti_cuda_module_t *mod, tutti_datatype_t dt, tutti_op_t op,
@@ -150,38 +196,117 @@ static void check_one(const tutti_cuda_module_t *mod, tutti_datatype_t dt, tutti
         dbuf_init(mod, &dsrc[s], bytes + sh->src_off, sh->src_off, host_src[s]);
         srcp[s] = dsrc[s].ptr;
     }
-    for (int d = 0; d < sh->ndst; d++) {
-        if (d == 0 && sh->in_place) {
-            dstp[d] = dsrc[0].ptr;
-            continue;
-        }
-        dbuf_init(mod, &ddst[d], bytes + sh->dst_off, sh->dst_off, NULL);
-        dstp[d] = ddst[d].ptr;
-    }
+    dsts_init(mod, sh, bytes, &dsrc[0], ddst, dstp);
     cpu_fold(want, host_src, sh->nsrc, sh->count, dt, op, sh->divisor);
     CUDA_OK(mod->reduce(srcp, sh->nsrc, dstp, sh->ndst, sh->count, dt, op, sh->divisor, NULL));
     CUDA_OK(mod->synchronize());
     for (int d = 0; d < sh->ndst; d++) {
-        int here = d == 0 && sh->in_place;
-        dbuf_fetch(mod, here ? &dsrc[0] : &ddst[d], here ? sh->src_off : sh->dst_off, got, bytes);
-        for (size_t i = 0; i < sh->count; i++) {
-            uint64_t w = get_raw(want, i, size);
-            uint64_t g = get_raw(got, i, size);
-            cr_assert(same_result(dt, op, w, g),
-                      "%s %s: %d sources -> dst %d of %d, count %zu, offsets %zu/%zu%s, "
-                      "divisor %d: element %zu is 0x%llx, the CPU gives 0x%llx",
-                      tutti_datatype_name(dt), tutti_op_name(op), sh->nsrc, d, sh->ndst, sh->count,
-                      sh->src_off, sh->dst_off, sh->in_place ? ", in place" : "", sh->divisor, i,
-                      (unsigned long long)g, (unsigned long long)w);
-        }
+        size_t i = dst_mismatch(mod, sh, d, &dsrc[0], ddst, dt, op, want, got);
+        cr_assert(i == sh->count,
+                  "%s %s: %d sources -> dst %d of %d, count %zu, offsets %zu/%zu%s, "
+                  "divisor %d: element %zu is 0x%llx, the CPU gives 0x%llx",
+                  tutti_datatype_name(dt), tutti_op_name(op), sh->nsrc, d, sh->ndst, sh->count,
+                  sh->src_off, sh->dst_off, sh->in_place ? ", in place" : "", sh->divisor, i,
+                  (unsigned long long)get_raw(got, i % sh->count, size),
+                  (unsigned long long)get_raw(want, i % sh->count, size));
     }
     for (int s = 0; s < sh->nsrc; s++) {
         CUDA_OK(mod->free(dsrc[s].base));
         free(host_src[s]);
     }
-    for (int d = sh->in_place ? 1 : 0; d < sh->ndst; d++) {
-        CUDA_OK(mod->free(ddst[d].base));
+    dsts_free(mod, sh, ddst);
+    free(want);
+    free(got);
+}
+
+/*
+ * What the module must refuse before CUDA is asked anything: a datatype x op that
+ * tutti__reduce_supported refuses (also as AVG with divisor 1, which becomes SUM only after the
+ * check), and premul of bool, without a scalar or with 0 or 3 destinations.
+ */
+static void expect_refusals(const tutti_cuda_module_t *mod)
+{
+    int x = 0;
+    const void *src[1] = {&x};
+    void *dst[1] = {&x};
+
+    for (int dt = 0; dt < TUTTI_NUM_DATATYPES; dt++) {
+        for (int op = 0; op < TUTTI_NUM_OPS; op++) {
+            if (!tutti__reduce_supported((tutti_datatype_t)dt, (tutti_op_t)op)) {
+                for (int div = 1; div <= 3; div += 2) {
+                    cr_assert_eq(mod->reduce(src, 2, dst, 1, 1, (tutti_datatype_t)dt,
+                                             (tutti_op_t)op, div, NULL),
+                                 TUTTI_CUDA_ERR_INVALID_VALUE, "%s %s", tutti_datatype_name(dt),
+                                 tutti_op_name(op));
+                }
+            }
+        }
     }
+    cr_assert_eq(mod->reduce(src, 1, dst, 1, 1, TUTTI_INT8, TUTTI_NUM_OPS, 1, NULL),
+                 TUTTI_CUDA_ERR_INVALID_VALUE);
+    cr_assert_eq(mod->premul(src[0], dst, 1, 1, TUTTI_BOOL, &x, 0, NULL),
+                 TUTTI_CUDA_ERR_INVALID_VALUE);
+    cr_assert_eq(mod->premul(src[0], dst, 1, 1, TUTTI_INT32, NULL, 0, NULL),
+                 TUTTI_CUDA_ERR_INVALID_VALUE);
+    cr_assert_eq(mod->premul(src[0], dst, 0, 1, TUTTI_INT32, &x, 0, NULL),
+                 TUTTI_CUDA_ERR_INVALID_VALUE);
+    cr_assert_eq(mod->premul(src[0], dst, 3, 1, TUTTI_INT32, &x, 0, NULL),
+                 TUTTI_CUDA_ERR_INVALID_VALUE);
+    cr_assert_eq(mod->premul(NULL, dst, 1, 1, TUTTI_INT32, &x, 0, NULL),
+                 TUTTI_CUDA_ERR_INVALID_VALUE);
+    cr_assert_eq(mod->premul(src[0], dst, 1, 0, TUTTI_INT32, &x, 0, NULL), 0);
+}
+
+/*
+ * One premul on the module against tutti__scale: sh->count elements at sh's offsets into
+ * sh->ndst destinations (the first one the source when in place), the scalar on the host or, at
+ * an odd offset, on the device.
+ */
+static void check_premul(const tutti_cuda_module_t *mod, tutti_datatype_t dt, const shape_t *sh,
+                         uint64_t scalar, int on_device, uint64_t seed)
+{
+    size_t size = tutti_datatype_size(dt);
+    size_t bytes = sh->count * size;
+    unsigned char *host = malloc(bytes + 1);
+    unsigned char *want = malloc(bytes + 1);
+    unsigned char *got = malloc(bytes + 1);
+    dbuf_t dsrc, dscalar, ddst[TUTTI_CUDA_MAX_DST];
+    void *dstp[TUTTI_CUDA_MAX_DST];
+    uint64_t s = scalar;
+    const void *sp = &s;
+
+    cr_assert(host != NULL && want != NULL && got != NULL);
+    for (size_t i = 0; i < sh->count; i++) {
+        put_raw(host, i, size, gen_elem(dt, &seed));
+    }
+    dbuf_init(mod, &dsrc, bytes + sh->src_off, sh->src_off, host);
+    dsts_init(mod, sh, bytes, &dsrc, ddst, dstp);
+    if (on_device) {
+        dbuf_init(mod, &dscalar, size + 1, 1, &s);
+        sp = dscalar.ptr;
+    }
+    tutti__scale(want, NULL, host, sh->count, dt, &scalar);
+    CUDA_OK(mod->premul(dsrc.ptr, dstp, sh->ndst, sh->count, dt, sp, on_device, NULL));
+    s = ~s; /* a host scalar was read by the call: what it holds now must not matter */
+    CUDA_OK(mod->synchronize());
+    for (int d = 0; d < sh->ndst; d++) {
+        size_t i = dst_mismatch(mod, sh, d, &dsrc, ddst, dt, TUTTI_PROD, want, got);
+        cr_assert(i == sh->count,
+                  "premul %s by 0x%llx (%s): count %zu -> dst %d of %d, offsets %zu/%zu%s: "
+                  "element %zu (0x%llx) is 0x%llx, the CPU gives 0x%llx",
+                  tutti_datatype_name(dt), (unsigned long long)scalar,
+                  on_device ? "device" : "host", sh->count, d, sh->ndst, sh->src_off, sh->dst_off,
+                  sh->in_place ? ", in place" : "", i,
+                  (unsigned long long)get_raw(host, i % sh->count, size),
+                  (unsigned long long)get_raw(got, i % sh->count, size),
+                  (unsigned long long)get_raw(want, i % sh->count, size));
+    }
+    CUDA_OK(mod->free(dsrc.base));
+    dsts_free(mod, sh, ddst);
+    if (on_device) {
+        CUDA_OK(mod->free(dscalar.base));
+    }
+    free(host);
     free(want);
     free(got);
 }
@@ -225,9 +350,11 @@ Test(gpu, module_reports_no_device_cleanly, .timeout = 60)
     cr_assert_eq(mod->reduce(src, 1, dst, 1, 1, TUTTI_NUM_DATATYPES, TUTTI_SUM, 1, NULL),
                  TUTTI_CUDA_ERR_INVALID_VALUE);
     cr_assert_eq(mod->reduce(src, 1, dst, 1, 0, TUTTI_INT32, TUTTI_SUM, 1, NULL), 0);
+    expect_refusals(mod);
     if (count == 0) {
         /* with no device a real launch fails with CUDA's status, and does not hang or crash */
         cr_assert_neq(mod->reduce(src, 1, dst, 1, 1, TUTTI_INT32, TUTTI_SUM, 1, NULL), 0);
+        cr_assert_neq(mod->premul(src[0], dst, 1, 1, TUTTI_INT32, &host_value, 0, NULL), 0);
         cr_log_info("no device, as expected here: %s", mod->error_name(err));
     }
 }
@@ -247,6 +374,9 @@ static void every_op_and_shape(const tutti_cuda_module_t *mod, tutti_datatype_t 
     uint64_t seed = 0x9E3779B97F4A7C15ull ^ (uint64_t)dt;
 
     for (int op = 0; op < TUTTI_NUM_OPS; op++) {
+        if (!tutti__reduce_supported(dt, (tutti_op_t)op)) {
+            continue; /* expect_refusals */
+        }
         for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
             for (int n = 0; n < 4; n++) {
                 shape_t shapes[] = {
@@ -268,11 +398,16 @@ static void every_op_and_shape(const tutti_cuda_module_t *mod, tutti_datatype_t 
 /* Destination 0 is source 0 (the in-place all-reduce step), aligned and not. */
 static void in_place(const tutti_cuda_module_t *mod)
 {
-    tutti_datatype_t types[] = {TUTTI_FLOAT32, TUTTI_BFLOAT16, TUTTI_INT64, TUTTI_FP8_E4M3};
+    tutti_datatype_t types[] = {TUTTI_FLOAT32, TUTTI_BFLOAT16, TUTTI_INT64, TUTTI_FP8_E4M3,
+                                TUTTI_BOOL};
 
     for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
         for (int op = 0; op < TUTTI_NUM_OPS; op++) {
             size_t sz = tutti_datatype_size(types[t]);
+
+            if (!tutti__reduce_supported(types[t], (tutti_op_t)op)) {
+                continue;
+            }
             shape_t a = {2, 2, 1000, 0, 0, 1, 2};
             shape_t b = {3, 1, 1001, sz, 0, 1, 3};
             check_one(mod, types[t], (tutti_op_t)op, &a, 11 + (uint64_t)op);
@@ -297,6 +432,40 @@ static void count_wraps_the_grid(const tutti_cuda_module_t *mod)
         shape_t sh = {2, 2, 2 * grid + e + 3, 0, 0, 0, 2};
         check_one(mod, types[t], TUTTI_SUM, &sh, 23);
         check_one(mod, types[t], TUTTI_AVG, &sh, 29);
+    }
+}
+
+/*
+ * premul of one datatype: the special scalars and two random ones, each on the host and on the
+ * device, counts around one and two vectors and one block's step, 1 and 2 destinations, aligned,
+ * one element off, only the destination off, and in place. Bool is refused (expect_refusals).
+ */
+static void premul_every_shape(const tutti_cuda_module_t *mod, tutti_datatype_t dt)
+{
+    size_t sz = tutti_datatype_size(dt);
+    size_t e = 16 / sz;
+    size_t counts[] = {1, e - 1, e, 2 * e + 3, 512 * 4 * e + e + 1};
+    uint64_t seed = 0xC2B2AE3D27D4EB4Full ^ (uint64_t)dt;
+
+    if (dt == TUTTI_BOOL) {
+        return;
+    }
+    for (int k = 0; k < GEN_SCALAR_SPECIALS + 2; k++) {
+        uint64_t scalar = gen_scalar(dt, k, &seed);
+
+        for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+            shape_t shapes[] = {
+                {1, 1, counts[c], 0, 0, 0, 0},
+                {1, 2, counts[c], sz, sz, 0, 0},
+                {1, 2, counts[c], 0, sz, 0, 0},
+                {1, 2, counts[c], sz, 0, 1, 0},
+            };
+            for (size_t h = 0; h < sizeof(shapes) / sizeof(shapes[0]); h++) {
+                if (shapes[h].count > 0) {
+                    check_premul(mod, dt, &shapes[h], scalar, (int)((k + h) % 2), seed++);
+                }
+            }
+        }
     }
 }
 
@@ -325,6 +494,16 @@ ParameterizedTest(tutti_datatype_t *dt, gpu, every_op_and_shape, .timeout = 120)
 Test(gpu, in_place, .timeout = 60)
 {
     in_place(gpu_or_skip());
+}
+
+ParameterizedTestParameters(gpu, premul_every_shape)
+{
+    return every_type();
+}
+
+ParameterizedTest(tutti_datatype_t *dt, gpu, premul_every_shape, .timeout = 120)
+{
+    premul_every_shape(gpu_or_skip(), *dt);
 }
 
 Test(gpu, count_wraps_the_grid, .timeout = 120)
@@ -376,6 +555,7 @@ static const tutti_cuda_module_t emulator = {
     .memcpy = host_memcpy,
     .synchronize = host_synchronize,
     .launch_shape = emul_launch_shape,
+    .premul = emul_premul,
 };
 
 ParameterizedTestParameters(gpu_emul, every_op_and_shape)
@@ -391,6 +571,21 @@ ParameterizedTest(tutti_datatype_t *dt, gpu_emul, every_op_and_shape, .timeout =
 Test(gpu_emul, in_place, .timeout = 60)
 {
     in_place(&emulator);
+}
+
+Test(gpu_emul, refuses_what_the_cpu_does_not_support, .timeout = 60)
+{
+    expect_refusals(&emulator);
+}
+
+ParameterizedTestParameters(gpu_emul, premul_every_shape)
+{
+    return every_type();
+}
+
+ParameterizedTest(tutti_datatype_t *dt, gpu_emul, premul_every_shape, .timeout = 120)
+{
+    premul_every_shape(&emulator, *dt);
 }
 
 Test(gpu_emul, count_wraps_the_grid, .timeout = 120)

@@ -1,11 +1,13 @@
 /*
  * test_kernels.c - unit tests of the CPU reduction kernels (kernels/reduce.h).
  *
- * Every datatype x op is compared with a plain reference (tests/common/kern_ref.c: exact integer
- * math in 128 bits, double arithmetic for the float types, narrow-float rounding by frexp/ldexp/
- * nearbyint), independent of kern_ops.h, so that a bug in the shared definitions shows. Further:
- * the special values of each type, the conversions over all encodings, destination aliasing,
- * guard bytes behind every destination, and the SIMD tables against the generic one, bit for bit.
+ * Every supported datatype x op is compared with a plain reference (tests/common/kern_ref.c:
+ * exact integer math in 128 bits, double arithmetic for the float types, narrow-float rounding by
+ * frexp/ldexp/nearbyint, truth tables for bool), independent of kern_ops.h, so that a bug in the
+ * shared definitions shows. Further: the special values of each type, bool's true bytes other
+ * than 1, the unsupported combinations (no loop, nothing written), the conversions over all
+ * encodings, destination aliasing, guard bytes behind every destination, and the SIMD tables
+ * against the generic one, bit for bit. test_kernels_premul.c covers the pre-multiplied sum.
  */
 #include "kern_ref.h"
 #include "kernels/reduce.h"
@@ -151,6 +153,9 @@ static void check_datatype(tutti_datatype_t dt)
     size_t d;
 
     for (op = 0; op < TUTTI_NUM_OPS; op++) {
+        if (!tutti__reduce_supported(dt, (tutti_op_t)op)) {
+            continue; /* unsupported_combinations_have_no_loop checks those */
+        }
         for (d = 0; d < (op == TUTTI_AVG ? 3u : 1u); d++) {
             for (variant = 0; variant < 4; variant++) {
                 for (n = 0; n <= 70; n++) {
@@ -169,20 +174,8 @@ static void check_datatype(tutti_datatype_t dt)
         check_datatype(dt);                                                                        \
     }
 
-DATATYPE_TEST(int8, TUTTI_INT8)
-DATATYPE_TEST(uint8, TUTTI_UINT8)
-DATATYPE_TEST(int16, TUTTI_INT16)
-DATATYPE_TEST(uint16, TUTTI_UINT16)
-DATATYPE_TEST(int32, TUTTI_INT32)
-DATATYPE_TEST(uint32, TUTTI_UINT32)
-DATATYPE_TEST(int64, TUTTI_INT64)
-DATATYPE_TEST(uint64, TUTTI_UINT64)
-DATATYPE_TEST(float16, TUTTI_FLOAT16)
-DATATYPE_TEST(bfloat16, TUTTI_BFLOAT16)
-DATATYPE_TEST(float32, TUTTI_FLOAT32)
-DATATYPE_TEST(float64, TUTTI_FLOAT64)
-DATATYPE_TEST(fp8_e4m3, TUTTI_FP8_E4M3)
-DATATYPE_TEST(fp8_e5m2, TUTTI_FP8_E5M2)
+REF_NUMBER_TYPES(DATATYPE_TEST)
+DATATYPE_TEST(bool, TUTTI_BOOL)
 
 /* ---- special values, spelled out ---- */
 
@@ -221,6 +214,129 @@ Test(kernels, integer_avg_truncates_toward_zero)
                  INT64_MIN / 2);
     /* divisor 1 (and below) is plain SUM */
     cr_assert_eq((int32_t)reduce1(TUTTI_INT32, TUTTI_AVG, (uint32_t)-7, 0, 1), -7);
+}
+
+/* Bool's ops are logical on whole bytes, the bitwise ones work on two's complement bits. */
+static const struct {
+    tutti_datatype_t dt;
+    tutti_op_t op;
+    uint64_t a, b, want;
+} logic_cases[] = {
+    /* 2 and 0x80 share no bit: bitwise "and" would give 0, bitwise "xor" 0x82, and an 8-bit sum
+     * or product of 0x80 and 0x80 wraps to 0; as truth values they are true and true */
+    {TUTTI_BOOL, TUTTI_BAND, 2, 0x80, 1},
+    {TUTTI_BOOL, TUTTI_PROD, 0x80, 0x80, 1},
+    {TUTTI_BOOL, TUTTI_MIN, 2, 0x80, 1},
+    {TUTTI_BOOL, TUTTI_BXOR, 2, 0x80, 0},
+    {TUTTI_BOOL, TUTTI_BXOR, 0, 0xFF, 1},
+    {TUTTI_BOOL, TUTTI_SUM, 0x80, 0x80, 1},
+    {TUTTI_BOOL, TUTTI_SUM, 0xFF, 0x01, 1},
+    {TUTTI_BOOL, TUTTI_MAX, 0, 0x80, 1},
+    {TUTTI_BOOL, TUTTI_BOR, 0x40, 0x02, 1},
+    /* and false stays 0 */
+    {TUTTI_BOOL, TUTTI_BAND, 0, 0xFF, 0},
+    {TUTTI_BOOL, TUTTI_MIN, 0x80, 0, 0},
+    {TUTTI_BOOL, TUTTI_SUM, 0, 0, 0},
+    {TUTTI_BOOL, TUTTI_BXOR, 0x10, 0x01, 0},
+    {TUTTI_INT8, TUTTI_BAND, 0xFF, 0x5A, 0x5A},
+    {TUTTI_INT8, TUTTI_BOR, 0x80, 0x01, 0x81},
+    {TUTTI_INT16, TUTTI_BXOR, 0xFFFF, 0x00FF, 0xFF00},
+    {TUTTI_INT32, TUTTI_BAND, 0xFFFFFFF8u, 0x7FFFFFFF, 0x7FFFFFF8},
+    {TUTTI_UINT64, TUTTI_BXOR, UINT64_MAX, 0x8000000000000001ull, 0x7FFFFFFFFFFFFFFEull},
+    {TUTTI_UINT8, TUTTI_BOR, 0xF0, 0x0F, 0xFF},
+};
+
+Test(kernels, bool_is_logical_and_bitwise_ops_use_the_bits)
+{
+    for (size_t k = 0; k < sizeof(logic_cases) / sizeof(logic_cases[0]); k++) {
+        uint64_t got =
+            reduce1(logic_cases[k].dt, logic_cases[k].op, logic_cases[k].a, logic_cases[k].b, 1);
+
+        cr_assert_eq(got, logic_cases[k].want, "%s %s(%#llx, %#llx) = %#llx, want %#llx",
+                     tutti_datatype_name(logic_cases[k].dt), tutti_op_name(logic_cases[k].op),
+                     (unsigned long long)logic_cases[k].a, (unsigned long long)logic_cases[k].b,
+                     (unsigned long long)got, (unsigned long long)logic_cases[k].want);
+    }
+}
+
+/*
+ * What tutti__reduce_supported refuses has no loop in any table the CPU runs, and what it accepts
+ * has one; a call with a refused combination (which the library never makes) writes nothing.
+ * BOOL has no division, scaling or pre-multiplied sum either; every other type has all three.
+ */
+Test(kernels, unsupported_combinations_have_no_loop)
+{
+    static const char *const isas[] = {"generic", "avx2", "avx512"};
+    unsigned char a[64];
+    unsigned char out[64];
+    int dt;
+    int op;
+    size_t k;
+
+    memset(a, 0x3C, sizeof(a));
+    for (k = 0; k < sizeof(isas) / sizeof(isas[0]); k++) {
+        if (tutti__reduce_force_isa(isas[k]) != 0) {
+            continue;
+        }
+        for (dt = 0; dt < TUTTI_NUM_DATATYPES; dt++) {
+            for (op = 0; op < TUTTI_NUM_OPS; op++) {
+                int ok = tutti__reduce_supported((tutti_datatype_t)dt, (tutti_op_t)op);
+                int div;
+
+                for (div = 1; div <= 3 && !ok; div += 2) {
+                    memset(out, GUARD_BYTE, sizeof(out));
+                    tutti__reduce(out, NULL, a, a, 4, (tutti_datatype_t)dt, (tutti_op_t)op, div);
+                    expect_guard(out, 0, 8, "an unsupported combination");
+                }
+                cr_assert(ok || (op >= TUTTI_BAND && dt >= TUTTI_FLOAT16 && dt <= TUTTI_FP8_E5M2) ||
+                              (op == TUTTI_AVG && dt == TUTTI_BOOL),
+                          "%s %s must be supported", tutti_datatype_name(dt), tutti_op_name(op));
+            }
+            memset(out, GUARD_BYTE, sizeof(out));
+            tutti__reduce_div(out, a, 4, (tutti_datatype_t)dt, 1);
+            tutti__scale(out, NULL, a, 4, (tutti_datatype_t)dt, a);
+            tutti__reduce_premul(out, NULL, a, a, 4, (tutti_datatype_t)dt, a);
+            if (dt == TUTTI_BOOL) {
+                expect_guard(out, 0, 8, "bool: division, scaling, pre-multiplied sum");
+            } else {
+                cr_assert(out[0] != GUARD_BYTE, "%s: no scaling", tutti_datatype_name(dt));
+            }
+        }
+    }
+    tutti__reduce_force_isa("auto");
+    cr_assert_not(tutti__reduce_supported(TUTTI_NUM_DATATYPES, TUTTI_SUM));
+    cr_assert_not(tutti__reduce_supported(TUTTI_INT8, TUTTI_NUM_OPS));
+}
+
+/* The tables themselves: an entry exactly where the combination is supported. */
+Test(kernels, every_table_has_a_loop_exactly_where_supported)
+{
+    const tutti_kern_table_t *tables[] = {
+        &tutti__kern_generic,
+#if defined(TUTTI_KERN_HAVE_X86)
+        &tutti__kern_avx2,
+        &tutti__kern_avx512,
+#endif
+    };
+    size_t k;
+    int dt;
+    int op;
+
+    for (k = 0; k < sizeof(tables) / sizeof(tables[0]); k++) {
+        for (dt = 0; dt < TUTTI_NUM_DATATYPES; dt++) {
+            int number = dt != TUTTI_BOOL;
+
+            for (op = 0; op < TUTTI_NUM_OPS; op++) {
+                cr_assert_eq(tables[k]->reduce[dt][op] != NULL,
+                             tutti__reduce_supported((tutti_datatype_t)dt, (tutti_op_t)op),
+                             "%s: %s %s", tables[k]->name, tutti_datatype_name(dt),
+                             tutti_op_name(op));
+            }
+            cr_assert_eq(tables[k]->div[dt] != NULL, number);
+            cr_assert_eq(tables[k]->scale[dt] != NULL, number);
+            cr_assert_eq(tables[k]->premul[dt] != NULL, number);
+        }
+    }
 }
 
 Test(kernels, float_min_max_propagate_nan_and_keep_first_on_ties)
@@ -297,6 +413,9 @@ Test(kernels, fp8_every_pair_of_encodings_matches_reference)
             tutti_op_t o = (op == TUTTI_NUM_OPS) ? TUTTI_AVG : (tutti_op_t)op;
             int div = (op == TUTTI_NUM_OPS) ? 3 : 1;
 
+            if (!tutti__reduce_supported(dts[k], o)) {
+                continue; /* the bitwise ops */
+            }
             tutti__reduce(out, NULL, a, b, sizeof(out), dts[k], o, div);
             for (i = 0; i < 0x10000u; i++) {
                 cr_assert_eq(out[i], ref_elem(dts[k], o, a[i], b[i], div), "%s %s/%d (%#x, %#x)",
@@ -488,6 +607,9 @@ Test(kernels, reduce_div_matches_reference)
     size_t n;
 
     for (dt = 0; dt < TUTTI_NUM_DATATYPES; dt++) {
+        if (!tutti__reduce_supported((tutti_datatype_t)dt, TUTTI_AVG)) {
+            continue; /* bool: no division (unsupported_combinations_have_no_loop) */
+        }
         for (d = 0; d < sizeof(divisors) / sizeof(divisors[0]); d++) {
             for (n = 0; n <= 70; n += (n < 20) ? 1 : 7) {
                 int div = divisors[d];
@@ -566,7 +688,7 @@ Test(kernels, reduce_isa_names_the_table_the_cpu_runs)
 static void compare_one(const char *isa, tutti_datatype_t dt, tutti_op_t op, size_t n,
                         uint64_t seed)
 {
-    int arith = op != TUTTI_MIN && op != TUTTI_MAX;
+    int arith = op == TUTTI_SUM || op == TUTTI_PROD || op == TUTTI_AVG;
     bufs_t t;
     size_t i;
 
@@ -587,7 +709,9 @@ static void compare_one(const char *isa, tutti_datatype_t dt, tutti_op_t op, siz
                   i);
     }
     tutti__reduce_div(t.b0, t.b0, n, dt, 3);
-    cr_assert(memcmp(t.b0, t.out1, n * t.size) == 0, "%s: %s / 3", isa, tutti_datatype_name(dt));
+    /* bool has no division: both leave b0 and out1 as they were, which differ */
+    cr_assert(dt == TUTTI_BOOL || memcmp(t.b0, t.out1, n * t.size) == 0, "%s: %s / 3", isa,
+              tutti_datatype_name(dt));
     bufs_free(&t);
 }
 
@@ -600,6 +724,9 @@ static void compare_with_generic(const char *isa)
 
     for (dt = 0; dt < TUTTI_NUM_DATATYPES; dt++) {
         for (op = 0; op < TUTTI_NUM_OPS; op++) {
+            if (!tutti__reduce_supported((tutti_datatype_t)dt, (tutti_op_t)op)) {
+                continue;
+            }
             for (n = 0; n < 4200; n = (n < 70) ? n + 1 : n * 2 + 11) {
                 compare_one(isa, (tutti_datatype_t)dt, (tutti_op_t)op, n, seed++);
             }
