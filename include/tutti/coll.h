@@ -73,6 +73,90 @@ TUTTI_API tutti_status_t tutti_allgather(const void *sendbuf, void *recvbuf, siz
 TUTTI_API tutti_status_t tutti_alltoall(const void *sendbuf, void *recvbuf, size_t count,
                                         tutti_datatype_t dt, tutti_comm_t *comm, void *stream);
 
+/*
+ * Gather, scatter and the variable-size collectives, with MPI's semantics: counts and
+ * displacements are in elements, arrays have one entry per rank (nranks), and a root's arrays
+ * (recvcounts/displs of gatherv, sendcounts/displs of scatterv) are read at the root only.
+ * Every count may be 0. The arrays are read during the call; the asynchronous forms and calls
+ * inside a group or on a stream copy them, so they may change once the call returns.
+ *
+ * Ranks must agree: a count one rank sends must be the count its peer expects, and vectors every
+ * rank passes (allgatherv's and reduce_scatterv's recvcounts) must be equal on every rank.
+ * Every piece of data carries the sender's view of its block's count (and a digest of a shared
+ * vector), so ranks that disagree fail with TUTTI_ERR_MISMATCH naming both views, before the
+ * data lands, never with a wrong result or a hang.
+ *
+ * In-place forms (MPI_IN_PLACE as NCCL spells it, by address): allgatherv with sendbuf ==
+ * recvbuf + displs[rank]; gather and gatherv at the root with sendbuf == recvbuf + (its block's
+ * displacement); scatter and scatterv at the root with recvbuf == sendbuf + (its block's
+ * displacement); reduce_scatterv with recvbuf == sendbuf + (sum of recvcounts before rank);
+ * alltoallv with sendbuf == recvbuf (as MPI_IN_PLACE: sendcounts and sdispls are not read and
+ * may be NULL; block j, recvcounts[j] elements at rdispls[j], goes to rank j and is replaced by
+ * rank j's block; tutti keeps a copy). Receive blocks must not overlap each other
+ * (TUTTI_ERR_INVALID_ARG names the two).
+ */
+
+/**
+ * Rank r sends sendcounts[j] elements from sendbuf + sdispls[j] to rank j, which receives
+ * them as recvcounts[r] elements at recvbuf + rdispls[r]: sendcounts[j] on rank r must equal
+ * recvcounts[r] on rank j.
+ */
+TUTTI_API tutti_status_t tutti_alltoallv(const void *sendbuf, const size_t *sendcounts,
+                                         const size_t *sdispls, void *recvbuf,
+                                         const size_t *recvcounts, const size_t *rdispls,
+                                         tutti_datatype_t dt, tutti_comm_t *comm, void *stream);
+
+/**
+ * Every rank receives rank j's sendcount elements at recvbuf + displs[j]; recvcounts[j] must be
+ * rank j's sendcount, and recvcounts must be the same on every rank.
+ */
+TUTTI_API tutti_status_t tutti_allgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
+                                          const size_t *recvcounts, const size_t *displs,
+                                          tutti_datatype_t dt, tutti_comm_t *comm, void *stream);
+
+/**
+ * The root receives `count` elements from every rank, rank j's at recvbuf + j * count (as
+ * ncclGather: count is per rank). recvbuf is written on the root only.
+ */
+TUTTI_API tutti_status_t tutti_gather(const void *sendbuf, void *recvbuf, size_t count,
+                                      tutti_datatype_t dt, int root, tutti_comm_t *comm,
+                                      void *stream);
+
+/**
+ * The root sends `count` elements to every rank, rank j's from sendbuf + j * count (as
+ * ncclScatter: count is per rank). sendbuf is read on the root only.
+ */
+TUTTI_API tutti_status_t tutti_scatter(const void *sendbuf, void *recvbuf, size_t count,
+                                       tutti_datatype_t dt, int root, tutti_comm_t *comm,
+                                       void *stream);
+
+/**
+ * The root receives rank j's sendcount elements as recvcounts[j] elements at recvbuf +
+ * displs[j]; recvbuf, recvcounts and displs are read on the root only.
+ */
+TUTTI_API tutti_status_t tutti_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
+                                       const size_t *recvcounts, const size_t *displs,
+                                       tutti_datatype_t dt, int root, tutti_comm_t *comm,
+                                       void *stream);
+
+/**
+ * The root sends sendcounts[j] elements from sendbuf + displs[j] to rank j, which receives them
+ * as its recvcount elements; sendbuf, sendcounts and displs are read on the root only.
+ */
+TUTTI_API tutti_status_t tutti_scatterv(const void *sendbuf, const size_t *sendcounts,
+                                        const size_t *displs, void *recvbuf, size_t recvcount,
+                                        tutti_datatype_t dt, int root, tutti_comm_t *comm,
+                                        void *stream);
+
+/**
+ * sendbuf holds the sum of recvcounts elements, rank r's block (recvcounts[r] elements) first at
+ * the sum of the counts before r; rank r receives its block reduced over the ranks. recvcounts
+ * must be the same on every rank.
+ */
+TUTTI_API tutti_status_t tutti_reduce_scatterv(const void *sendbuf, void *recvbuf,
+                                               const size_t *recvcounts, tutti_datatype_t dt,
+                                               tutti_op_t op, tutti_comm_t *comm, void *stream);
+
 /**
  * Send `count` elements to `peer`, matched in order with that peer's tutti_recv() from this rank.
  * Outside a group the call blocks until the data is handed to the transport; inside a group the
@@ -142,6 +226,33 @@ TUTTI_API tutti_status_t tutti_ialltoall(const void *sendbuf, void *recvbuf, siz
                                          tutti_datatype_t dt, tutti_comm_t *comm,
                                          tutti_request_t **req_p);
 /** Asynchronous tutti_send(). */
+TUTTI_API tutti_status_t tutti_ialltoallv(const void *sendbuf, const size_t *sendcounts,
+                                          const size_t *sdispls, void *recvbuf,
+                                          const size_t *recvcounts, const size_t *rdispls,
+                                          tutti_datatype_t dt, tutti_comm_t *comm,
+                                          tutti_request_t **req_p);
+TUTTI_API tutti_status_t tutti_iallgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
+                                           const size_t *recvcounts, const size_t *displs,
+                                           tutti_datatype_t dt, tutti_comm_t *comm,
+                                           tutti_request_t **req_p);
+TUTTI_API tutti_status_t tutti_igather(const void *sendbuf, void *recvbuf, size_t count,
+                                       tutti_datatype_t dt, int root, tutti_comm_t *comm,
+                                       tutti_request_t **req_p);
+TUTTI_API tutti_status_t tutti_iscatter(const void *sendbuf, void *recvbuf, size_t count,
+                                        tutti_datatype_t dt, int root, tutti_comm_t *comm,
+                                        tutti_request_t **req_p);
+TUTTI_API tutti_status_t tutti_igatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
+                                        const size_t *recvcounts, const size_t *displs,
+                                        tutti_datatype_t dt, int root, tutti_comm_t *comm,
+                                        tutti_request_t **req_p);
+TUTTI_API tutti_status_t tutti_iscatterv(const void *sendbuf, const size_t *sendcounts,
+                                         const size_t *displs, void *recvbuf, size_t recvcount,
+                                         tutti_datatype_t dt, int root, tutti_comm_t *comm,
+                                         tutti_request_t **req_p);
+TUTTI_API tutti_status_t tutti_ireduce_scatterv(const void *sendbuf, void *recvbuf,
+                                                const size_t *recvcounts, tutti_datatype_t dt,
+                                                tutti_op_t op, tutti_comm_t *comm,
+                                                tutti_request_t **req_p);
 TUTTI_API tutti_status_t tutti_isend(const void *buf, size_t count, tutti_datatype_t dt, int peer,
                                      tutti_comm_t *comm, tutti_request_t **req_p);
 /** Asynchronous tutti_recv(). */
@@ -175,13 +286,37 @@ TUTTI_API tutti_status_t tutti_wait(tutti_request_t *req);
  */
 TUTTI_API tutti_status_t tutti_request_free(tutti_request_t *req);
 
+/**
+ * Make a pre-multiplied sum on comm (NCCL's ncclRedOpCreatePreMulSum): a reduction that sums
+ * scalar * x over the ranks, each rank's input multiplied by its own scalar (ranks may pass
+ * different ones) and rounded to dt before the sum; otherwise as TUTTI_SUM. Calls that use it
+ * must have datatype dt (a floating-point or integer type, not TUTTI_BOOL).
+ * @param scalar    TUTTI_SCALAR_HOST_IMMEDIATE: the value, read now; TUTTI_SCALAR_DEVICE: where
+ *                  each call reads it when it runs (device memory for calls on device buffers or
+ *                  a stream, host memory otherwise), which must stay valid while the op lives.
+ * @param op_p      out: the op, valid on comm until tutti_op_destroy.
+ * @return TUTTI_OK; TUTTI_ERR_INVALID_ARG for NULL arguments, an unknown or boolean datatype or
+ *         residence; TUTTI_ERR_NO_MEMORY. Thread safety: as collectives on comm.
+ */
+TUTTI_API tutti_status_t tutti_op_create_premul_sum(const void *scalar, tutti_datatype_t dt,
+                                                    tutti_scalar_residence_t residence,
+                                                    tutti_comm_t *comm, tutti_op_t *op_p);
+
+/**
+ * Release an op made by tutti_op_create_premul_sum. Calls already issued with it (queued, on a
+ * stream, in an open group) keep the scalar they were given.
+ * @return TUTTI_OK; TUTTI_ERR_INVALID_ARG for an op that is not one of comm's.
+ */
+TUTTI_API tutti_status_t tutti_op_destroy(tutti_op_t op, tutti_comm_t *comm);
+
 /** Size in bytes of one element of dt, or 0 for an unknown datatype. Thread-safe. */
 TUTTI_API size_t tutti_datatype_size(tutti_datatype_t dt);
 
 /** Name of a datatype ("float32"), or "unknown". Thread-safe. */
 TUTTI_API const char *tutti_datatype_name(tutti_datatype_t dt);
 
-/** Name of an op ("sum"), or "unknown". Thread-safe. */
+/** Name of an op ("sum"; "premul_sum" for one made on a communicator), or "unknown".
+ *  Thread-safe. */
 TUTTI_API const char *tutti_op_name(tutti_op_t op);
 
 #ifdef __cplusplus

@@ -6,28 +6,6 @@
 #include "check.h"
 #include "tutti/coll.h"
 
-/* The asynchronous forms must be given somewhere to put the request. */
-static tutti_status_t submit(tutti_comm_t *comm, const struct tutti_op_desc *d,
-                             tutti_request_t **req_p)
-{
-    if (req_p == NULL) {
-        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "i%s: req_p is NULL",
-                                tutti__coll_name(d->coll));
-    }
-    return tutti__enqueue(comm, d, NULL, req_p);
-}
-
-/* Build the description; fields a call does not use stay neutral (-1 root/peer, SUM). */
-#define OP_DESC(c, s, r, n, d, o, rt, pr)                                                          \
-    ((struct tutti_op_desc){.coll = (c),                                                           \
-                            .sendbuf = (s),                                                        \
-                            .recvbuf = (r),                                                        \
-                            .count = (n),                                                          \
-                            .dt = (d),                                                             \
-                            .op = (o),                                                             \
-                            .root = (rt),                                                          \
-                            .peer = (pr)})
-
 tutti_status_t tutti_allreduce(const void *sendbuf, void *recvbuf, size_t count,
                                tutti_datatype_t dt, tutti_op_t op, tutti_comm_t *comm, void *stream)
 {
@@ -101,7 +79,7 @@ tutti_status_t tutti_iallreduce(const void *sendbuf, void *recvbuf, size_t count
                                 tutti_request_t **req_p)
 {
     struct tutti_op_desc d = OP_DESC(TUTTI_COLL_ALLREDUCE, sendbuf, recvbuf, count, dt, op, -1, -1);
-    return submit(comm, &d, req_p);
+    return tutti__enqueue_async(comm, &d, req_p);
 }
 
 tutti_status_t tutti_ibroadcast(const void *sendbuf, void *recvbuf, size_t count,
@@ -110,14 +88,14 @@ tutti_status_t tutti_ibroadcast(const void *sendbuf, void *recvbuf, size_t count
 {
     struct tutti_op_desc d =
         OP_DESC(TUTTI_COLL_BROADCAST, sendbuf, recvbuf, count, dt, TUTTI_SUM, root, -1);
-    return submit(comm, &d, req_p);
+    return tutti__enqueue_async(comm, &d, req_p);
 }
 
 tutti_status_t tutti_ireduce(const void *sendbuf, void *recvbuf, size_t count, tutti_datatype_t dt,
                              tutti_op_t op, int root, tutti_comm_t *comm, tutti_request_t **req_p)
 {
     struct tutti_op_desc d = OP_DESC(TUTTI_COLL_REDUCE, sendbuf, recvbuf, count, dt, op, root, -1);
-    return submit(comm, &d, req_p);
+    return tutti__enqueue_async(comm, &d, req_p);
 }
 
 tutti_status_t tutti_ireduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
@@ -126,7 +104,7 @@ tutti_status_t tutti_ireduce_scatter(const void *sendbuf, void *recvbuf, size_t 
 {
     struct tutti_op_desc d =
         OP_DESC(TUTTI_COLL_REDUCE_SCATTER, sendbuf, recvbuf, recvcount, dt, op, -1, -1);
-    return submit(comm, &d, req_p);
+    return tutti__enqueue_async(comm, &d, req_p);
 }
 
 tutti_status_t tutti_iallgather(const void *sendbuf, void *recvbuf, size_t sendcount,
@@ -134,7 +112,7 @@ tutti_status_t tutti_iallgather(const void *sendbuf, void *recvbuf, size_t sendc
 {
     struct tutti_op_desc d =
         OP_DESC(TUTTI_COLL_ALLGATHER, sendbuf, recvbuf, sendcount, dt, TUTTI_SUM, -1, -1);
-    return submit(comm, &d, req_p);
+    return tutti__enqueue_async(comm, &d, req_p);
 }
 
 tutti_status_t tutti_ialltoall(const void *sendbuf, void *recvbuf, size_t count,
@@ -142,26 +120,26 @@ tutti_status_t tutti_ialltoall(const void *sendbuf, void *recvbuf, size_t count,
 {
     struct tutti_op_desc d =
         OP_DESC(TUTTI_COLL_ALLTOALL, sendbuf, recvbuf, count, dt, TUTTI_SUM, -1, -1);
-    return submit(comm, &d, req_p);
+    return tutti__enqueue_async(comm, &d, req_p);
 }
 
 tutti_status_t tutti_isend(const void *buf, size_t count, tutti_datatype_t dt, int peer,
                            tutti_comm_t *comm, tutti_request_t **req_p)
 {
     struct tutti_op_desc d = OP_DESC(TUTTI_COLL_SEND, buf, NULL, count, dt, TUTTI_SUM, -1, peer);
-    return submit(comm, &d, req_p);
+    return tutti__enqueue_async(comm, &d, req_p);
 }
 
 tutti_status_t tutti_irecv(void *buf, size_t count, tutti_datatype_t dt, int peer,
                            tutti_comm_t *comm, tutti_request_t **req_p)
 {
     struct tutti_op_desc d = OP_DESC(TUTTI_COLL_RECV, NULL, buf, count, dt, TUTTI_SUM, -1, peer);
-    return submit(comm, &d, req_p);
+    return tutti__enqueue_async(comm, &d, req_p);
 }
 
 tutti_status_t tutti_ibarrier(tutti_comm_t *comm, tutti_request_t **req_p)
 {
     struct tutti_op_desc d =
         OP_DESC(TUTTI_COLL_BARRIER, NULL, NULL, 0, TUTTI_UINT8, TUTTI_MAX, -1, -1);
-    return submit(comm, &d, req_p);
+    return tutti__enqueue_async(comm, &d, req_p);
 }

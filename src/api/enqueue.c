@@ -5,7 +5,10 @@
  * (stream.c) or the engine.
  */
 #include "api/enqueue.h"
+#include "api/vcheck.h"
 #include "check.h"
+#include "comm/premul.h"
+#include "kernels/reduce.h"
 #include "comm/comm.h"
 #include "exec/fail.h"
 #include "global.h"
@@ -17,11 +20,6 @@
 #include "util.h"
 
 #include <stdint.h>
-
-static int is_reduction(tutti_coll_t c)
-{
-    return c == TUTTI_COLL_ALLREDUCE || c == TUTTI_COLL_REDUCE || c == TUTTI_COLL_REDUCE_SCATTER;
-}
 
 /* Overflow of count * size * nranks. */
 static tutti_status_t check_sizes(struct tutti_comm *comm, const struct tutti_op_desc *op)
@@ -75,7 +73,29 @@ static tutti_status_t check_overlap(struct tutti_comm *comm, const struct tutti_
     return TUTTI_OK;
 }
 
-tutti_status_t tutti__op_validate(struct tutti_comm *comm, const struct tutti_op_desc *op)
+/* The op of a reduction: a tutti_op_t that applies to the datatype, or one of comm's
+ * pre-multiplied sums (made TUTTI_OP_PREMUL with its scalar here). */
+static tutti_status_t check_op(struct tutti_comm *comm, struct tutti_op_desc *op, const char *name)
+{
+    int handle = (int)op->op >= TUTTI_OP_DYNAMIC_FIRST;
+    TUTTI_CHECK(tutti__premul_resolve(comm, op));
+    if (handle) {
+        return TUTTI_OK; /* the handle's datatype is the call's, and never bool */
+    }
+    if ((unsigned)op->op >= TUTTI_NUM_OPS) { /* TUTTI_OP_PREMUL included: only a handle's */
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "%s: op %d is not a tutti_op_t", name,
+                                (int)op->op);
+    }
+    if (!tutti__reduce_supported(op->dt, op->op)) {
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "%s: op %s does not apply to %s%s",
+                                name, tutti_op_name(op->op), tutti_datatype_name(op->dt),
+                                op->dt == TUTTI_BOOL ? "" : " (bitwise ops need an integer type)");
+    }
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__op_validate(struct tutti_comm *comm, struct tutti_op_desc *op,
+                                  struct tutti_vcounts *v)
 {
     const char *name = tutti__coll_name(op->coll);
     if (comm == NULL) {
@@ -86,12 +106,10 @@ tutti_status_t tutti__op_validate(struct tutti_comm *comm, const struct tutti_op
         return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
                                 "%s: datatype %d is not a tutti_datatype_t", name, (int)op->dt);
     }
-    if (is_reduction(op->coll) && (unsigned)op->op >= TUTTI_NUM_OPS) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "%s: op %d is not a tutti_op_t", name,
-                                (int)op->op);
+    if (tutti__coll_reduces(op->coll)) {
+        TUTTI_CHECK(check_op(comm, op, name));
     }
-    if ((op->coll == TUTTI_COLL_BROADCAST || op->coll == TUTTI_COLL_REDUCE) &&
-        (op->root < 0 || op->root >= comm->nranks)) {
+    if (tutti__coll_rooted(op->coll) && (op->root < 0 || op->root >= comm->nranks)) {
         return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
                                 "%s: root %d is not a rank of this communicator (0..%d)", name,
                                 op->root, comm->nranks - 1);
@@ -102,25 +120,40 @@ tutti_status_t tutti__op_validate(struct tutti_comm *comm, const struct tutti_op
                                 "%s: peer %d is not a rank of this communicator (0..%d)", name,
                                 op->peer, comm->nranks - 1);
     }
-    TUTTI_CHECK(check_sizes(comm, op));
+    int blockwise = tutti__coll_is_blockwise(op->coll);
+    if (blockwise) {
+        TUTTI_CHECK(tutti__vcheck(comm, op, v));
+    } else {
+        TUTTI_CHECK(check_sizes(comm, op));
+    }
     size_t sl, rl;
     tutti__op_extents(comm, op, &sl, &rl);
     if (sl > 0 && op->sendbuf == NULL) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "%s: %s is NULL with count %zu", name,
-                                op->coll == TUTTI_COLL_SEND ? "buf" : "sendbuf", op->count);
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+                                "%s: %s is NULL with %zu bytes to send", name,
+                                op->coll == TUTTI_COLL_SEND ? "buf" : "sendbuf", sl);
     }
     if (rl > 0 && op->recvbuf == NULL) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "%s: %s is NULL with count %zu", name,
-                                op->coll == TUTTI_COLL_RECV ? "buf" : "recvbuf", op->count);
+        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+                                "%s: %s is NULL with %zu bytes to receive", name,
+                                op->coll == TUTTI_COLL_RECV ? "buf" : "recvbuf", rl);
     }
-    return check_overlap(comm, op, sl, rl);
+    return blockwise ? TUTTI_OK : check_overlap(comm, op, sl, rl); /* vcheck did it */
 }
 
 /* The call on a communicator it has entered (tutti__enqueue). */
-static tutti_status_t enqueue_entered(struct tutti_comm *comm, const struct tutti_op_desc *op,
+static tutti_status_t enqueue_entered(struct tutti_comm *comm, const struct tutti_op_desc *call,
                                       void *stream, tutti_request_t **req_p)
 {
-    TUTTI_CHECK(tutti__op_validate(comm, op));
+    /* Validation completes the call's description: a copy of it and of its counts' struct
+     * (the arrays stay the caller's: whatever outlives this call copies them). */
+    struct tutti_op_desc d = *call, *op = &d;
+    struct tutti_vcounts v;
+    if (call->v != NULL) {
+        v = *call->v;
+        d.v = &v;
+    }
+    TUTTI_CHECK(tutti__op_validate(comm, op, call->v != NULL ? &v : NULL));
     int on_stream = 0;
     TUTTI_CHECK(tutti__stream_wanted(comm, op, stream, &on_stream));
     if (on_stream && req_p != NULL) {
@@ -153,7 +186,6 @@ static tutti_status_t enqueue_entered(struct tutti_comm *comm, const struct tutt
     if (on_stream) {
         return tutti__stream_enqueue(comm, op, 1, stream); /* numbers each piece it makes */
     }
-    struct tutti_op_desc d = *op;
     tutti__fp_issue(comm, &d); /* issued now: its place among the ranks' calls is fixed */
     if (req_p != NULL) {
         return tutti__submit(comm, &d, req_p);
@@ -161,11 +193,22 @@ static tutti_status_t enqueue_entered(struct tutti_comm *comm, const struct tutt
     return tutti__run_blocking(comm, &d);
 }
 
+tutti_status_t tutti__enqueue_async(struct tutti_comm *comm, const struct tutti_op_desc *op,
+                                    tutti_request_t **req_p)
+{
+    if (req_p == NULL) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "i%s: req_p is NULL",
+                                tutti__coll_name(op->coll));
+    }
+    return tutti__enqueue(comm, op, NULL, req_p);
+}
+
 tutti_status_t tutti__enqueue(struct tutti_comm *comm, const struct tutti_op_desc *op, void *stream,
                               tutti_request_t **req_p)
 {
     if (comm == NULL) {
-        return tutti__op_validate(comm, op); /* the error naming comm */
+        struct tutti_op_desc d = *op;
+        return tutti__op_validate(comm, &d, NULL); /* the error naming comm */
     }
     /* A destroyed or aborted handle is refused before anything reads it; a live one counts in
      * state.inflight for the whole call, so that tutti_comm_abort waits for it. */

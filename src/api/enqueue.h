@@ -16,7 +16,28 @@ struct tutti_comm;
 tutti_status_t tutti__enqueue(struct tutti_comm *comm, const struct tutti_op_desc *op, void *stream,
                               tutti_request_t **req_p);
 
-/** Argument checks shared by every entry point; the message names the bad argument. */
-tutti_status_t tutti__op_validate(struct tutti_comm *comm, const struct tutti_op_desc *op);
+/** The asynchronous form: as tutti__enqueue, but a NULL req_p is an error naming it. */
+tutti_status_t tutti__enqueue_async(struct tutti_comm *comm, const struct tutti_op_desc *op,
+                                    tutti_request_t **req_p);
+
+/* Build the description of a call; fields a call does not use stay neutral (-1 root/peer,
+ * SUM, no counts). */
+#define OP_DESC(c, s, r, n, d, o, rt, pr)                                                          \
+    ((struct tutti_op_desc){.coll = (c),                                                           \
+                            .sendbuf = (s),                                                        \
+                            .recvbuf = (r),                                                        \
+                            .count = (n),                                                          \
+                            .dt = (d),                                                             \
+                            .op = (o),                                                             \
+                            .root = (rt),                                                          \
+                            .peer = (pr)})
+
+/**
+ * Argument checks shared by every entry point; the message names the bad argument. Completes op
+ * as it goes: a pre-multiplied sum's handle becomes TUTTI_OP_PREMUL with its scalar, and v (the
+ * caller's copy of *op->v, or NULL) gets what tutti__vcheck adds.
+ */
+tutti_status_t tutti__op_validate(struct tutti_comm *comm, struct tutti_op_desc *op,
+                                  struct tutti_vcounts *v);
 
 #endif /* TUTTI_ENQUEUE_H */

@@ -12,6 +12,7 @@
  * never the static rule's choice.
  */
 #include "coll/coll.h"
+#include "exec/op.h"
 #include "util.h"
 
 #include <stdatomic.h>
@@ -31,6 +32,22 @@ static int always(const struct tutti_op_desc *op, const struct tutti_plan_params
     (void)op;
     (void)pp;
     return 1;
+}
+
+/* The largest block of allgatherv and reduce_scatterv (whose counts every rank knows alike). */
+static size_t max_block(const struct tutti_op_desc *op, int nranks)
+{
+    size_t most = 0;
+    for (int j = 0; j < nranks; j++) {
+        most = op->v->rcounts[j] > most ? op->v->rcounts[j] : most;
+    }
+    return most;
+}
+
+/* Every block fits one slot (the direct variants of allgatherv and reduce_scatterv). */
+static int blocks_fit_slot(const struct tutti_op_desc *op, const struct tutti_plan_params *pp)
+{
+    return max_block(op, pp->nranks) <= pp->chunk_elems;
 }
 
 static const struct tutti_algo catalog[] = {
@@ -83,6 +100,24 @@ static const struct tutti_algo catalog[] = {
      .fan = TUTTI_FAN_FIXED},
     {TUTTI_COLL_BARRIER, "oneshot", "one-byte one-shot all-reduce", always, tutti__barrier_oneshot,
      0, .fan = TUTTI_FAN_ALL},
+    {TUTTI_COLL_ALLTOALLV, "pairwise", "concurrent pairwise exchanges of blocks of any size",
+     always, tutti__alltoallv_pairwise, 0, .fan = TUTTI_FAN_ALL},
+    {TUTTI_COLL_ALLGATHERV, "ring", "ring all-gather of blocks of any size, in rounds", always,
+     tutti__allgatherv_ring, 0, .fan = TUTTI_FAN_FIXED},
+    {TUTTI_COLL_ALLGATHERV, "direct", "every rank sends its block to every rank", blocks_fit_slot,
+     tutti__allgatherv_direct, 0, .fan = TUTTI_FAN_ALL},
+    {TUTTI_COLL_GATHER, "direct", "every rank sends its block to the root", always,
+     tutti__gather_direct, 0, .fan = TUTTI_FAN_ALL},
+    {TUTTI_COLL_SCATTER, "direct", "the root sends every rank its block", always,
+     tutti__scatter_direct, 0, .fan = TUTTI_FAN_ALL},
+    {TUTTI_COLL_GATHERV, "direct", "every rank sends its block to the root", always,
+     tutti__gather_direct, 0, .fan = TUTTI_FAN_ALL},
+    {TUTTI_COLL_SCATTERV, "direct", "the root sends every rank its block", always,
+     tutti__scatter_direct, 0, .fan = TUTTI_FAN_ALL},
+    {TUTTI_COLL_REDUCE_SCATTERV, "ring", "ring reduce-scatter of blocks of any size, in rounds",
+     always, tutti__reduce_scatterv_ring, 0, .fan = TUTTI_FAN_FIXED},
+    {TUTTI_COLL_REDUCE_SCATTERV, "direct", "every block goes to its owner", blocks_fit_slot,
+     tutti__reduce_scatterv_direct, 0, .fan = TUTTI_FAN_ALL},
 };
 
 const struct tutti_algo *tutti__algos(tutti_coll_t coll, int *n_p)
@@ -201,6 +236,9 @@ int tutti__algo_static(const struct tutti_op_desc *op, const struct tutti_plan_p
         return -1;
     }
     size_t bytes = op->count * tutti_datatype_size(op->dt);
+    if (op->coll == TUTTI_COLL_ALLGATHERV || op->coll == TUTTI_COLL_REDUCE_SCATTERV) {
+        bytes = max_block(op, pp->nranks) * tutti_datatype_size(op->dt); /* as all-gather's */
+    }
     int small = (bytes <= pp->direct_max || op->coll == TUTTI_COLL_BARRIER) &&
                 pp->nranks <= DIRECT_MAX_RANKS;
     if (small && n > 1 && !a[1].manual && a[1].applies(op, pp) &&
@@ -235,6 +273,16 @@ int tutti__algo_static_channels(const struct tutti_op_desc *op, const struct tut
     if (op->coll == TUTTI_COLL_ALLGATHER || op->coll == TUTTI_COLL_REDUCE_SCATTER ||
         op->coll == TUTTI_COLL_ALLTOALL) {
         total *= (size_t)pp->nranks;
+    }
+    if (op->coll == TUTTI_COLL_ALLGATHERV || op->coll == TUTTI_COLL_REDUCE_SCATTERV) {
+        total = 0; /* the counts are the same everywhere: so is their sum */
+        for (int j = 0; j < pp->nranks; j++) {
+            total += op->v->rcounts[j] * es;
+        }
+    } else if (tutti__coll_is_blockwise(op->coll)) {
+        /* Ranks see different totals (their own blocks): every channel is offered, and each
+         * block takes one more only per chunk of its own (tutti__coll_channel_share). */
+        return pp->nchannels;
     }
     size_t per_channel = (size_t)pp->nranks * (pp->chunk_elems * es / 2);
     size_t fit = total / (per_channel > 0 ? per_channel : 1);
@@ -315,13 +363,17 @@ int tutti__plan_build_cached(const struct tutti_op_desc *op, const struct tutti_
 {
     if (plan->reusable && tutti__plan_same_op(op, &plan->built_op) &&
         tutti__plan_same_params(pp, &plan->built_pp)) {
-        plan->op.seq = op->seq; /* the call it now runs (its fingerprint's number) */
+        plan->op.seq = op->seq;       /* the call it now runs (its fingerprint's number) */
+        plan->op.scalar = op->scalar; /* a pre-multiplied sum's scalar is this call's */
+        plan->op.scalar_ptr = op->scalar_ptr;
         return 0;
     }
     plan->reusable = plan->reusable_p2p = 0;
     plan->gen = tutti__plan_next_gen(); /* unique over every plan of the process */
     int rc = tutti__plan_build(op, pp, plan);
-    if (rc == 0) {
+    /* A blockwise plan depends on the contents of its count arrays and names them (its block
+     * calls), which the next call may have changed in place: built anew every time. */
+    if (rc == 0 && !tutti__coll_is_blockwise(op->coll)) {
         plan->built_op = *op;
         plan->built_pp = *pp;
         plan->reusable = 1;

@@ -392,4 +392,69 @@ int tutti__coll_input_stable(const struct tutti_plan *plan, uint32_t src_buf, si
  */
 int tutti__p2p_group_build(const struct tutti_op_desc *const *ops, int n,
                            const struct tutti_plan_params *pp, struct tutti_plan *plan);
+/* ---- gather, scatter and the variable-size collectives ---- */
+
+int tutti__alltoallv_pairwise(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                              struct tutti_plan *plan);
+int tutti__allgatherv_ring(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                           struct tutti_plan *plan);
+int tutti__allgatherv_direct(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                             struct tutti_plan *plan);
+int tutti__gather_direct(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                         struct tutti_plan *plan);
+int tutti__scatter_direct(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                          struct tutti_plan *plan);
+int tutti__reduce_scatterv_ring(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                                struct tutti_plan *plan);
+int tutti__reduce_scatterv_direct(const struct tutti_op_desc *op,
+                                  const struct tutti_plan_params *pp, struct tutti_plan *plan);
+
+/* ---- their blocks (blocks.c) ---- */
+
+/**
+ * Add the block calls of a blockwise op to plan->calls: call j is block j (whose rank it is,
+ * its count as this rank sees it), and for alltoallv call j sends to rank j and call n + j
+ * receives from rank j. Returns 0, or -1 when out of memory.
+ */
+int tutti__blk_calls(struct tutti_plan *plan, const struct tutti_op_desc *op,
+                     const struct tutti_plan_params *pp);
+
+/** Make the steps added next carry block j's fingerprint (recv: alltoallv's receive side). */
+void tutti__blk_use(struct tutti_plan *plan, const struct tutti_plan_params *pp, int j, int recv);
+
+/**
+ * Frames of channel ch's share of a block of count elements: its chunks, or 1 (a token) for an
+ * empty block on channel 0. Both ends of a block compute the same from the count.
+ */
+size_t tutti__blk_chunks(size_t count, const struct tutti_plan_params *pp, int ch);
+
+/** Frame i of that share: 1 with its offset in the block and length (0 for the token), or 0. */
+int tutti__blk_chunk(size_t count, const struct tutti_plan_params *pp, int ch, size_t i,
+                     size_t *off_p, size_t *len_p);
+
+/**
+ * Append channel ch's share of a block to the last lane: SEND steps reading (buf, at + offset),
+ * or RECV steps writing there; a token for an empty block on channel 0. Returns 0, or -1.
+ */
+int tutti__blk_steps(struct tutti_plan *plan, const struct tutti_plan_params *pp,
+                     tutti_step_kind_t kind, uint32_t buf, size_t at, size_t count, int ch,
+                     int flags);
+
+/**
+ * A lane of its own on channel ch for channel ch's share of block j: SEND steps to rank peer
+ * reading (buf, at + offset), or RECV steps from it writing there, carrying block j's
+ * fingerprint (alltoallv: its send or receive side by kind); no lane when the block has no
+ * frame on that channel. Returns 0, or -1 when out of memory.
+ */
+int tutti__blk_lane(struct tutti_plan *plan, const struct tutti_plan_params *pp,
+                    tutti_step_kind_t kind, int peer, int j, uint32_t buf, size_t at,
+                    size_t count, int ch, int flags);
+
+/**
+ * A lane of its own on channel ch copying its share of this rank's own block (count elements)
+ * from the input at src_off to the output at dst_off, unless in place. 0, or -1.
+ */
+int tutti__blk_copy_lane(struct tutti_plan *plan, const struct tutti_plan_params *pp,
+                         size_t src_off, size_t dst_off, size_t count, int ch);
+
 #endif /* TUTTI_COLL_H_INTERNAL */

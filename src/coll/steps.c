@@ -5,6 +5,7 @@
  * which calls the algorithms: the algorithms call these and nothing above them.
  */
 #include "coll/coll.h"
+#include "exec/op.h"
 #include "util.h"
 
 void tutti__coll_channel_share(size_t total, size_t chunk, int nchannels, int ch, size_t *off_p,
@@ -41,7 +42,13 @@ int tutti__coll_same_place(const struct tutti_plan *plan, uint32_t a, size_t off
 int tutti__coll_copy(struct tutti_plan *plan, uint32_t src_buf, size_t src_off, uint32_t dst_buf,
                      size_t dst_off, size_t count)
 {
-    if (tutti__coll_same_place(plan, src_buf, src_off, dst_buf, dst_off)) {
+    /* A pre-multiplied sum's copy of the input is where the input is scaled, a bool
+     * reduction's where it is made 0 or 1 (exec.c): kept in place too, as that work on the
+     * input where it lies. */
+    int transforms = ((int)plan->op.op == TUTTI_OP_PREMUL || plan->op.dt == TUTTI_BOOL) &&
+                     tutti__coll_reduces(plan->op.coll);
+    if (tutti__coll_same_place(plan, src_buf, src_off, dst_buf, dst_off) &&
+        !(transforms && src_buf == TUTTI_BUF_SEND)) {
         return 0;
     }
     return tutti__plan_add_step(plan, TUTTI_STEP_COPY, src_buf, src_off, dst_buf, dst_off, count,

@@ -9,6 +9,7 @@
  * tutti_tune_memo, 16 of them) so that a call pays the search only the first time.
  */
 #include "coll.h"
+#include "exec/op.h"
 #include "topology/tune.h"
 
 #define MAX_CANDIDATES 16
@@ -103,6 +104,9 @@ static int decide(const struct tutti_op_desc *op, const struct tutti_plan_params
 int tutti__algo_tuned(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
                       struct tutti_plan_params *run_p, double *time_us_p)
 {
+    if (tutti__coll_is_blockwise(op->coll)) {
+        return -1; /* not modelled: ranks of alltoallv or gatherv do not even agree on a size */
+    }
     struct tutti_tune_memo *m = pp->memo;
     size_t es = tutti_datatype_size(op->dt);
     for (int i = 0; m != NULL && i < TUTTI_TUNE_MEMO; i++) {

@@ -77,6 +77,7 @@ struct tutti_comm_net {
 /* request.c: the asynchronous queue and its progress thread. */
 struct tutti_stream_state;
 struct tutti_ipc_state;
+struct tutti_premul_ops;
 
 struct tutti_comm_queue {
     pthread_mutex_t lock;
@@ -112,6 +113,7 @@ struct tutti_comm {
     struct tutti_comm_queue queue;
     struct tutti_stream_state *stream; /* stream.c: calls on CUDA streams; NULL until the first */
     struct tutti_ipc_state *ipc;       /* ipc.c: the CUDA IPC all-reduce; NULL until the first */
+    struct tutti_premul_ops *premul;   /* comm/premul.c: its pre-multiplied sums, or NULL */
     struct tutti_plan plan;            /* storage for blocking calls, under the turn */
     struct tutti_plan group_plan;      /* storage for a group's segments, under the turn */
     struct tutti_tune_memo tune;       /* coll/tuned.c: the cost model's answers, under the turn */

@@ -13,6 +13,7 @@
 #include "fork_gate.h"
 #include "global.h"
 #include "comm/peer.h"
+#include "comm/premul.h"
 #include "comm/register.h"
 #include "topology/layout.h"
 #include "util.h"
@@ -207,6 +208,7 @@ void tutti__comm_free(struct tutti_comm *comm)
     free(comm->topo);
     tutti__layout_free(comm->layout);
     tutti__fp_fini(comm);
+    tutti__premul_free(comm);
     free(comm->peers);
     free(comm);
 }

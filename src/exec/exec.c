@@ -119,12 +119,13 @@ tutti_status_t tutti__exec_init(struct tutti_exec *ex, struct tutti_comm *comm,
  * history that names this rank's earlier calls in a mismatch message. */
 static tutti_status_t make_fps(struct tutti_exec *ex, const struct tutti_plan *plan)
 {
+    tutti__fp_make(&plan->op, ex->comm->rank, &ex->fp1);
+    if (plan->op.coll != TUTTI_COLL_SEND && plan->op.coll != TUTTI_COLL_RECV) {
+        tutti__fp_remember(ex->comm, &ex->fp1); /* the call as made (a blockwise one's blocks
+                                                   have fingerprints of their own, below) */
+    }
     if (plan->ncalls == 0) {
-        tutti__fp_make(&plan->op, ex->comm->rank, &ex->fp1);
         ex->fps = &ex->fp1;
-        if (plan->op.coll != TUTTI_COLL_SEND && plan->op.coll != TUTTI_COLL_RECV) {
-            tutti__fp_remember(ex->comm, &ex->fp1);
-        }
         return TUTTI_OK;
     }
     if (plan->ncalls > ex->fps_cap) {
@@ -155,7 +156,7 @@ static tutti_status_t make_fps(struct tutti_exec *ex, const struct tutti_plan *p
 static size_t ref_bytes(const struct tutti_plan *p, size_t esize)
 {
     tutti_coll_t c = p->op.coll;
-    if (c == TUTTI_COLL_ALLREDUCE || c == TUTTI_COLL_REDUCE || c == TUTTI_COLL_REDUCE_SCATTER) {
+    if (tutti__coll_reduces(c)) {
         return SIZE_MAX;
     }
     size_t n = 0, recvd = 0;
@@ -190,6 +191,13 @@ tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_comm *comm,
     ex->nt_dst = comm->cfg.nt_min > 0 && result_bytes >= comm->cfg.nt_min;
     ex->ref_bytes = ref_bytes(plan, ex->esize);
     ex->landed = 0;
+    /* A pre-multiplied sum's scalar, read now: a call with it in memory reads it as it runs. */
+    ex->premul = (int)plan->op.op == TUTTI_OP_PREMUL && tutti__coll_reduces(plan->op.coll);
+    ex->bool_input = plan->op.dt == TUTTI_BOOL && tutti__coll_reduces(plan->op.coll);
+    if (ex->premul) {
+        const void *c = plan->op.scalar_ptr != NULL ? plan->op.scalar_ptr : &plan->op.scalar;
+        memcpy(ex->scalar, c, ex->esize);
+    }
     for (int i = 0; i < plan->nlanes; i++) {
         ex->lanes_left += plan->lanes[i].nsteps > 0;
         ex->main_left += plan->lanes[i].nsteps > 0 && !plan->lanes[i].after_all;
@@ -321,15 +329,71 @@ static tutti_status_t size_mismatch(struct tutti_exec *ex, int peer, size_t got,
                             who, want);
 }
 
+/* Where (buf, off) is: NULL for no buffer (a token's may be NULL: its call moves no data). */
+static inline char *at(const struct tutti_exec *ex, uint32_t buf, size_t off)
+{
+    char *base = buf != TUTTI_BUF_NONE ? ex->plan->bufs[buf] : NULL;
+    return base != NULL ? base + off * ex->esize : NULL;
+}
+
+/*
+ * The data movement of a step whose reduction is a pre-multiplied sum and whose source is the
+ * input: the input is scaled as it is read, once per element (every other read of a rank's
+ * contribution is of a copy or partial sum made from such a read), and otherwise it is a sum.
+ */
+static void premul_step(const struct tutti_exec *ex, const struct tutti_step *s, char *dst,
+                        const char *src, const void *rslot, void *sslot)
+{
+    tutti_datatype_t dt = ex->plan->op.dt;
+    const void *c = ex->scalar;
+    switch ((tutti_step_kind_t)s->kind) {
+    case TUTTI_STEP_COPY:
+        tutti__scale(dst, NULL, src, s->count, dt, c);
+        break;
+    case TUTTI_STEP_REDUCE:
+        tutti__reduce_premul(dst, NULL, dst, src, s->count, dt, c);
+        break;
+    case TUTTI_STEP_SEND:
+        tutti__scale(sslot, NULL, src, s->count, dt, c);
+        break;
+    case TUTTI_STEP_COPY_SEND:
+        tutti__scale(dst, sslot, src, s->count, dt, c);
+        break;
+    case TUTTI_STEP_RECV_REDUCE_SEND:
+        tutti__reduce_premul(sslot, NULL, rslot, src, s->count, dt, c);
+        break;
+    case TUTTI_STEP_RECV_REDUCE_COPY:
+        tutti__reduce_premul(dst, NULL, rslot, src, s->count, dt, c);
+        break;
+    case TUTTI_STEP_RECV_REDUCE_COPY_SEND:
+        if (ex->nt_dst) {
+            tutti__reduce_premul(sslot, NULL, rslot, src, s->count, dt, c);
+            tutti__copy_nt(dst, sslot, s->count * ex->esize);
+        } else {
+            tutti__reduce_premul(dst, sslot, rslot, src, s->count, dt, c);
+        }
+        break;
+    default: /* the kinds that do not read the input: run_step's own */
+        break;
+    }
+}
+
+/* Does step s read this rank's input under a pre-multiplied sum (premul_step moves it)? */
+static inline int scales(const struct tutti_exec *ex, const struct tutti_step *s)
+{
+    return ex->premul && s->src_buf == TUTTI_BUF_SEND && s->count > 0 &&
+           s->kind != TUTTI_STEP_RECV && s->kind != TUTTI_STEP_RECV_COPY_SEND;
+}
+
 /* Run one step if its slots are available: OK (done), IN_PROGRESS (not yet) or an error. */
 static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct tutti_step *s)
 {
     const struct tutti_plan *p = ex->plan;
     size_t bytes = s->count * ex->esize;
-    const char *src =
-        s->src_buf != TUTTI_BUF_NONE ? p->bufs[s->src_buf] + s->src_off * ex->esize : NULL;
-    char *dst = s->dst_buf != TUTTI_BUF_NONE ? p->bufs[s->dst_buf] + s->dst_off * ex->esize : NULL;
+    const char *src = at(ex, s->src_buf, s->src_off);
+    char *dst = at(ex, s->dst_buf, s->dst_off);
     int divisor = s->final ? p->divisor : 1;
+    tutti_op_t rop = ex->premul ? TUTTI_SUM : p->op.op; /* what partial sums reduce with */
     struct tutti_tconn *rc = s->recv_peer >= 0 ? conn_of(ex, s->recv_peer, channel) : NULL;
     struct tutti_tconn *sc = s->send_peer >= 0 ? conn_of(ex, s->send_peer, channel) : NULL;
     const void *rslot = NULL;
@@ -337,13 +401,23 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
     size_t rlen = 0, scap = 0;
     tutti_status_t st;
 
+    if ((s->kind == TUTTI_STEP_COPY || s->kind == TUTTI_STEP_REDUCE) && scales(ex, s)) {
+        premul_step(ex, s, dst, src, NULL, NULL);
+        return TUTTI_OK;
+    }
+    if (s->kind == TUTTI_STEP_COPY && ex->bool_input && s->src_buf == TUTTI_BUF_SEND) {
+        /* a rank's bool input copied as its contribution: made 0 or 1 (x or x), as every
+         * reduction's result is; on one rank this is the whole result */
+        tutti__reduce(dst, NULL, src, src, s->count, TUTTI_BOOL, TUTTI_BOR, 1);
+        return TUTTI_OK;
+    }
     switch ((tutti_step_kind_t)s->kind) {
     case TUTTI_STEP_COPY:
         tutti__copy2(dst, NULL, src, bytes);
         return TUTTI_OK;
     case TUTTI_STEP_REDUCE:
-        tutti__reduce(dst, NULL, s->swap ? src : dst, s->swap ? dst : src, s->count, p->op.dt,
-                      p->op.op, divisor);
+        tutti__reduce(dst, NULL, s->swap ? src : dst, s->swap ? dst : src, s->count, p->op.dt, rop,
+                      divisor);
         return TUTTI_OK;
     default:
         break;
@@ -372,7 +446,8 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
     /* Zero copy: a stable result in user memory travels from there (TCP; shm lets the receiver
      * read it there) instead of a slot. */
     const void *ref = NULL;
-    if (sslot != NULL && s->stable && (sc->ops->flags & TUTTI_TRANSPORT_SEND_REF) != 0 &&
+    if (sslot != NULL && s->stable && bytes > 0 && !scales(ex, s) &&
+        (sc->ops->flags & TUTTI_TRANSPORT_SEND_REF) != 0 &&
         (sc->ref_max == 0 || ex->ref_bytes <= sc->ref_max)) {
         int from_src = s->kind == TUTTI_STEP_SEND || s->kind == TUTTI_STEP_COPY_SEND;
         ref = from_src ? (const void *)src : (const void *)dst;
@@ -381,6 +456,13 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
         }
     }
     const void *a = s->swap ? (const void *)src : rslot, *b = s->swap ? rslot : (const void *)src;
+    if (bytes == 0) {
+        goto post; /* a token: only its fingerprint travels */
+    }
+    if (scales(ex, s)) {
+        premul_step(ex, s, dst, src, rslot, sslot);
+        goto post;
+    }
     switch ((tutti_step_kind_t)s->kind) {
     case TUTTI_STEP_SEND:
         if (ref == NULL) {
@@ -402,20 +484,20 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
         }
         break;
     case TUTTI_STEP_RECV_REDUCE_SEND:
-        tutti__reduce(sslot, NULL, a, b, s->count, p->op.dt, p->op.op, divisor);
+        tutti__reduce(sslot, NULL, a, b, s->count, p->op.dt, rop, divisor);
         break;
     case TUTTI_STEP_RECV_REDUCE_COPY:
-        tutti__reduce(dst, NULL, a, b, s->count, p->op.dt, p->op.op, divisor);
+        tutti__reduce(dst, NULL, a, b, s->count, p->op.dt, rop, divisor);
         break;
     case TUTTI_STEP_RECV_REDUCE_COPY_SEND:
         if (ref != NULL) {
-            tutti__reduce(dst, NULL, a, b, s->count, p->op.dt, p->op.op, divisor);
+            tutti__reduce(dst, NULL, a, b, s->count, p->op.dt, rop, divisor);
         } else if (ex->nt_dst) {
             /* result into the slot (read again by the peer), then streamed to the user */
-            tutti__reduce(sslot, NULL, a, b, s->count, p->op.dt, p->op.op, divisor);
+            tutti__reduce(sslot, NULL, a, b, s->count, p->op.dt, rop, divisor);
             tutti__copy_nt(dst, sslot, bytes);
         } else {
-            tutti__reduce(dst, sslot, a, b, s->count, p->op.dt, p->op.op, divisor);
+            tutti__reduce(dst, sslot, a, b, s->count, p->op.dt, rop, divisor);
         }
         break;
     case TUTTI_STEP_RECV_COPY_SEND:
@@ -436,6 +518,7 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
     default:
         return tutti__set_error(ex->comm, TUTTI_ERR_INTERNAL, "bad step kind %d", s->kind);
     }
+post:
     if (ref != NULL) {
         TUTTI_CHECK(sc->ops->send_post_ref(sc, ref, bytes, fp));
     } else if (sslot != NULL) {
@@ -464,7 +547,7 @@ static tutti_status_t all_flushed(struct tutti_exec *ex, int *done_p)
 static int placeable(const struct tutti_step *s)
 {
     return (s->kind == TUTTI_STEP_RECV || s->kind == TUTTI_STEP_RECV_COPY_SEND) &&
-           s->dst_buf != TUTTI_BUF_NONE;
+           s->dst_buf != TUTTI_BUF_NONE && s->count > 0;
 }
 
 /*

@@ -54,7 +54,10 @@ struct tutti_exec {
      * carry and its receives must find (fp.h); fps points at fp1 for a plan of one call */
     struct tutti_fp fp1;
     struct tutti_fp *fps;
-    uint32_t fps_cap; /* allocated entries when fps is not &fp1 */
+    int premul;              /* the op is a pre-multiplied sum: steps reading the input scale */
+    unsigned char scalar[8]; /* ... by this, one element of the op's datatype */
+    int bool_input;          /* a bool reduction: a copy of the input is made 0 or 1 */
+    uint32_t fps_cap;        /* allocated entries when fps is not &fp1 */
     struct tutti_fp *fps_mem;
 };
 

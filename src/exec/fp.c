@@ -4,15 +4,18 @@
  * calls when the data of one reaches the other.
  *
  * Wire form, four little-endian 64-bit words:
- *   w0 sequence number   w1 count
- *   w2 bits 0-31: root (collectives; -1 without one) or sender (send/recv);
- *      bits 32-63: -1 (collectives) or receiver (send/recv)
+ *   w0 sequence number   w1 count (a blockwise collective's block: the block's count)
+ *   w2 bits 0-31: root (rooted collectives; -1 without one) or sender (send/recv and
+ *      alltoallv's blocks); bits 32-63: -1 (collectives), receiver (send/recv, alltoallv), or
+ *      whose block (the other blockwise collectives' blocks)
  *   w3 byte 0 version, 1 collective (TUTTI_COLL_SEND for send/recv), 2 datatype,
- *      3 op (0xff unless the collective reduces), bytes 4-7 zero
+ *      3 op (0xff unless the collective reduces), bytes 4-7 the counts' digest (allgatherv and
+ *      reduce_scatterv; zero otherwise)
  */
 #include "exec/fp.h"
 #include "check.h"
 #include "comm/comm.h"
+#include "exec/op.h"
 #include "tutti/coll.h"
 
 #include <endian.h>
@@ -24,13 +27,18 @@
 
 static int reduces(int coll)
 {
-    return coll == TUTTI_COLL_ALLREDUCE || coll == TUTTI_COLL_REDUCE ||
-           coll == TUTTI_COLL_REDUCE_SCATTER;
+    return tutti__coll_reduces((tutti_coll_t)coll);
 }
 
 static int rooted(int coll)
 {
-    return coll == TUTTI_COLL_BROADCAST || coll == TUTTI_COLL_REDUCE;
+    return tutti__coll_rooted((tutti_coll_t)coll);
+}
+
+/* Collectives whose fingerprint carries the digest of their shared counts. */
+static int digested(int coll)
+{
+    return coll == TUTTI_COLL_ALLGATHERV || coll == TUTTI_COLL_REDUCE_SCATTERV;
 }
 
 int tutti__fp_init(struct tutti_comm *comm)
@@ -65,14 +73,16 @@ void tutti__fp_issue(struct tutti_comm *comm, struct tutti_op_desc *op)
 
 void tutti__fp_encode(const struct tutti_fp_desc *d, struct tutti_fp *fp)
 {
-    int p2p = d->coll == TUTTI_COLL_SEND;
-    uint32_t a = (uint32_t)(p2p ? d->src : d->root), b = (uint32_t)(p2p ? d->dst : -1);
+    int pair = d->coll == TUTTI_COLL_SEND || d->coll == TUTTI_COLL_ALLTOALLV;
+    uint32_t a = (uint32_t)(pair ? d->src : d->root);
+    uint32_t b = (uint32_t)(pair ? d->dst : d->block);
     uint32_t op = d->op >= 0 ? (uint32_t)d->op : NO_OP;
     fp->w[0] = htole64(d->seq);
     fp->w[1] = htole64(d->count);
     fp->w[2] = htole64((uint64_t)a | (uint64_t)b << 32);
-    fp->w[3] = htole64((uint64_t)TUTTI_FP_VERSION | (uint64_t)(uint32_t)d->coll << 8 |
-                       (uint64_t)(uint32_t)d->dt << 16 | (uint64_t)op << 24);
+    fp->w[3] =
+        htole64((uint64_t)TUTTI_FP_VERSION | (uint64_t)(uint32_t)d->coll << 8 |
+                (uint64_t)(uint32_t)d->dt << 16 | (uint64_t)op << 24 | (uint64_t)d->digest << 32);
 }
 
 void tutti__fp_make(const struct tutti_op_desc *op, int rank, struct tutti_fp *fp)
@@ -84,7 +94,9 @@ void tutti__fp_make(const struct tutti_op_desc *op, int rank, struct tutti_fp *f
                               .op = -1,
                               .root = -1,
                               .src = -1,
-                              .dst = -1};
+                              .dst = -1,
+                              .block = -1,
+                              .digest = 0};
     if (op->coll == TUTTI_COLL_SEND || op->coll == TUTTI_COLL_RECV) {
         d.coll = TUTTI_COLL_SEND; /* both ends of one message compute the same bytes */
         d.src = op->coll == TUTTI_COLL_SEND ? rank : op->peer;
@@ -92,6 +104,13 @@ void tutti__fp_make(const struct tutti_op_desc *op, int rank, struct tutti_fp *f
     } else {
         d.op = reduces(op->coll) ? (int)op->op : -1;
         d.root = rooted(op->coll) ? op->root : -1;
+        d.digest = digested(op->coll) && op->v != NULL ? op->v->digest : 0;
+    }
+    if (op->block && op->coll == TUTTI_COLL_ALLTOALLV) {
+        d.src = op->fp_a;
+        d.dst = op->fp_b;
+    } else if (op->block) {
+        d.block = op->fp_b;
     }
     tutti__fp_encode(&d, fp);
 }
@@ -102,25 +121,41 @@ static int rank_ok(int32_t r, int nranks)
     return r >= 0 && (nranks <= 0 || r < nranks);
 }
 
+/* The rank fields a and b of a fingerprint of coll: do they make sense? */
+static int ranks_ok(unsigned coll, int32_t a, int32_t b, int nranks)
+{
+    if (coll == TUTTI_COLL_SEND) {
+        return rank_ok(a, nranks) && rank_ok(b, nranks);
+    }
+    if (coll == TUTTI_COLL_ALLTOALLV) { /* a block (sender, receiver), or the call itself */
+        return (a == -1 && b == -1) || (rank_ok(a, nranks) && rank_ok(b, nranks));
+    }
+    int root_ok = rooted((int)coll) ? rank_ok(a, nranks) : a == -1;
+    int block_ok =
+        tutti__coll_is_blockwise((tutti_coll_t)coll) ? b == -1 || rank_ok(b, nranks) : b == -1;
+    return root_ok && block_ok;
+}
+
 int tutti__fp_decode(const struct tutti_fp *fp, int nranks, struct tutti_fp_desc *d, char *why,
                      size_t len)
 {
     uint64_t w2 = le64toh(fp->w[2]), w3 = le64toh(fp->w[3]);
     unsigned ver = (unsigned)(w3 & 0xff), coll = (unsigned)(w3 >> 8 & 0xff);
     unsigned dt = (unsigned)(w3 >> 16 & 0xff), op = (unsigned)(w3 >> 24 & 0xff);
+    uint32_t digest = (uint32_t)(w3 >> 32);
     int32_t a = (int32_t)(uint32_t)w2, b = (int32_t)(uint32_t)(w2 >> 32);
     const char *bad = NULL;
-    if (ver != TUTTI_FP_VERSION || (w3 >> 32) != 0) {
-        bad = "version or reserved bytes";
+    if (ver != TUTTI_FP_VERSION) {
+        bad = "version";
     } else if (coll >= TUTTI_COLL_COUNT || coll == TUTTI_COLL_RECV) {
         bad = "collective";
+    } else if (digest != 0 && !digested((int)coll)) {
+        bad = "reserved bytes";
     } else if (dt >= TUTTI_NUM_DATATYPES) {
         bad = "datatype";
-    } else if (reduces((int)coll) ? op >= TUTTI_NUM_OPS : op != NO_OP) {
+    } else if (reduces((int)coll) ? op > (unsigned)TUTTI_OP_PREMUL : op != NO_OP) {
         bad = "op";
-    } else if (coll == TUTTI_COLL_SEND
-                   ? !rank_ok(a, nranks) || !rank_ok(b, nranks)
-                   : b != -1 || (rooted((int)coll) ? !rank_ok(a, nranks) : a != -1)) {
+    } else if (!ranks_ok(coll, a, b, nranks)) {
         bad = "rank";
     }
     if (bad != NULL) {
@@ -129,16 +164,50 @@ int tutti__fp_decode(const struct tutti_fp *fp, int nranks, struct tutti_fp_desc
                  (unsigned long long)w2, (unsigned long long)w3);
         return -1;
     }
-    int p2p = coll == TUTTI_COLL_SEND;
+    int pair = coll == TUTTI_COLL_SEND || coll == TUTTI_COLL_ALLTOALLV;
     *d = (struct tutti_fp_desc){.seq = le64toh(fp->w[0]),
                                 .count = le64toh(fp->w[1]),
                                 .coll = (int)coll,
                                 .dt = (int)dt,
                                 .op = reduces((int)coll) ? (int)op : -1,
-                                .root = p2p ? -1 : a,
-                                .src = p2p ? a : -1,
-                                .dst = p2p ? b : -1};
+                                .root = pair ? -1 : a,
+                                .src = pair ? a : -1,
+                                .dst = pair ? b : -1,
+                                .block = pair ? -1 : b,
+                                .digest = digest};
     return 0;
+}
+
+/* The name of op as a fingerprint has it: a pre-multiplied sum has no public value. */
+static const char *op_str(int op)
+{
+    return op == TUTTI_OP_PREMUL ? "premul_sum" : tutti_op_name((tutti_op_t)op);
+}
+
+/* What follows "N x type" in a description: the peers, the op, the root, the block, the
+ * digest, each where the fingerprint has it. */
+static void extra_str(const struct tutti_fp_desc *d, int compact, char *buf, size_t len)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+#define PUT(...)                                                                                   \
+    do {                                                                                           \
+        int w_ = snprintf(buf + o, len - o, __VA_ARGS__);                                          \
+        o += w_ > 0 && (size_t)w_ < len - o ? (size_t)w_ : 0;                                      \
+    } while (0)
+    if (d->src >= 0) {
+        PUT(compact ? ":%d->%d" : ", rank %d -> rank %d", d->src, d->dst);
+    }
+    if (d->op >= 0) {
+        PUT(compact ? ":%s" : ", %s", op_str(d->op));
+    }
+    if (d->root >= 0) {
+        PUT(compact ? ":root=%d" : ", root %d", d->root);
+    }
+    if (d->digest != 0) {
+        PUT(compact ? ":counts=%08x" : ", counts digest %08x", d->digest);
+    }
+#undef PUT
 }
 
 void tutti__fp_str(const struct tutti_fp_desc *d, int compact, char *buf, size_t len)
@@ -147,20 +216,16 @@ void tutti__fp_str(const struct tutti_fp_desc *d, int compact, char *buf, size_t
     const char *name = d->coll == TUTTI_COLL_SEND ? (compact ? "sendrecv" : "send/recv")
                                                   : tutti__coll_name((tutti_coll_t)d->coll);
     const char *dt = tutti_datatype_name((tutti_datatype_t)d->dt);
-    char extra[48] = "";
-    if (d->coll == TUTTI_COLL_SEND) {
-        snprintf(extra, sizeof(extra), compact ? ":%d->%d" : ", rank %d -> rank %d", d->src,
-                 d->dst);
-    } else if (d->op >= 0) {
-        snprintf(extra, sizeof(extra), compact ? ":%s" : ", %s", tutti_op_name((tutti_op_t)d->op));
-    } else if (d->root >= 0) {
-        snprintf(extra, sizeof(extra), compact ? ":root=%d" : ", root %d", d->root);
+    char extra[96], block[40] = "";
+    extra_str(d, compact, extra, sizeof(extra));
+    if (d->block >= 0) {
+        snprintf(block, sizeof(block), compact ? "blk%d=" : "block of rank %d: ", d->block);
     }
     if (compact) {
-        snprintf(buf, len, "%s#%llu:%llux%s%s", name, (unsigned long long)d->seq,
+        snprintf(buf, len, "%s#%llu:%s%llux%s%s", name, (unsigned long long)d->seq, block,
                  (unsigned long long)d->count, dt, extra);
     } else {
-        snprintf(buf, len, "%s #%llu (%llu x %s%s)", name, (unsigned long long)d->seq,
+        snprintf(buf, len, "%s #%llu (%s%llu x %s%s)", name, (unsigned long long)d->seq, block,
                  (unsigned long long)d->count, dt, extra);
     }
 }
@@ -175,7 +240,7 @@ void tutti__fp_remember(struct tutti_comm *comm, const struct tutti_fp *fp)
 static void own_call(const struct tutti_comm *comm, uint64_t seq, char *buf, size_t len)
 {
     struct tutti_fp_desc d;
-    char why[8], s[96];
+    char why[8], s[160];
     const struct tutti_fp *h = &comm->fp.hist[seq % TUTTI_FP_HISTORY];
     buf[0] = '\0';
     if (tutti__fp_decode(h, comm->nranks, &d, why, sizeof(why)) == 0 && d.seq == seq &&
@@ -197,7 +262,7 @@ tutti_status_t tutti__fp_mismatch(struct tutti_comm *comm, int peer, const struc
                                 why);
     }
     (void)tutti__fp_decode(want, comm->nranks, &w, why, sizeof(why)); /* made here: valid */
-    char gs[96], ws[96], gc[96], wc[96], more[160] = "";
+    char gs[160], ws[160], gc[128], wc[128], more[224] = "";
     tutti__fp_str(&g, 0, gs, sizeof(gs));
     tutti__fp_str(&w, 0, ws, sizeof(ws));
     tutti__fp_str(&g, 1, gc, sizeof(gc));

@@ -4,9 +4,13 @@
  *
  * A fingerprint is (sequence number, collective, datatype, op, root, count) for a collective and
  * (sequence number, datatype, count, sender, receiver) for a send or receive, so both ends of a
- * matching pair compute the same 32 bytes and the check is a compare of four words. Sequence
- * numbers are given when a call is issued (tutti__fp_issue, on the caller's thread, in issue
- * order): collectives count per communicator (every rank makes every collective), sends and
+ * matching pair compute the same 32 bytes and the check is a compare of four words. Gather,
+ * scatter and the variable-size collectives fingerprint each block: its count as the rank that
+ * sends it sees it and as the rank that receives it expects it, and whose block it is (sender
+ * and receiver for alltoallv), plus a digest of the counts every rank passes alike (allgatherv,
+ * reduce_scatterv): ranks whose counts differ fail on the first piece of data between them.
+ * Sequence numbers are given when a call is issued (tutti__fp_issue, on the caller's thread, in
+ * issue order): collectives count per communicator (every rank makes every collective), sends and
  * receives per peer and direction (the k-th send to rank q pairs with q's k-th receive from
  * this rank), since only the two ends of a message make a point-to-point call.
  *
@@ -45,11 +49,13 @@ struct tutti_comm_fp {
 struct tutti_fp_desc {
     uint64_t seq;
     uint64_t count;
-    int coll;     /* tutti_coll_t; TUTTI_COLL_SEND stands for both ends of a message */
-    int dt;       /* tutti_datatype_t */
-    int op;       /* tutti_op_t for reductions, else -1 */
-    int root;     /* broadcast and reduce, else -1 */
-    int src, dst; /* send/recv: sender and receiver, else -1 */
+    int coll;        /* tutti_coll_t; TUTTI_COLL_SEND stands for both ends of a message */
+    int dt;          /* tutti_datatype_t */
+    int op;          /* tutti_op_t (or TUTTI_OP_PREMUL) for reductions, else -1 */
+    int root;        /* rooted collectives, else -1 */
+    int src, dst;    /* send/recv and alltoallv's blocks: sender and receiver, else -1 */
+    int block;       /* the other blocks of the blockwise collectives: whose block, else -1 */
+    uint32_t digest; /* allgatherv and reduce_scatterv: the digest of their counts, else 0 */
 };
 
 /** Allocate comm->fp's per-peer counters (nranks each). Returns 0, or -1 when out of memory. */

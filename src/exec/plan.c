@@ -8,11 +8,22 @@
 #include <string.h>
 
 static const char *const coll_names[TUTTI_COLL_COUNT] = {
-    [TUTTI_COLL_ALLREDUCE] = "allreduce", [TUTTI_COLL_BROADCAST] = "broadcast",
-    [TUTTI_COLL_REDUCE] = "reduce",       [TUTTI_COLL_REDUCE_SCATTER] = "reduce_scatter",
-    [TUTTI_COLL_ALLGATHER] = "allgather", [TUTTI_COLL_ALLTOALL] = "alltoall",
-    [TUTTI_COLL_SEND] = "send",           [TUTTI_COLL_RECV] = "recv",
+    [TUTTI_COLL_ALLREDUCE] = "allreduce",
+    [TUTTI_COLL_BROADCAST] = "broadcast",
+    [TUTTI_COLL_REDUCE] = "reduce",
+    [TUTTI_COLL_REDUCE_SCATTER] = "reduce_scatter",
+    [TUTTI_COLL_ALLGATHER] = "allgather",
+    [TUTTI_COLL_ALLTOALL] = "alltoall",
+    [TUTTI_COLL_SEND] = "send",
+    [TUTTI_COLL_RECV] = "recv",
     [TUTTI_COLL_BARRIER] = "barrier",
+    [TUTTI_COLL_ALLTOALLV] = "alltoallv",
+    [TUTTI_COLL_ALLGATHERV] = "allgatherv",
+    [TUTTI_COLL_GATHER] = "gather",
+    [TUTTI_COLL_SCATTER] = "scatter",
+    [TUTTI_COLL_GATHERV] = "gatherv",
+    [TUTTI_COLL_SCATTERV] = "scatterv",
+    [TUTTI_COLL_REDUCE_SCATTERV] = "reduce_scatterv",
 };
 
 static const char *const step_names[TUTTI_STEP_KIND_COUNT] = {
@@ -119,7 +130,7 @@ int tutti__plan_add_lane(struct tutti_plan *plan, int send_peer, int recv_peer, 
 int tutti__plan_add_step(struct tutti_plan *plan, tutti_step_kind_t kind, uint32_t src_buf,
                          size_t src_off, uint32_t dst_buf, size_t dst_off, size_t count, int flags)
 {
-    if (count == 0) {
+    if (count == 0 && (flags & TUTTI_STEP_TOKEN) == 0) {
         return 0; /* every rank skips the same empty blocks, so sends and receives still pair */
     }
     if (plan->nsteps == plan->pool_cap) {

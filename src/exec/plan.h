@@ -66,7 +66,7 @@ struct tutti_step {
                           fingerprint */
     size_t src_off;    /* in elements */
     size_t dst_off;    /* in elements */
-    size_t count;      /* elements, > 0 and <= chunk_elems */
+    size_t count;      /* elements, <= chunk_elems; > 0 but for TUTTI_STEP_TOKEN's frames */
 };
 
 struct tutti_lane {
@@ -78,19 +78,47 @@ struct tutti_lane {
     struct tutti_step *steps; /* points into the plan's step pool */
 };
 
+/*
+ * The counts and displacements (in elements, nranks entries each) of a variable-size
+ * collective, as the user passed them; NULL where the call has none (a root's arrays on other
+ * ranks). alltoallv: all four; allgatherv: rcounts, rdispls; gatherv: rcounts, rdispls at the
+ * root; scatterv: scounts, sdispls at the root; reduce_scatterv: rcounts.
+ */
+struct tutti_vcounts {
+    const size_t *scounts, *sdispls;
+    const size_t *rcounts, *rdispls;
+    /* allgatherv and reduce_scatterv: a digest of rcounts, which every rank must pass alike
+     * (each piece of data carries it, fp.h); 0 otherwise. Set at validation. */
+    uint32_t digest;
+};
+
 /** The description of one operation, as the user called it (validated). */
 struct tutti_op_desc {
     tutti_coll_t coll;
     const void *sendbuf;
     void *recvbuf;
     size_t count; /* allreduce/bcast/reduce/send/recv: count; reduce-scatter: recvcount;
-                     allgather: sendcount; alltoall: per-peer count */
+                     allgather: sendcount; alltoall, gather, scatter: per-rank count;
+                     allgatherv, gatherv: sendcount; scatterv: recvcount; alltoallv and
+                     reduce_scatterv: 0 (their counts are in v) */
     tutti_datatype_t dt;
-    tutti_op_t op;
-    int root;     /* broadcast/reduce; -1 otherwise */
-    int peer;     /* send/recv; -1 otherwise */
-    uint64_t seq; /* fingerprint sequence number, given at issue (fp.h); not part of the
-                     plan: a plan built for one call serves the next with the same fields */
+    tutti_op_t op; /* a tutti_op_t, or TUTTI_OP_PREMUL (coll_id.h) once validated */
+    int root;      /* broadcast/reduce/gather(v)/scatter(v); -1 otherwise */
+    int peer;      /* send/recv; -1 otherwise */
+    uint64_t seq;  /* fingerprint sequence number, given at issue (fp.h); not part of the
+                      plan: a plan built for one call serves the next with the same fields */
+    const struct tutti_vcounts *v; /* the variable-size collectives; NULL otherwise */
+    /* A block call of a blockwise plan (plan->calls: one per block, each step's data carries
+     * its block's fingerprint): block 1, count the block's elements as this rank sees them, and
+     * the fingerprint's two rank fields (fp.h): alltoallv sender and receiver; gather(v) and
+     * scatter(v) root and the rank whose block it is; allgatherv and reduce_scatterv -1 and the
+     * block's rank. block 0 for a call as the user made it. */
+    int block;
+    int fp_a, fp_b;
+    /* TUTTI_OP_PREMUL: the scalar, one element of dt, by value (scalar), or where the call reads
+     * it when it runs (scalar_ptr, host memory, when not NULL). Not part of the plan either. */
+    uint64_t scalar;
+    const void *scalar_ptr;
 };
 
 /** What builders need to know about the communicator. */
@@ -180,12 +208,19 @@ enum {
      * (TUTTI_TRANSPORT_SEND_REF).
      */
     TUTTI_STEP_STABLE = 4,
+    /*
+     * Add the step even with count 0: a frame of no data that carries only its call's
+     * fingerprint. The blockwise collectives send one for an empty block, so that every pair of
+     * ranks exchanges at least one frame and a rank whose counts disagree with its peer's is
+     * told so (fp.h) instead of waiting for data that never comes.
+     */
+    TUTTI_STEP_TOKEN = 8,
 };
 
 /**
- * Append a step to the last lane (count 0 is skipped). Returns 0, or -1 when out of memory.
- * Lanes must be filled one after the other; tutti__plan_finish() fixes the step pointers.
- * flags: TUTTI_STEP_FINAL, TUTTI_STEP_SWAP.
+ * Append a step to the last lane (count 0 is skipped, but for TUTTI_STEP_TOKEN). Returns 0, or -1
+ * when out of memory. Lanes must be filled one after the other; tutti__plan_finish() fixes the step
+ * pointers. flags: TUTTI_STEP_FINAL, TUTTI_STEP_SWAP, TUTTI_STEP_STABLE, TUTTI_STEP_TOKEN.
  */
 int tutti__plan_add_step(struct tutti_plan *plan, tutti_step_kind_t kind, uint32_t src_buf,
                          size_t src_off, uint32_t dst_buf, size_t dst_off, size_t count, int flags);

@@ -436,9 +436,11 @@ tutti_status_t tutti__ipc_wanted(struct tutti_comm *comm, const struct tutti_op_
 {
     *use_p = 0;
     const struct tutti_devops *ops = tutti__devops();
+    /* A pre-multiplied sum goes staged: the host scales each rank's input as it reads it
+     * (exec.c); the IPC path's kernels reduce the inputs as they are. */
     if (op->coll != TUTTI_COLL_ALLREDUCE || op->count == 0 || tutti__env()->IPC == 0 ||
-        comm->nranks < 2 || comm->nranks > IPC_MAX_RANKS || ops == NULL || !ipc_offered(ops) ||
-        (comm->layout != NULL && comm->layout->nhosts != 1)) {
+        (int)op->op == TUTTI_OP_PREMUL || comm->nranks < 2 || comm->nranks > IPC_MAX_RANKS ||
+        ops == NULL || !ipc_offered(ops) || (comm->layout != NULL && comm->layout->nhosts != 1)) {
         return TUTTI_OK;
     }
     int sdev = 0, rdev = 0;

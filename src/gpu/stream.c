@@ -74,13 +74,18 @@ struct piece {
     int nin, nout;
 };
 
+/* Copies in per call at most: its input, its receive blocks' gaps (below), its scalar. */
+#define COPIES_IN 3
+
 struct batch {
     struct tutti_stream_state *ss;
     struct piece *pieces;
     int npieces;
     struct stage *stages;      /* back to the cache at release */
     struct tutti_op_desc *ops; /* every staged call, pieces in order */
-    struct copy *in, *out;     /* per call: its copy in and its copy out (at most one each) */
+    struct copy *in, *out;     /* per call: its copies in (COPIES_IN) and its copy out (one) */
+    struct tutti_vcounts **vs; /* per call: its counts' copy, or NULL */
+    int nvs;
 };
 
 static const char *devops_err(const struct tutti_devops *ops, int err)
@@ -111,6 +116,11 @@ tutti_status_t tutti__stream_wanted(struct tutti_comm *comm, const struct tutti_
     }
     if (err == 0 && rl > 0) {
         err = ops->is_device(op->recvbuf, &rdev);
+    }
+    if (err == 0 && op->scalar_ptr != NULL) { /* a pre-multiplied sum's scalar on the device */
+        int cdev = 0;
+        err = ops->is_device(op->scalar_ptr, &cdev);
+        sdev |= cdev;
     }
     if (err != 0) {
         return tutti__set_error(comm, TUTTI_ERR_SYSTEM, "%s: asking %s what a buffer is: %s", name,
@@ -220,16 +230,37 @@ static void stages_free(struct tutti_stream_state *ss, struct stage *list)
     }
 }
 
+/* A device scalar of a pre-multiplied sum is read when the call runs: staged, as an input. */
+static tutti_status_t stage_scalar(struct tutti_comm *comm, struct tutti_stream_state *ss,
+                                   struct batch *b, struct tutti_op_desc *op, struct copy *in,
+                                   int *nin)
+{
+    int cdev = 0;
+    if (op->scalar_ptr == NULL || ss->ops->is_device(op->scalar_ptr, &cdev) != 0 || !cdev) {
+        return TUTTI_OK;
+    }
+    void *blk = NULL;
+    size_t es = tutti_datatype_size(op->dt);
+    TUTTI_CHECK(stage_get(comm, ss, b, es, &blk));
+    in[(*nin)++] = (struct copy){blk, op->scalar_ptr, es};
+    op->scalar_ptr = blk;
+    return TUTTI_OK;
+}
+
 /*
  * Stage one call: device buffers are replaced by pinned blocks, with the copies in (inputs) and
- * out (results) to make. The in-place forms share one block covering both ranges.
+ * out (results) to make. The in-place forms share one block covering both ranges. The receive
+ * blocks of a blockwise call may leave gaps in the range copied out: those are copied in first,
+ * so the copy out writes back what the user had there.
  */
 static tutti_status_t stage_call(struct tutti_comm *comm, struct tutti_stream_state *ss,
                                  struct batch *b, struct tutti_op_desc *op, struct copy *in,
                                  int *nin, struct copy *out, int *nout)
 {
+    TUTTI_CHECK(stage_scalar(comm, ss, b, op, in, nin));
     size_t sl, rl;
     tutti__op_extents(comm, op, &sl, &rl);
+    int gaps = rl > 0 && tutti__op_recv_gaps(op, comm->rank, comm->nranks);
     int sdev = 0, rdev = 0;
     if (sl > 0) {
         (void)ss->ops->is_device(op->sendbuf, &sdev);
@@ -242,6 +273,9 @@ static tutti_status_t stage_call(struct tutti_comm *comm, struct tutti_stream_st
         uintptr_t lo = TUTTI_MIN(s, r), hi = TUTTI_MAX(s + sl, r + rl);
         void *blk = NULL;
         TUTTI_CHECK(stage_get(comm, ss, b, hi - lo, &blk));
+        if (gaps) {
+            in[(*nin)++] = (struct copy){(char *)blk + (r - lo), op->recvbuf, rl};
+        }
         in[(*nin)++] = (struct copy){(char *)blk + (s - lo), op->sendbuf, sl};
         out[(*nout)++] = (struct copy){op->recvbuf, (char *)blk + (r - lo), rl};
         op->sendbuf = (char *)blk + (s - lo);
@@ -257,6 +291,9 @@ static tutti_status_t stage_call(struct tutti_comm *comm, struct tutti_stream_st
     if (rdev) {
         void *blk = NULL;
         TUTTI_CHECK(stage_get(comm, ss, b, rl, &blk));
+        if (gaps) {
+            in[(*nin)++] = (struct copy){blk, op->recvbuf, rl};
+        }
         out[(*nout)++] = (struct copy){op->recvbuf, blk, rl};
         op->recvbuf = blk;
     }
@@ -313,6 +350,10 @@ static void batch_free(struct batch *b)
             tutti__request_release(b->pieces[i].req);
         }
     }
+    for (int i = 0; b->vs != NULL && i < b->nvs; i++) {
+        free(b->vs[i]);
+    }
+    free(b->vs);
     free(b->pieces);
     free(b->ops);
     free(b->in);
@@ -357,10 +398,13 @@ static tutti_status_t batch_build(struct tutti_comm *comm, struct tutti_stream_s
         b->npieces = np;
         b->pieces = calloc((size_t)np, sizeof(*b->pieces));
         b->ops = calloc((size_t)ncalls, sizeof(*b->ops));
-        b->in = calloc((size_t)ncalls, sizeof(*b->in));
+        b->in = calloc((size_t)ncalls * COPIES_IN, sizeof(*b->in));
         b->out = calloc((size_t)ncalls, sizeof(*b->out));
+        b->vs = calloc((size_t)ncalls, sizeof(*b->vs));
+        b->nvs = ncalls;
     }
-    if (b == NULL || b->pieces == NULL || b->ops == NULL || b->in == NULL || b->out == NULL) {
+    if (b == NULL || b->pieces == NULL || b->ops == NULL || b->in == NULL || b->out == NULL ||
+        b->vs == NULL) {
         if (b != NULL) {
             batch_free(b);
         }
@@ -372,10 +416,15 @@ static tutti_status_t batch_build(struct tutti_comm *comm, struct tutti_stream_s
         p->b = b;
         p->nops = n == 1 ? 1 : n;
         p->ops = b->ops + (n == 1 ? k : 0);
-        p->in = b->in + (n == 1 ? k : 0);
+        p->in = b->in + (n == 1 ? k : 0) * COPIES_IN;
         p->out = b->out + (n == 1 ? k : 0);
         for (int i = 0; i < p->nops; i++) {
             p->ops[i] = ops[n == 1 ? 0 : i];
+            int failed = 0;
+            b->vs[(n == 1 ? k : 0) + i] = tutti__op_own_counts(&p->ops[i], comm->nranks, &failed);
+            if (failed) {
+                return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory for a call's counts");
+            }
             if (n == 1 && np > 1) {
                 size_t first = (size_t)k * step;
                 offset_call(&p->ops[i], first, TUTTI_MIN(step, ops[0].count - first));
@@ -414,6 +463,13 @@ static int one_rank(struct tutti_comm *comm, const struct tutti_op_desc *ops, in
     struct copy c[64];
     if (nsend != nrecv || n > 64) {
         return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        int transformed = tutti__coll_reduces(ops[i].coll) &&
+                          ((int)ops[i].op == TUTTI_OP_PREMUL || ops[i].dt == TUTTI_BOOL);
+        if (tutti__coll_is_blockwise(ops[i].coll) || transformed) {
+            return 0; /* blocks at displacements, a scaled or 0/1 input: not a plain copy */
+        }
     }
     for (int i = 0; i < n; i++) {
         size_t sl, rl;

@@ -10,6 +10,7 @@
 #include "coll/coll.h"
 #include "comm/comm.h"
 #include "exec/fail.h"
+#include "exec/op.h"
 #include "global.h"
 #include "run/run.h"
 #include "run/turn.h"
@@ -50,9 +51,15 @@ tutti_status_t tutti__group_record(struct tutti_comm *comm, const struct tutti_o
         t->group_ops = n;
         t->group_cap = cap;
     }
+    struct tutti_group_op *g = &t->group_ops[t->group_nops];
+    g->op = *op;
+    int failed = 0;
+    g->owned_v = tutti__op_own_counts(&g->op, comm->nranks, &failed); /* the caller's go */
+    if (failed) {
+        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory to record a group call");
+    }
     t->group_ops[t->group_nops].comm = comm;
     t->group_ops[t->group_nops].serial = comm->serial; /* the caller has entered comm */
-    t->group_ops[t->group_nops].op = *op;
     t->group_ops[t->group_nops].on_stream = on_stream;
     t->group_ops[t->group_nops].stream = stream;
     t->group_nops++;
@@ -189,6 +196,10 @@ static tutti_status_t run_on_stream(struct tutti_group_op *g, int n)
 
 static void group_clear(struct tutti_tls *t)
 {
+    for (int i = 0; i < t->group_nops; i++) {
+        free(t->group_ops[i].owned_v);
+        t->group_ops[i].owned_v = NULL;
+    }
     if (t->group_ops != small_ops) {
         free(t->group_ops);
     }

@@ -17,6 +17,7 @@ struct tutti_group_op {
     struct tutti_op_desc op;
     int on_stream; /* goes through stream.c (a stream, or device buffers) */
     void *stream;
+    struct tutti_vcounts *owned_v; /* op.v's copy (the caller's arrays may go at once) */
 };
 
 /** Record a validated operation in the calling thread's open group. */

@@ -11,6 +11,7 @@
 #include "coll/coll.h"
 #include "comm/comm.h"
 #include "exec/fail.h"
+#include "exec/op.h"
 #include "global.h"
 #include "run/run.h"
 #include "run/turn.h"
@@ -43,6 +44,7 @@ void tutti__request_release(struct tutti_request *req)
     pthread_mutex_destroy(&req->lock);
     pthread_cond_destroy(&req->cond);
     free((void *)req->ops);
+    free(req->owned_v);
     free(req);
 }
 
@@ -193,6 +195,12 @@ tutti_status_t tutti__submit(struct tutti_comm *comm, const struct tutti_op_desc
 {
     struct tutti_request *req = NULL;
     TUTTI_CHECK(request_new(comm, op, &req));
+    int failed = 0;
+    req->owned_v = tutti__op_own_counts(&req->op, comm->nranks, &failed); /* the caller's go */
+    if (failed) {
+        tutti__request_release(req);
+        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory for a request's counts");
+    }
     /* Live before it is queued: the worker may complete it at once, and the caller frees it. */
     tutti_status_t st = tutti__handle_add(&tutti__g.live_reqs, req);
     if (st == TUTTI_OK) {

@@ -27,6 +27,7 @@ struct tutti_request {
     void (*on_done)(void *arg, tutti_status_t st);
     void *on_done_arg;
     struct tutti_plan plan;
+    struct tutti_vcounts *owned_v; /* op.v's copy, for a call queued by tutti__submit */
     pthread_mutex_t lock;
     pthread_cond_t cond;
     int done;

@@ -39,6 +39,41 @@ int coll_has_inplace(enum coll_kind k)
            k == COLL_REDUCE_SCATTER || k == COLL_ALLGATHER || k == COLL_ALLTOALL;
 }
 
+static int is_float(tutti_datatype_t dt);
+
+int coll_op_applies(tutti_datatype_t dt, tutti_op_t op)
+{
+    int bitwise = op == TUTTI_BAND || op == TUTTI_BOR || op == TUTTI_BXOR;
+    if (dt == TUTTI_BOOL) {
+        return op != TUTTI_AVG && op != COLL_PREMUL;
+    }
+    return !(bitwise && is_float(dt));
+}
+
+tutti_op_t coll_op_rotate(tutti_datatype_t dt, unsigned k)
+{
+    tutti_op_t ok[COLL_NUM_OPS];
+    unsigned n = 0;
+    for (int op = 0; op < COLL_NUM_OPS; op++) {
+        if (coll_op_applies(dt, (tutti_op_t)op)) {
+            ok[n++] = (tutti_op_t)op;
+        }
+    }
+    return ok[k % n];
+}
+
+const char *coll_op_name(tutti_op_t op)
+{
+    return op == COLL_PREMUL ? "premul_sum" : tutti_op_name(op);
+}
+
+/* Rank's scalar as a number: 2, -1, 1 in turn (sums of scaled inputs stay exact, below). */
+static int premul_factor(int rank)
+{
+    static const int f[3] = {2, -1, 1};
+    return f[rank % 3];
+}
+
 /* ---------------------------------------------------------------- buffers */
 
 /* Buffers kept between calls (a test process runs thousands of calls): the input (or in-place)
@@ -190,7 +225,9 @@ static struct fgen fgen_of(const struct coll_case *c, int nranks)
 {
     double lim = exact_limit(c->dt);
     int minmax = c->op == TUTTI_MIN || c->op == TUTTI_MAX;
-    return (struct fgen){c->seed, c->op, nranks, (uint64_t)(minmax ? lim : lim / nranks)};
+    /* a pre-multiplied sum scales by up to 2: half the range keeps every partial sum exact */
+    double m = minmax ? lim : lim / nranks / (c->op == COLL_PREMUL ? 2 : 1);
+    return (struct fgen){c->seed, c->op, nranks, (uint64_t)m};
 }
 
 static double coll_value(const struct fgen *g, int rank, size_t gi)
@@ -292,6 +329,14 @@ static double get_float(tutti_datatype_t dt, const void *buf, size_t i)
 static void fill_input_of(const struct coll_case *c, int nranks, int rank, void *buf, size_t n,
                           size_t g0)
 {
+    if (coll_is_reduction(c->coll) && c->dt == TUTTI_BOOL) {
+        /* half false, half true with any nonzero byte: "true" is not only 1 */
+        for (size_t i = 0; i < n; i++) {
+            uint64_t x = raw_bits(c->seed, rank, g0 + i);
+            ((uint8_t *)buf)[i] = (x & 1) ? (uint8_t)((x >> 8) | 1) : 0;
+        }
+        return;
+    }
     if (coll_is_reduction(c->coll) && is_float(c->dt)) {
         struct fgen g = fgen_of(c, nranks);
         for (size_t i = 0; i < n; i++) {
@@ -326,10 +371,10 @@ static void fill_input_of(const struct coll_case *c, int nranks, int rank, void 
 /* The exact reduction over all ranks of floating-point element gi. O(nranks). */
 static double float_reduced(const struct coll_case *c, const struct fgen *g, size_t gi)
 {
-    int nranks = g->nranks;
-    double acc = coll_value(g, 0, gi);
+    int nranks = g->nranks, pm = c->op == COLL_PREMUL;
+    double acc = coll_value(g, 0, gi) * (pm ? premul_factor(0) : 1);
     for (int r = 1; r < nranks; r++) {
-        double x = coll_value(g, r, gi);
+        double x = coll_value(g, r, gi) * (pm ? premul_factor(r) : 1);
         switch (c->op) {
         case TUTTI_PROD:
             acc *= x;
@@ -353,13 +398,47 @@ static double float_reduced(const struct coll_case *c, const struct fgen *g, siz
 }
 
 /* The wrapped integer reduction over all ranks of element gi. O(nranks). */
+/* A bool reduction: every input true or false, the result 0 or 1 (tutti/types.h). */
+static uint64_t bool_reduced(const struct coll_case *c, int nranks, size_t gi)
+{
+    uint8_t v[64] = {0}, acc;
+    for (int r = 0; r < nranks && r < 64; r++) {
+        uint64_t x = raw_bits(c->seed, r, gi);
+        v[r] = (x & 1) != 0; /* what fill_input_of put there, as truth */
+    }
+    acc = v[0];
+    for (int r = 1; r < nranks; r++) {
+        int and = c->op == TUTTI_PROD || c->op == TUTTI_MIN || c->op == TUTTI_BAND;
+        acc = c->op == TUTTI_BXOR ? acc ^ v[r] : and? (acc & v[r]) : (acc | v[r]);
+    }
+    return acc;
+}
+
 static uint64_t int_reduced(const struct coll_case *c, int nranks, size_t gi)
 {
     tutti_datatype_t dt = c->dt;
     uint64_t mask = width_mask(dt);
     int sgn = is_signed_int(dt);
     uint64_t acc = raw_bits(c->seed, 0, gi) & mask;
+    if (dt == TUTTI_BOOL) {
+        return bool_reduced(c, nranks, gi);
+    }
     switch (c->op) {
+    case TUTTI_BAND:
+    case TUTTI_BOR:
+    case TUTTI_BXOR:
+        for (int r = 1; r < nranks; r++) {
+            uint64_t x = raw_bits(c->seed, r, gi);
+            acc = c->op == TUTTI_BAND ? acc & x : c->op == TUTTI_BOR ? acc | x : acc ^ x;
+        }
+        return acc & mask;
+    case COLL_PREMUL:
+        acc = 0;
+        for (int r = 0; r < nranks; r++) {
+            /* each scaled input wraps to the width first, as the library rounds it to dt */
+            acc += (raw_bits(c->seed, r, gi) * (uint64_t)(int64_t)premul_factor(r)) & mask;
+        }
+        return acc & mask;
     case TUTTI_PROD:
         for (int r = 1; r < nranks; r++) {
             acc *= raw_bits(c->seed, r, gi);
@@ -409,7 +488,7 @@ static void describe(const struct coll_case *c, char *out, size_t len)
     }
     snprintf(out, len, "%s %s%s%s %s count %zu%s", coll_name(c->coll), tutti_datatype_name(c->dt),
              coll_is_reduction(c->coll) ? " " : "",
-             coll_is_reduction(c->coll) ? tutti_op_name(c->op) : "",
+             coll_is_reduction(c->coll) ? coll_op_name(c->op) : "",
              c->inplace ? "in-place" : "out-of-place", c->count, root);
 }
 
@@ -589,7 +668,15 @@ static int run_allreduce(const struct call *k)
     if (get_bufs(k, n, n, n, &b) != 0) {
         return -1;
     }
-    tutti_status_t st = tutti_allreduce(b.in, b.out, n, c->dt, c->op, k->comm, NULL);
+    tutti_op_t op;
+    int made;
+    if (coll_op_get(k->comm, c, k->rank, &op, &made) != 0) {
+        return -1;
+    }
+    tutti_status_t st = tutti_allreduce(b.in, b.out, n, c->dt, op, k->comm, NULL);
+    if (made) {
+        (void)tutti_op_destroy(op, k->comm);
+    }
     if (st != TUTTI_OK) {
         return call_failed(c, "tutti_allreduce", st);
     }
@@ -633,8 +720,16 @@ static int run_reduce(const struct call *k)
     if (get_bufs(k, n, n, n, &b) != 0) {
         return -1;
     }
+    tutti_op_t op;
+    int made;
+    if (coll_op_get(k->comm, c, k->rank, &op, &made) != 0) {
+        return -1;
+    }
     tutti_status_t st =
-        tutti_reduce(b.in, null_recv ? NULL : b.out, n, c->dt, c->op, c->root, k->comm, NULL);
+        tutti_reduce(b.in, null_recv ? NULL : b.out, n, c->dt, op, c->root, k->comm, NULL);
+    if (made) {
+        (void)tutti_op_destroy(op, k->comm);
+    }
     if (st != TUTTI_OK) {
         return call_failed(c, "tutti_reduce", st);
     }
@@ -657,7 +752,15 @@ static int run_reduce_scatter(const struct call *k)
     if (get_bufs(k, total, n, n, &b) != 0) {
         return -1;
     }
-    tutti_status_t st = tutti_reduce_scatter(b.in, b.out, n, c->dt, c->op, k->comm, NULL);
+    tutti_op_t op;
+    int made;
+    if (coll_op_get(k->comm, c, k->rank, &op, &made) != 0) {
+        return -1;
+    }
+    tutti_status_t st = tutti_reduce_scatter(b.in, b.out, n, c->dt, op, k->comm, NULL);
+    if (made) {
+        (void)tutti_op_destroy(op, k->comm);
+    }
     if (st != TUTTI_OK) {
         return call_failed(c, "tutti_reduce_scatter", st);
     }
@@ -804,4 +907,49 @@ void coll_fill_random_float(tutti_datatype_t dt, void *buf, size_t count, uint64
             ((double)(x >> 11) / 9007199254740992.0 * 2.0 - 1.0) * ldexp(1.0, (int)(x & 15) - 8);
         put_float(dt, buf, i, v);
     }
+}
+
+void coll_premul_scalar(tutti_datatype_t dt, int rank, void *buf)
+{
+    double f = premul_factor(rank);
+    if (is_float(dt)) {
+        put_float(dt, buf, 0, f);
+    } else {
+        put_bits(dt, buf, 0, (uint64_t)(int64_t)f);
+    }
+}
+
+int coll_op_get(tutti_comm_t *comm, const struct coll_case *c, int rank, tutti_op_t *op_p,
+                int *made_p)
+{
+    *made_p = 0;
+    *op_p = c->op;
+    if (c->op != COLL_PREMUL) {
+        return 0;
+    }
+    uint64_t scalar = 0;
+    coll_premul_scalar(c->dt, rank, &scalar);
+    tutti_status_t st =
+        tutti_op_create_premul_sum(&scalar, c->dt, TUTTI_SCALAR_HOST_IMMEDIATE, comm, op_p);
+    if (st != TUTTI_OK) {
+        return call_failed(c, "tutti_op_create_premul_sum", st);
+    }
+    *made_p = 1;
+    return 0;
+}
+
+void coll_input(const struct coll_case *c, int nranks, int rank, void *buf, size_t n, size_t g0)
+{
+    fill_input_of(c, nranks, rank, buf, n, g0);
+}
+
+void coll_reduced(const struct coll_case *c, int nranks, void *buf, size_t n, size_t g0)
+{
+    fill_reduced(c, nranks, buf, n, g0);
+}
+
+int coll_compare(const struct coll_case *c, const char *what, const void *got, const void *exp,
+                 size_t n)
+{
+    return compare(c, what, got, exp, n);
 }

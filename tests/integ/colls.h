@@ -34,10 +34,14 @@ enum coll_kind {
     COLL_NKINDS
 };
 
+/* The op of a case that is a pre-multiplied sum (tutti_op_create_premul_sum): each rank's
+ * scalar is coll_premul_scalar(rank). Not a tutti_op_t value. */
+#define COLL_PREMUL ((tutti_op_t)TUTTI_NUM_OPS)
+
 struct coll_case {
     enum coll_kind coll;
     tutti_datatype_t dt;
-    tutti_op_t op; /* reductions only */
+    tutti_op_t op; /* reductions only: a tutti_op_t, or COLL_PREMUL */
     int inplace;   /* NCCL's in-place form, where the collective has one */
     size_t count;  /* the count argument of the call */
     int root;      /* broadcast and reduce */
@@ -52,6 +56,41 @@ int coll_is_reduction(enum coll_kind k);
 
 /** Does NCCL define an in-place form for it? */
 int coll_has_inplace(enum coll_kind k);
+
+/** Does op (a tutti_op_t or COLL_PREMUL) apply to dt, as tutti/types.h documents? */
+int coll_op_applies(tutti_datatype_t dt, tutti_op_t op);
+
+/** The k-th of the ops that apply to dt, cycling (COLL_PREMUL counts as one): for tests that
+ *  turn the op with every call. */
+tutti_op_t coll_op_rotate(tutti_datatype_t dt, unsigned k);
+
+/** Ops a reduction sweep tries: every tutti_op_t, then COLL_PREMUL. */
+#define COLL_NUM_OPS (TUTTI_NUM_OPS + 1)
+
+/** "sum", ..., "premul_sum" */
+const char *coll_op_name(tutti_op_t op);
+
+/** Rank's scalar of a pre-multiplied sum (2, -1 or 1, by rank), one element of dt, in buf. */
+void coll_premul_scalar(tutti_datatype_t dt, int rank, void *buf);
+
+/**
+ * The op to call tutti with for c->op: itself, or a pre-multiplied sum made on comm with this
+ * rank's scalar (*made_p = 1: give it back with tutti_op_destroy). -1 when making it failed.
+ */
+int coll_op_get(tutti_comm_t *comm, const struct coll_case *c, int rank, tutti_op_t *op_p,
+                int *made_p);
+
+/* ---- the pieces of the reference, for the checks of the blockwise collectives (vcolls.c) ---- */
+
+/** Rank's input elements g0 .. g0 + n - 1 of the call c (c->coll tells a reduction's values). */
+void coll_input(const struct coll_case *c, int nranks, int rank, void *buf, size_t n, size_t g0);
+
+/** The reduction over all ranks of elements g0 .. g0 + n - 1 of c (a reducing c->coll). */
+void coll_reduced(const struct coll_case *c, int nranks, void *buf, size_t n, size_t g0);
+
+/** Compare n elements; report the first bad one (integ_fail) naming `what`. 0 when equal. */
+int coll_compare(const struct coll_case *c, const char *what, const void *got, const void *exp,
+                 size_t n);
 
 /**
  * Run the case on comm and check it. A rank reports every problem on stderr (rank, collective,

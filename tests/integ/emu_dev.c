@@ -207,6 +207,7 @@ static void run_op(emu_stream_t *s, struct emu_op *op)
     case OP_HOLD:
         pthread_mutex_lock(&s->lock);
         s->held = 1;
+        pthread_cond_broadcast(&s->cond); /* a release may be waiting for the stream to get here */
         while (s->held) {
             pthread_cond_wait(&s->cond, &s->lock);
         }

@@ -68,7 +68,9 @@ static int big_selected(enum coll_kind coll, tutti_datatype_t dt, tutti_op_t op,
     if (!coll_is_reduction(coll)) {
         return 1;
     }
-    tutti_op_t rotating = (tutti_op_t)(1 + (int)dt % (TUTTI_NUM_OPS - 1));
+    /* SUM, and an op other than SUM that turns with the datatype among those that apply */
+    tutti_op_t rotating = coll_op_rotate(dt, 1 + (unsigned)dt);
+    rotating = rotating == TUTTI_SUM ? coll_op_rotate(dt, 2 + (unsigned)dt) : rotating;
     return op == TUTTI_SUM || op == rotating;
 }
 
@@ -85,7 +87,7 @@ static int sweep_rank(const struct integ_ctx *ctx)
     if (integ_comm_init(ctx, NULL, &comm) != 0) {
         return 1;
     }
-    int nops = coll_is_reduction(a->coll) ? TUTTI_NUM_OPS : 1;
+    int nops = coll_is_reduction(a->coll) ? COLL_NUM_OPS : 1;
     int ninplace = coll_has_inplace(a->coll) ? 2 : 1;
     int bad = 0;
     size_t ncalls = 0;
@@ -93,8 +95,10 @@ static int sweep_rank(const struct integ_ctx *ctx)
         for (int dt = 0; dt < TUTTI_NUM_DATATYPES; dt++) {
             for (int op = 0; op < nops; op++) {
                 for (int ip = 0; ip < ninplace; ip++) {
-                    if (counts[ci] == BIG_COUNT &&
-                        !big_selected(a->coll, (tutti_datatype_t)dt, (tutti_op_t)op, ip)) {
+                    if ((counts[ci] == BIG_COUNT &&
+                         !big_selected(a->coll, (tutti_datatype_t)dt, (tutti_op_t)op, ip)) ||
+                        (coll_is_reduction(a->coll) &&
+                         !coll_op_applies((tutti_datatype_t)dt, (tutti_op_t)op))) {
                         continue;
                     }
                     struct coll_case c = {

@@ -101,7 +101,7 @@ static int bad_coll_args(tutti_comm_t *c)
     EXPECT_ERR(tutti_reduce(NULL, rv, 4, i64, TUTTI_SUM, 0, c, NULL), INVAL, "sendbuf is NULL");
     EXPECT_ERR(tutti_reduce(s, NULL, 4, i64, TUTTI_SUM, 0, c, NULL), INVAL, "recvbuf is NULL");
     EXPECT_ERR(tutti_reduce(s, rv, 4, baddt, TUTTI_SUM, 0, c, NULL), INVAL, "datatype 99");
-    EXPECT_ERR(tutti_reduce(s, rv, 4, i64, (tutti_op_t)TUTTI_NUM_OPS, 0, c, NULL), INVAL, "op 5");
+    EXPECT_ERR(tutti_reduce(s, rv, 4, i64, (tutti_op_t)TUTTI_NUM_OPS, 0, c, NULL), INVAL, "op 8");
     EXPECT_ERR(tutti_reduce(s, rv, 4, i64, TUTTI_SUM, 7, c, NULL), INVAL, "root 7");
     EXPECT_ERR(tutti_reduce(s, s + 3, 4, i64, TUTTI_SUM, 0, c, NULL), INVAL, "overlap");
     EXPECT_ERR(tutti_reduce(s, rv, huge, i64, TUTTI_SUM, 0, c, NULL), INVAL, "overflows");

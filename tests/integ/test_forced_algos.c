@@ -62,14 +62,16 @@ static int forced_rank(const struct integ_ctx *ctx)
     size_t ncalls = 0;
     for (int k = 0; k < v->ncolls; k++) {
         enum coll_kind coll = v->colls[k];
-        int nops = coll_is_reduction(coll) ? TUTTI_NUM_OPS : 1;
+        int nops = coll_is_reduction(coll) ? COLL_NUM_OPS : 1;
         int ninplace = coll_has_inplace(coll) ? 2 : 1;
         for (size_t ci = 0; ci < NCOUNTS; ci++) {
             for (int dt = 0; dt < TUTTI_NUM_DATATYPES; dt++) {
                 for (int op = 0; op < nops; op++) {
                     for (int ip = 0; ip < ninplace; ip++) {
                         if (!selected(counts[ci], (tutti_datatype_t)dt,
-                                      coll_is_reduction(coll) ? (tutti_op_t)op : TUTTI_SUM)) {
+                                      coll_is_reduction(coll) ? (tutti_op_t)op : TUTTI_SUM) ||
+                            (coll_is_reduction(coll) &&
+                             !coll_op_applies((tutti_datatype_t)dt, (tutti_op_t)op))) {
                             continue;
                         }
                         struct coll_case c = {.coll = coll,

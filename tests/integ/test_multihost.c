@@ -68,7 +68,7 @@ static int run_collectives(tutti_comm_t *comm, int nranks)
                 struct coll_case c = {
                     .coll = (enum coll_kind)coll,
                     .dt = dts[d],
-                    .op = (tutti_op_t)(k % TUTTI_NUM_OPS),
+                    .op = coll_op_rotate(dts[d], (unsigned)k),
                     .inplace = coll_has_inplace((enum coll_kind)coll) && (k & 1),
                     .count = counts[ci],
                     .root = k % nranks,

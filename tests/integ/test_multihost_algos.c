@@ -167,7 +167,8 @@ static int round_rank(const struct integ_ctx *ctx)
                     .coll = (enum coll_kind)kind,
                     /* float32 at the large count: its 4 KiB slots hold 1024 elements */
                     .dt = ci + 1 == NCOUNTS ? TUTTI_FLOAT32 : dts[(ci + (size_t)c) % 5],
-                    .op = (tutti_op_t)(k % TUTTI_NUM_OPS),
+                    .op = coll_op_rotate(
+                        ci + 1 == NCOUNTS ? TUTTI_FLOAT32 : dts[(ci + (size_t)c) % 5], (unsigned)k),
                     .inplace = ip,
                     .count = counts[ci],
                     .root = (int)(k % (uint64_t)ctx->nranks),

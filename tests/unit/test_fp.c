@@ -102,6 +102,58 @@ Test(fp, decode_round_trips_and_describes_the_call)
     }
 }
 
+/* A block call of a blockwise plan (coll/blocks.c) as rank `rank` makes it. */
+static struct tutti_op_desc block_of(tutti_coll_t c, size_t count, int a, int b,
+                                     const struct tutti_vcounts *v)
+{
+    struct tutti_op_desc d = op_of(c, count, TUTTI_INT32, TUTTI_SUM, -1, -1, 5);
+    d.block = 1;
+    d.fp_a = a;
+    d.fp_b = b;
+    d.v = v;
+    d.root = c == TUTTI_COLL_GATHERV ? a : -1;
+    return d;
+}
+
+/* The sender of a block and its receiver compute the same bytes when their counts agree, and
+ * different bytes (named in the description) when they do not. */
+Test(fp, a_block_carries_its_count_as_each_end_sees_it)
+{
+    size_t counts[3] = {4, 0, 9}, other[3] = {4, 1, 9};
+    struct tutti_vcounts v = {NULL, NULL, counts, NULL, 0x1234abcdu};
+    struct tutti_vcounts w = {NULL, NULL, other, NULL, 0x99990001u};
+    struct tutti_fp s, r;
+    struct tutti_op_desc snd = block_of(TUTTI_COLL_ALLTOALLV, 7, 0, 2, NULL);
+    struct tutti_op_desc rcv = block_of(TUTTI_COLL_ALLTOALLV, 7, 0, 2, NULL);
+    s = fp_of(&snd, 0);
+    r = fp_of(&rcv, 2);
+    cr_assert(tutti__fp_eq(&s, &r), "alltoallv: both ends of block 0 -> 2");
+    rcv.count = 8;
+    r = fp_of(&rcv, 2);
+    cr_assert(!tutti__fp_eq(&s, &r), "alltoallv: 7 elements sent, 8 expected");
+    struct tutti_op_desc g1 = block_of(TUTTI_COLL_ALLGATHERV, 0, -1, 1, &v);
+    struct tutti_op_desc g2 = block_of(TUTTI_COLL_ALLGATHERV, 0, -1, 1, &w);
+    s = fp_of(&g1, 0);
+    r = fp_of(&g2, 1);
+    cr_assert(!tutti__fp_eq(&s, &r), "allgatherv: the digests of the count vectors differ");
+    struct tutti_fp_desc d;
+    char why[160], str[160];
+    cr_assert_eq(tutti__fp_decode(&s, 3, &d, why, sizeof(why)), 0, "%s", why);
+    tutti__fp_str(&d, 0, str, sizeof(str));
+    cr_assert_str_eq(str, "allgatherv #5 (block of rank 1: 0 x int32, counts digest 1234abcd)");
+    tutti__fp_str(&d, 1, str, sizeof(str));
+    cr_assert_str_eq(str, "allgatherv#5:blk1=0xint32:counts=1234abcd");
+    s = fp_of(&snd, 0);
+    cr_assert_eq(tutti__fp_decode(&s, 3, &d, why, sizeof(why)), 0, "%s", why);
+    tutti__fp_str(&d, 0, str, sizeof(str));
+    cr_assert_str_eq(str, "alltoallv #5 (7 x int32, rank 0 -> rank 2)");
+    struct tutti_op_desc gv = block_of(TUTTI_COLL_GATHERV, 3, 2, 0, NULL);
+    s = fp_of(&gv, 0);
+    cr_assert_eq(tutti__fp_decode(&s, 3, &d, why, sizeof(why)), 0, "%s", why);
+    tutti__fp_str(&d, 0, str, sizeof(str));
+    cr_assert_str_eq(str, "gatherv #5 (block of rank 0: 3 x int32, root 2)");
+}
+
 /* w3 of a fingerprint with these bytes (version, collective, datatype, op). */
 static uint64_t w3(unsigned ver, unsigned coll, unsigned dt, unsigned op)
 {
@@ -120,11 +172,18 @@ Test(fp, decode_refuses_what_no_rank_sends)
         const char *what;
     } bad[] = {
         {w2(-1, -1), w3(2, TUTTI_COLL_ALLREDUCE, TUTTI_INT32, TUTTI_SUM), "version"},
-        {w2(-1, -1), w3(1, TUTTI_COLL_ALLREDUCE, TUTTI_INT32, TUTTI_SUM) | 1ull << 40, "version"},
+        {w2(-1, -1), w3(1, TUTTI_COLL_ALLREDUCE, TUTTI_INT32, TUTTI_SUM) | 1ull << 40,
+         "reserved bytes"},
+        {w2(-1, -1), w3(1, TUTTI_COLL_ALLTOALLV, TUTTI_INT32, 0xff) | 1ull << 40, "reserved bytes"},
+        {w2(0, -1), w3(1, TUTTI_COLL_ALLTOALLV, TUTTI_INT32, 0xff), "rank"},
+        {w2(-1, 2), w3(1, TUTTI_COLL_ALLGATHERV, TUTTI_INT32, 0xff), "rank"},
+        {w2(0, -1), w3(1, TUTTI_COLL_ALLGATHERV, TUTTI_INT32, 0xff), "rank"},
+        {w2(-1, 1), w3(1, TUTTI_COLL_GATHERV, TUTTI_INT32, 0xff), "rank"},
+        {w2(-1, 0), w3(1, TUTTI_COLL_REDUCE_SCATTERV, TUTTI_INT32, 0xff), "op"},
         {w2(-1, -1), w3(1, TUTTI_COLL_RECV, TUTTI_INT32, 0xff), "collective"},
         {w2(-1, -1), w3(1, TUTTI_COLL_COUNT, TUTTI_INT32, 0xff), "collective"},
         {w2(-1, -1), w3(1, TUTTI_COLL_ALLREDUCE, TUTTI_NUM_DATATYPES, TUTTI_SUM), "datatype"},
-        {w2(-1, -1), w3(1, TUTTI_COLL_ALLREDUCE, TUTTI_INT32, TUTTI_NUM_OPS), "op"},
+        {w2(-1, -1), w3(1, TUTTI_COLL_ALLREDUCE, TUTTI_INT32, TUTTI_NUM_OPS + 1), "op"},
         {w2(0, -1), w3(1, TUTTI_COLL_BROADCAST, TUTTI_INT32, TUTTI_SUM), "op"},
         {w2(2, -1), w3(1, TUTTI_COLL_BROADCAST, TUTTI_INT32, 0xff), "rank"},
         {w2(0, 0), w3(1, TUTTI_COLL_BROADCAST, TUTTI_INT32, 0xff), "rank"},
