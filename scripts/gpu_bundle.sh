@@ -19,7 +19,9 @@
 #   is one shared library, stripped) against tutti's nccl.h, for the collectives the shim runs.
 #   Their source is not fetched here (this machine has no route to GitHub): NCCL_TESTS_SRC
 #   names a checkout or a bare git directory; without it the bundle has no nccl-tests and says
-#   so (the check then reports that step as not run).
+#   so (the check then reports that step as not run). nccl-tests from NCCL 2.29 on also need
+#   NCCL's device-API headers of that age: NCCL_DEVICE_INCLUDE names an include/ that has them
+#   (pip download nvidia-nccl-cu13, unzip, nvidia/nccl/include).
 # - env.sh, MANIFEST (packages and versions, nccl-tests commit, the newest glibc symbol version
 #   any bundled file needs, sizes).
 # Needs: apt-get (download only), dpkg-deb, patchelf, nvcc (for nccl-tests); installs nothing.
@@ -120,6 +122,12 @@ if [ -n "${NCCL_TESTS_SRC:-}" ]; then
     commit=$(git --git-dir="$NCCL_TESTS_SRC" rev-parse HEAD)
   fi
   cp src/nccl/nccl.h "$work/nccl/include/"
+  # tutti's nccl.h says 2.32.3, so nccl-tests compiles its 2.29+ code, which takes the device
+  # API's types (ncclCommProperties_t...) from NCCL's own nccl_device headers: CUDA's are 2.28.
+  # NCCL_DEVICE_INCLUDE names a newer include/ (the nvidia-nccl-cu13 wheel's nvidia/nccl/include).
+  if [ -n "${NCCL_DEVICE_INCLUDE:-}" ]; then
+    cp -r "$NCCL_DEVICE_INCLUDE"/nccl_device* "$work/nccl/include/"
+  fi
   # Linked against the shim of this tree's build (else CUDA's NCCL) by soname only
   # (libnccl.so.2): which library answers is chosen at run time.
   link=build/src/nccl/libnccl.so.2

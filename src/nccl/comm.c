@@ -1,8 +1,9 @@
 /*
  * comm.c - NCCL communicators over tutti's: the ncclComm object and its entry/exit protocol
  * (a reference per call inside, so an abort from another thread never frees what a call still
- * uses), configs, init (blocking, nonblocking, grouped, all ranks of one process, several ids),
- * finalize, destroy, abort, revoke, split, shrink, the asynchronous error and the queries.
+ * uses; a suspended communicator is refused there), and init (blocking, nonblocking, grouped,
+ * all ranks of one process, several ids) with the params its config asks for (config.c). What
+ * is done to a communicator once it exists: comm_ops.c; growing it: grow.c.
  */
 #include "shim.h"
 #include "comm/comm.h"
@@ -61,11 +62,7 @@ static void comm_free(struct ncclComm *c)
             tutti_comm_destroy(c->tc);
         }
     }
-    while (c->regs != NULL) {
-        struct shim_reg *r = c->regs;
-        c->regs = r->next;
-        free(r);
-    }
+    shim_regs_free(c);
     atomic_store(&c->magic, 0);
     pthread_cond_destroy(&c->cond);
     pthread_mutex_destroy(&c->lock);
@@ -139,45 +136,24 @@ ncclResult_t shim_enter(ncclComm_t comm, const char *what, struct ncclComm **c_p
     }
     enum shim_state state = c->state;
     ncclResult_t stored = c->stored;
+    int suspended = c->suspended;
     pthread_mutex_unlock(&c->lock);
-    if (state == SHIM_READY) {
+    if (state == SHIM_READY && !suspended) {
         *c_p = c;
         return ncclSuccess;
     }
     if (state == SHIM_INIT_FAILED) {
         r = stored; /* its message is the communicator's already */
+    } else if (state == SHIM_READY) {
+        r = shim_error(c, ncclInvalidUsage,
+                       "%s: the communicator is suspended (ncclCommSuspend); call "
+                       "ncclCommResume first",
+                       what);
     } else {
         r = shim_error(c, ncclInvalidUsage, "%s: the communicator was finalized", what);
     }
     shim_leave(c);
     return r;
-}
-
-ncclResult_t shim_config_apply(struct ncclComm *c, const ncclConfig_t *config)
-{
-    if (config == NULL) {
-        return ncclSuccess;
-    }
-    if (config->magic != NCCL_CONFIG_MAGIC ||
-        config->size < offsetof(ncclConfig_t, cgaClusterSize) ||
-        config->version < (unsigned)NCCL_VERSION(2, 14, 0)) {
-        return shim_error(NULL, ncclInvalidArgument,
-                          "config %p was not set up by NCCL_CONFIG_INITIALIZER (size %zu, magic "
-                          "0x%x, version %u)",
-                          (const void *)config, config->size, config->magic, config->version);
-    }
-    if (config->blocking != NCCL_CONFIG_UNDEF_INT && config->blocking != 0 &&
-        config->blocking != 1) {
-        return shim_error(NULL, ncclInvalidArgument, "config.blocking is %d: 0 or 1",
-                          config->blocking);
-    }
-    c->blocking = config->blocking == 0 ? 0 : 1;
-    /* Fields from netName on exist in the caller's struct only when its size says so. */
-    if (config->size >= offsetof(ncclConfig_t, commName) + sizeof(const char *) &&
-        config->commName != NULL) {
-        snprintf(c->name, sizeof(c->name), "%s", config->commName);
-    }
-    return ncclSuccess;
 }
 
 static void comm_ready(struct ncclComm *c, tutti_comm_t *tc)
@@ -234,7 +210,8 @@ static ncclResult_t init_run(void *arg)
         shim_error(NULL, ncclUnhandledCudaError, "cudaSetDevice(%d) failed", j->device);
     }
     if (st == TUTTI_OK) {
-        st = tutti_comm_init_rank(&tc, j->nranks, &j->id, j->rank);
+        st = tutti_comm_init_rank_params(&tc, j->nranks, &j->id, j->rank,
+                                         c->params.field_mask != 0 ? &c->params : NULL);
     }
     ncclResult_t r = shim_init_settle(c, st, tc);
     free(j);
@@ -280,8 +257,8 @@ static ncclResult_t init_start(struct ncclComm *c, int nranks, const ncclUniqueI
     return init_run(j);
 }
 
-static ncclResult_t init_rank(ncclComm_t *comm, int nranks, const ncclUniqueId *id, int rank,
-                              const ncclConfig_t *config, int device, const char *what)
+ncclResult_t shim_init_rank(ncclComm_t *comm, int nranks, const ncclUniqueId *id, int rank,
+                            const ncclConfig_t *config, int device, const char *what)
 {
     if (comm == NULL || id == NULL) {
         return shim_error(NULL, ncclInvalidArgument, "%s: %s is NULL", what,
@@ -296,7 +273,7 @@ static ncclResult_t init_rank(ncclComm_t *comm, int nranks, const ncclUniqueId *
     if (c == NULL) {
         return shim_error(NULL, ncclSystemError, "%s: no memory for a communicator", what);
     }
-    ncclResult_t r = shim_config_apply(c, config);
+    ncclResult_t r = shim_config_apply(c, config, SHIM_MADE_INIT);
     if (r != ncclSuccess) {
         comm_free(c);
         return r;
@@ -326,13 +303,13 @@ NCCL_API(ncclResult_t, GetUniqueId, ncclUniqueId *uniqueId)
 
 NCCL_API(ncclResult_t, CommInitRank, ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank)
 {
-    return init_rank(comm, nranks, &commId, rank, NULL, -1, "ncclCommInitRank");
+    return shim_init_rank(comm, nranks, &commId, rank, NULL, -1, "ncclCommInitRank");
 }
 
 NCCL_API(ncclResult_t, CommInitRankConfig, ncclComm_t *comm, int nranks, ncclUniqueId commId,
          int rank, ncclConfig_t *config)
 {
-    return init_rank(comm, nranks, &commId, rank, config, -1, "ncclCommInitRankConfig");
+    return shim_init_rank(comm, nranks, &commId, rank, config, -1, "ncclCommInitRankConfig");
 }
 
 /* Several ids only spread NCCL's bootstrap over several roots; tutti's one root serves every
@@ -344,7 +321,8 @@ NCCL_API(ncclResult_t, CommInitRankScalable, ncclComm_t *newcomm, int nranks, in
         return shim_error(NULL, ncclInvalidArgument, "ncclCommInitRankScalable: %s (nId %d)",
                           commIds == NULL ? "commIds is NULL" : "nId must be >= 1", nId);
     }
-    return init_rank(newcomm, nranks, &commIds[0], myrank, config, -1, "ncclCommInitRankScalable");
+    return shim_init_rank(newcomm, nranks, &commIds[0], myrank, config, -1,
+                          "ncclCommInitRankScalable");
 }
 
 /* ndev ranks in this process, one thread each (the group runs the inits together). */
@@ -366,8 +344,8 @@ NCCL_API(ncclResult_t, CommInitAll, ncclComm_t *comm, int ndev, const int *devli
     int gpu = tutti__devops() != NULL;
     pncclGroupStart();
     for (int i = 0; i < ndev && r == ncclSuccess; i++) {
-        r = init_rank(&comm[i], ndev, &id, i, NULL, gpu ? (devlist != NULL ? devlist[i] : i) : -1,
-                      "ncclCommInitAll");
+        r = shim_init_rank(&comm[i], ndev, &id, i, NULL,
+                           gpu ? (devlist != NULL ? devlist[i] : i) : -1, "ncclCommInitAll");
     }
     ncclResult_t r_end = pncclGroupEnd();
     if (r == ncclSuccess) {

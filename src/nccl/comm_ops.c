@@ -1,12 +1,17 @@
 /*
  * comm_ops.c - what NCCL does to a communicator once it exists: finalize, destroy, abort
  * (tutti__comm_stop, then tutti_comm_abort when the last call inside has left), revoke, split
- * and shrink (new communicators from tutti_comm_split / tutti_comm_shrink), the asynchronous
- * error and the queries (size, rank, CUDA device).
+ * and shrink (new communicators from tutti_comm_split / tutti_comm_shrink), suspend and resume,
+ * the asynchronous error and the queries (size, rank, CUDA device, memory statistics). A
+ * suspended communicator refuses every call but resume, destroy, abort and the queries
+ * (shim_enter says why); with NCCL_SUSPEND_MEM it first gives back what tutti rebuilds on
+ * demand (src/comm/suspend.h). Connections, shared memory, registrations and the CUDA IPC
+ * scratch stay: their other ends are the peers'.
  */
 #include "shim.h"
 #include "gpu/devops.h"
 #include "comm/comm.h"
+#include "comm/suspend.h"
 #include "log.h"
 
 #include <stdio.h>
@@ -179,7 +184,7 @@ static struct ncclComm *child_of(struct ncclComm *c, const ncclConfig_t *config,
     }
     child->blocking = c->blocking;
     memcpy(child->name, c->name, sizeof(child->name));
-    *r_p = shim_config_apply(child, config);
+    *r_p = shim_config_apply(child, config, SHIM_MADE_SPLIT);
     if (*r_p != ncclSuccess) {
         shim_leave(child);
         return NULL;
@@ -338,4 +343,94 @@ NCCL_API(ncclResult_t, CommCuDevice, const ncclComm_t comm, int *device)
     }
     shim_leave(c);
     return r;
+}
+
+NCCL_API(ncclResult_t, CommSuspend, ncclComm_t comm, int flags)
+{
+    struct ncclComm *c;
+    if ((flags & ~NCCL_SUSPEND_MEM) != 0) {
+        return shim_error(NULL, ncclInvalidArgument,
+                          "ncclCommSuspend: flags 0x%x: only NCCL_SUSPEND_MEM is defined", flags);
+    }
+    ncclResult_t r = shim_enter(comm, "ncclCommSuspend", &c); /* refused if suspended already */
+    if (r != ncclSuccess) {
+        return r;
+    }
+    pthread_mutex_lock(&c->lock);
+    c->suspended = 1;
+    pthread_mutex_unlock(&c->lock);
+    if (flags & NCCL_SUSPEND_MEM) {
+        /* waits for the communicator's queued and stream work to finish first */
+        size_t released = tutti__comm_release_caches(c->tc);
+        pthread_mutex_lock(&c->lock);
+        c->mem_suspended = 1;
+        c->cache_seen = 0;
+        pthread_mutex_unlock(&c->lock);
+        tutti_info(TUTTI_SUBSYS_ALLOC, "nccl shim: ncclCommSuspend: rank %d released %zu bytes",
+                   c->rank, released);
+    }
+    shim_leave(c);
+    return ncclSuccess;
+}
+
+NCCL_API(ncclResult_t, CommResume, ncclComm_t comm)
+{
+    struct ncclComm *c;
+    ncclResult_t r = shim_enter_settled(comm, "ncclCommResume", &c); /* returns with c->lock */
+    if (r != ncclSuccess) {
+        return r;
+    }
+    int was = c->state == SHIM_READY && c->suspended;
+    if (was) {
+        c->suspended = 0;
+        c->mem_suspended = 0; /* what was released is rebuilt by the calls that need it */
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (!was) {
+        r = shim_error(c, ncclInvalidUsage,
+                       "ncclCommResume: the communicator is not suspended (ncclCommSuspend)");
+    }
+    shim_leave(c);
+    return r;
+}
+
+/*
+ * NCCL's statistics from tutti's measure: the bytes suspending would release (ncclStatGpuMem
+ * Suspend), whether they are released (Suspended), what suspending keeps (Persist), and the sum
+ * (Total). Measured when nothing runs on the communicator; while operations are queued or
+ * running, the last measure answers.
+ */
+NCCL_API(ncclResult_t, CommMemStats, ncclComm_t comm, ncclCommMemStat_t stat, uint64_t *value)
+{
+    struct ncclComm *c;
+    if (value == NULL || (int)stat < ncclStatGpuMemSuspend || (int)stat > ncclStatGpuMemTotal) {
+        return shim_error(NULL, ncclInvalidArgument, "ncclCommMemStats: %s",
+                          value == NULL ? "value is NULL" : "stat is not an ncclCommMemStat_t");
+    }
+    ncclResult_t r = shim_enter_settled(comm, "ncclCommMemStats", &c); /* returns with c->lock */
+    if (r != ncclSuccess) {
+        return r;
+    }
+    enum shim_state state = c->state;
+    pthread_mutex_unlock(&c->lock);
+    struct tutti_comm_mem mem;
+    if (state == SHIM_READY && tutti__comm_mem(c->tc, &mem) == 0) {
+        pthread_mutex_lock(&c->lock);
+        c->cache_seen = mem.cache;
+        c->persist_seen = mem.persist;
+        pthread_mutex_unlock(&c->lock);
+    }
+    pthread_mutex_lock(&c->lock);
+    uint64_t cache = c->cache_seen, persist = c->persist_seen;
+    uint64_t v = stat == ncclStatGpuMemSuspend     ? cache
+                 : stat == ncclStatGpuMemSuspended ? (uint64_t)c->mem_suspended
+                 : stat == ncclStatGpuMemPersist   ? persist
+                                                   : cache + persist;
+    ncclResult_t res = state == SHIM_INIT_FAILED ? c->stored : ncclSuccess;
+    pthread_mutex_unlock(&c->lock);
+    if (res == ncclSuccess) {
+        *value = v;
+    }
+    shim_leave(c);
+    return res;
 }

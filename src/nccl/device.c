@@ -3,11 +3,17 @@
  * functions are arithmetic on a communicator's ranks and work: the world team is every rank, stride
  * 1; the LSA team (ranks whose memory this GPU's threads can load and store) is this rank alone,
  * since tutti gives kernels no access to peers' memory; the rail team is the world divided by
- * the LSA team. Device communicators and the barriers and all-to-all that live in them need
- * device-side code tutti does not have: those calls return ncclInvalidUsage and say so.
+ * the LSA team; the collective fabric's (CFT) teams are this rank alone too, as tutti has no
+ * fabric. ncclCommQueryProperties answers with what tutti offers kernels: nothing of the device
+ * API. Device communicators and the barriers and all-to-all that live in them need device-side
+ * code tutti does not have: those calls return ncclInvalidUsage and say so (GIN's outboxes and
+ * inboxes: unsupported.c).
  */
 #include "shim.h"
+#include "comm/comm.h"
 #include "nccl_device_host.h"
+
+#include <string.h>
 
 #define NO_DEVICE_API                                                                              \
     "tutti has no device-side API (device communicators, LSA/GIN barriers, LL all-to-all): use "   \
@@ -45,6 +51,58 @@ NCCL_API(ncclTeam_t, TeamRail, ncclComm_t comm)
     ncclTeam_t t = {.stride = 1}; /* the outer factor of an LSA team of one */
     world(comm, "ncclTeamRail", &t.rank, &t.nRanks);
     return t;
+}
+
+/* The fabric's teams: this rank alone, as tutti has no collective fabric. */
+NCCL_API(ncclTeam_t, TeamCft, ncclComm_t comm, ncclCftTeamMode_t mode)
+{
+    int rank, nranks;
+    (void)mode;
+    world(comm, "ncclTeamCft", &rank, &nranks);
+    return (ncclTeam_t){.nRanks = nranks > 0 ? 1 : 0, .rank = 0, .stride = 1};
+}
+
+NCCL_API(ncclTeam_t, TeamCftMultimem, ncclComm_t comm)
+{
+    int rank, nranks;
+    world(comm, "ncclTeamCftMultimem", &rank, &nranks);
+    return (ncclTeam_t){.nRanks = nranks > 0 ? 1 : 0, .rank = 0, .stride = 1};
+}
+
+/*
+ * What the communicator offers kernels, in the fields that fit the caller's struct: its rank,
+ * size and CUDA device, tutti's id of it as the hash, and no device API, multicast, GIN,
+ * host RMA or fabric. Each rank is an LSA team of its own.
+ */
+NCCL_API(ncclResult_t, CommQueryProperties, ncclComm_t comm, ncclCommProperties_t *props)
+{
+    struct ncclComm *c;
+    if (props == NULL || props->magic != NCCL_API_MAGIC ||
+        props->size < offsetof(ncclCommProperties_t, rank)) {
+        return shim_error(NULL, ncclInvalidArgument, "ncclCommQueryProperties: props %s",
+                          props == NULL ? "is NULL"
+                                        : "was not set up by NCCL_COMM_PROPERTIES_INITIALIZER");
+    }
+    ncclResult_t r = shim_enter(comm, "ncclCommQueryProperties", &c);
+    if (r != ncclSuccess) {
+        return r;
+    }
+    ncclCommProperties_t p;
+    memset(&p, 0, sizeof(p));
+    p.rank = c->rank;
+    p.nRanks = c->nranks;
+    p.cudaDev = c->cudev;
+    p.nvmlDev = -1; /* tutti does not use NVML */
+    p.ginType = NCCL_GIN_TYPE_NONE;
+    p.railedGinType = NCCL_GIN_TYPE_NONE;
+    p.ginConnectionType = NCCL_GIN_CONNECTION_NONE;
+    p.nLsaTeams = c->nranks;
+    p.commHash = c->tc->comm_id;
+    size_t from = offsetof(ncclCommProperties_t, rank);
+    size_t to = props->size < sizeof(p) ? props->size : sizeof(p);
+    memcpy((char *)props + from, (const char *)&p + from, to - from);
+    shim_leave(c);
+    return ncclSuccess;
 }
 
 /* World rank of member `rank` of `team`, a team this rank belongs to. */

@@ -2,8 +2,7 @@
  * group.c - ncclGroupStart/End/SimulateEnd. Collectives inside a group are tutti's group calls
  * (tutti_group_start/end, recorded per thread). What tutti's groups do not hold, NCCL's do:
  * communicator inits and splits of several ranks driven by one thread, which must run at the
- * same time to meet. Those are deferred here and run at the outermost end, one thread each;
- * scratch buffers of grouped PreMulSum calls are freed there too.
+ * same time to meet. Those are deferred here and run at the outermost end, one thread each.
  */
 #include "shim.h"
 #include "run/group.h"
@@ -20,14 +19,12 @@ struct job {
 };
 
 /*
- * The calling thread's open group: nesting depth, deferred jobs (in call order) and scratch
- * to free. Thread-local because NCCL's groups are per thread.
+ * The calling thread's open group: nesting depth and deferred jobs (in call order).
+ * Thread-local because NCCL's groups are per thread.
  */
 static _Thread_local struct {
     int depth;
     struct job *jobs, **tail;
-    void **scratch;
-    int nscratch, capscratch;
 } grp;
 
 int shim_in_group(void)
@@ -54,28 +51,6 @@ ncclResult_t shim_defer(ncclResult_t (*fn)(void *), void *arg)
     *grp.tail = j;
     grp.tail = &j->next;
     return ncclSuccess;
-}
-
-void shim_free_at_group_end(void *p)
-{
-    if (p == NULL) {
-        return;
-    }
-    if (grp.depth == 0) {
-        free(p);
-        return;
-    }
-    if (grp.nscratch == grp.capscratch) {
-        int cap = grp.capscratch == 0 ? 8 : 2 * grp.capscratch;
-        void **n = realloc(grp.scratch, (size_t)cap * sizeof(*n));
-        if (n == NULL) {
-            /* the group's calls still need the buffer: leak it rather than free it early */
-            return;
-        }
-        grp.scratch = n;
-        grp.capscratch = cap;
-    }
-    grp.scratch[grp.nscratch++] = p;
 }
 
 static void *job_thread(void *arg)
@@ -117,16 +92,6 @@ static ncclResult_t run_jobs(void)
     return r;
 }
 
-static void free_scratch(void)
-{
-    for (int i = 0; i < grp.nscratch; i++) {
-        free(grp.scratch[i]);
-    }
-    free(grp.scratch);
-    grp.scratch = NULL;
-    grp.nscratch = grp.capscratch = 0;
-}
-
 NCCL_API(ncclResult_t, GroupStart, void)
 {
     grp.depth++;
@@ -145,7 +110,6 @@ NCCL_API(ncclResult_t, GroupEnd, void)
      * own, which must not be recorded into the group. */
     ncclResult_t r_coll = shim_status(NULL, tutti_group_end());
     ncclResult_t r = run_jobs();
-    free_scratch();
     return r != ncclSuccess ? r : r_coll;
 }
 
@@ -168,7 +132,6 @@ NCCL_API(ncclResult_t, GroupSimulateEnd, ncclSimInfo_t *simInfo)
     ncclResult_t r_sim = shim_status(NULL, tutti__group_simulate(&us));
     if (--grp.depth == 0) {
         r = run_jobs();
-        free_scratch();
     }
     if (r == ncclSuccess && r_sim == ncclSuccess && simInfo != NULL) {
         simInfo->estimatedTime = (float)us;

@@ -5,10 +5,16 @@
  * remembered, so ncclMemFree refuses a pointer it did not hand out. ncclCommRegister and
  * ncclCommWindowRegister record and check the buffer, register it with tutti_comm_register (over
  * RDMA verbs sends from it then need no copy; elsewhere nothing is pinned) and hand back a
- * handle the deregistration must match (windows are local here, not collective).
+ * handle the deregistration must match (windows are local here, not collective). Windows are
+ * also listed for the whole process, so that the device API's window calls, which take no
+ * communicator, find theirs (shim_window_enter). What those calls can answer is answered: the
+ * buffer a window was registered with (ncclWinGetUserPtr) and this rank's own address of it
+ * (an LSA rank of 0, a peer that is this rank: tutti gives kernels no access to other ranks'
+ * memory, so its LSA team is this rank alone); the rest is refused in unsupported.c.
  */
 #include "shim.h"
 #include "gpu/devops.h"
+#include "nccl_device_host.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +34,76 @@ struct block {
 static pthread_mutex_t blocks_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct block *blocks;
 
+/*
+ * Every window registered and not yet deregistered, with the lock that guards the list.
+ * Process-wide on purpose: the device API's window functions take a window and no
+ * communicator, so a window must be found (and a stale one refused) without one. The order of
+ * locks is windows_lock, then the communicators' list (shim_enter_any), then a communicator's.
+ */
+static pthread_mutex_t windows_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct shim_reg *windows;
+
 #define HOST_ALIGN 4096
+
+#define NO_PEERS                                                                                   \
+    "tutti gives kernels no access to other ranks' memory: its LSA team is this rank alone"
+
+static void window_list(struct shim_reg *reg)
+{
+    pthread_mutex_lock(&windows_lock);
+    reg->next_win = windows;
+    windows = reg;
+    pthread_mutex_unlock(&windows_lock);
+}
+
+static void window_unlist(struct shim_reg *reg)
+{
+    pthread_mutex_lock(&windows_lock);
+    for (struct shim_reg **pp = &windows; *pp != NULL; pp = &(*pp)->next_win) {
+        if (*pp == reg) {
+            *pp = reg->next_win;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&windows_lock);
+}
+
+ncclResult_t shim_window_enter(ncclWindow_t win, const char *what, struct ncclComm **c_p,
+                               const struct shim_reg **reg_p)
+{
+    struct shim_reg *found = NULL;
+    ncclResult_t r = ncclInvalidArgument;
+    pthread_mutex_lock(&windows_lock);
+    for (struct shim_reg *w = windows; w != NULL && found == NULL; w = w->next_win) {
+        found = (void *)w == (void *)win ? w : NULL;
+    }
+    if (found != NULL) { /* its communicator is not freed while the window is listed */
+        r = shim_enter_any(found->comm, what, c_p);
+    }
+    pthread_mutex_unlock(&windows_lock);
+    if (found == NULL) {
+        return shim_error(NULL, ncclInvalidArgument,
+                          "%s: window %p is not a registered window (deregistered, or not made "
+                          "by ncclCommWindowRegister)",
+                          what, (void *)win);
+    }
+    if (r == ncclSuccess) {
+        *reg_p = found;
+    }
+    return r;
+}
+
+void shim_regs_free(struct ncclComm *c)
+{
+    while (c->regs != NULL) {
+        struct shim_reg *r = c->regs;
+        c->regs = r->next;
+        if (r->window) {
+            window_unlist(r);
+        }
+        free(r);
+    }
+}
 
 NCCL_API(ncclResult_t, MemAlloc, void **ptr, size_t size)
 {
@@ -113,7 +188,8 @@ static ncclResult_t reg_add(ncclComm_t comm, void *buf, size_t size, int window,
     if (buf == NULL || size == 0) {
         r = shim_error(c, ncclInvalidArgument, "%s: %s", what,
                        buf == NULL ? "buff is NULL" : "size is 0");
-    } else if (window && (flags & ~NCCL_WIN_COLL_SYMMETRIC) != 0) {
+    } else if (window && (flags & ~(NCCL_WIN_COLL_SYMMETRIC | NCCL_WIN_STRICT_ORDERING |
+                                    NCCL_WIN_GIN_ONLY | NCCL_WIN_CFT_COUNTED)) != 0) {
         r = shim_error(c, ncclInvalidArgument, "%s: unknown winFlags 0x%x", what, flags);
     } else if (window && (flags & NCCL_WIN_COLL_SYMMETRIC) &&
                (uintptr_t)buf % NCCL_WIN_REQUIRED_ALIGNMENT != 0) {
@@ -131,10 +207,15 @@ static ncclResult_t reg_add(ncclComm_t comm, void *buf, size_t size, int window,
         reg->size = size;
         reg->window = window;
         reg->flags = flags;
+        reg->rank = c->rank;
+        reg->comm = c;
         pthread_mutex_lock(&c->lock);
         reg->next = c->regs;
         c->regs = reg;
         pthread_mutex_unlock(&c->lock);
+        if (window) {
+            window_list(reg);
+        }
         *reg_p = reg;
     }
     shim_leave(c);
@@ -162,8 +243,13 @@ static ncclResult_t reg_remove(ncclComm_t comm, const void *handle, int window, 
         r = shim_error(c, ncclInvalidArgument,
                        "%s: %p is not a %s of this communicator (deregistered twice?)", what,
                        handle, window ? "window" : "registration handle");
-    } else if (found->th != NULL && c->tc != NULL) {
-        (void)tutti_comm_deregister(c->tc, found->th); /* destroy undoes it otherwise */
+    } else {
+        if (found->window) {
+            window_unlist(found);
+        }
+        if (found->th != NULL && c->tc != NULL) {
+            (void)tutti_comm_deregister(c->tc, found->th); /* destroy undoes it otherwise */
+        }
     }
     free(found);
     shim_leave(c);
@@ -205,4 +291,66 @@ NCCL_API(ncclResult_t, CommWindowRegister, ncclComm_t comm, void *buff, size_t s
 NCCL_API(ncclResult_t, CommWindowDeregister, ncclComm_t comm, ncclWindow_t win)
 {
     return reg_remove(comm, win, 1, "ncclCommWindowDeregister");
+}
+
+NCCL_API(ncclResult_t, WinGetUserPtr, ncclComm_t comm, ncclWindow_t win, void **outUserPtr)
+{
+    struct ncclComm *c;
+    const struct shim_reg *reg;
+    if (outUserPtr == NULL) {
+        return shim_error(NULL, ncclInvalidArgument, "ncclWinGetUserPtr: outUserPtr is NULL");
+    }
+    ncclResult_t r = shim_window_enter(win, "ncclWinGetUserPtr", &c, &reg);
+    if (r != ncclSuccess) {
+        return r;
+    }
+    if (c != comm) {
+        r = shim_error(c, ncclInvalidArgument,
+                       "ncclWinGetUserPtr: window %p belongs to communicator %p, not %p",
+                       (void *)win, (void *)c, (void *)comm);
+    } else {
+        *outUserPtr = reg->buf;
+    }
+    shim_leave(c);
+    return r;
+}
+
+/* The window's address at offset in this rank's own memory, for a caller that names this rank:
+ * LSA rank 0 (self_lsa), or its world rank. */
+static ncclResult_t own_address(ncclWindow_t win, size_t offset, int self_lsa, int peer, void **out,
+                                const char *what)
+{
+    struct ncclComm *c;
+    const struct shim_reg *reg;
+    if (out == NULL) {
+        return shim_error(NULL, ncclInvalidArgument, "%s: outPtr is NULL", what);
+    }
+    ncclResult_t r = shim_window_enter(win, what, &c, &reg);
+    if (r != ncclSuccess) {
+        return r;
+    }
+    if (offset >= reg->size) {
+        r = shim_error(c, ncclInvalidArgument, "%s: offset %zu is past the window's %zu bytes",
+                       what, offset, reg->size);
+    } else if (self_lsa ? peer != 0 : peer != reg->rank) {
+        r = shim_error(c, ncclInvalidUsage, "%s: %s %d: " NO_PEERS " (%s %d)", what,
+                       self_lsa ? "lsaRank" : "peer", peer, self_lsa ? "lsaRank" : "its rank",
+                       self_lsa ? 0 : reg->rank);
+    } else {
+        *out = (char *)reg->buf + offset;
+    }
+    shim_leave(c);
+    return r;
+}
+
+NCCL_API(ncclResult_t, GetLsaDevicePointer, ncclWindow_t window, size_t offset, int lsaRank,
+         void **outPtr)
+{
+    return own_address(window, offset, 1, lsaRank, outPtr, "ncclGetLsaDevicePointer");
+}
+
+NCCL_API(ncclResult_t, GetPeerDevicePointer, ncclWindow_t window, size_t offset, int peer,
+         void **outPtr)
+{
+    return own_address(window, offset, 0, peer, outPtr, "ncclGetPeerDevicePointer");
 }

@@ -113,6 +113,23 @@ static const struct nccl_var vars[] = {
     {"NCCL_SHM_DISABLE", "TRANSPORT", shm_disable},
 };
 
+int shim_env_nccl_var(int i, const char **nccl_p, const char **tutti_p)
+{
+    static const char *const socks[] = {"NCCL_SOCKET_NTHREADS", "NCCL_NSOCKS_PERTHREAD"};
+    const int nvars = (int)(sizeof(vars) / sizeof(vars[0]));
+    if (i >= 0 && i < nvars) {
+        *nccl_p = vars[i].nccl;
+        *tutti_p = vars[i].tutti;
+        return 1;
+    }
+    if (i >= nvars && i < nvars + 2) {
+        *nccl_p = socks[i - nvars];
+        *tutti_p = "NSOCKS"; /* their product (nsocks() below) */
+        return 1;
+    }
+    return 0;
+}
+
 static const char *env_value(const char *name)
 {
     return tutti__env_foreign(name); /* NULL when unset or empty */
@@ -150,14 +167,9 @@ static const char *value(const char *name, char *buf, size_t len, const char **f
 /* Is NCCL_<...> one that value() reads? */
 static int known(const char *name, size_t len)
 {
-    static const char *const more[] = {"NCCL_SOCKET_NTHREADS", "NCCL_NSOCKS_PERTHREAD"};
-    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-        if (strlen(vars[i].nccl) == len && strncmp(name, vars[i].nccl, len) == 0) {
-            return 1;
-        }
-    }
-    for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++) {
-        if (strlen(more[i]) == len && strncmp(name, more[i], len) == 0) {
+    const char *nccl, *tutti;
+    for (int i = 0; shim_env_nccl_var(i, &nccl, &tutti); i++) {
+        if (strlen(nccl) == len && strncmp(name, nccl, len) == 0) {
             return 1;
         }
     }

@@ -24,8 +24,6 @@
 
 /* Written into a live communicator, cleared when it is freed: a stale handle is refused. */
 #define SHIM_COMM_MAGIC 0x7475636eu
-/* Most PreMulSum operators alive at once per communicator (PyTorch makes one per call). */
-#define SHIM_MAX_REDOPS 256
 #define SHIM_ERR_LEN    1024
 
 /* A communicator's life, as NCCL describes it. */
@@ -36,23 +34,17 @@ enum shim_state {
     SHIM_FINALIZED,   /* ncclCommFinalize ran: tutti's communicator is gone, the handle stays */
 };
 
-/* One operator made by ncclRedOpCreatePreMulSum: inputs are scaled by `scalar`, then summed. */
-struct shim_redop {
-    int used;
-    tutti_datatype_t dt;
-    int residence;           /* ncclScalarResidence_t */
-    const void *scalar_ptr;  /* ncclScalarDevice: read when a collective uses the op */
-    unsigned char scalar[8]; /* ncclScalarHostImmediate: the value, read at creation */
-};
-
 /* A buffer recorded by ncclCommRegister or ncclCommWindowRegister. */
 struct shim_reg {
     struct shim_reg *next;
+    struct shim_reg *next_win; /* windows only: the process's list of live windows (mem.c) */
     void *buf;
     size_t size;
     int window; /* 1 for a window (ncclWindow_t), 0 for a registration handle */
     int flags;
+    int rank; /* the communicator's rank (a window's own rank in the device API) */
     void *th; /* tutti_comm_register's handle (RDMA: sends from it need no copy), or NULL */
+    struct ncclComm *comm; /* the communicator it belongs to */
 };
 
 struct ncclComm {
@@ -65,11 +57,18 @@ struct ncclComm {
     enum shim_state state;
     ncclResult_t stored; /* the result of init (failed) or of finalize */
     int rank, nranks;
-    int cudev;    /* the CUDA device of this rank; -1 on a host without CUDA */
-    int blocking; /* config.blocking: 0 makes init return ncclInProgress */
-    int aborted;  /* ncclCommAbort ran: the last reference aborts tc */
-    int revoked;  /* ncclCommRevoke ran: quiescent, its asynchronous error is success */
-    struct shim_redop ops[SHIM_MAX_REDOPS];
+    int cudev;             /* the CUDA device of this rank; -1 on a host without CUDA */
+    int blocking;          /* config.blocking: 0 makes init return ncclInProgress */
+    int aborted;           /* ncclCommAbort ran: the last reference aborts tc */
+    int revoked;           /* ncclCommRevoke ran: quiescent, its asynchronous error is success */
+    int suspended;         /* ncclCommSuspend ran: calls are refused until ncclCommResume */
+    int mem_suspended;     /* ... with NCCL_SUSPEND_MEM: the caches were released */
+    uint64_t cache_seen;   /* suspendable bytes when last measured (comm_ops.c) */
+    uint64_t persist_seen; /* bytes suspending keeps, when last measured */
+    int grow_pending;      /* ncclCommGetUniqueId made grow_id; no ncclCommGrow used it yet */
+    ncclUniqueId grow_id;
+    tutti_comm_params_t params; /* what config asks of tutti's communicator at creation */
+    unsigned coll_warned;       /* ncclCollConfig_t fields already named (config.c) */
     struct shim_reg *regs;
     char name[64]; /* config.commName, for messages */
     char err[SHIM_ERR_LEN];
@@ -119,12 +118,35 @@ void shim_leave(struct ncclComm *c);
 /** A fresh communicator object (state SHIM_INITIALIZING, one reference), or NULL. */
 struct ncclComm *shim_comm_new(void);
 
+/* How a communicator is made, for the config fields that apply only at creation from an id. */
+enum shim_made {
+    SHIM_MADE_INIT,  /* ncclCommInitRank*, ncclCommGrow: tutti_comm_init_rank_params */
+    SHIM_MADE_SPLIT, /* ncclCommSplit, ncclCommShrink: tutti's child inherits its parent's */
+};
+
 /**
- * Adopt a config: blocking (0 or 1) and commName. The other fields tune NCCL's kernels, network
- * plugin and resource sharing, and mean nothing to tutti: they are ignored. Refuses a config not
- * made by NCCL_CONFIG_INITIALIZER (size, magic, version) with ncclInvalidArgument.
+ * Adopt a config (config.c): blocking (0 or 1), commName, and minCTAs/maxCTAs as bounds of
+ * tutti's channels (at creation from an id); every other field that is set is named in one
+ * warning for this communicator (accepted, no effect in tutti). Refuses a config not made by
+ * NCCL_CONFIG_INITIALIZER (size, magic, version) and bad values with ncclInvalidArgument.
  */
-ncclResult_t shim_config_apply(struct ncclComm *c, const ncclConfig_t *config);
+ncclResult_t shim_config_apply(struct ncclComm *c, const ncclConfig_t *config, enum shim_made how);
+
+/**
+ * Check a collective's config (NULL: none) on c, entered, for the nccl*Config entry points
+ * (config.c): refused
+ * when not made by NCCL_COLLCONFIG_INITIALIZER (ncclInvalidArgument) or when it selects
+ * algorithms with forceAlgSelection (ncclInvalidUsage: tutti cannot choose per call); each other
+ * field set is named once per communicator. `what` names the entry point.
+ */
+ncclResult_t shim_coll_config(struct ncclComm *c, const ncclCollConfig_t *config, const char *what);
+
+/**
+ * ncclCommInitRank* (comm.c): a new communicator of nranks from id, now, at the group's end or
+ * in a thread (nonblocking), on CUDA device `device` (-1: the current one).
+ */
+ncclResult_t shim_init_rank(ncclComm_t *comm, int nranks, const ncclUniqueId *id, int rank,
+                            const ncclConfig_t *config, int device, const char *what);
 
 /** Once per process, on rank 0, with NCCL_DEBUG at VERSION or above (or tutti's level at info):
  * which library answers NCCL's calls (nccl_env.c). */
@@ -144,31 +166,42 @@ int shim_in_group(void);
 
 /**
  * Run fn(arg) at the outermost ncclGroupEnd of this thread, each deferred job in a thread of its
- * own (so grouped inits and splits of several ranks meet), or now when no group is open. fn
+ * own (so grouped inits, splits and grows of several ranks meet), or now when no group is
+ * open. fn
  * returns a result; the group's result is the first failure.
  */
 ncclResult_t shim_defer(ncclResult_t (*fn)(void *), void *arg);
 
-/** Free `p` at the outermost group end (or now, outside a group): scratch of grouped calls. */
-void shim_free_at_group_end(void *p);
-
-/* ---- coll.c / redop.c ---- */
+/* ---- coll.c ---- */
 
 /** tutti's datatype for an NCCL one; ncclInvalidArgument (recorded) when it is not one. */
 ncclResult_t shim_dtype(struct ncclComm *c, ncclDataType_t dt, tutti_datatype_t *dt_p);
 
 /**
- * Resolve an operator for a reduction on c: a built-in one (*premul_p = NULL), or a PreMulSum
- * operator of c made for datatype dt (*premul_p its entry; tutti runs it as SUM).
+ * tutti's operator for an NCCL one on c: a built-in one, or a PreMulSum operator made on c
+ * (tutti's own handle: tutti checks that it is live and made for the call's datatype).
  */
-ncclResult_t shim_redop(struct ncclComm *c, ncclRedOp_t op, tutti_datatype_t dt, tutti_op_t *op_p,
-                        const struct shim_redop **premul_p);
+ncclResult_t shim_redop(struct ncclComm *c, ncclRedOp_t op, tutti_op_t *op_p);
+
+/* ---- nccl_env.c ---- */
 
 /**
- * For a PreMulSum operator: *scaled_p = a new buffer holding count elements of src times the
- * operator's scalar (host memory only; stream calls and device buffers are refused).
+ * The i-th NCCL variable the shim reads in place of a TUTTI_* one: its name and tutti's
+ * (without TUTTI_). Returns 0 past the last one.
  */
-ncclResult_t shim_premul(struct ncclComm *c, const struct shim_redop *pm, const void *src,
-                         size_t count, void *stream, const char *what, void **scaled_p);
+int shim_env_nccl_var(int i, const char **nccl_p, const char **tutti_p);
+
+/* ---- mem.c: windows ---- */
+
+/**
+ * Enter the communicator of window win (live, not deregistered) for `what`: *c_p entered (to be
+ * left), *reg_p its record (valid while c is entered and the window registered). On failure the
+ * error is recorded for the thread and returned.
+ */
+ncclResult_t shim_window_enter(ncclWindow_t win, const char *what, struct ncclComm **c_p,
+                               const struct shim_reg **reg_p);
+
+/** Unlist and free c's registrations and windows (the communicator is being freed). */
+void shim_regs_free(struct ncclComm *c);
 
 #endif /* TUTTI_NCCL_SHIM_H */

@@ -12,8 +12,9 @@
 
 /*
  * tutti status -> NCCL result. Every status of TUTTI_STATUS_MAP appears once (checked below).
- * What NCCL has no word for maps to its nearest: a timeout and a refused secret come from
- * another rank (remote); what tutti does not support, and an aborted communicator being used,
+ * A timeout is ncclTimeout (NCCL 2.32's word for it). What NCCL has no word for maps to its
+ * nearest: a refused secret comes from another rank (remote); what tutti does not support, and
+ * an aborted communicator being used,
  * are invalid usage, and so are calls that differ between ranks (the program's mistake, which
  * NCCL does not detect); out of memory is a system error, as NCCL reports a failed malloc.
  */
@@ -29,7 +30,7 @@ static const struct {
     {TUTTI_ERR_SYSTEM, ncclSystemError},
     {TUTTI_ERR_CUDA, ncclUnhandledCudaError},
     {TUTTI_ERR_REMOTE, ncclRemoteError},
-    {TUTTI_ERR_TIMEOUT, ncclRemoteError},
+    {TUTTI_ERR_TIMEOUT, ncclTimeout},
     {TUTTI_ERR_AUTH, ncclRemoteError},
     {TUTTI_ERR_UNSUPPORTED, ncclInvalidUsage},
     {TUTTI_ERR_ABORTED, ncclInvalidUsage},
@@ -64,27 +65,35 @@ ncclResult_t shim_result_of(tutti_status_t st)
     return ncclInternalError;
 }
 
-static void store(struct ncclComm *comm, const char *msg)
+/* Keep msg as comm's last error (a communicator named by config.commName says its name), or
+ * as the thread's; `copy` gets what was kept. */
+static void store(struct ncclComm *comm, const char *msg, char *copy, size_t len)
 {
     if (comm == NULL) {
         snprintf(thread_err, sizeof(thread_err), "%s", msg);
+        snprintf(copy, len, "%s", msg);
         return;
     }
     pthread_mutex_lock(&comm->lock);
-    snprintf(comm->err, sizeof(comm->err), "%s", msg);
+    if (comm->name[0] != '\0') {
+        snprintf(comm->err, sizeof(comm->err), "%s (communicator '%s')", msg, comm->name);
+    } else {
+        snprintf(comm->err, sizeof(comm->err), "%s", msg);
+    }
+    snprintf(copy, len, "%s", comm->err);
     pthread_mutex_unlock(&comm->lock);
 }
 
 ncclResult_t shim_error(struct ncclComm *comm, ncclResult_t res, const char *fmt, ...)
 {
-    char msg[SHIM_ERR_LEN];
+    char msg[SHIM_ERR_LEN], kept[SHIM_ERR_LEN];
     va_list ap;
 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    store(comm, msg);
-    tutti_warn("nccl shim: %s", msg);
+    store(comm, msg, kept, sizeof(kept));
+    tutti_warn("nccl shim: %s", kept);
     return res;
 }
 
@@ -103,9 +112,9 @@ ncclResult_t shim_status(struct ncclComm *comm, tutti_status_t st)
     if (msg[0] == '\0') {
         msg = tutti_status_string(st);
     }
-    char copy[SHIM_ERR_LEN];
+    char copy[SHIM_ERR_LEN], kept[SHIM_ERR_LEN];
     snprintf(copy, sizeof(copy), "%s", msg); /* tutti's buffer may change under us */
-    store(comm, copy);
+    store(comm, copy, kept, sizeof(kept));
     return shim_result_of(st);
 }
 
@@ -128,6 +137,8 @@ NCCL_API(const char *, GetErrorString, ncclResult_t result)
         return "remote process exited or there was a network error";
     case ncclInProgress:
         return "NCCL operation in progress";
+    case ncclTimeout:
+        return "operation timed out (TUTTI_TIMEOUT; ncclGetLastError says what it waited for)";
     default:
         return "unknown result code";
     }

@@ -4,8 +4,10 @@
  * emulated GPU of tests/integ/emu_dev.c inside: device memory the CPU cannot touch, streams as
  * threads). On N forked ranks, each collective on device buffers and a stream: the call
  * returns, the stream is synchronized, the results are downloaded and checked exactly; grouped
- * send/recv and gather/scatter on one stream; ncclMemAlloc giving device memory; the
- * refusals (PreMulSum on device buffers).
+ * send/recv and gather/scatter on one stream (tutti's gather and scatter); ncclMemAlloc
+ * giving device memory; ncclCommSuspend releasing the pinned staging, which the next stream
+ * call makes again; PreMulSum on device buffers, its scalar on the host (read at creation) or
+ * in device memory (read when the call runs).
  *
  *   shim_stream_test NRANKS
  */
@@ -29,6 +31,12 @@ void ncclTestEmuDownload(void *host, const void *dev, size_t bytes);
 void *ncclTestEmuStreamCreate(void);
 int ncclTestEmuStreamSync(void *s, int timeout_ms);
 void ncclTestEmuStreamDestroy(void *s);
+
+/* NCCL 2.32's suspend and memory statistics, which CUDA's 2.28 nccl.h does not declare. */
+ncclResult_t ncclCommSuspend(ncclComm_t comm, int flags);
+ncclResult_t ncclCommResume(ncclComm_t comm);
+ncclResult_t ncclCommMemStats(ncclComm_t comm, int stat, uint64_t *value);
+enum { STAT_SUSPEND = 0, STAT_SUSPENDED = 1, SUSPEND_MEM = 1 };
 
 /* The rank this process runs, for shim_check.h's messages. */
 static int g_rank = -1;
@@ -112,8 +120,7 @@ static int run_rank(int rank, int n, ncclUniqueId id)
         CHECK(out[i] == (int32_t)((rank * B + i % B) * 3 + src), "alltoall[%zu] %d", i, out[i]);
     }
 
-    /* grouped ring send/recv on the stream, then gather and scatter (groups of sends and
-     * receives, the root's own block a send to itself) */
+    /* grouped ring send/recv on the stream, then gather and scatter */
     int right = (rank + 1) % n, left = (rank + n - 1) % n;
     NCCLOK(ncclGroupStart());
     NCCLOK(ncclSend(dbig, B, ncclInt32, right, comm, s));
@@ -148,15 +155,47 @@ static int run_rank(int rank, int n, ncclUniqueId id)
     CHECK(out[63] == n * (n - 1) / 2, "ncclMemAlloc allreduce %d", out[63]);
     NCCLOK(ncclMemFree(m));
 
-    /* PreMulSum scales on the host: device buffers are refused, saying so */
-    ncclRedOp_t op;
-    int32_t k = 2;
+    /* suspend releases the stream path's pinned staging; the next call makes it again */
+    uint64_t held = 0, suspended = 0;
+    NCCLOK(ncclCommMemStats(comm, STAT_SUSPEND, &held));
+    CHECK(held > (uint64_t)4 << 20, "suspendable bytes %llu: the staging is not counted",
+          (unsigned long long)held);
+    NCCLOK(ncclCommSuspend(comm, SUSPEND_MEM));
+    NCCLOK(ncclCommMemStats(comm, STAT_SUSPEND, &held));
+    NCCLOK(ncclCommMemStats(comm, STAT_SUSPENDED, &suspended));
+    CHECK(held == 0 && suspended == 1, "after suspend: %llu bytes, suspended %llu",
+          (unsigned long long)held, (unsigned long long)suspended);
+    NCCLOK(ncclCommResume(comm));
+    ncclTestEmuUpload(din, h, C * sizeof(int32_t));
+    NCCLOK(ncclAllReduce(din, dout, C, ncclInt32, ncclMax, comm, s));
+    SYNC(s);
+    ncclTestEmuDownload(out, dout, C * sizeof(int32_t));
+    CHECK(out[C - 1] == (int32_t)((C - 1) * 3 + n - 1), "all-reduce after resume %d", out[C - 1]);
+
+    /* PreMulSum on device buffers: sum over ranks of (rank + 1) * x with the scalar read at
+     * creation, then of (rank + 2) * x with the scalar in device memory, read when it runs */
+    ncclRedOp_t op, dop;
+    int32_t k = rank + 1, kd = rank + 2;
+    int32_t *dk = dev_of(&kd, 1);
+    for (int i = 0; i < 64; i++) {
+        h[i] = 1 + i % 3;
+    }
+    ncclTestEmuUpload(din, h, 64 * sizeof(int32_t));
     NCCLOK(ncclRedOpCreatePreMulSum(&op, &k, ncclInt32, ncclScalarHostImmediate, comm));
-    CHECK(ncclAllReduce(din, dout, 8, ncclInt32, op, comm, NULL) == ncclInvalidUsage,
-          "premulsum on device memory accepted");
-    CHECK(strstr(ncclGetLastError(comm), "device memory") != NULL, "message: %s",
-          ncclGetLastError(comm));
+    NCCLOK(ncclRedOpCreatePreMulSum(&dop, dk, ncclInt32, ncclScalarDevice, comm));
+    NCCLOK(ncclAllReduce(din, dout, 64, ncclInt32, op, comm, s));
+    NCCLOK(ncclAllReduce(din, din, 64, ncclInt32, dop, comm, s)); /* in place */
+    SYNC(s);
+    ncclTestEmuDownload(out, dout, 64 * sizeof(int32_t));
+    ncclTestEmuDownload(h + 64, din, 64 * sizeof(int32_t));
+    for (int i = 0; i < 64; i++) {
+        int32_t x = 1 + i % 3, w1 = x * n * (n + 1) / 2, w2 = x * (n * (n + 1) / 2 + n);
+        CHECK(out[i] == w1 && h[64 + i] == w2, "premulsum[%d] %d %d want %d %d", i, out[i],
+              h[64 + i], w1, w2);
+    }
     NCCLOK(ncclRedOpDestroy(op, comm));
+    NCCLOK(ncclRedOpDestroy(dop, comm));
+    ncclTestEmuFree(dk);
 
     ncclResult_t async = ncclInProgress;
     NCCLOK(ncclCommGetAsyncError(comm, &async));

@@ -17,6 +17,7 @@
 #include <nccl.h>
 
 #include "shim_check.h"
+#include "shim_ranks.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -32,13 +33,8 @@
 #include <unistd.h>
 
 static int nranks = 3;
-static int npass, nfail;
 
 #define NCCLOK(call) NCCLOK_ON(NULL, call)
-
-static int g_rank = -1;
-/* Set by a check that aborted its rank's communicator: there is nothing left to destroy. */
-static int g_comm_gone;
 
 static double now_s(void)
 {
@@ -137,63 +133,6 @@ static double expect(size_t i, ncclDataType_t t, int op, int n)
     return op == ncclAvg ? acc / n : acc;
 }
 
-/* ---- ranks as processes ---- */
-
-typedef int (*rank_fn)(ncclComm_t comm, int rank, int n);
-
-/* Fork n ranks that each make a communicator from one unique id and run fn; 0 if all passed.
- * comm_less: fn makes its own communicator(s) (gets NULL). */
-static int run_ranks(int n, rank_fn fn, int comm_less)
-{
-    ncclUniqueId id;
-    if (!comm_less && ncclGetUniqueId(&id) != ncclSuccess) {
-        fprintf(stderr, "ncclGetUniqueId: %s\n", ncclGetLastError(NULL));
-        return 1;
-    }
-    pid_t pids[64];
-    for (int r = 0; r < n; r++) {
-        pids[r] = fork();
-        if (pids[r] == 0) {
-            ncclComm_t comm = NULL;
-            g_rank = r;
-            alarm(60);
-            if (!comm_less) {
-                ncclResult_t res = ncclCommInitRank(&comm, n, id, r);
-                if (res != ncclSuccess) {
-                    fprintf(stderr, "rank %d: ncclCommInitRank: %s\n", r, ncclGetLastError(NULL));
-                    _exit(1);
-                }
-            }
-            int rc = fn(comm, r, n);
-            if (comm != NULL && rc == 0 && !g_comm_gone) {
-                rc = ncclCommDestroy(comm) == ncclSuccess ? 0 : 1;
-            }
-            _exit(rc);
-        }
-    }
-    int bad = 0;
-    for (int r = 0; r < n; r++) {
-        int status = 0;
-        waitpid(pids[r], &status, 0);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            bad = 1;
-            fprintf(stderr, "rank %d ended with status 0x%x\n", r, status);
-        }
-    }
-    return bad;
-}
-
-static void report(const char *name, int failed)
-{
-    printf("%s %s\n", name, failed ? "failed" : "ok");
-    fflush(stdout);
-    if (failed) {
-        nfail++;
-    } else {
-        npass++;
-    }
-}
-
 /* ---- the checks ---- */
 
 /* Every datatype x every built-in operator, out of place and in place. */
@@ -283,13 +222,12 @@ static int t_premulsum(ncclComm_t comm, int rank, int n)
     CHECK(ncclRedOpDestroy(fop, comm) == ncclInvalidArgument, "double destroy accepted");
     CHECK(ncclAllReduce(fin, fout, COUNT, ncclFloat32, fop, comm, NULL) == ncclInvalidArgument,
           "destroyed op accepted");
-    /* device-side scaling is not there: a stream is refused with a message */
+    /* a stream where no GPU runtime is loaded: refused as any call is, saying why */
     NCCLOK(ncclRedOpCreatePreMulSum(&fop, &fscalar, ncclFloat32, ncclScalarHostImmediate, comm));
     CHECK(ncclAllReduce(fin, fout, COUNT, ncclFloat32, fop, comm, (cudaStream_t)0x1) ==
               ncclInvalidUsage,
-          "premulsum on a stream accepted");
-    CHECK(strstr(ncclGetLastError(comm), "PreMulSum") != NULL, "message: %s",
-          ncclGetLastError(comm));
+          "premulsum on a stream accepted without CUDA");
+    CHECK(strstr(ncclGetLastError(comm), "stream") != NULL, "message: %s", ncclGetLastError(comm));
     NCCLOK(ncclRedOpDestroy(fop, comm));
     return 0;
 }
@@ -504,8 +442,6 @@ static int t_peer_death(ncclComm_t comm, int rank, int n)
 
 /* ---- checks that make their own communicators ---- */
 
-static ncclUniqueId shared_id;
-
 static int t_nonblocking_init(ncclComm_t unused, int rank, int n)
 {
     (void)unused;
@@ -513,7 +449,7 @@ static int t_nonblocking_init(ncclComm_t unused, int rank, int n)
     ncclComm_t comm = NULL;
     cfg.blocking = 0;
     cfg.commName = "nonblocking";
-    ncclResult_t res = ncclCommInitRankConfig(&comm, n, shared_id, rank, &cfg);
+    ncclResult_t res = ncclCommInitRankConfig(&comm, n, g_shared_id, rank, &cfg);
     CHECK(res == ncclInProgress || res == ncclSuccess, "init returned %d", (int)res);
     ncclResult_t state = ncclInProgress;
     int polls = 0;
@@ -544,7 +480,7 @@ static int t_shrink(ncclComm_t unused, int rank, int n)
 {
     (void)unused;
     ncclComm_t comm = NULL, small = NULL;
-    NCCLOK(ncclCommInitRankScalable(&comm, n, rank, 1, &shared_id, NULL));
+    NCCLOK(ncclCommInitRankScalable(&comm, n, rank, 1, &g_shared_id, NULL));
     if (rank == n - 1) {
         NCCLOK(ncclCommDestroy(comm));
         return 0;
@@ -583,7 +519,9 @@ static int t_misc(ncclComm_t comm, int rank, int n)
 {
     int ver = 0, dev = -1;
     NCCLOK(ncclGetVersion(&ver));
-    CHECK(ver == NCCL_VERSION_CODE, "version %d, header %d", ver, NCCL_VERSION_CODE);
+    /* the library is at least the header's version (NCCL's promise), and says 2.32.3 */
+    CHECK(ver >= NCCL_VERSION_CODE && ver == 23203, "version %d, header %d", ver,
+          NCCL_VERSION_CODE);
     for (int r = 0; r < ncclNumResults; r++) {
         CHECK(ncclGetErrorString((ncclResult_t)r) != NULL, "no string for %d", r);
     }
@@ -773,30 +711,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "NRANKS must be 2..8\n");
         return 2;
     }
-    report("loaded_is_shim", check_loaded(argv[1]));
-    report("allreduce_types_ops", run_ranks(nranks, t_allreduce, 0));
-    report("premulsum", run_ranks(nranks, t_premulsum, 0));
-    report("collectives", run_ranks(nranks, t_collectives, 0));
-    report("sendrecv_group", run_ranks(nranks, t_sendrecv, 0));
-    report("split", run_ranks(nranks, t_split, 0));
-    report("abort_from_thread", run_ranks(nranks, t_abort, 0));
-    report("async_error_peer_death", run_ranks(nranks, t_peer_death, 0));
-    report("revoke", run_ranks(nranks, t_revoke, 0));
-    report("misc_refusals_memory", run_ranks(nranks, t_misc, 0));
-    report("device_api_host", run_ranks(nranks, t_device_api, 0));
-    if (ncclGetUniqueId(&shared_id) == ncclSuccess) {
-        report("nonblocking_init_finalize", run_ranks(nranks, t_nonblocking_init, 1));
-    } else {
-        report("nonblocking_init_finalize", 1);
-    }
-    if (ncclGetUniqueId(&shared_id) == ncclSuccess) {
-        report("scalable_init_shrink", run_ranks(nranks, t_shrink, 1));
-    } else {
-        report("scalable_init_shrink", 1);
-    }
-    report("init_all_threads", run_ranks(1, t_init_all, 1));
-    report("group_init", run_ranks(1, t_group_init, 1));
-    printf("Synthesis: Tested: %d | Passing: %d | Failing: %d | Crashing: 0\n", npass + nfail,
-           npass, nfail);
-    return nfail == 0 ? 0 : 1;
+    shim_report("loaded_is_shim", check_loaded(argv[1]));
+    shim_report("allreduce_types_ops", shim_run_ranks(nranks, t_allreduce, 0, 60));
+    shim_report("premulsum", shim_run_ranks(nranks, t_premulsum, 0, 60));
+    shim_report("collectives", shim_run_ranks(nranks, t_collectives, 0, 60));
+    shim_report("sendrecv_group", shim_run_ranks(nranks, t_sendrecv, 0, 60));
+    shim_report("split", shim_run_ranks(nranks, t_split, 0, 60));
+    shim_report("abort_from_thread", shim_run_ranks(nranks, t_abort, 0, 60));
+    shim_report("async_error_peer_death", shim_run_ranks(nranks, t_peer_death, 0, 60));
+    shim_report("revoke", shim_run_ranks(nranks, t_revoke, 0, 60));
+    shim_report("misc_refusals_memory", shim_run_ranks(nranks, t_misc, 0, 60));
+    shim_report("device_api_host", shim_run_ranks(nranks, t_device_api, 0, 60));
+    shim_report("nonblocking_init_finalize", shim_run_ranks(nranks, t_nonblocking_init, 1, 60));
+    shim_report("scalable_init_shrink", shim_run_ranks(nranks, t_shrink, 1, 60));
+    shim_report("init_all_threads", shim_run_ranks(1, t_init_all, 1, 60));
+    shim_report("group_init", shim_run_ranks(1, t_group_init, 1, 60));
+    return shim_report_end();
 }
