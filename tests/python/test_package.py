@@ -118,6 +118,80 @@ def check_async_and_torch(rank, n, uid):
     c.destroy()
 
 
+def check_blockwise(rank, n, uid):
+    """Gather, scatter, the v forms, bool and the bitwise ops, pre-multiplied sums: numpy and
+    torch, blocking and asynchronous, results exact."""
+    np = _np()
+    import torch
+    import tutti
+    c = comm_of(uid, rank, n)
+    # all-to-all v: rank r sends (r + j) % 3 elements to rank j (zeros included), in place too
+    cnt = lambda i, j: (i + j) % 3  # noqa: E731
+    sc = [cnt(rank, j) for j in range(n)]
+    rc = [cnt(j, rank) for j in range(n)]
+    send = np.concatenate([np.full(sc[j], 100 * rank + j, np.int32) for j in range(n)])
+    recv = np.full(sum(rc), -1, np.int32)
+    c.alltoallv(send, sc, recv, rc)
+    want = np.concatenate([np.full(rc[j], 100 * j + rank, np.int32) for j in range(n)])
+    assert (recv == want).all(), (recv, want)
+    t_send, t_recv = torch.from_numpy(send.copy()), torch.zeros(sum(rc), dtype=torch.int32)
+    c.alltoallv(t_send, sc, t_recv, rc, async_op=True).wait()
+    assert t_recv.tolist() == want.tolist()
+    sym = [min(rank, j) + 1 for j in range(n)]  # in place needs what goes out = what comes in
+    buf = np.concatenate([np.full(sym[j], 10 * rank + j, np.int64) for j in range(n)])
+    c.alltoallv(buf, None, None, sym)
+    assert buf.tolist() == [10 * j + rank for j in range(n) for _ in range(sym[j])], buf
+    # all-gather v and reduce-scatter v with shared uneven counts; gather(v), scatter(v)
+    counts = [j + 1 for j in range(n)]
+    ag = np.zeros(sum(counts), np.float32)
+    c.allgatherv(np.full(counts[rank], rank, np.float32), ag, counts)
+    assert ag.tolist() == [float(j) for j in range(n) for _ in range(counts[j])]
+    rs_in = np.arange(sum(counts), dtype=np.float64) * (rank + 1)
+    rs_out = np.zeros(counts[rank], np.float64)
+    c.reduce_scatterv(rs_in, rs_out, counts)
+    off = sum(counts[:rank])
+    assert (rs_out == np.arange(off, off + counts[rank]) * n * (n + 1) / 2).all(), rs_out
+    g = np.zeros(2 * n, np.int16) if rank == 1 else None
+    c.gather(np.full(2, rank, np.int16), g, root=1)
+    if rank == 1:
+        assert g.tolist() == [j for j in range(n) for _ in range(2)]
+    sv = np.arange(sum(counts), dtype=np.uint8) if rank == 0 else None
+    mine = np.zeros(counts[rank], np.uint8)
+    c.scatterv(sv, mine, counts, root=0)
+    assert mine.tolist() == list(range(off, off + counts[rank]))
+    gv = torch.zeros(sum(counts), dtype=torch.float64) if rank == 0 else None
+    c.gatherv(torch.full((counts[rank],), float(rank), dtype=torch.float64), gv,
+              counts if rank == 0 else None, root=0, async_op=True).wait()
+    if rank == 0:
+        assert gv.tolist() == [float(j) for j in range(n) for _ in range(counts[j])]
+    sc_out = torch.zeros(3, dtype=torch.int64)
+    c.scatter(torch.arange(3 * n) if rank == n - 1 else None, sc_out, root=n - 1)
+    assert sc_out.tolist() == list(range(3 * rank, 3 * rank + 3))
+    # bool and the bitwise ops
+    b = np.array([rank == 0, True, False, rank % 2 == 1], dtype=bool)
+    c.allreduce(b, op="sum")  # "or"
+    assert b.tolist() == [True, True, False, n > 1]
+    tb = torch.tensor([True, rank != 0], dtype=torch.bool)
+    c.allreduce(tb, op=tutti.PROD)  # "and"
+    assert tb.tolist() == [True, n == 1]
+    x = np.array([1 << rank, 0xFF, rank], np.uint32)
+    y = x.copy()
+    c.allreduce(x, op="bor")
+    c.allreduce(y, op=tutti.BXOR)
+    assert x[0] == (1 << n) - 1 and x[1] == 0xFF, x
+    assert y[2] == np.bitwise_xor.reduce(np.arange(n, dtype=np.uint32)), y
+    # pre-multiplied sum: each rank scales by its own factor
+    with c.premul_sum(rank + 1, np.float32) as op:
+        v = np.full(5, 2.0, np.float32)
+        c.allreduce(v, op=op)
+        assert (v == 2.0 * n * (n + 1) / 2).all(), v
+    with c.premul_sum(3, torch.int64) as op:
+        w = torch.full((4,), rank, dtype=torch.int64)
+        c.reduce_scatterv(torch.full((4 * n,), rank, dtype=torch.int64), w, [4] * n, op=op)
+        assert w.tolist() == [3 * n * (n - 1) // 2] * 4
+    c.destroy()
+
+
 def check_refusals(rank, n, uid):
     np = _np()
     import torch
@@ -136,11 +210,16 @@ def check_refusals(rank, n, uid):
     ro = np.zeros(4, dtype=np.float32)
     ro.flags.writeable = False
     refused(ValueError, lambda: c.allreduce(ro), "read-only")
-    refused(TypeError, lambda: c.allreduce(np.zeros(4, dtype=bool)), "no datatype for bool")
     refused(TypeError, lambda: c.allreduce(np.zeros(4, dtype=np.complex64)), "complex64")
     refused(TypeError, lambda: c.allreduce([1.0, 2.0]), "numpy.ndarray or a torch.Tensor")
     refused(ValueError, lambda: c.allreduce(torch.zeros(4, 4).t()), "not contiguous")
-    refused(TypeError, lambda: c.allreduce(torch.zeros(4, dtype=torch.bool)), "torch.bool")
+    refused(TypeError, lambda: c.allreduce(torch.zeros(4, dtype=torch.complex64)),
+            "torch.complex64")
+    refused(tutti.Error, lambda: c.allreduce(np.zeros(4, np.float32), op="bxor"),
+            "bitwise ops need an integer type")
+    refused(tutti.Error, lambda: c.allreduce(np.zeros(4, bool), op="avg"), "does not apply")
+    refused(ValueError, lambda: c.alltoallv(np.zeros(4), [1] * n, np.zeros(4), [1]), "entries")
+    refused(ValueError, lambda: c.allgatherv(np.zeros(1), np.zeros(2), [9] * n), "need")
     if torch.__version__ and hasattr(torch, "device"):
         meta = torch.zeros(4, device="meta")
         refused(ValueError, lambda: c.allreduce(meta), "meta tensor")
@@ -248,6 +327,7 @@ if __name__ == "__main__" and sys.argv[1:] == ["--from-env"]:
 elif __name__ == "__main__":
     harness.main([("collectives_numpy", check_collectives_numpy, N, _uid),
                   ("async_and_torch_tensors", check_async_and_torch, N, _uid),
+                  ("blockwise_bool_bitwise_premul", check_blockwise, N, _uid),
                   ("refusals", check_refusals, N, _uid),
                   ("split", check_split, N, _uid),
                   ("from_env", check_from_env, N, _free_port),

@@ -105,6 +105,57 @@ def check_collectives(rank, n, stores):
     l_out = [torch.zeros(rank + 1) for _ in range(n)]
     dist.all_to_all(l_out, [torch.full((j + 1,), float(rank)) for j in range(n)])
     assert all((l_out[s] == s).all() for s in range(n))
+    # uneven splits go through tutti_alltoallv with exactly their elements: never padded
+    # to the largest block, never an all-to-all of equal blocks
+    import tutti
+    calls = []
+    real_v, real_even = tutti.Comm.alltoallv, tutti.Comm.alltoall
+
+    def spy_v(self, sendbuf, sendcounts, recvbuf, recvcounts, *a, **k):
+        calls.append((list(sendcounts), list(recvcounts), sendbuf.numel(), recvbuf.numel()))
+        return real_v(self, sendbuf, sendcounts, recvbuf, recvcounts, *a, **k)
+
+    def no_even(self, *a, **k):
+        raise AssertionError("an uneven all_to_all_single ran as an even all-to-all")
+    tutti.Comm.alltoallv, tutti.Comm.alltoall = spy_v, no_even
+    try:
+        u_out.zero_()
+        dist.all_to_all_single(u_out, u_in, out_splits, in_splits)
+    finally:
+        tutti.Comm.alltoallv, tutti.Comm.alltoall = real_v, real_even
+    assert torch.equal(u_out, want)
+    assert calls == [([2 * k for k in in_splits], [2 * k for k in out_splits], u_in.numel(),
+                      u_out.numel())], calls
+    # the bitwise ops, bool, uneven all-gather, gather and scatter of unequal tensors
+    bits = torch.tensor([1 << rank, 0xF0, rank], dtype=torch.int32)
+    x = bits.clone()
+    dist.all_reduce(x, op=R.BOR)
+    assert x[0].item() == (1 << n) - 1 and x[1].item() == 0xF0, x
+    x = bits.clone()
+    dist.all_reduce(x, op=R.BAND)
+    assert x[1].item() == 0xF0 and x[0].item() == (1 if n == 1 else 0), x
+    x = bits.clone()
+    dist.all_reduce(x, op=R.BXOR)
+    want_x = 0
+    for r in range(n):
+        want_x ^= r
+    assert x[2].item() == want_x, x
+    flags = torch.tensor([rank == 0, True, False])
+    dist.all_reduce(flags)  # SUM on bool is "or", as torch's nccl backend maps it
+    assert flags.tolist() == [True, True, False], flags
+    ug = [torch.zeros(j + 2, dtype=torch.float64) for j in range(n)]
+    dist.all_gather(ug, torch.full((rank + 2,), float(rank), dtype=torch.float64))
+    assert all(torch.equal(ug[j], torch.full((j + 2,), float(j), dtype=torch.float64))
+               for j in range(n)), ug
+    root = n - 1
+    gl = [torch.zeros(j + 1, dtype=torch.int64) for j in range(n)] if rank == root else None
+    dist.gather(torch.full((rank + 1,), rank, dtype=torch.int64), gather_list=gl, dst=root)
+    if rank == root:
+        assert all(gl[j].tolist() == [j] * (j + 1) for j in range(n)), gl
+    so = torch.zeros(rank + 1)
+    dist.scatter(so, scatter_list=[torch.full((j + 1,), 5.0 * j) for j in range(n)]
+                 if rank == 0 else None, src=0)
+    assert (so == 5.0 * rank).all(), so
     # point to point, blocking and not
     if rank == 0:
         dist.send(torch.arange(10.0), dst=1)
@@ -146,13 +197,17 @@ def check_collectives(rank, n, stores):
         dist.all_reduce(s, group=sub)
         assert s.item() == n - 1
     # refusals: clear errors, the group still usable
-    for bad in (lambda: dist.all_reduce(torch.ones(2, dtype=torch.int32), op=R.BAND),
-                lambda: dist.recv(torch.zeros(1))):
+    premul = None
+    if hasattr(dist, "_make_nccl_premul_sum") and torch.__version__.startswith("1."):
+        # torch 1.13 keeps PREMUL_SUM's factor in C++: refused, naming why
+        premul = lambda: dist.all_reduce(torch.ones(2), op=dist._make_nccl_premul_sum(2.0))  # noqa
+    for bad in [b for b in (lambda: dist.all_reduce(torch.ones(2), op=R.BXOR),
+                            lambda: dist.recv(torch.zeros(1)), premul) if b is not None]:
         try:
             bad()
             raise AssertionError("not refused")
         except (ValueError, RuntimeError) as e:
-            assert "tutti backend" in str(e), str(e)
+            assert "tutti backend" in str(e) or "need an integer type" in str(e), str(e)
     t = torch.ones(3)
     dist.all_reduce(t)
     assert (t == n).all()

@@ -21,16 +21,18 @@ The torch.distributed backend "tutti" is in tutti.torch_backend.
 import ctypes
 
 from . import _buffers
-from ._buffers import (BFLOAT16, FLOAT16, FLOAT32, FLOAT64, FP8_E4M3, FP8_E5M2, INT8, INT16,
-                       INT32, INT64, UINT8, UINT16, UINT32, UINT64)
+from ._buffers import (BFLOAT16, BOOL, FLOAT16, FLOAT32, FLOAT64, FP8_E4M3, FP8_E5M2, INT8,
+                       INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64)
 from ._lib import STATUS_NAMES, lib
 
-SUM, PROD, MIN, MAX, AVG = range(5)  # tutti_op_t
-OPS = {"sum": SUM, "prod": PROD, "min": MIN, "max": MAX, "avg": AVG}
+SUM, PROD, MIN, MAX, AVG, BAND, BOR, BXOR = range(8)  # tutti_op_t
+OPS = {"sum": SUM, "prod": PROD, "min": MIN, "max": MAX, "avg": AVG, "band": BAND, "bor": BOR,
+       "bxor": BXOR}
 SPLIT_NOCOLOR = -1
+SCALAR_DEVICE, SCALAR_HOST_IMMEDIATE = 0, 1  # tutti_scalar_residence_t
 
-__all__ = ["Comm", "Error", "Request", "UniqueId", "group", "version", "SUM", "PROD", "MIN",
-           "MAX", "AVG", "SPLIT_NOCOLOR"]
+__all__ = ["Comm", "Error", "PremulSum", "Request", "UniqueId", "group", "version", "SUM",
+           "PROD", "MIN", "MAX", "AVG", "BAND", "BOR", "BXOR", "SPLIT_NOCOLOR"]
 
 
 class Error(RuntimeError):
@@ -143,13 +145,57 @@ class group:
 
 
 def _op(op):
+    if isinstance(op, PremulSum):
+        return op.value
     if isinstance(op, str):
         if op.lower() not in OPS:
             raise ValueError(f"unknown reduction op {op!r} (one of {', '.join(OPS)})")
         return OPS[op.lower()]
-    if op not in (SUM, PROD, MIN, MAX, AVG):
+    if op not in OPS.values():
         raise ValueError(f"unknown reduction op {op!r}")
     return op
+
+
+class PremulSum:
+    """A pre-multiplied sum made on a Comm (Comm.premul_sum): pass it as the op of a reduction
+    whose buffers have its dtype. Each rank's input is multiplied by this rank's scalar before
+    the sum (NCCL's ncclRedOpCreatePreMulSum). destroy() (or a with block) releases it."""
+
+    def __init__(self, comm, value, dtype):
+        self._comm = comm
+        self.value = value
+        self.dtype = dtype
+
+    def destroy(self):
+        comm, self._comm = self._comm, None
+        if comm is not None and comm._handle is not None:
+            _check(lib.tutti_op_destroy(self.value, comm._handle), comm)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.destroy()
+        return False
+
+
+def _counts(values, n, what):
+    """A size_t[n] array of non-negative element counts or displacements."""
+    vals = [int(v) for v in values]
+    if len(vals) != n:
+        raise ValueError(f"{what} must have {n} entries (one per rank), not {len(vals)}")
+    if any(v < 0 for v in vals):
+        raise ValueError(f"{what} must not be negative: {vals}")
+    return (ctypes.c_size_t * n)(*vals)
+
+
+def _prefix(counts):
+    """The displacements of blocks laid end to end."""
+    out, at = [], 0
+    for c in counts:
+        out.append(at)
+        at += int(c)
+    return out
 
 
 class Comm:
@@ -293,6 +339,124 @@ class Comm:
         return self._call("alltoall", (s.addr, r.addr, s.count // self.size, s.dtype), (s, r),
                           async_op)
 
+    # ---- gather, scatter and the variable-size collectives (counts in elements) ----
+    def _arr(self, values, what):
+        return _counts(values, self.size, what)
+
+    def _fits(self, buf, counts, displs, what):
+        """The blocks (counts at displs) must lie within buf."""
+        end = max([d + c for c, d in zip(counts, displs) if c > 0] + [0])
+        if buf is not None and end > buf.count:
+            raise ValueError(f"{what}: the blocks need {end} elements, the buffer has "
+                             f"{buf.count}")
+
+    def alltoallv(self, sendbuf, sendcounts, recvbuf, recvcounts, sdispls=None, rdispls=None,
+                  async_op=False):
+        """sendcounts[j] elements at sdispls[j] of sendbuf to rank j, recvcounts[j] from rank j
+        at rdispls[j] of recvbuf (displacements default to blocks end to end). recvbuf None:
+        in place in sendbuf, with recvcounts/rdispls (sendcounts then is not read)."""
+        s, r = self._pair(sendbuf, recvbuf, "alltoallv")
+        rd = rdispls if rdispls is not None else _prefix(recvcounts)
+        rc_a, rd_a = self._arr(recvcounts, "recvcounts"), self._arr(rd, "rdispls")
+        self._fits(r, recvcounts, rd, "alltoallv recvbuf")
+        if recvbuf is None:
+            sc_a = sd_a = None
+        else:
+            sd = sdispls if sdispls is not None else _prefix(sendcounts)
+            sc_a, sd_a = self._arr(sendcounts, "sendcounts"), self._arr(sd, "sdispls")
+            self._fits(s, sendcounts, sd, "alltoallv sendbuf")
+        return self._call("alltoallv", (s.addr, sc_a, sd_a, r.addr, rc_a, rd_a, s.dtype),
+                          (s, r, sc_a, sd_a, rc_a, rd_a), async_op)
+
+    def allgatherv(self, sendbuf, recvbuf, recvcounts, displs=None, async_op=False):
+        """Rank j's sendbuf (recvcounts[j] elements) into recvbuf at displs[j] on every rank."""
+        s, r = self._pair(sendbuf, recvbuf, "allgatherv")
+        d = displs if displs is not None else _prefix(recvcounts)
+        rc_a, d_a = self._arr(recvcounts, "recvcounts"), self._arr(d, "displs")
+        self._fits(r, recvcounts, d, "allgatherv recvbuf")
+        return self._call("allgatherv", (s.addr, s.count, r.addr, rc_a, d_a, s.dtype),
+                          (s, r, rc_a, d_a), async_op)
+
+    def _rooted(self, sendbuf, recvbuf, what, send_side):
+        """Buffers of a rooted call where one side may be None off the root."""
+        s = _buffers.view(sendbuf, "sendbuf", False) if sendbuf is not None else None
+        r = _buffers.view(recvbuf, "recvbuf", True) if recvbuf is not None else None
+        if s is not None and r is not None:
+            _buffers.same_type(s, r, what)
+        one = s if send_side else r
+        if one is None:
+            raise ValueError(f"{what}: {'sendbuf' if send_side else 'recvbuf'} is required")
+        return s, r, (s or r).dtype
+
+    def gather(self, sendbuf, recvbuf, root, async_op=False):
+        """Every rank's sendbuf into recvbuf on root, rank j's at j * len(sendbuf)."""
+        s, r, dt = self._rooted(sendbuf, recvbuf, "gather", True)
+        if self.rank == root and (r is None or r.count < s.count * self.size):
+            raise ValueError(f"gather: the root's recvbuf must hold {self.size} x {s.count} "
+                             "elements")
+        return self._call("gather", (s.addr, r.addr if r else None, s.count, dt, root), (s, r),
+                          async_op)
+
+    def scatter(self, sendbuf, recvbuf, root, async_op=False):
+        """Block j (len(recvbuf) elements) of root's sendbuf into rank j's recvbuf."""
+        s, r, dt = self._rooted(sendbuf, recvbuf, "scatter", False)
+        if self.rank == root and (s is None or s.count < r.count * self.size):
+            raise ValueError(f"scatter: the root's sendbuf must hold {self.size} x {r.count} "
+                             "elements")
+        return self._call("scatter", (s.addr if s else None, r.addr, r.count, dt, root), (s, r),
+                          async_op)
+
+    def gatherv(self, sendbuf, recvbuf, recvcounts=None, displs=None, root=0, async_op=False):
+        """Rank j's sendbuf into root's recvbuf at displs[j] (recvcounts: root only)."""
+        s, r, dt = self._rooted(sendbuf, recvbuf, "gatherv", True)
+        rc_a = d_a = None
+        if self.rank == root:
+            d = displs if displs is not None else _prefix(recvcounts)
+            rc_a, d_a = self._arr(recvcounts, "recvcounts"), self._arr(d, "displs")
+            self._fits(r, recvcounts, d, "gatherv recvbuf")
+        return self._call("gatherv",
+                          (s.addr, s.count, r.addr if r else None, rc_a, d_a, dt, root),
+                          (s, r, rc_a, d_a), async_op)
+
+    def scatterv(self, sendbuf, recvbuf, sendcounts=None, displs=None, root=0, async_op=False):
+        """sendcounts[j] elements at displs[j] of root's sendbuf into rank j's recvbuf."""
+        s, r, dt = self._rooted(sendbuf, recvbuf, "scatterv", False)
+        sc_a = d_a = None
+        if self.rank == root:
+            d = displs if displs is not None else _prefix(sendcounts)
+            sc_a, d_a = self._arr(sendcounts, "sendcounts"), self._arr(d, "displs")
+            self._fits(s, sendcounts, d, "scatterv sendbuf")
+        return self._call("scatterv",
+                          (s.addr if s else None, sc_a, d_a, r.addr, r.count, dt, root),
+                          (s, r, sc_a, d_a), async_op)
+
+    def reduce_scatterv(self, sendbuf, recvbuf, recvcounts, op=SUM, async_op=False):
+        """recvbuf = block `rank` (recvcounts[rank] elements, blocks end to end in sendbuf) of
+        op over the ranks' sendbufs."""
+        s, r = self._pair(sendbuf, recvbuf, "reduce_scatterv")
+        rc_a = self._arr(recvcounts, "recvcounts")
+        if sum(int(c) for c in recvcounts) > s.count:
+            raise ValueError(f"reduce_scatterv: the recvcounts sum to more than sendbuf's "
+                             f"{s.count} elements")
+        return self._call("reduce_scatterv", (s.addr, r.addr, rc_a, s.dtype, _op(op)),
+                          (s, r, rc_a), async_op)
+
+    def premul_sum(self, scalar, dtype, on_device=False):
+        """A PremulSum op: sum over ranks of scalar * x, with this rank's scalar. dtype: a
+        numpy or torch dtype, or a tutti datatype; scalar: a number (read now), or with
+        on_device an address (int) read by each call as it runs."""
+        dt = _buffers.dtype_of(dtype)
+        size = lib.tutti_datatype_size(dt)
+        if on_device:
+            where, residence, keep = ctypes.c_void_p(int(scalar)), SCALAR_DEVICE, None
+        else:
+            keep = _scalar_bytes(scalar, dt, size)
+            where, residence = ctypes.cast(keep, ctypes.c_void_p), SCALAR_HOST_IMMEDIATE
+        out = ctypes.c_int()
+        _check(lib.tutti_op_create_premul_sum(where, dt, residence, self._live(),
+                                              ctypes.byref(out)), self)
+        return PremulSum(self, out.value, dt)
+
     def send(self, buf, peer, async_op=False):
         b = _buffers.view(buf, "buf", False)
         return self._call("send", (b.addr, b.count, b.dtype, peer), (b,), async_op)
@@ -303,3 +467,28 @@ class Comm:
 
     def barrier(self, async_op=False):
         return self._call("barrier", (), (), async_op)
+
+
+def _scalar_bytes(value, dt, size):
+    """value as one element of tutti datatype dt, in a ctypes buffer."""
+    import struct
+    buf = ctypes.create_string_buffer(8)
+    if dt in _buffers.INTEGER_TYPES:
+        signed = dt in (INT8, INT16, INT32, INT64)
+        raw = int(value).to_bytes(8, "little", signed=True) if signed else \
+            (int(value) % (1 << 64)).to_bytes(8, "little")
+        ctypes.memmove(buf, raw, size)
+    elif dt == FLOAT32:
+        ctypes.memmove(buf, struct.pack("<f", float(value)), 4)
+    elif dt == FLOAT64:
+        ctypes.memmove(buf, struct.pack("<d", float(value)), 8)
+    elif dt == FLOAT16:
+        ctypes.memmove(buf, struct.pack("<e", float(value)), 2)
+    elif dt == BFLOAT16:  # the top half of the float32, rounded to nearest even
+        bits = struct.unpack("<I", struct.pack("<f", float(value)))[0]
+        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+        ctypes.memmove(buf, bits.to_bytes(2, "little"), 2)
+    else:
+        raise TypeError(f"premul_sum: a scalar of tutti datatype {dt} is not supported here "
+                        "(float8: pass the encoded byte as an address with on_device)")
+    return buf

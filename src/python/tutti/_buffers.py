@@ -1,19 +1,41 @@
 """_buffers.py - what a collective reads and writes: numpy arrays and torch CPU tensors, seen
 without copying (their data pointer), with tutti's datatype for their element type. Clear
 errors for what tutti cannot use in place: non-contiguous memory, read-only outputs, device
-tensors, element types tutti has no reduction for (bool, complex, object...)."""
+tensors, element types tutti has no datatype for (complex, object...)."""
 import sys
 
 # tutti/types.h numbering (part of the ABI)
 INT8, UINT8, INT16, UINT16, INT32, UINT32, INT64, UINT64 = range(8)
-FLOAT16, BFLOAT16, FLOAT32, FLOAT64, FP8_E4M3, FP8_E5M2 = range(8, 14)
+FLOAT16, BFLOAT16, FLOAT32, FLOAT64, FP8_E4M3, FP8_E5M2, BOOL = range(8, 15)
+INTEGER_TYPES = (INT8, UINT8, INT16, UINT16, INT32, UINT32, INT64, UINT64)
 
 _NUMPY = {"int8": INT8, "uint8": UINT8, "int16": INT16, "uint16": UINT16, "int32": INT32,
           "uint32": UINT32, "int64": INT64, "uint64": UINT64, "float16": FLOAT16,
-          "float32": FLOAT32, "float64": FLOAT64}
+          "float32": FLOAT32, "float64": FLOAT64, "bool": BOOL}
+# torch's names; the unsigned wide types and the float8 ones exist from torch 2.x only
 _TORCH = {"torch.int8": INT8, "torch.uint8": UINT8, "torch.int16": INT16, "torch.int32": INT32,
           "torch.int64": INT64, "torch.float16": FLOAT16, "torch.bfloat16": BFLOAT16,
-          "torch.float32": FLOAT32, "torch.float64": FLOAT64}
+          "torch.float32": FLOAT32, "torch.float64": FLOAT64, "torch.bool": BOOL,
+          "torch.uint16": UINT16, "torch.uint32": UINT32, "torch.uint64": UINT64,
+          "torch.float8_e4m3fn": FP8_E4M3, "torch.float8_e5m2": FP8_E5M2}
+
+
+def dtype_of(obj):
+    """tutti's datatype of a numpy dtype, a torch dtype or a tutti datatype number."""
+    if isinstance(obj, int):
+        return obj
+    name = str(obj)
+    if name in _TORCH:
+        return _TORCH[name]
+    mod = sys.modules.get("numpy")
+    if mod is not None:
+        try:
+            key = mod.dtype(obj).name
+        except TypeError:
+            key = None
+        if key in _NUMPY:
+            return _NUMPY[key]
+    raise TypeError(f"tutti has no datatype for {obj!r}")
 
 
 class Buffer:

@@ -20,15 +20,19 @@ A Python Work is only reached from C++ while its Python object lives (pybind11 f
 override through the live instance; without it C++ falls back to the base wait(), which never
 returns), so the group keeps each Work until it has completed and 1024 newer ones exist.
 
-Calls: allreduce, allreduce_coalesced, broadcast, reduce, allgather, allgather_coalesced,
-_allgather_base
-(all_gather_into_tensor), gather, scatter, reduce_scatter, _reduce_scatter_base
-(reduce_scatter_tensor), alltoall, alltoall_base (all_to_all_single, even or uneven splits),
-send, recv, barrier. Ops: SUM, PRODUCT, MIN, MAX, AVG. Sends and receives are batched until one
-of them is waited for (or another call comes) and run as one tutti group, so isend/irecv
-pairs and batch_isend_irecv exchanges cannot deadlock on large messages. Refused with a clear error: recv from
-any source, monitored_barrier, the bitwise ops and PREMUL_SUM, non-CPU or non-contiguous
-tensors. Message tags are ignored: tutti matches a peer's sends and receives in order.
+Calls: allreduce, allreduce_coalesced, broadcast, reduce, allgather (equal or uneven
+tensors: tutti_allgatherv), allgather_coalesced, _allgather_base (all_gather_into_tensor),
+gather and scatter (tutti_gather / tutti_scatter, their v forms for uneven tensors),
+reduce_scatter, _reduce_scatter_base (reduce_scatter_tensor), alltoall and alltoall_base
+(all_to_all_single: tutti_alltoall for even splits, tutti_alltoallv for uneven ones, exactly the
+split sizes moved, no padding), send, recv, barrier. Ops: SUM, PRODUCT, MIN, MAX, AVG, BAND,
+BOR, BXOR, and PREMUL_SUM where torch lets a Python backend read its factor (torch 2.x; 1.13
+keeps it in C++). Tensors of every dtype tutti has: the integer types, bool, float16, bfloat16,
+float32, float64 and torch 2.x's uint16/32/64 and float8. Sends and receives are batched until
+one of them is waited for (or another call comes) and run as one tutti group, so isend/irecv
+pairs and batch_isend_irecv exchanges cannot deadlock on large messages. Refused with a clear
+error: recv from any source, monitored_barrier, non-CPU or non-contiguous tensors. Message tags
+are ignored: tutti matches a peer's sends and receives in order.
 
 A timeout's error reads "tutti backend: Timed out (ERR_TIMEOUT: ...)", as torch's own backends
 say it (its tests match " (Timed out|closed|timeout) "); it is still a tutti.Error. A group that
@@ -59,19 +63,52 @@ import tutti
 BACKEND = "tutti"
 
 
-def _op(reduce_op, what):
+def _premul_factor(reduce_op, what):
+    """The factor of torch's PREMUL_SUM op (dist._make_nccl_premul_sum): a number, or a
+    one-element tensor. torch 2.x pickles a ReduceOp with its factor (__getstate__); torch 1.13
+    keeps it in C++ only, where a Python backend cannot read it."""
+    state = None
+    major = int(torch.__version__.split(".")[0])
+    if major >= 2 and hasattr(reduce_op, "__getstate__"):
+        state = reduce_op.__getstate__()
+    if isinstance(state, tuple) and len(state) >= 2 and state[1] is not None:
+        factor = state[1]
+        return factor.item() if isinstance(factor, torch.Tensor) else float(factor)
+    raise ValueError(f"tutti backend: {what}: PREMUL_SUM's factor cannot be read by a Python "
+                     f"backend on torch {torch.__version__} (torch 2.x passes it); scale the "
+                     "tensor and use SUM")
+
+
+def _op(reduce_op, what, comm=None, dtype=None):
+    """tutti's op for torch's: a tutti_op_t, or for PREMUL_SUM a tutti.PremulSum made on comm
+    for dtype (the caller destroys it when the call is done)."""
     R = dist.ReduceOp
     for torch_op, op in ((R.SUM, tutti.SUM), (R.PRODUCT, tutti.PROD), (R.MIN, tutti.MIN),
-                         (R.MAX, tutti.MAX), (R.AVG, tutti.AVG)):
+                         (R.MAX, tutti.MAX), (R.AVG, tutti.AVG), (R.BAND, tutti.BAND),
+                         (R.BOR, tutti.BOR), (R.BXOR, tutti.BXOR)):
         if reduce_op == torch_op:
             return op
+    if reduce_op == R.PREMUL_SUM and comm is not None:
+        return comm.premul_sum(_premul_factor(reduce_op, what), dtype)
     raise ValueError(f"tutti backend: {what}: reduce op {reduce_op} is not supported "
-                     "(SUM, PRODUCT, MIN, MAX and AVG are)")
+                     "(SUM, PRODUCT, MIN, MAX, AVG, BAND, BOR, BXOR and PREMUL_SUM are)")
 
 
 def _field(opts, name, default):
     """A field of torch's options object (torch always passes one; None means defaults)."""
     return default if opts is None else getattr(opts, name)
+
+
+def _unpack(flat, tensors, at=0):
+    """Copy flat's elements, from `at` on, into the tensors, one after the other."""
+    for t in tensors:
+        t.copy_(flat[at:at + t.numel()].view_as(t))
+        at += t.numel()
+
+
+def _contiguous_like(t):
+    """A contiguous tensor shaped as t, to receive into before copying to t."""
+    return torch.empty_like(t, memory_format=torch.contiguous_format)
 
 
 def _one(tensors, what):
@@ -269,43 +306,62 @@ class ProcessGroupTutti(ProcessGroup):
             engine.close()
 
     # ---- reductions ----
+    def _reduction(self, opts, what, dtype, issue, outputs, finish=None):
+        """Submit a reduction with torch's op from opts: a PremulSum made for it is released
+        once the call is done."""
+        op = _op(_field(opts, "reduceOp", dist.ReduceOp.SUM), what, self._comm, dtype)
+        if not isinstance(op, tutti.PremulSum):
+            return self._engine.submit(lambda: issue(op), outputs, finish)
+
+        def done():
+            try:
+                if finish is not None:
+                    finish()
+            finally:
+                op.destroy()
+        return self._engine.submit(lambda: issue(op), outputs, done)
+
     def allreduce(self, tensors, opts=None):
-        op = _op(_field(opts, "reduceOp", dist.ReduceOp.SUM), "allreduce")
-        return self._engine.submit(
-            lambda: [self._comm.allreduce(t, op=op, async_op=True) for t in tensors], tensors)
+        return self._reduction(
+            opts, "allreduce", tensors[0].dtype if tensors else None,
+            lambda op: [self._comm.allreduce(t, op=op, async_op=True) for t in tensors], tensors)
 
     def allreduce_coalesced(self, tensors, opts=None):
-        op = _op(_field(opts, "reduceOp", dist.ReduceOp.SUM), "allreduce_coalesced")
         if len({t.dtype for t in tensors}) > 1:
             raise TypeError("tutti backend: allreduce_coalesced needs tensors of one dtype")
         flat = torch.cat([t.reshape(-1) for t in tensors])
-
-        def finish():
-            off = 0
-            for t in tensors:
-                t.copy_(flat[off:off + t.numel()].view_as(t))
-                off += t.numel()
-        return self._engine.submit(
-            lambda: [self._comm.allreduce(flat, op=op, async_op=True)], tensors, finish)
+        return self._reduction(
+            opts, "allreduce_coalesced", flat.dtype,
+            lambda op: [self._comm.allreduce(flat, op=op, async_op=True)], tensors,
+            lambda: _unpack(flat, tensors))
 
     def reduce(self, tensors, opts=None):
         t = _one(tensors, "reduce")
-        op = _op(_field(opts, "reduceOp", dist.ReduceOp.SUM), "reduce")
-        return self._engine.submit(
-            lambda: [self._comm.reduce(t, _field(opts, "rootRank", 0), op=op, async_op=True)], tensors)
+        root = _field(opts, "rootRank", 0)
+        return self._reduction(
+            opts, "reduce", t.dtype,
+            lambda op: [self._comm.reduce(t, root, op=op, async_op=True)], tensors)
 
     def reduce_scatter(self, output_tensors, input_tensors, opts=None):
         out = _one(output_tensors, "reduce_scatter")
-        flat = torch.cat([t.reshape(-1) for t in _one(input_tensors, "reduce_scatter")])
-        op = _op(_field(opts, "reduceOp", dist.ReduceOp.SUM), "reduce_scatter")
-        return self._engine.submit(
-            lambda: [self._comm.reduce_scatter(flat, out, op=op, async_op=True)],
+        ins = _one(input_tensors, "reduce_scatter")
+        flat = torch.cat([t.reshape(-1) for t in ins])
+        counts = [t.numel() for t in ins]
+        if len(set(counts)) == 1:  # equal blocks: the plain reduce-scatter
+            return self._reduction(
+                opts, "reduce_scatter", out.dtype,
+                lambda op: [self._comm.reduce_scatter(flat, out, op=op, async_op=True)],
+                output_tensors)
+        return self._reduction(  # uneven blocks: tutti_reduce_scatterv
+            opts, "reduce_scatter", out.dtype,
+            lambda op: [self._comm.reduce_scatterv(flat, out, counts, op=op, async_op=True)],
             output_tensors)
 
     def _reduce_scatter_base(self, output, input, opts=None):
-        op = _op(_field(opts, "reduceOp", dist.ReduceOp.SUM), "reduce_scatter_tensor")
-        return self._engine.submit(
-            lambda: [self._comm.reduce_scatter(input, output, op=op, async_op=True)], [output])
+        return self._reduction(
+            opts, "reduce_scatter_tensor", output.dtype,
+            lambda op: [self._comm.reduce_scatter(input, output, op=op, async_op=True)],
+            [output])
 
     # ---- data movement ----
     def broadcast(self, tensors, opts=None):
@@ -314,18 +370,25 @@ class ProcessGroupTutti(ProcessGroup):
             lambda: [self._comm.broadcast(t, _field(opts, "rootRank", 0), async_op=True)], tensors)
 
     def allgather(self, output_tensors, input_tensors, opts=None):
+        """Every rank's tensor into every rank's list; tensors of different sizes (each rank's
+        own output at its index must match its input) go through tutti_allgatherv."""
         outs = _one(output_tensors, "allgather")
         inp = _one(input_tensors, "allgather")
-        if len(outs) != self.size() or any(o.numel() != inp.numel() for o in outs):
-            raise ValueError(f"tutti backend: allgather needs {self.size()} output tensors of "
-                             f"{inp.numel()} elements")
-        flat = torch.empty(inp.numel() * self.size(), dtype=inp.dtype)
+        if len(outs) != self.size() or outs[self.rank()].numel() != inp.numel():
+            raise ValueError(f"tutti backend: allgather needs {self.size()} output tensors, "
+                             f"the one at this rank's index of {inp.numel()} elements")
+        counts = [o.numel() for o in outs]
+        flat = torch.empty(sum(counts), dtype=inp.dtype)
+        src = inp.contiguous()
 
         def finish():
-            for i, o in enumerate(outs):
-                o.copy_(flat[i * inp.numel():(i + 1) * inp.numel()].view_as(o))
+            _unpack(flat, outs)
+        if len(set(counts)) == 1:
+            return self._engine.submit(
+                lambda: [self._comm.allgather(src, flat, async_op=True)], output_tensors, finish)
         return self._engine.submit(
-            lambda: [self._comm.allgather(inp, flat, async_op=True)], output_tensors, finish)
+            lambda: [self._comm.allgatherv(src, flat, counts, async_op=True)], output_tensors,
+            finish)
 
     def allgather_coalesced(self, output_lists, input_list, opts=None):
         """Every rank's list of tensors to every rank: output_lists[r][i] is rank r's
@@ -343,10 +406,7 @@ class ProcessGroupTutti(ProcessGroup):
 
         def finish():
             for r, outs in enumerate(output_lists):
-                off = r * total
-                for o in outs:
-                    o.copy_(out[off:off + o.numel()].view_as(o))
-                    off += o.numel()
+                _unpack(out, outs, r * total)
         return self._engine.submit(
             lambda: [self._comm.allgather(flat, out, async_op=True)], output_lists, finish)
 
@@ -355,59 +415,71 @@ class ProcessGroupTutti(ProcessGroup):
             lambda: [self._comm.allgather(input, output, async_op=True)], [output])
 
     def gather(self, output_tensors, input_tensors, opts=None):
-        inp, root = _one(input_tensors, "gather"), _field(opts, "rootRank", 0)
+        """Every rank's tensor into root's list: tutti_gather, or tutti_gatherv when the
+        tensors differ in size (the root knows every size from its list)."""
+        inp, root = _one(input_tensors, "gather").contiguous(), _field(opts, "rootRank", 0)
+        if self.rank() != root:  # sizes are the root's to know: gatherv works for both
+            return self._engine.submit(
+                lambda: [self._comm.gatherv(inp, None, None, root=root, async_op=True)],
+                output_tensors)
+        outs = _one(output_tensors, "gather")
+        counts = [o.numel() for o in outs]
+        flat = torch.empty(sum(counts), dtype=inp.dtype)
 
-        def issue():
-            if self.rank() != root:
-                return [self._comm.send(inp, root, async_op=True)]
-            outs = _one(output_tensors, "gather")
-            outs[root].copy_(inp)
-            return [self._comm.recv(outs[i], i, async_op=True)
-                    for i in range(self.size()) if i != root]
-        return self._engine.submit(issue, output_tensors)
+        return self._engine.submit(
+            lambda: [self._comm.gatherv(inp, flat, counts, root=root, async_op=True)],
+            output_tensors, lambda: _unpack(flat, outs))
 
     def scatter(self, output_tensors, input_tensors, opts=None):
+        """Root's list to the ranks, one tensor each (tutti_scatterv: any sizes)."""
         out, root = _one(output_tensors, "scatter"), _field(opts, "rootRank", 0)
-
-        def issue():
-            if self.rank() != root:
-                return [self._comm.recv(out, root, async_op=True)]
-            ins = _one(input_tensors, "scatter")
-            out.copy_(ins[root])
-            return [self._comm.send(ins[i], i, async_op=True)
-                    for i in range(self.size()) if i != root]
-        return self._engine.submit(issue, output_tensors)
+        dst = out if out.is_contiguous() else _contiguous_like(out)
+        finish = None if dst is out else (lambda: out.copy_(dst))
+        if self.rank() != root:
+            return self._engine.submit(
+                lambda: [self._comm.scatterv(None, dst, root=root, async_op=True)],
+                output_tensors, finish)
+        ins = _one(input_tensors, "scatter")
+        flat = torch.cat([t.reshape(-1) for t in ins])
+        counts = [t.numel() for t in ins]
+        return self._engine.submit(
+            lambda: [self._comm.scatterv(flat, dst, counts, root=root, async_op=True)],
+            output_tensors, finish)
 
     def _alltoall_blocks(self, send_blocks, recv_blocks, outputs):
-        """All-to-all of flat blocks of any sizes: padded to the largest block of any rank (one
-        all-reduce of the local largest first), one tutti all-to-all, then copied out."""
-        n = self.size()
+        """All-to-all of blocks of any sizes through tutti_alltoallv: exactly the blocks'
+        elements move (no padding); the blocks are packed end to end and unpacked after."""
         dtype = send_blocks[0].dtype
-        local = max([b.numel() for b in send_blocks + recv_blocks] + [0])
-        top = torch.tensor([local], dtype=torch.int64)
-        self._engine.submit(lambda: [self._comm.allreduce(top, op=tutti.MAX, async_op=True)],
-                            [top]).wait()  # in issue order, like every call
-        m = int(top.item())
-        sendbuf = torch.zeros(n * m, dtype=dtype)
-        recvbuf = torch.empty(n * m, dtype=dtype)
-        for j, b in enumerate(send_blocks):
-            sendbuf[j * m:j * m + b.numel()].copy_(b.reshape(-1))
+        sendbuf = torch.cat([b.reshape(-1) for b in send_blocks])
+        scounts = [b.numel() for b in send_blocks]
+        rcounts = [b.numel() for b in recv_blocks]
+        recvbuf = torch.empty(sum(rcounts), dtype=dtype)
 
-        def finish():
-            for j, b in enumerate(recv_blocks):
-                b.copy_(recvbuf[j * m:j * m + b.numel()].view_as(b))
         return self._engine.submit(
-            lambda: [self._comm.alltoall(sendbuf, recvbuf, async_op=True)], outputs, finish)
+            lambda: [self._comm.alltoallv(sendbuf, scounts, recvbuf, rcounts, async_op=True)],
+            outputs, lambda: _unpack(recvbuf, recv_blocks))
 
     def alltoall_base(self, output, input, output_split_sizes, input_split_sizes,
                       opts=None):
+        """all_to_all_single: even splits with tutti_alltoall, uneven ones with
+        tutti_alltoallv straight from the input into the output (counts and displacements in
+        elements: split sizes times the elements of a row)."""
         n = self.size()
         if not output_split_sizes and not input_split_sizes:
             return self._engine.submit(
                 lambda: [self._comm.alltoall(input, output, async_op=True)], [output])
-        ins = list(input.split(input_split_sizes or [input.size(0) // n] * n))
-        outs = list(output.split(output_split_sizes or [output.size(0) // n] * n))
-        return self._alltoall_blocks([t.contiguous() for t in ins], outs, [output])
+        row_in = input[0].numel() if input.dim() > 0 and input.size(0) > 0 else 1
+        row_out = output[0].numel() if output.dim() > 0 and output.size(0) > 0 else 1
+        ins = input_split_sizes or [input.size(0) // n] * n
+        outs = output_split_sizes or [output.size(0) // n] * n
+        scounts = [k * row_in for k in ins]
+        rcounts = [k * row_out for k in outs]
+        src = input.contiguous()
+        dst = output if output.is_contiguous() else _contiguous_like(output)
+        finish = None if dst is output else (lambda: output.copy_(dst))
+        return self._engine.submit(
+            lambda: [self._comm.alltoallv(src, scounts, dst, rcounts, async_op=True)], [output],
+            finish)
 
     def alltoall(self, output_tensors, input_tensors, opts=None):
         if len(output_tensors) != self.size() or len(input_tensors) != self.size():
