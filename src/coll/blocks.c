@@ -112,8 +112,8 @@ int tutti__blk_steps(struct tutti_plan *plan, const struct tutti_plan_params *pp
 }
 
 int tutti__blk_lane(struct tutti_plan *plan, const struct tutti_plan_params *pp,
-                    tutti_step_kind_t kind, int peer, int j, uint32_t buf, size_t at,
-                    size_t count, int ch, int flags)
+                    tutti_step_kind_t kind, int peer, int j, uint32_t buf, size_t at, size_t count,
+                    int ch, int flags)
 {
     int sends = kind == TUTTI_STEP_SEND;
     if (tutti__blk_chunks(count, pp, ch) == 0) {

@@ -447,8 +447,8 @@ int tutti__blk_steps(struct tutti_plan *plan, const struct tutti_plan_params *pp
  * frame on that channel. Returns 0, or -1 when out of memory.
  */
 int tutti__blk_lane(struct tutti_plan *plan, const struct tutti_plan_params *pp,
-                    tutti_step_kind_t kind, int peer, int j, uint32_t buf, size_t at,
-                    size_t count, int ch, int flags);
+                    tutti_step_kind_t kind, int peer, int j, uint32_t buf, size_t at, size_t count,
+                    int ch, int flags);
 
 /**
  * A lane of its own on channel ch copying its share of this rank's own block (count elements)
