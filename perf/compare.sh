@@ -2,10 +2,16 @@
 # compare.sh - tutti against its peers on one host: Open MPI, MPICH and Gloo (PyTorch's CPU
 # backend), every collective, 2 and 4 ranks, over shared memory and over TCP.
 #
-# Usage: perf/compare.sh [--quick] [--colls "all_reduce ..."|all] [--ranks "2 4"]
+# Usage: perf/compare.sh [--quick] [--colls "all_reduce ..."|all|new] [--ranks "2 4"]
 #          [--transports "shm tcp"] [--peers "ompi mpich gloo"] [--launches N]
-#          [--series "PERF OPTIONS"]... [--merge STEM] [--no-install] [--build DIR]
-#          [--out DIR] [--timeout S] [-- perf options for every launch]
+#          [--series "PERF OPTIONS"]... [--skew none|uniform|zipf[:S]] [--merge STEM]
+#          [--no-install] [--build DIR] [--out DIR] [--timeout S] [-- perf options for every launch]
+#
+# --colls all: the seven collectives of issue 3; new: alltoallv allgatherv gather scatter
+# reduce_scatterv (MPI: MPI_Alltoallv, MPI_Allgatherv, MPI_Gather or MPI_Gatherv, MPI_Scatter or
+# MPI_Scatterv, MPI_Reduce_scatter; Gloo has none of them here). --skew passes -v to tutti's and
+# MPI's tools for those five, so both run the same count vectors (perf/README.md); with a skew
+# other than none the file names carry it (<date>-<host>-zipf-<coll>.md).
 #
 # Installs the missing peers with apt unless --no-install. For each collective and rank count,
 # launches the libraries in turn, launch after launch (tutti, ompi, mpich, gloo, tutti, ...;
@@ -28,6 +34,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ALL_COLLS="all_reduce all_gather broadcast reduce reduce_scatter alltoall sendrecv"
+V_COLLS="alltoallv allgatherv gather scatter reduce_scatterv" # they take -v (--skew)
 launches=5
 ranks="2 4"
 transports="shm tcp"
@@ -41,6 +48,7 @@ merge=""
 timeout_s=600
 series=()
 perf_args=()
+skew=none
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
@@ -50,6 +58,7 @@ while [ $# -gt 0 ]; do
     --colls|--coll) colls="$2"; shift ;;
     --peers) peers="$2"; shift ;;
     --series) series+=("$2"); shift ;;
+    --skew) skew="$2"; shift ;;
     --merge) merge="$2"; shift ;;
     --no-install) install=0 ;;
     --build) build="$2"; shift ;;
@@ -62,6 +71,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ "$colls" = all ] && colls="$ALL_COLLS"
+[ "$colls" = new ] && colls="$V_COLLS"
 if [ "$quick" = 1 ]; then
   [ "${#series[@]}" -gt 0 ] || series=("-b 8 -e 1M -f 32 -n 5 -w 2")
   [ "$launches" = 5 ] && launches=2
@@ -69,8 +79,13 @@ fi
 [ "${#series[@]}" -gt 0 ] || series=("-b 8 -e 1M -f 2" "-b 4M -e 256M -f 4 -n 10 -w 2")
 [ -n "$out" ] || { [ "$quick" = 1 ] && out="$build/compare-quick" || out=perf/results; }
 for c in $colls; do
-  [[ " $ALL_COLLS " == *" $c "* ]] || { echo "compare: no collective $c ($ALL_COLLS)" >&2; exit 2; }
+  [[ " $ALL_COLLS $V_COLLS " == *" $c "* ]] ||
+    { echo "compare: no collective $c ($ALL_COLLS $V_COLLS)" >&2; exit 2; }
 done
+case "$skew" in
+  none|uniform|zipf|zipf:*) ;;
+  *) echo "compare: --skew $skew is none, uniform, zipf or zipf:S" >&2; exit 2 ;;
+esac
 for p in $peers; do
   case "$p" in ompi|mpich|gloo) ;; *) echo "compare: peer $p is not ompi, mpich or gloo" >&2; exit 2 ;; esac
 done
@@ -131,33 +146,36 @@ bind_of() {
 if ! command -v ssh >/dev/null && ! command -v rsh >/dev/null; then
   ompi+=(--mca plm isolated)
 fi
+# vopt COLL: the skew option of a collective that takes one (the same for every library).
+vopt() { [[ " $V_COLLS " != *" $1 "* ]] || echo "-v $skew"; }
 # cmd_<lib> TRANSPORT NRANKS COLL: the command line of one launch, without sizes or --json
 # (TRANSPORT "any": the template the tables print, shm|tcp).
 cmd_tutti() {
   local env=(env -u TUTTI_TRANSPORT)
   [ "$1" = tcp ] && env=(env TUTTI_TRANSPORT=tcp)
   [ "$1" = any ] && env=(env "[TUTTI_TRANSPORT=tcp]")
-  echo "${env[*]}" "$build/perf/$3_perf" -N "$2" --bind "$(bind_of "$2")"
+  echo "${env[*]}" "$build/perf/$3_perf" -N "$2" --bind "$(bind_of "$2")" $(vopt "$3")
 }
 cmd_ompi() {
   local btl=self,vader
   [ "$1" = tcp ] && btl=self,tcp
   [ "$1" = any ] && btl="self,vader|self,tcp"
   echo "${ompi[*]}" --bind-to "$(bind_of "$2")" -np "$2" --mca btl "$btl" \
-    "$build/perf/mpi_coll_perf" --coll "$3"
+    "$build/perf/mpi_coll_perf" --coll "$3" $(vopt "$3")
 }
 cmd_mpich() {
   local env=(env -u MPIR_CVAR_NOLOCAL -u UCX_TLS)
   [ "$1" = tcp ] && env=(env MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp)
   [ "$1" = any ] && env=(env "[MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp]")
   echo "${env[*]}" mpirun.mpich -bind-to "$(bind_of "$2")" -np "$2" \
-    "$build/perf/mpich_coll_perf" --coll "$3"
+    "$build/perf/mpich_coll_perf" --coll "$3" $(vopt "$3")
 }
 cmd_gloo() {
   echo env GLOO_SOCKET_IFNAME=lo "$python" perf/gloo_perf.py --coll "$3" -N "$2" \
     --bind "$(bind_of "$2")"
 }
-has_coll() { [ "$1" != gloo ] || [ "$2" != reduce_scatter ]; }
+# gloo_perf.py has no reduce-scatter (torch's Gloo lacks it) and none of the v collectives.
+has_coll() { [ "$1" != gloo ] || [[ " reduce_scatter $V_COLLS " != *" $2 "* ]]; }
 
 # linger_watch PID JSON: MPICH over UCX's TCP sometimes hangs in MPI_Finalize at 4 ranks, after
 # its results are written. A launch still running LINGER_S seconds after its JSON is complete
@@ -225,11 +243,15 @@ host="$(hostname -s)"
 if [ -n "$merge" ]; then
   stem="$(basename "$merge")"
   stem="${stem%.json}"; stem="${stem%.md}"; stem="${stem%-summary}"
-  for c in $ALL_COLLS; do stem="${stem%-"$c"}"; stem="${stem%-"${c//_/}"}"; done
+  for c in $ALL_COLLS $V_COLLS; do stem="${stem%-"$c"}"; stem="${stem%-"${c//_/}"}"; done
   [ "$(dirname "$merge")" = . ] || out="$(dirname "$merge")"
 else
   stem="$(date -u +%Y-%m-%d)-$host"
   [ "$quick" = 1 ] && stem="$stem-quick"
+  # a skewed comparison of the v collectives keeps apart from the equal-block one
+  for c in $colls; do
+    [ "$skew" = none ] || [[ " $V_COLLS " != *" $c "* ]] || { stem="$stem-${skew//:/}"; break; }
+  done
 fi
 mkdir -p "$out"
 membw_args=()
@@ -288,6 +310,7 @@ run again on $(date -u +%FT%TZ) and replace the earlier ones; the paragraph abov
     --meta "tutti_commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
     "${versions[@]}" "${cmds[@]}" \
     --meta "series=$(printf '%s; ' "${series[@]}")" \
+    $([[ " $V_COLLS " == *" $coll "* ]] && echo --meta "skew=$skew") \
     --meta "launches=$launches" --meta "elapsed_s=$elapsed" \
     --meta "failed_launches=$((failed - failed_before))" \
     --meta "load_before=$load_before" --meta "load_after=$(cut -d' ' -f1-3 /proc/loadavg)" \
@@ -302,7 +325,7 @@ done
 all_elapsed=$(( $(date +%s) - all_start ))
 
 jsons=()
-for c in $ALL_COLLS; do [ -f "$out/$stem-$c.json" ] && jsons+=("$out/$stem-$c.json"); done
+for c in $ALL_COLLS $V_COLLS; do [ -f "$out/$stem-$c.json" ] && jsons+=("$out/$stem-$c.json"); done
 links=("$out"/*-"$host"-link.json)
 link=""
 [ -e "${links[-1]}" ] && link="${links[-1]}" # the newest: names start with the date

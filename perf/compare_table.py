@@ -12,6 +12,8 @@ comparison). Per size it takes the median (and the best) over launches of each l
 out-of-place time and busbw and writes one markdown table per rank count and transport, with
 the tutti/peer ratios of the busbw medians, plus one JSON file holding every raw run.
 Gloo always runs over TCP: its column appears in the shared-memory tables too, marked so.
+For gather, scatter and the v collectives the runs also say which call each library timed and
+the bytes moved and padded per size (perf/README.md): the tables give padded / size.
 
 summary: evaluates the goals of issue 3 over the collectives' JSON files (see GOALS).
 """
@@ -26,7 +28,9 @@ NAME = re.compile(r"^(tutti|ompi|mpich|gloo|mpi)-(\d+)-(\w+)-(\d+)(?:\.s(\d+))?\
 TRANSPORTS = {"shm": "shared memory", "tcp": "TCP"}
 PEERS = ("ompi", "mpich", "gloo")
 TITLE = {"tutti": "tutti", "ompi": "Open MPI", "mpich": "MPICH", "gloo": "Gloo"}
+V_COLLS = ("alltoallv", "allgatherv", "gather", "scatter", "reduce_scatterv")
 ABSENT = {("gloo", "reduce_scatter"): "torch's Gloo backend has no reduce-scatter"}
+ABSENT.update({("gloo", c): "gloo_perf.py does not run it" for c in V_COLLS})
 KEY_SIZES = (8, 1 << 10, 64 << 10, 1 << 20, 64 << 20, 256 << 20)
 
 
@@ -118,8 +122,20 @@ def fmt_ratio(r):
     return "-" if r is None else "%.2f" % r
 
 
+def padded(runs):
+    """{bytes: padded_bytes} from the rows that carry it (v collectives); every library runs the
+    same counts, so any run's value is the value."""
+    out = {}
+    for run in runs:
+        for row in run["data"]["results"]:
+            if row.get("padded_bytes") is not None:
+                out[row["bytes"]] = row["padded_bytes"]
+    return out
+
+
 def table(runs, coll, nranks, transport):
     libs = stats(runs, nranks, transport)
+    pad = padded([r for r in runs if r["nranks"] == nranks])
     if "tutti" not in libs and not any(p in libs for p in PEERS if p != "gloo"):
         return []
     peers = [p for p in PEERS if p in libs]
@@ -129,6 +145,7 @@ def table(runs, coll, nranks, transport):
     for lib in ["tutti"] + peers:
         head += ["%s time (us)" % name(lib), "%s busbw (GB/s)" % name(lib)]
     head += ["tutti/%s" % TITLE[p] for p in peers] + ["tutti/best peer"]
+    head += ["padded / size"] if pad else []
     lines = ["### %d ranks, %s" % (nranks, TRANSPORTS.get(transport, transport)), "",
              "| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
     t = libs.get("tutti", {})
@@ -143,6 +160,8 @@ def table(runs, coll, nranks, transport):
         p, bw = best_peer(libs, b)
         r = ratio(t[b]["bw_med"], bw) if b in t and p else None
         cells.append("-" if r is None else "%.2f (%s)" % (r, TITLE[p]))
+        if pad:
+            cells.append("%.2f" % (pad[b] / b) if pad.get(b) and b > 0 else "-")
         lines.append("| " + " | ".join(cells) + " |")
     launches = ", ".join("%d %s" % (len({r["launch"] for r in runs if r["library"] == lib
                                           and r["nranks"] == nranks
@@ -182,6 +201,19 @@ def coll_markdown(runs, meta, coll):
     for lib in libs:
         if meta.get(lib + "_cmd"):
             out.append("- %s: `%s`" % (TITLE[lib], meta[lib + "_cmd"]))
+    calls = {}
+    for r in runs:
+        if r["data"].get("call"):
+            calls.setdefault(r["library"], r["data"]["call"])
+    if calls:
+        out += ["", "Calls timed: " + "; ".join("%s: %s" % (TITLE[lib], calls[lib])
+                                                for lib in libs if lib in calls) + "."]
+    if coll in V_COLLS:
+        out += ["", "Block sizes: `-v %s` (perf/README.md): every rank's counts sum to the size, "
+                "so the bytes moved per rank equal the size column and busbw compares with the "
+                "equal-block collectives; \"padded / size\" is what padding every block to the "
+                "largest block of any rank would move instead (nranks x that block), as an "
+                "all-to-all or all-gather of equal blocks must." % meta.get("skew", "none")]
     out += ["",
             "Each cell is the median over launches of the out-of-place result (time: the "
             "average over ranks of the time per call, in microseconds; busbw in GB/s as "
@@ -271,7 +303,11 @@ def summary_markdown(colls, metas, link, meta):
            "(Gloo over TCP included); TCP goals count the TCP peers.", "",
            "| goal | ranks | worst ratio (size, ranks, vs) | needed | status |",
            "|---|---|---|---:|---|"]
-    for gid, text, gcolls, transport, peer, sizes, need, kind in GOALS:
+    goals = GOALS if any(c in colls for g in GOALS for c in g[2]) else []
+    if not goals:  # the v collectives alone
+        out[-2:] = ["No goal of issue 3 covers the collectives measured here (%s)."
+                    % ", ".join(colls)]
+    for gid, text, gcolls, transport, peer, sizes, need, kind in goals:
         for coll in gcolls:
             runs = colls.get(coll)
             label = text % coll.replace("_", "-") if "%s" in text else text

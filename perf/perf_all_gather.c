@@ -7,15 +7,6 @@
 #include "perf_data.h"
 #include "tutti_perf.h"
 
-static void layout(size_t count, int nranks, struct perf_layout *lay)
-{
-    size_t base = count / (size_t)nranks;
-    *lay = (struct perf_layout){.send_count = base,
-                                .recv_count = base * (size_t)nranks,
-                                .param_count = base,
-                                .send_off = base};
-}
-
 /* Block r is rank r's input. */
 static size_t check(const struct perf_call *c)
 {
@@ -38,7 +29,7 @@ const struct perf_coll perf_all_gather = {
     .id = PERF_ALL_GATHER,
     .flags = 0,
     .bus_factor = perf_bus_ring,
-    .layout = layout,
+    .layout = perf_layout_gathered,
     .fill = perf_fill_own,
     .check = check,
     .run = run,

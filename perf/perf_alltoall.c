@@ -7,14 +7,6 @@
 #include "perf_data.h"
 #include "tutti_perf.h"
 
-static void layout(size_t count, int nranks, struct perf_layout *lay)
-{
-    size_t base = count / (size_t)nranks;
-    *lay = (struct perf_layout){.send_count = base * (size_t)nranks,
-                                .recv_count = base * (size_t)nranks,
-                                .param_count = base};
-}
-
 /* Block j came from rank j, which sent its block `rank`. */
 static size_t check(const struct perf_call *c)
 {
@@ -38,7 +30,7 @@ const struct perf_coll perf_alltoall = {
     .id = PERF_ALLTOALL,
     .flags = PERF_COLL_NO_INPLACE,
     .bus_factor = perf_bus_ring,
-    .layout = layout,
+    .layout = perf_layout_alltoall,
     .fill = perf_fill_own,
     .check = check,
     .run = run,

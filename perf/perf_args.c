@@ -1,11 +1,13 @@
 /*
  * perf_args.c - the command line of the perf tools: nccl-tests' options with their defaults and
- * meanings, plus -N (fork local ranks), --json, --print-env and, for mpi_coll_perf, --coll.
+ * meanings, plus -N (fork local ranks), -v (the block sizes of gather, scatter and the v
+ * collectives), --json, --print-env and, for mpi_coll_perf, --coll.
  * Options nccl-tests has but that cannot apply here (-t/-g other than 1, -G > 0) are refused
  * with a reason rather than ignored. The hidden --debug-corrupt flips one output element after
  * each checked call, so that tests can prove a wrong result is caught.
  */
 #include "perf_data.h"
+#include "perf_vcounts.h"
 #include "tutti_perf.h"
 
 #include <getopt.h>
@@ -28,6 +30,10 @@ void perf_args_usage(const char *tool, int mpi)
            "\t[-d,--datatype <int8/uint8/int16/uint16/int32/uint32/int64/uint64/half/bfloat16/"
            "float/double/f8e4m3/f8e5m2/all>] (default float)\n"
            "\t[-r,--root <root/all>] (default 0)\n"
+           "\t[-v,--skew <none/uniform/zipf[:S]>] gather, scatter and the v collectives: equal "
+           "blocks, random\n\t    ones, or Zipf-distributed ones (exponent S, default 1), the "
+           "same for every size on every\n\t    rank; not none: gather and scatter time their "
+           "v forms (default none)\n"
            "\t[-a,--average <0/1/2/3> report the time of <0=rank 0/1=avg/2=min/3=max> over "
            "ranks] (default 1)\n"
            "\t[-z,--blocking <0/1>] (accepted; host calls always block)\n"
@@ -49,7 +55,8 @@ void perf_args_usage(const char *tool, int mpi)
            "\t[-h,--help]\n",
            tool,
            mpi ? "\t[--coll <all_reduce/all_gather/broadcast/reduce/reduce_scatter/alltoall/"
-                 "sendrecv>] (default all_reduce)\n"
+                 "sendrecv/\n\t    alltoallv/allgatherv/gather/scatter/reduce_scatterv>] "
+                 "(default all_reduce)\n"
                : "\t[-N,--nranks <ranks>] fork this many local ranks (default: the launcher's "
                  "ranks under\n\t    mpirun/torchrun/srun/TUTTI_RANK, else 1 rank)\n");
 }
@@ -116,6 +123,7 @@ static const struct option long_opts[] = {
     {"debug-corrupt", no_argument, 0, 'X'},
     {"memory", required_argument, 0, 'M'},
     {"register", required_argument, 0, 'R'},
+    {"skew", required_argument, 0, 'v'},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
 };
@@ -135,6 +143,8 @@ static void set_defaults(struct perf_opts *o)
     o->op = TUTTI_SUM;
     o->halves = PERF_HALF_BOTH;
     o->bind = 1;
+    o->skew = PERF_SKEW_NONE;
+    o->zipf_s = 1.0;
 }
 
 /* The whole-number options: their range, and where the value goes (NULL: checked only). */
@@ -195,6 +205,8 @@ static const char *opt_hint(int c)
     case 'R':
     case 'I':
         return "0 or 1";
+    case 'v':
+        return "none, uniform, zipf or zipf:S (0 < S <= 10)";
     default:
         return "a whole number in range (-n, -m and -N at least 1)";
     }
@@ -255,6 +267,8 @@ static int one_opt(int c, const char *arg, struct perf_opts *o)
     case 'I':
         o->per_iter = strcmp(arg, "1") == 0 ? 1 : strcmp(arg, "0") == 0 ? 0 : -1;
         return o->per_iter < 0 ? -1 : 0;
+    case 'v':
+        return perf_skew_parse(arg, &o->skew, &o->zipf_s);
     }
     return number_opt(c, arg, o);
 }
@@ -282,7 +296,8 @@ int perf_args_parse(int argc, char **argv, const char *tool, int mpi, struct per
     set_defaults(o);
     optind = 1;
     for (;;) {
-        int c = getopt_long(argc, argv, "t:g:b:e:i:f:n:m:w:c:o:d:r:a:z:G:N:J:I:h", long_opts, NULL);
+        int c =
+            getopt_long(argc, argv, "t:g:b:e:i:f:n:m:w:c:o:d:r:a:z:G:N:J:I:v:h", long_opts, NULL);
         if (c == -1) {
             break;
         }

@@ -4,12 +4,14 @@
  * out-of-place and the in-place form. One timing: fill the inputs, one untimed call, a barrier,
  * then -n iterations of -m calls under CLOCK_MONOTONIC; each rank's time per call is combined
  * over ranks as -a says (default: the average). Then -c checks: fresh inputs, one call, every
- * output element compared with its exact value, wrong elements summed over ranks.
+ * output element compared with its exact value, wrong elements summed over ranks. Gather,
+ * scatter and the v collectives get their count vectors for each size from perf_vcounts.c.
  */
 #include "perf_data.h"
 #include "perf_device.h"
 #include "perf_iters.h"
 #include "perf_report.h"
+#include "perf_vcounts.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,8 @@ struct bench {
     const char *tool;
     char *sendbuf, *recvbuf;      /* max_bytes each, reused for every size */
     struct perf_device dev;       /* --memory device: the twins the calls run on */
+    int vform;                    /* the collective's v form runs (perf_vform) */
+    struct perf_vcounts vc;       /* its counts, remade for each call's size */
     uint64_t seed;                /* bumped before each fill */
     struct perf_row *rows;        /* rank 0: every row, for the JSON */
     struct perf_rank_info *ranks; /* rank 0: every rank's pid and host */
@@ -41,8 +45,8 @@ static double now_us(void)
 }
 
 /* Buffers and layout of one call of `bytes` bytes (nccl-tests' setupArgs). */
-static void setup_call(const struct bench *b, size_t bytes, tutti_datatype_t dt, tutti_op_t op,
-                       int root, int in_place, struct perf_call *c)
+static void setup_call(struct bench *b, size_t bytes, tutti_datatype_t dt, tutti_op_t op, int root,
+                       int in_place, struct perf_call *c)
 {
     size_t esz = tutti_datatype_size(dt);
     memset(c, 0, sizeof(*c));
@@ -58,6 +62,9 @@ static void setup_call(const struct bench *b, size_t bytes, tutti_datatype_t dt,
     if (in_place) {
         c->send = b->recvbuf + c->lay.send_off * (size_t)c->rank * esz;
         c->recv = b->recvbuf + c->lay.recv_off * (size_t)c->rank * esz;
+    }
+    if (b->vform) {
+        perf_vcall(&b->vc, b->coll, b->o->skew, b->o->zipf_s, c);
     }
 }
 
@@ -242,7 +249,10 @@ static int bench_size(struct bench *b, size_t size, tutti_datatype_t dt, tutti_o
                           .count = c.lay.param_count,
                           .type = perf_dtype_name(dt),
                           .redop = (b->coll->flags & PERF_COLL_REDUCES) ? perf_op_name(op) : "none",
-                          .root = root};
+                          .root = root,
+                          .vform = c.v != NULL,
+                          .moved = c.v != NULL ? c.v->moved * esz : 0,
+                          .padded = c.v != NULL ? c.v->max_block * (size_t)c.nranks * esz : 0};
     if (r0) {
         perf_out_row_start(&row);
     }
@@ -250,7 +260,7 @@ static int bench_size(struct bench *b, size_t size, tutti_datatype_t dt, tutti_o
         setup_call(b, size, dt, op, root, in_place, &c);
         if (bench_half(b, &c, row.bytes, &row.half[in_place]) != 0) {
             if (r0) {
-                perf_out_row_end();
+                perf_out_row_end(&row);
             }
             perf_iters_free(row.half[0].iters);
             perf_iters_free(in_place ? row.half[1].iters : NULL);
@@ -261,7 +271,7 @@ static int bench_size(struct bench *b, size_t size, tutti_datatype_t dt, tutti_o
         }
     }
     if (r0) {
-        perf_out_row_end();
+        perf_out_row_end(&row);
         if (keep_row(b, &row) != 0) {
             perf_iters_free(row.half[0].iters);
             perf_iters_free(row.half[1].iters);
@@ -305,10 +315,10 @@ static int run_all(struct bench *b)
 {
     const struct perf_opts *o = b->o;
     unsigned fl = b->coll->flags;
-    int nops = ((fl & PERF_COLL_REDUCES) && o->op == PERF_ALL) ? TUTTI_NUM_OPS : 1;
+    int nops = ((fl & PERF_COLL_REDUCES) && o->op == PERF_ALL) ? PERF_NUM_OPS : 1;
     int r_lo = (fl & PERF_COLL_ROOTED) ? (o->root == PERF_ALL ? 0 : o->root) : -1;
     int r_hi = (fl & PERF_COLL_ROOTED) ? (o->root == PERF_ALL ? b->be->nranks - 1 : o->root) : -1;
-    for (int t = 0; t < TUTTI_NUM_DATATYPES; t++) {
+    for (int t = 0; t < PERF_NUM_DTYPES; t++) {
         if (o->dtype != PERF_ALL && o->dtype != t) {
             continue;
         }
@@ -356,6 +366,27 @@ static int alloc_buffers(struct bench *b)
     return 0;
 }
 
+/* The header lines of a v-capable collective: the call timed, the block sizes and what the
+ * last two columns mean. */
+static void vlines(const struct bench *b, const char *call, char *buf, size_t len)
+{
+    int k = 0;
+    if (call != NULL) {
+        k = snprintf(buf, len, "# call: %s\n", call);
+    }
+    if (b->vform && k >= 0 && (size_t)k < len) {
+        char s[32] = "";
+        if (b->o->skew == PERF_SKEW_ZIPF) {
+            snprintf(s, sizeof(s), " (s %.2f)", b->o->zipf_s);
+        }
+        snprintf(buf + k, len - (size_t)k,
+                 "# blocks: -v %s%s, each rank's counts summing to the size (perf/README.md);\n"
+                 "# moved: the bytes of rank 0's blocks; padded: nranks x the largest block of "
+                 "any rank\n",
+                 perf_skew_name(b->o->skew), s);
+    }
+}
+
 /* Rank 0 prints the header with every rank's pid and host. */
 static int header(struct bench *b)
 {
@@ -366,7 +397,10 @@ static int header(struct bench *b)
     }
     int rc = b->be->gather_info(b->be, &mine, all);
     if (rc == 0 && b->be->rank == 0) {
-        perf_out_header(b->tool, b->be, b->o, all);
+        char extra[512] = "";
+        vlines(b, b->be->call_name != NULL ? b->be->call_name(b->coll, b->vform) : NULL, extra,
+               sizeof(extra));
+        perf_out_header(b->tool, b->be, b->o, all, extra, b->vform);
     }
     b->ranks = all; /* for the JSON's "devices" */
     return rc;
@@ -397,6 +431,18 @@ int perf_bench_run(const struct perf_coll *coll, const struct perf_opts *o, stru
         }
         return PERF_EXIT_USAGE;
     }
+    if (o->skew != PERF_SKEW_NONE && !(coll->flags & (PERF_COLL_V | PERF_COLL_V_SKEW))) {
+        if (be->rank == 0) {
+            fprintf(stderr, "%s: -v applies to gather, scatter and the v collectives only\n", tool);
+        }
+        return PERF_EXIT_USAGE;
+    }
+    b.vform = perf_vform(coll, o->skew);
+    if (b.vform && perf_vcounts_alloc(&b.vc, be->nranks, be->rank) != 0) {
+        fprintf(stderr, "%s: rank %d: no memory for the counts of %d ranks\n", tool, be->rank,
+                be->nranks);
+        return PERF_EXIT_FAIL;
+    }
     int rc = alloc_buffers(&b) == 0 && header(&b) == 0 ? 0 : -1;
     size_t bytes = (o->max_bytes + 4095) & ~(size_t)4095;
     if (rc == 0 && o->reg) {
@@ -415,7 +461,8 @@ int perf_bench_run(const struct perf_coll *coll, const struct perf_opts *o, stru
                              .nrows = b.nrows,
                              .errors = b.errors,
                              .avg_busbw = b.bw_count ? b.bw_sum / b.bw_count : 0,
-                             .error = rc != 0 ? "a call failed (see the messages above)" : NULL};
+                             .error = rc != 0 ? "a call failed (see the messages above)" : NULL,
+                             .call = be->call_name != NULL ? be->call_name(coll, b.vform) : NULL};
     if (be->rank == 0) {
         if (rc == 0) {
             perf_out_footer(&s);
@@ -432,6 +479,9 @@ int perf_bench_run(const struct perf_coll *coll, const struct perf_opts *o, stru
     free(b.ranks);
     free(b.sendbuf);
     free(b.recvbuf);
+    if (b.vform) {
+        perf_vcounts_free(&b.vc);
+    }
     if (o->device) {
         perf_dev_free(&b.dev);
     }

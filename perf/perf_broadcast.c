@@ -6,17 +6,6 @@
 #include "perf_data.h"
 #include "tutti_perf.h"
 
-/* Only the root has an input; every rank's output starts poisoned. */
-static void fill(const struct perf_call *c)
-{
-    struct perf_gen g;
-    perf_call_gen(c, &g);
-    perf_poison(c->recv, c->lay.recv_count, c->dt);
-    if (c->rank == c->root) {
-        perf_fill_input(&g, c->send, c->rank, 0, c->lay.send_count);
-    }
-}
-
 static size_t check(const struct perf_call *c)
 {
     struct perf_gen g;
@@ -35,7 +24,7 @@ const struct perf_coll perf_broadcast = {
     .flags = PERF_COLL_ROOTED,
     .bus_factor = perf_bus_one,
     .layout = perf_layout_flat,
-    .fill = fill,
+    .fill = perf_fill_root,
     .check = check,
     .run = run,
 };

@@ -34,17 +34,19 @@ static const struct {
     {TUTTI_FP8_E5M2, "f8e5m2", {"fp8_e5m2", "e5m2", NULL}, 8, 15},
 };
 
-static const char *const op_names[TUTTI_NUM_OPS] = {
+_Static_assert(sizeof(dtypes) / sizeof(dtypes[0]) == PERF_NUM_DTYPES, "a datatype without a name");
+
+static const char *const op_names[PERF_NUM_OPS] = {
     [TUTTI_SUM] = "sum", [TUTTI_PROD] = "prod", [TUTTI_MIN] = "min",
     [TUTTI_MAX] = "max", [TUTTI_AVG] = "avg",
 };
 
-const tutti_op_t perf_op_order[TUTTI_NUM_OPS] = {TUTTI_SUM, TUTTI_PROD, TUTTI_MAX, TUTTI_MIN,
-                                                 TUTTI_AVG};
+const tutti_op_t perf_op_order[PERF_NUM_OPS] = {TUTTI_SUM, TUTTI_PROD, TUTTI_MAX, TUTTI_MIN,
+                                                TUTTI_AVG};
 
 const char *perf_dtype_name(tutti_datatype_t dt)
 {
-    return (unsigned)dt < TUTTI_NUM_DATATYPES ? dtypes[dt].name : "unknown";
+    return (unsigned)dt < PERF_NUM_DTYPES ? dtypes[dt].name : "unknown";
 }
 
 int perf_dtype_parse(const char *s)
@@ -52,7 +54,7 @@ int perf_dtype_parse(const char *s)
     if (strcmp(s, "all") == 0) {
         return PERF_ALL;
     }
-    for (int i = 0; i < TUTTI_NUM_DATATYPES; i++) {
+    for (int i = 0; i < PERF_NUM_DTYPES; i++) {
         if (strcmp(s, dtypes[i].name) == 0) {
             return dtypes[i].dt;
         }
@@ -67,7 +69,7 @@ int perf_dtype_parse(const char *s)
 
 const char *perf_op_name(tutti_op_t op)
 {
-    return (unsigned)op < TUTTI_NUM_OPS ? op_names[op] : "unknown";
+    return (unsigned)op < PERF_NUM_OPS ? op_names[op] : "unknown";
 }
 
 int perf_op_parse(const char *s)
@@ -75,7 +77,7 @@ int perf_op_parse(const char *s)
     if (strcmp(s, "all") == 0) {
         return PERF_ALL;
     }
-    for (int i = 0; i < TUTTI_NUM_OPS; i++) {
+    for (int i = 0; i < PERF_NUM_OPS; i++) {
         if (strcmp(s, op_names[i]) == 0) {
             return i;
         }
@@ -94,7 +96,7 @@ static inline int is_signed(tutti_datatype_t dt)
 }
 
 /* Width in bits of each integer datatype (0 for floats), looked up once per element. */
-static const uint8_t int_bits[TUTTI_NUM_DATATYPES] = {
+static const uint8_t int_bits[PERF_NUM_DTYPES] = {
     [TUTTI_INT8] = 8,   [TUTTI_UINT8] = 8,   [TUTTI_INT16] = 16, [TUTTI_UINT16] = 16,
     [TUTTI_INT32] = 32, [TUTTI_UINT32] = 32, [TUTTI_INT64] = 64, [TUTTI_UINT64] = 64,
 };

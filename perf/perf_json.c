@@ -6,12 +6,14 @@
  * "out_of_place_per_iter"/"in_place_per_iter" (perf_iters.c). Beside them tutti's own, which
  * the scripts of perf/ read: the tool, library, ranks and transport, "bytes", "time_us",
  * "algbw", "busbw", "wrong", the totals ("out_of_bounds" a count, "avg_busbw", "ok", "error").
- * A half that did not run is null; "wrong" and "nwrong" are null when -c 0. Written with
- * src/tools/json_out.c: a value that is not finite is null.
+ * A half that did not run is null; "wrong" and "nwrong" are null when -c 0. The v collectives
+ * add "call" (what was timed), "skew" in "config", and per row "moved_bytes" and
+ * "padded_bytes". Written with src/tools/json_out.c: a value that is not finite is null.
  */
 #include "perf_report.h"
 #include "perf_data.h"
 #include "perf_iters.h"
+#include "perf_vcounts.h"
 #include "json_out.h"
 
 #include <errno.h>
@@ -86,6 +88,12 @@ static void put_config(struct json_out *j, const struct perf_opts *o)
     json_int(j, o->average);
     json_key(j, "halves");
     json_str(j, o->halves == PERF_HALF_OUT ? "out" : o->halves == PERF_HALF_IN ? "in" : "both");
+    json_key(j, "skew");
+    json_str(j, perf_skew_name(o->skew));
+    if (o->skew == PERF_SKEW_ZIPF) {
+        json_key(j, "zipf_exponent");
+        json_num(j, o->zipf_s, 6);
+    }
     json_end(j);
 }
 
@@ -131,6 +139,10 @@ static void put_head(struct json_out *j, const struct perf_summary *s)
     json_int(j, s->be->nranks);
     json_key(j, "transport");
     json_str(j, s->be->transport);
+    if (s->call != NULL) {
+        json_key(j, "call");
+        json_str(j, s->call);
+    }
     json_key(j, "host");
     json_str(j, host);
     json_key(j, "date");
@@ -154,6 +166,12 @@ static void put_row(struct json_out *j, const struct perf_row *r, const struct p
     json_str(j, r->redop);
     json_key(j, "root");
     json_int(j, r->root);
+    if (r->vform) {
+        json_key(j, "moved_bytes");
+        json_uint(j, r->moved);
+        json_key(j, "padded_bytes");
+        json_uint(j, r->padded);
+    }
     put_half(j, "out_of_place", &r->half[0]);
     put_half(j, "in_place", &r->half[1]);
     for (int h = 0; h < 2 && o->per_iter; h++) {

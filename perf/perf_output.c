@@ -3,15 +3,18 @@
  * library under test in place of nccl-tests' and NCCL's versions), "# Collective test
  * starting", the "# nThread" line, one
  * "#  Rank" line per rank, the three header lines, one row per size with an out-of-place and an
- * in-place half, and the footer with "# Collective test concluded". Widths follow nccl-tests 2.19
- * (its getFloatStr: a number is printed with two decimals, fewer when it would not fit the column).
+ * in-place half, and the footer with "# Collective test concluded". The v collectives add a
+ * line saying which call runs with which block sizes, and two columns after nccl-tests' own:
+ * the bytes moved and what padding every block to the largest would move. Widths follow
+ * nccl-tests 2.19 (its getFloatStr: a number is printed with two decimals, fewer when it would not
+ * fit the column).
  */
 #include "perf_report.h"
 
 #include <stdio.h>
 
 void perf_out_header(const char *tool, const struct perf_backend *be, const struct perf_opts *o,
-                     const struct perf_rank_info *ranks)
+                     const struct perf_rank_info *ranks, const char *extra, int vcols)
 {
     int factor = o->step_factor > 1, nranks = be->nranks;
     printf("# %s of tutti %s, nccl-tests' output; library under test: %s %s\n", tool,
@@ -26,16 +29,18 @@ void perf_out_header(const char *tool, const struct perf_backend *be, const stru
         printf("#  Rank %2d Group %2d Pid %6d on %10s device %s\n", r, 0, ranks[r].pid,
                ranks[r].host, o->device ? "GPU memory (--memory device)" : "host memory");
     }
-    printf("#\n");
+    printf("#\n%s", extra != NULL ? extra : "");
     printf("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place    "
-           "      \n",
-           "", "", "", "", "");
-    printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "size", "count",
+           "      %s\n",
+           "", "", "", "", "", vcols ? "      per rank" : "");
+    printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s", "size", "count",
            "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
            "#wrong");
-    printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "(B)",
+    printf(vcols ? "  %12s  %12s\n" : "%.0s%.0s\n", "moved", "padded");
+    printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s", "(B)",
            "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)",
            "");
+    printf(vcols ? "  %12s  %12s\n" : "%.0s%.0s\n", "(B)", "(B)");
     fflush(stdout);
 }
 
@@ -78,8 +83,11 @@ void perf_out_half(const struct perf_half *h)
     }
 }
 
-void perf_out_row_end(void)
+void perf_out_row_end(const struct perf_row *row)
 {
+    if (row->vform) {
+        printf("  %12zu  %12zu", row->moved, row->padded);
+    }
     printf("\n");
     fflush(stdout);
 }

@@ -6,15 +6,6 @@
 #include "perf_data.h"
 #include "tutti_perf.h"
 
-static void layout(size_t count, int nranks, struct perf_layout *lay)
-{
-    size_t base = count / (size_t)nranks;
-    *lay = (struct perf_layout){.send_count = base * (size_t)nranks,
-                                .recv_count = base,
-                                .param_count = base,
-                                .recv_off = base};
-}
-
 static size_t check(const struct perf_call *c)
 {
     struct perf_gen g;
@@ -33,7 +24,7 @@ const struct perf_coll perf_reduce_scatter = {
     .id = PERF_REDUCE_SCATTER,
     .flags = PERF_COLL_REDUCES,
     .bus_factor = perf_bus_ring,
-    .layout = layout,
+    .layout = perf_layout_scattered,
     .fill = perf_fill_own,
     .check = check,
     .run = run,

@@ -21,6 +21,9 @@ struct perf_row {
     const char *type, *redop;
     int root;
     struct perf_half half[2]; /* [0] out of place, [1] in place */
+    int vform;                /* a v form: the two columns below follow */
+    size_t moved;             /* bytes of rank 0's blocks (the sum of its counts) */
+    size_t padded;            /* nranks x the largest block of any rank, in bytes */
 };
 
 /** The run as a whole, for the header, footer and JSON. */
@@ -35,12 +38,14 @@ struct perf_summary {
     int errors;        /* results with wrong elements */
     double avg_busbw;  /* mean busbw over every valid half */
     const char *error; /* a call that failed, or NULL */
+    const char *call;  /* the call timed (v-capable collectives), or NULL */
 };
 
-/** The version and "Collective test starting" lines, "# nThread ...", the "#  Rank" lines, then
- * the column headers. */
+/** The version and "Collective test starting" lines, "# nThread ...", the "#  Rank" lines, the
+ * lines of `extra` (each "# ...\n"; may be NULL), then the column headers, with "moved" and
+ * "padded" at the end when vcols. */
 void perf_out_header(const char *tool, const struct perf_backend *be, const struct perf_opts *o,
-                     const struct perf_rank_info *ranks);
+                     const struct perf_rank_info *ranks, const char *extra, int vcols);
 
 /** A comment line inside the table ("# half: skipped ..."). */
 void perf_out_note(const char *msg);
@@ -51,8 +56,8 @@ void perf_out_row_start(const struct perf_row *row);
 /** time, algbw, busbw and #wrong of one half. */
 void perf_out_half(const struct perf_half *h);
 
-/** End of a row. */
-void perf_out_row_end(void);
+/** End of a row: its moved and padded bytes (a v form), then the newline. */
+void perf_out_row_end(const struct perf_row *row);
 
 /** "# Out of bounds values" and "# Avg bus bandwidth". */
 void perf_out_footer(const struct perf_summary *s);

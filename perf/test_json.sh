@@ -2,7 +2,9 @@
 # The perf tools' JSON as nccl-tests' tools read it (tools/analyze_perf_json.py of nccl-tests
 # 2.19): runs TOOL with -I 1 -J and checks the keys that script reads, that every per-iteration
 # time is the slowest rank's (its consistency check), that the in-place half of a tool without
-# one is null, and that the file is strict JSON (no NaN). Usage: test_json.sh TOOL [options...]
+# one is null, and that the file is strict JSON (no NaN); for the v collectives, that every row
+# says the bytes moved (the size) and padded (at least as many).
+# Usage: test_json.sh TOOL [options...]
 set -u
 tool="$1"
 shift
@@ -24,8 +26,12 @@ assert all("hostname" in d for d in doc["devices"])
 rows = doc["results"]
 assert rows, "no results"
 checked = 0
+vform = "moved_bytes" in rows[0]
+assert not vform or ("call" in doc and cfg["skew"] in ("none", "uniform", "zipf")), doc.get("call")
 for r in rows:
     assert r["size"] == r["bytes"], r
+    if vform:
+        assert r["moved_bytes"] == r["size"] <= r["padded_bytes"], r
     for half in ("out_of_place", "in_place"):
         h = r[half]
         per = r.get(half + "_per_iter")

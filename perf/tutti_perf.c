@@ -155,6 +155,11 @@ static int register_buffers(struct perf_backend *be, void *send, void *recv, siz
     return 0;
 }
 
+static const char *call_name(const struct perf_coll *coll, int vform)
+{
+    return coll->call[vform != 0];
+}
+
 /* Run the benchmark on a communicator, then free it. */
 static int bench_comm(const struct perf_coll *coll, const struct perf_opts *o, const char *tool,
                       tutti_comm_t *comm)
@@ -173,7 +178,8 @@ static int bench_comm(const struct perf_coll *coll, const struct perf_opts *o, c
                               .sum_i64 = sum_i64,
                               .gather_info = gather_info,
                               .gather_f64 = gather_f64,
-                              .register_buffers = register_buffers};
+                              .register_buffers = register_buffers,
+                              .call_name = call_name};
     tutti_comm_rank(comm, &be.rank);
     tutti_comm_size(comm, &be.nranks);
     int rc = perf_bench_run(coll, o, &be, tool);

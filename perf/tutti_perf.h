@@ -5,7 +5,8 @@
  * input fill and result check) run by one benchmark loop (perf_bench.c) over a communication
  * backend (struct perf_backend): tutti (tutti_perf.c) or MPI (mpi/mpi_coll_perf.c). Options are
  * nccl-tests' (perf_args.c), the table and JSON are nccl-tests' layout (perf_output.c,
- * perf_json.c), and the data patterns make every result exact (perf_data.c).
+ * perf_json.c), and the data patterns make every result exact (perf_data.c). Gather, scatter and
+ * the variable-size collectives take their count vectors from perf_vcounts.c (-v).
  */
 #ifndef TUTTI_PERF_H
 #define TUTTI_PERF_H
@@ -47,6 +48,8 @@ struct perf_opts {
     int corrupt;                             /* hidden --debug-corrupt: flip one output element */
     int device;                              /* --memory device: buffers in GPU memory */
     int reg;                                 /* --register 1: tutti_comm_register the buffers */
+    int skew;                                /* -v: enum perf_skew (perf_vcounts.h) */
+    double zipf_s;                           /* -v zipf:S: the exponent */
 };
 
 /** Element counts of one call for a given count, as nccl-tests' getCollByteCount(). */
@@ -55,6 +58,8 @@ struct perf_layout {
     size_t param_count;            /* the count argument of the call ("count" column) */
     size_t send_off, recv_off;     /* in place: send and recv start at recvbuf + rank * off */
 };
+
+struct perf_vcounts; /* perf_vcounts.h */
 
 /** One call: what fill, check and run work on. */
 struct perf_call {
@@ -66,6 +71,8 @@ struct perf_call {
     uint64_t seed; /* changes between fills, so stale data never passes */
     void *send;    /* this call's send buffer (in place: inside recvbuf) */
     void *recv;    /* this call's receive buffer */
+    /* the counts of a v form (perf_vcounts.h), NULL for a fixed-count call */
+    const struct perf_vcounts *v;
 };
 
 /* Flags of a collective. */
@@ -74,6 +81,9 @@ enum {
     PERF_COLL_ROOTED = 1u << 1,     /* iterate -r; else root -1 */
     PERF_COLL_NO_INPLACE = 1u << 2, /* no in-place form: that half reads N/A */
     PERF_COLL_ROOT_ONLY = 1u << 3,  /* only the root has an output (reduce) */
+    PERF_COLL_V = 1u << 4,          /* a v collective: always called with count vectors */
+    PERF_COLL_V_SKEW = 1u << 5,     /* with -v uniform|zipf: its v form (gather -> gatherv) */
+    PERF_COLL_VMATRIX = 1u << 6,    /* its counts are a matrix, one row per rank (alltoallv) */
 };
 
 /* Which collective (the MPI backend dispatches on it). */
@@ -85,6 +95,11 @@ typedef enum {
     PERF_REDUCE_SCATTER,
     PERF_ALLTOALL,
     PERF_SENDRECV,
+    PERF_ALLTOALLV,
+    PERF_ALLGATHERV,
+    PERF_GATHER,  /* and gatherv with -v */
+    PERF_SCATTER, /* and scatterv with -v */
+    PERF_REDUCE_SCATTERV,
 } perf_coll_id_t;
 
 /** A collective: one per perf_<coll>.c. */
@@ -97,6 +112,11 @@ struct perf_coll {
     void (*fill)(const struct perf_call *c);    /* write this rank's input, poison its output */
     size_t (*check)(const struct perf_call *c); /* wrong elements in this rank's output */
     tutti_status_t (*run)(const struct perf_call *c, tutti_comm_t *comm); /* tutti backend */
+    /** v forms: set the layout's counts and in-place pointers from c->v (perf_vcall). */
+    void (*vsetup)(struct perf_call *c);
+    /** v-capable collectives: tutti's call, fixed-count form [0] and v form [1], with its
+     * in-place form, for the header line "# call:". */
+    const char *call[2];
 };
 
 /* Shared by the perf_<coll>.c files (perf_coll_common.c). */
@@ -104,11 +124,23 @@ double perf_bus_one(int nranks);  /* busbw = algbw: broadcast, reduce, sendrecv 
 double perf_bus_ring(int nranks); /* (n-1)/n: all-gather, reduce-scatter, all-to-all */
 /** Layout of collectives whose send and receive buffers both hold `count` elements. */
 void perf_layout_flat(size_t count, int nranks, struct perf_layout *lay);
+/* Layouts of blocks of count / nranks elements (nccl-tests' sizes; the v collectives' mean
+ * block). Gathered: one block in, nranks out, in place at block `rank` of recvbuf (all_gather,
+ * gather, allgatherv). Scattered: nranks in, one out, in place at block `rank` of sendbuf
+ * (reduce_scatter, scatter, reduce_scatterv). All-to-all: nranks blocks each way, no in-place
+ * offsets. */
+void perf_layout_gathered(size_t count, int nranks, struct perf_layout *lay);
+void perf_layout_scattered(size_t count, int nranks, struct perf_layout *lay);
+void perf_layout_alltoall(size_t count, int nranks, struct perf_layout *lay);
 /** Poison the receive buffer, then write this rank's input into the send buffer. */
 void perf_fill_own(const struct perf_call *c);
 
+/** Poison the receive buffer; the root writes its input into the send buffer. */
+void perf_fill_root(const struct perf_call *c);
+
 extern const struct perf_coll perf_all_reduce, perf_all_gather, perf_broadcast, perf_reduce,
-    perf_reduce_scatter, perf_alltoall, perf_sendrecv;
+    perf_reduce_scatter, perf_alltoall, perf_sendrecv, perf_alltoallv, perf_allgatherv, perf_gather,
+    perf_scatter, perf_reduce_scatterv;
 
 /** One rank's identity for the "#  Rank" lines. */
 struct perf_rank_info {
@@ -146,6 +178,8 @@ struct perf_backend {
     /** --register: register (bytes > 0) or deregister (bytes 0) the buffers; NULL: no such
      * thing in this library. */
     int (*register_buffers)(struct perf_backend *be, void *send, void *recv, size_t bytes);
+    /** The library call a v-capable collective times, for the header (vform: its v form). */
+    const char *(*call_name)(const struct perf_coll *coll, int vform);
 };
 
 /**

@@ -4,7 +4,10 @@
  * chosen by --coll. Launch it with mpirun (-np sets the ranks).
  *
  * Mapping: MPI_Allreduce, MPI_Allgather, MPI_Bcast, MPI_Reduce, MPI_Reduce_scatter_block,
- * MPI_Alltoall and MPI_Sendrecv; in place with MPI_IN_PLACE where MPI has it, and
+ * MPI_Alltoall and MPI_Sendrecv; MPI_Alltoallv, MPI_Allgatherv, MPI_Gather (MPI_Gatherv with -v
+ * uniform|zipf), MPI_Scatter (MPI_Scatterv) and MPI_Reduce_scatter with the very counts and
+ * displacements tutti's tools pass (perf_vcounts.c, as MPI's ints); in place with MPI_IN_PLACE
+ * where MPI has it (alltoallv's needs a symmetric matrix: out of place only, as tutti's), and
  * MPI_Sendrecv_replace (MPI forbids one buffer as both send and receive buffer). MPI has no 16- or
  * 8-bit floats and no AVG: such rows are skipped with a note, except that collectives which only
  * move data move them as 16- or 8-bit integers. MPI_Bcast has no out-of-place form: the root
@@ -13,6 +16,7 @@
  * MPI has no group calls: with -m the calls simply follow each other.
  */
 #include "perf_data.h"
+#include "perf_vcounts.h"
 #include "tutti_perf.h"
 
 #include <limits.h>
@@ -100,14 +104,52 @@ static int bcast(const struct perf_call *c, MPI_Datatype t, int n)
     return MPI_Bcast(c->recv, n, t, c->root, MPI_COMM_WORLD);
 }
 
-/* In-place reduce-scatter: MPI leaves the block at the start of the buffer, NCCL at block r. */
-static int reduce_scatter_in_place(const struct perf_call *c, MPI_Datatype t, int n)
+/* In-place reduce-scatter(v): MPI leaves the block at the start of the buffer, NCCL and tutti at
+ * the rank's block (counts: the v form's, else blocks of n). */
+static int reduce_scatter_in_place(const struct perf_call *c, MPI_Datatype t, int n,
+                                   const int *counts)
 {
-    int err = MPI_Reduce_scatter_block(MPI_IN_PLACE, c->send, n, t, mpi_op(c->op), MPI_COMM_WORLD);
+    int err =
+        counts != NULL
+            ? MPI_Reduce_scatter(MPI_IN_PLACE, c->send, counts, t, mpi_op(c->op), MPI_COMM_WORLD)
+            : MPI_Reduce_scatter_block(MPI_IN_PLACE, c->send, n, t, mpi_op(c->op), MPI_COMM_WORLD);
     if (err == MPI_SUCCESS && c->recv != c->send) {
         memmove(c->recv, c->send, c->lay.recv_count * tutti_datatype_size(c->dt));
     }
     return err;
+}
+
+/* Gather, scatter and the v collectives, with the counts of c->v where the call has them; in
+ * place with MPI_IN_PLACE at the root (gather, scatter) or on every rank. */
+static int run_v(const struct perf_coll *coll, const struct perf_call *c, MPI_Datatype t, int n)
+{
+    const struct perf_vcounts *v = c->v;
+    int me = c->rank, root_in_place = c->in_place && me == c->root;
+    MPI_Comm w = MPI_COMM_WORLD;
+    switch (coll->id) {
+    case PERF_ALLTOALLV:
+        return MPI_Alltoallv(c->send, v->isendcounts, v->isdispls, t, c->recv, v->irecvcounts,
+                             v->irdispls, t, w);
+    case PERF_ALLGATHERV:
+        return MPI_Allgatherv(c->in_place ? MPI_IN_PLACE : c->send, v->isendcounts[me], t, c->recv,
+                              v->irecvcounts, v->irdispls, t, w);
+    case PERF_GATHER: {
+        const void *in = root_in_place ? MPI_IN_PLACE : c->send;
+        return v == NULL ? MPI_Gather(in, n, t, c->recv, n, t, c->root, w)
+                         : MPI_Gatherv(in, v->isendcounts[me], t, c->recv, v->irecvcounts,
+                                       v->irdispls, t, c->root, w);
+    }
+    case PERF_SCATTER: {
+        void *out = root_in_place ? MPI_IN_PLACE : c->recv;
+        return v == NULL ? MPI_Scatter(c->send, n, t, out, n, t, c->root, w)
+                         : MPI_Scatterv(c->send, v->isendcounts, v->isdispls, t, out,
+                                        v->irecvcounts[me], t, c->root, w);
+    }
+    default: /* PERF_REDUCE_SCATTERV */
+        return c->in_place
+                   ? reduce_scatter_in_place(c, t, n, v->irecvcounts)
+                   : MPI_Reduce_scatter(c->send, c->recv, v->irecvcounts, t, mpi_op(c->op), w);
+    }
 }
 
 static int run(struct perf_backend *be, const struct perf_coll *coll, const struct perf_call *c)
@@ -116,8 +158,9 @@ static int run(struct perf_backend *be, const struct perf_coll *coll, const stru
     MPI_Op op = mpi_op(c->op);
     const void *in = c->in_place ? MPI_IN_PLACE : c->send;
     int to = (c->rank + 1) % c->nranks, from = (c->rank + c->nranks - 1) % c->nranks, err;
-    if (c->lay.param_count > INT_MAX) {
-        fprintf(stderr, "mpi_coll_perf: count %zu does not fit MPI's int\n", c->lay.param_count);
+    if (c->lay.param_count > INT_MAX || (c->v != NULL && !c->v->fits_int)) {
+        fprintf(stderr, "mpi_coll_perf: count %zu does not fit MPI's int\n",
+                c->v != NULL ? c->v->total : c->lay.param_count);
         return mpi_failed(be, coll->name, MPI_ERR_COUNT);
     }
     int n = (int)c->lay.param_count;
@@ -134,7 +177,7 @@ static int run(struct perf_backend *be, const struct perf_coll *coll, const stru
         err = MPI_Reduce(in, c->recv, n, t, op, c->root, MPI_COMM_WORLD);
         break;
     case PERF_REDUCE_SCATTER:
-        err = c->in_place ? reduce_scatter_in_place(c, t, n)
+        err = c->in_place ? reduce_scatter_in_place(c, t, n, NULL)
                           : MPI_Reduce_scatter_block(c->send, c->recv, n, t, op, MPI_COMM_WORLD);
         break;
     case PERF_ALLTOALL:
@@ -146,8 +189,11 @@ static int run(struct perf_backend *be, const struct perf_coll *coll, const stru
                                  : MPI_Sendrecv(c->send, n, t, to, 0, c->recv, n, t, from, 0,
                                                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         break;
-    default: /* PERF_BROADCAST */
+    case PERF_BROADCAST:
         err = bcast(c, t, n);
+        break;
+    default:
+        err = run_v(coll, c, t, n);
         break;
     }
     return err == MPI_SUCCESS ? 0 : mpi_failed(be, coll->name, err);
@@ -194,11 +240,38 @@ static int gather_f64(struct perf_backend *be, const double *mine, int n, double
     return err == MPI_SUCCESS ? 0 : mpi_failed(be, "per-iteration times gather", err);
 }
 
+/* MPI's call for a v-capable collective, as the header's "# call:" line says it. */
+static const char *call_name(const struct perf_coll *coll, int vform)
+{
+    static const struct {
+        perf_coll_id_t id;
+        const char *name[2]; /* fixed-count form, v form */
+    } calls[] = {
+        {PERF_ALLTOALLV, {NULL, "MPI_Alltoallv, out of place"}},
+        {PERF_ALLGATHERV, {NULL, "MPI_Allgatherv (in place: MPI_IN_PLACE)"}},
+        {PERF_GATHER,
+         {"MPI_Gather (in place: MPI_IN_PLACE at the root)",
+          "MPI_Gatherv (in place: MPI_IN_PLACE at the root)"}},
+        {PERF_SCATTER,
+         {"MPI_Scatter (in place: MPI_IN_PLACE at the root)",
+          "MPI_Scatterv (in place: MPI_IN_PLACE at the root)"}},
+        {PERF_REDUCE_SCATTERV,
+         {NULL, "MPI_Reduce_scatter (in place: MPI_IN_PLACE, then the block moved to its place)"}},
+    };
+    for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+        if (calls[i].id == coll->id) {
+            return calls[i].name[vform != 0];
+        }
+    }
+    return NULL;
+}
+
 static const struct perf_coll *find_coll(const char *name)
 {
     static const struct perf_coll *const colls[] = {
         &perf_all_reduce,     &perf_all_gather, &perf_broadcast, &perf_reduce,
-        &perf_reduce_scatter, &perf_alltoall,   &perf_sendrecv,
+        &perf_reduce_scatter, &perf_alltoall,   &perf_sendrecv,  &perf_alltoallv,
+        &perf_allgatherv,     &perf_gather,     &perf_scatter,   &perf_reduce_scatterv,
     };
     for (size_t i = 0; i < sizeof(colls) / sizeof(colls[0]); i++) {
         if (strcmp(colls[i]->name, name) == 0) {
@@ -279,7 +352,8 @@ int main(int argc, char **argv)
                               .reduce_f64 = reduce_f64,
                               .sum_i64 = sum_i64,
                               .gather_info = gather_info,
-                              .gather_f64 = gather_f64};
+                              .gather_f64 = gather_f64,
+                              .call_name = call_name};
     MPI_Comm_rank(MPI_COMM_WORLD, &be.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &be.nranks);
     MPI_Get_library_version(version, &vlen);

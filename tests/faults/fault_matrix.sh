@@ -7,7 +7,9 @@
 # network namespaces joined by a veth pair, 10.78.0.1 and .2, made by this script and removed on
 # exit; ranks alternate between them, so shared memory inside a namespace and TCP across).
 # Faults, per collective (all_reduce broadcast reduce reduce_scatter all_gather alltoall
-# sendrecv):
+# sendrecv alltoallv allgatherv gather scatter reduce_scatterv; alltoallv, allgatherv and
+# reduce_scatterv run with Zipf-sized blocks (fault_rank --skew zipf), gather and scatter with
+# equal ones, as tutti_gather and tutti_scatter, except under mismatch_vcounts):
 #   kill           SIGKILL of a random rank, 0-300 ms into its collectives
 #   stop           SIGSTOP of a random rank (a stuck peer), SIGKILLed after the run
 #   cut            (netns) ip link set down on B's veth end
@@ -24,9 +26,13 @@
 #   mismatch_count, mismatch_dtype, mismatch_dtype_same   the highest rank calls with
 #                  2 x count + n, a datatype of another size, or one of the same size
 #   mismatch_op    (reducing collectives) the highest rank reduces with another op
-#   mismatch_root  (broadcast, reduce) the highest rank names another root
+#   mismatch_root  (rooted collectives) the highest rank names another root
 #   mismatch_coll  the highest rank calls the next collective of the list, with the same bytes
 #   mismatch_peer  (sendrecv) the highest rank sends to rank + 2 instead of rank + 1
+#   mismatch_vcounts (alltoallv, allgatherv, reduce_scatterv; gather and scatter as gatherv and
+#                  scatterv) the highest rank's count vector differs from what its peers expect:
+#                  alltoallv's block for rank 0 empty where rank 0 expects data, the others' own
+#                  block one element larger (fault_rank.c)
 # Expected: every surviving rank returns an error within TUTTI_TIMEOUT (3 s) + slack, whose
 # message names another rank ("rank N (host H, pid P)" after set-up; "rank N" during it); no
 # crash (a signal other than the injected one, or exit 2); no hang (a run still going after
@@ -36,8 +42,11 @@
 # end every rank with an error in time that names another rank (a rank whose calls all
 # returned OK makes one more call: one that only sent cannot tell, its next call must; see
 # fault_rank.c), and some rank's error must be TUTTI_ERR_MISMATCH naming the calls
-# ("mismatched calls", operation fingerprints, src/exec/fp.h), except with mismatch_peer, where
-# the data goes to a rank that never reads it and the ranks waiting for data time out. The
+# ("mismatched calls", operation fingerprints, src/exec/fp.h), except where the data goes to a
+# rank that never reads it and the ranks waiting for data time out: mismatch_peer, and
+# mismatch_root and mismatch_coll of gather and scatter (each rank only sends to the root or only
+# receives from it, so the rank that differs may exchange no data with a rank that reads it;
+# seen: 6 of 12 such runs ended by TUTTI_TIMEOUT alone; see no_reader below). The
 # others fail with the notice of a rank that failed (ERR_MISMATCH with its message) or, where
 # no connection carries it (TCP), with what they see of that rank (closed, gone). A rank that
 # ends without an error (or with wrong results) is counted as "mismatch undetected".
@@ -256,6 +265,16 @@ check_clean() {
   check_fini "$dir" "$r"
 }
 
+# Mismatches whose data may reach no rank that reads it (see the header): every rank must still
+# fail in time naming another rank, but none need report ERR_MISMATCH.   no_reader COLL FAULT
+no_reader() {
+  case "$1/$2" in
+    */mismatch_peer|gather/mismatch_root|gather/mismatch_coll|scatter/mismatch_root) return 0 ;;
+    scatter/mismatch_coll) return 0 ;;
+    *) return 1 ;;
+  esac
+}
+
 runs=0 injected=0 correct=0 hangs=0 wrongs=0 skips=0 undetected=0 slow_timeouts=0
 declare -A skip_reason
 report() { # case verdict detail
@@ -288,6 +307,7 @@ run_case() {
     mismatch_*) args=(--coll "$coll" --bytes 65536 --iters 20 --seconds 0
                       --mismatch "${fault#mismatch_}"); victim=$((n - 1)) ;;
   esac
+  args+=(--skew "$(skew_of "$coll" "$fault")")
   [ "$fault" = wrong_nranks_id ] && args+=(--idfile "$dir/id")
 
   # a slow link is slow from the start: tbf lets its 1 MB burst through at full speed first
@@ -439,7 +459,7 @@ run_case() {
     esac
   done
   if [[ "$fault" == mismatch_* ]] && [ $verdict = ok ]; then
-    if [ "$fault" != mismatch_peer ] && [ $named = 0 ]; then
+    if ! no_reader "$coll" "$fault" && [ $named = 0 ]; then
       verdict=wrong; why+="no rank reports ERR_MISMATCH naming the calls; "
     fi
     why+="$named of $n ranks report ERR_MISMATCH naming the calls: $(grep -h '^RESULT.* status ERR_MISMATCH' "$dir"/out.* | head -1 | sed 's/^RESULT.* msg: //' | cut -c1-110)"
@@ -467,7 +487,8 @@ run_case() {
 }
 
 # ------------------------------------------------------------------ the matrix
-colls=(all_reduce broadcast reduce reduce_scatter all_gather alltoall sendrecv)
+colls=(all_reduce broadcast reduce reduce_scatter all_gather alltoall sendrecv
+       alltoallv allgatherv gather scatter reduce_scatterv)
 ns_setup
 # The mismatches that apply to a collective.
 mismatches() {
@@ -477,8 +498,19 @@ mismatches() {
     broadcast) m+=(mismatch_root) ;;
     reduce) m+=(mismatch_op mismatch_root) ;;
     sendrecv) m+=(mismatch_peer) ;;
+    alltoallv|allgatherv) m+=(mismatch_vcounts) ;;
+    reduce_scatterv) m+=(mismatch_op mismatch_vcounts) ;;
+    gather|scatter) m+=(mismatch_root mismatch_vcounts) ;;
   esac
   echo "${m[@]}"
+}
+# The block sizes of a run (fault_rank --skew): Zipf for the v collectives, and for gather and
+# scatter when the fault is in their count vectors (their v forms); equal blocks otherwise.
+skew_of() {
+  case "$1/$2" in
+    alltoallv/*|allgatherv/*|reduce_scatterv/*|*/mismatch_vcounts) echo zipf ;;
+    *) echo none ;;
+  esac
 }
 if [ "$mode" = full ]; then
   for tr in shm tcp netns; do
@@ -506,6 +538,8 @@ else
   run_case shm all_reduce mismatch_op
   run_case tcp alltoall mismatch_coll
   run_case shm sendrecv mismatch_peer
+  run_case shm alltoallv mismatch_vcounts
+  run_case tcp allgatherv mismatch_vcounts
   run_case netns all_reduce kill
   run_case netns sendrecv cut
   run_case netns all_reduce slow

@@ -6,11 +6,16 @@
  * with --coll mixed, a seeded random mix of collectives, sizes, datatypes and ops that every
  * rank draws alike) until it has made --iters calls and --seconds have passed (the ranks agree
  * on when to stop with a one-element all-reduce per call when --seconds is given), checking every
- * result with the perf tools' exact data patterns (perf/perf_data.h). --mismatch makes the
+ * result with the perf tools' exact data patterns (perf/perf_data.h). Gather, scatter and the v
+ * collectives take their counts from the perf tools' -v (--skew; perf/perf_vcounts.h; --coll
+ * mixed draws it too). --mismatch makes the
  * highest rank call differently, as a buggy program would: another count (count), a datatype
  * of another size (dtype) or of the same size (dtype_same), another op (op; reducing
- * collectives), another root (root; broadcast and reduce), another collective with the same
- * bytes (coll), or for sendrecv a send to another peer (peer: rank + 2 instead of rank + 1).
+ * collectives), another root (root; rooted collectives), another collective with the same
+ * bytes (coll), for sendrecv a send to another peer (peer: rank + 2 instead of rank + 1), or
+ * count vectors that disagree with its peers' (vcounts; v forms: alltoallv's block for rank 0
+ * empty where rank 0 expects data, or one element where it expects none; the others' own block
+ * one element larger, in every vector it passes).
  * With a mismatch, a rank whose calls all returned TUTTI_OK makes one more (an all-reduce):
  * a call that only sent cannot find out, its next call must.
  *
@@ -26,6 +31,7 @@
  */
 #include "comm/comm.h"
 #include "perf_data.h"
+#include "perf_vcounts.h"
 #include "tutti_perf.h"
 
 #include <arpa/inet.h>
@@ -44,15 +50,19 @@ struct opts {
     long iters;
     double seconds;
     const char *mismatch; /* "none", "count", "dtype", "dtype_same", "op", "root", "coll",
-                             "peer" */
+                             "peer", "vcounts" */
     const char *idfile;   /* unique-id launch: rank 0 writes the id there */
     int rank, nranks;     /* with --idfile */
     uint64_t seed;
+    int skew;      /* --skew: enum perf_skew */
+    double zipf_s; /* --skew zipf:S */
 };
 
+/* The order matters to --mismatch coll (the next one of the list). */
 static const struct perf_coll *const colls[] = {
     &perf_all_reduce, &perf_broadcast, &perf_reduce,   &perf_reduce_scatter,
-    &perf_all_gather, &perf_alltoall,  &perf_sendrecv,
+    &perf_all_gather, &perf_alltoall,  &perf_sendrecv, &perf_alltoallv,
+    &perf_allgatherv, &perf_gather,    &perf_scatter,  &perf_reduce_scatterv,
 };
 #define NCOLLS ((int)(sizeof(colls) / sizeof(colls[0])))
 
@@ -84,16 +94,26 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: fault_rank [--coll NAME|mixed] [--bytes N] [--dtype T] [--op O] [--iters N]\n"
-            "                  [--seconds S] [--seed N]\n"
-            "                  [--mismatch none|count|dtype|dtype_same|op|root|coll|peer]\n"
+            "                  [--seconds S] [--seed N] [--skew none|uniform|zipf]\n"
+            "                  [--mismatch none|count|dtype|dtype_same|op|root|coll|peer|vcounts]\n"
             "                  [--idfile PATH --rank R --nranks N]\n"
-            "NAME: all_reduce broadcast reduce reduce_scatter all_gather alltoall sendrecv\n");
+            "NAME: all_reduce broadcast reduce reduce_scatter all_gather alltoall sendrecv\n"
+            "      alltoallv allgatherv gather scatter reduce_scatterv\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
 {
-    *o = (struct opts){"all_reduce", 65536, TUTTI_FLOAT32, TUTTI_SUM, 100, 0, "none", NULL, -1,
-                       -1,           1};
+    *o = (struct opts){.coll = "all_reduce",
+                       .bytes = 65536,
+                       .dtype = TUTTI_FLOAT32,
+                       .op = TUTTI_SUM,
+                       .iters = 100,
+                       .mismatch = "none",
+                       .rank = -1,
+                       .nranks = -1,
+                       .seed = 1,
+                       .skew = PERF_SKEW_NONE,
+                       .zipf_s = 1.0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (v == NULL) {
@@ -122,11 +142,14 @@ static int parse(int argc, char **argv, struct opts *o)
             o->rank = atoi(v);
         } else if (strcmp(a, "--nranks") == 0) {
             o->nranks = atoi(v);
+        } else if (strcmp(a, "--skew") == 0) {
+            o->skew = perf_skew_parse(v, &o->skew, &o->zipf_s) == 0 ? o->skew : -1;
         } else {
             return -1;
         }
     }
-    if (o->dtype < 0 || o->op < 0 || (o->idfile != NULL && (o->rank < 0 || o->nranks < 1))) {
+    if (o->dtype < 0 || o->op < 0 || o->skew < 0 ||
+        (o->idfile != NULL && (o->rank < 0 || o->nranks < 1))) {
         return -1;
     }
     return 0;
@@ -169,22 +192,27 @@ static uint64_t mix(uint64_t x)
     return x ^ (x >> 31);
 }
 
+/* What one call is. */
+struct draw {
+    tutti_datatype_t dt;
+    tutti_op_t op;
+    size_t bytes;
+    int root, skew;
+};
+
 /* What call `it` is: fixed, or drawn from the seed (--coll mixed). */
-static const struct perf_coll *pick(const struct opts *o, long it, tutti_datatype_t *dt,
-                                    tutti_op_t *op, size_t *bytes, int *root, int nranks)
+static const struct perf_coll *pick(const struct opts *o, long it, int nranks, struct draw *d)
 {
     const struct perf_coll *c = NULL;
-    *dt = (tutti_datatype_t)o->dtype;
-    *op = (tutti_op_t)o->op;
-    *bytes = o->bytes;
-    *root = 0;
+    *d = (struct draw){(tutti_datatype_t)o->dtype, (tutti_op_t)o->op, o->bytes, 0, o->skew};
     if (strcmp(o->coll, "mixed") == 0) {
         uint64_t r = mix(o->seed * 1000003u + (uint64_t)it);
         c = colls[r % NCOLLS];
-        *dt = (tutti_datatype_t)((r >> 8) % TUTTI_NUM_DATATYPES);
-        *op = (tutti_op_t)((r >> 16) % TUTTI_NUM_OPS);
-        *bytes = (size_t)((r >> 24) % (o->bytes + 1));
-        *root = (int)((r >> 48) % (uint64_t)nranks);
+        d->dt = (tutti_datatype_t)((r >> 8) % PERF_NUM_DTYPES);
+        d->op = (tutti_op_t)((r >> 16) % PERF_NUM_OPS);
+        d->bytes = (size_t)((r >> 24) % (o->bytes + 1));
+        d->skew = (int)((r >> 44) % 3); /* none, uniform, zipf */
+        d->root = (int)((r >> 48) % (uint64_t)nranks);
     }
     for (int i = 0; i < NCOLLS && c == NULL; i++) {
         c = strcmp(colls[i]->name, o->coll) == 0 ? colls[i] : NULL;
@@ -218,44 +246,71 @@ static tutti_status_t sendrecv_to(const struct perf_call *c, tutti_comm_t *comm,
     return s1 != TUTTI_OK ? s1 : s2 != TUTTI_OK ? s2 : st;
 }
 
-/* One checked call; *wrong_p = wrong elements. buf is grown as needed. */
-static tutti_status_t one_call(const struct opts *o, long it, tutti_comm_t *comm, int rank,
-                               int nranks, void **buf, size_t *cap, size_t *wrong_p)
+/*
+ * --mismatch vcounts on the highest rank: alltoallv's block for rank 0 empty where rank 0
+ * expects data (or one element where it expects none); a vector collective's own block one
+ * element larger in both vectors it passes (the send count and the receive counts), so its own
+ * arguments agree and pass tutti's checks, and only the peers can tell. Both buffers have a
+ * spare element after them (one_call), so the larger block neither overruns nor overlaps.
+ */
+static void vcounts_mismatch(struct perf_vcounts *vc)
 {
-    tutti_datatype_t dt;
-    tutti_op_t op;
-    size_t bytes;
-    int root;
-    const struct perf_coll *coll = pick(o, it, &dt, &op, &bytes, &root, nranks);
-    int odd = rank == nranks - 1 && nranks > 1;
-    const char *mis = odd ? o->mismatch : "none";
+    if (vc->matrix) {
+        vc->sendcounts[0] = vc->sendcounts[0] > 0 ? 0 : 1;
+    } else {
+        vc->sendcounts[vc->rank]++;
+        vc->recvcounts[vc->rank]++;
+    }
+}
+
+/* The odd rank's call as --mismatch changes it (all but vcounts and peer). */
+static const struct perf_coll *mismatch(const char *mis, const struct perf_coll *coll,
+                                        struct draw *d, int nranks)
+{
     if (strcmp(mis, "dtype") == 0) {
-        dt = tutti_datatype_size(dt) == 8 ? TUTTI_FLOAT32 : TUTTI_FLOAT64;
+        d->dt = tutti_datatype_size(d->dt) == 8 ? TUTTI_FLOAT32 : TUTTI_FLOAT64;
     } else if (strcmp(mis, "dtype_same") == 0) {
-        dt = same_size_other(dt);
+        d->dt = same_size_other(d->dt);
     } else if (strcmp(mis, "op") == 0) {
-        op = op == TUTTI_SUM ? TUTTI_MAX : TUTTI_SUM;
+        d->op = d->op == TUTTI_SUM ? TUTTI_MAX : TUTTI_SUM;
     } else if (strcmp(mis, "root") == 0) {
-        root = (root + 1) % nranks;
+        d->root = (d->root + 1) % nranks;
     } else if (strcmp(mis, "coll") == 0) {
         for (int i = 0; i < NCOLLS; i++) {
             if (colls[i] == coll) {
-                coll = colls[(i + 1) % NCOLLS]; /* the same bytes, another collective */
-                break;
+                return colls[(i + 1) % NCOLLS]; /* the same bytes, another collective */
             }
         }
     }
-    size_t count = bytes / tutti_datatype_size(dt);
+    return coll;
+}
+
+/* One checked call; *wrong_p = wrong elements. buf is grown as needed. */
+static tutti_status_t one_call(const struct opts *o, long it, tutti_comm_t *comm,
+                               struct perf_vcounts *vc, void **buf, size_t *cap, size_t *wrong_p)
+{
+    struct draw d;
+    int rank = vc->rank, nranks = vc->nranks;
+    const struct perf_coll *coll = pick(o, it, nranks, &d);
+    int odd = rank == nranks - 1 && nranks > 1;
+    const char *mis = odd ? o->mismatch : "none";
+    coll = mismatch(mis, coll, &d, nranks);
+    size_t count = d.bytes / tutti_datatype_size(d.dt);
     if (strcmp(mis, "count") == 0) {
         count = 2 * count + nranks;
     }
-    struct perf_call c = {.dt = dt, .root = (coll->flags & PERF_COLL_ROOTED) ? root : -1};
+    struct perf_call c = {.dt = d.dt, .root = (coll->flags & PERF_COLL_ROOTED) ? d.root : -1};
     coll->layout(count, nranks, &c.lay);
-    c.op = (coll->flags & PERF_COLL_REDUCES) ? op : TUTTI_MAX;
+    c.op = (coll->flags & PERF_COLL_REDUCES) ? d.op : TUTTI_MAX;
     c.rank = rank;
     c.nranks = nranks;
     c.seed = o->seed + (uint64_t)it;
-    size_t need = (c.lay.send_count + c.lay.recv_count + 1) * tutti_datatype_size(dt);
+    perf_vcall(vc, coll, d.skew, o->zipf_s, &c);
+    if (strcmp(mis, "vcounts") == 0 && c.v != NULL) {
+        vcounts_mismatch(vc);
+    }
+    /* one spare element after each buffer: room for vcounts' larger block */
+    size_t need = (c.lay.send_count + c.lay.recv_count + 2) * tutti_datatype_size(d.dt);
     if (need > *cap) {
         free(*buf);
         *buf = malloc(need);
@@ -265,7 +320,7 @@ static tutti_status_t one_call(const struct opts *o, long it, tutti_comm_t *comm
         }
     }
     c.send = *buf;
-    c.recv = (char *)*buf + c.lay.send_count * tutti_datatype_size(dt);
+    c.recv = (char *)*buf + (c.lay.send_count + 1) * tutti_datatype_size(d.dt);
     coll->fill(&c);
     tutti_status_t st = strcmp(mis, "peer") == 0 && coll == &perf_sendrecv
                             ? sendrecv_to(&c, comm, 2)
@@ -294,9 +349,16 @@ static int keep_going(const struct opts *o, tutti_comm_t *comm, long it, double 
 int main(int argc, char **argv)
 {
     struct opts o;
-    if (parse(argc, argv, &o) != 0 ||
-        pick(&o, 0, &(tutti_datatype_t){0}, &(tutti_op_t){0}, &(size_t){0}, &(int){0}, 1) == NULL) {
+    struct draw d0;
+    const struct perf_coll *c0 = parse(argc, argv, &o) == 0 ? pick(&o, 0, 1, &d0) : NULL;
+    if (c0 == NULL) {
         usage();
+        return 2;
+    }
+    if (strcmp(o.mismatch, "vcounts") == 0 && strcmp(o.coll, "mixed") != 0 &&
+        !perf_vform(c0, o.skew)) {
+        fprintf(stderr, "fault_rank: --mismatch vcounts needs count vectors: a v collective, or "
+                        "gather or scatter with --skew uniform|zipf\n");
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -308,13 +370,17 @@ int main(int argc, char **argv)
         tutti_comm_rank(comm, &rank);
         tutti_comm_size(comm, &nranks);
     }
+    struct perf_vcounts vc = {0};
+    if (st == TUTTI_OK && perf_vcounts_alloc(&vc, nranks, rank) != 0) {
+        st = TUTTI_ERR_NO_MEMORY;
+    }
     double t0 = now_s(CLOCK_MONOTONIC);
     int fds0 = -1;
     long rss0 = -1, it = 0;
     size_t wrong = 0, cap = 0;
     void *buf = NULL;
     for (; st == TUTTI_OK && wrong == 0 && keep_going(&o, comm, it, t0, &st); it++) {
-        st = one_call(&o, it, comm, rank, nranks, &buf, &cap, &wrong);
+        st = one_call(&o, it, comm, &vc, &buf, &cap, &wrong);
         if (it == 0 && st == TUTTI_OK) {
             union tutti_sockaddr sh;
             socklen_t shlen = sizeof(sh);
@@ -344,6 +410,7 @@ int main(int argc, char **argv)
            rank, (int)getpid(), tutti_status_name(st), it, t_end, fds0, fds1, rss0, rss1, msg,
            wrong);
     free(buf);
+    perf_vcounts_free(&vc);
     double t_destroy = now_s(CLOCK_MONOTONIC);
     if (comm != NULL) {
         tutti_comm_destroy(comm);
