@@ -16,6 +16,7 @@
 #include "util.h"
 
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -358,22 +359,41 @@ int tutti__plan_same_params(const struct tutti_plan_params *a, const struct tutt
            a->cpu_load == b->cpu_load;
 }
 
+/* A blockwise plan reused for a call with equal counts: its block calls become this call's
+ * (their number and their counts' struct, which holds the digest). */
+static void reuse_blocks(struct tutti_plan *plan, const struct tutti_op_desc *op)
+{
+    plan->op.v = op->v;
+    for (uint32_t i = 0; i < plan->ncalls; i++) {
+        plan->calls[i].seq = op->seq;
+        plan->calls[i].v = op->v;
+    }
+}
+
 int tutti__plan_build_cached(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
                              struct tutti_plan *plan)
 {
+    int blockwise = tutti__coll_is_blockwise(op->coll);
     if (plan->reusable && tutti__plan_same_op(op, &plan->built_op) &&
-        tutti__plan_same_params(pp, &plan->built_pp)) {
+        tutti__plan_same_params(pp, &plan->built_pp) &&
+        (!blockwise || tutti__vcounts_same(op->v, plan->built_v, pp->nranks))) {
         plan->op.seq = op->seq;       /* the call it now runs (its fingerprint's number) */
         plan->op.scalar = op->scalar; /* a pre-multiplied sum's scalar is this call's */
         plan->op.scalar_ptr = op->scalar_ptr;
+        if (blockwise) {
+            reuse_blocks(plan, op);
+        }
         return 0;
     }
     plan->reusable = plan->reusable_p2p = 0;
     plan->gen = tutti__plan_next_gen(); /* unique over every plan of the process */
     int rc = tutti__plan_build(op, pp, plan);
-    /* A blockwise plan depends on the contents of its count arrays and names them (its block
-     * calls), which the next call may have changed in place: built anew every time. */
-    if (rc == 0 && !tutti__coll_is_blockwise(op->coll)) {
+    /* A blockwise plan depends on the contents of its count arrays, which the next call may
+     * have changed in place: it is kept with a copy of them, and reused only for equal ones. */
+    free(plan->built_v);
+    plan->built_v =
+        rc == 0 && blockwise && op->v != NULL ? tutti__vcounts_dup(op->v, pp->nranks) : NULL;
+    if (rc == 0 && (op->v == NULL || plan->built_v != NULL)) {
         plan->built_op = *op;
         plan->built_pp = *pp;
         plan->reusable = 1;

@@ -13,6 +13,7 @@
 #include "kernels/reduce.h"
 #include "tutti/coll.h"
 
+#include <endian.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +129,17 @@ static tutti_status_t make_fps(struct tutti_exec *ex, const struct tutti_plan *p
         ex->fps = &ex->fp1;
         return TUTTI_OK;
     }
+    if (plan->gen != 0 && plan->gen == ex->fps_gen && plan->ncalls <= ex->fps_cap) {
+        /* The plan of the last call again: its calls' fingerprints differ only in the sequence
+         * number (the first word), which is the same for every call of a collective's plan
+         * (a group's plan of sends and receives is built anew when its calls change). */
+        for (uint32_t i = 0; i < plan->ncalls; i++) {
+            ex->fps_mem[i].w[0] = htole64(plan->calls[i].seq);
+        }
+        ex->fps = ex->fps_mem;
+        return TUTTI_OK;
+    }
+    ex->fps_gen = 0;
     if (plan->ncalls > ex->fps_cap) {
         struct tutti_fp *n = realloc(ex->fps_mem, (size_t)plan->ncalls * sizeof(*n));
         if (n == NULL) {
@@ -140,6 +152,7 @@ static tutti_status_t make_fps(struct tutti_exec *ex, const struct tutti_plan *p
         tutti__fp_make(&plan->calls[i], ex->comm->rank, &ex->fps_mem[i]);
     }
     ex->fps = ex->fps_mem;
+    ex->fps_gen = plan->gen;
     return TUTTI_OK;
 }
 
@@ -187,7 +200,9 @@ tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_comm *comm,
     /* A result larger than the caches is not read back soon: writing it with non-temporal
      * stores saves the read that a cached store of a missing line costs. */
     size_t send_bytes = 0, result_bytes = 0;
-    tutti__op_extents(comm, &plan->op, &send_bytes, &result_bytes);
+    if (comm->cfg.nt_min > 0) {
+        tutti__op_extents(comm, &plan->op, &send_bytes, &result_bytes);
+    }
     ex->nt_dst = comm->cfg.nt_min > 0 && result_bytes >= comm->cfg.nt_min;
     ex->ref_bytes = ref_bytes(plan, ex->esize);
     ex->landed = 0;
@@ -250,6 +265,7 @@ void tutti__exec_fini(struct tutti_exec *ex)
     ex->fps_mem = NULL;
     ex->fps = NULL;
     ex->fps_cap = 0;
+    ex->fps_gen = 0;
     ex->next = NULL;
     ex->placed = NULL;
     ex->sole_peer = NULL;

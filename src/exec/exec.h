@@ -58,6 +58,7 @@ struct tutti_exec {
     unsigned char scalar[8]; /* ... by this, one element of the op's datatype */
     int bool_input;          /* a bool reduction: a copy of the input is made 0 or 1 */
     uint32_t fps_cap;        /* allocated entries when fps is not &fp1 */
+    uint64_t fps_gen;        /* plan->gen the calls' fingerprints in fps_mem were made for, or 0 */
     struct tutti_fp *fps_mem;
 };
 

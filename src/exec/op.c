@@ -6,6 +6,7 @@
 #include "comm/comm.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 int tutti__coll_is_blockwise(tutti_coll_t c)
 {
@@ -269,4 +270,23 @@ struct tutti_vcounts *tutti__op_own_counts(struct tutti_op_desc *op, int nranks,
     }
     op->v = c;
     return c;
+}
+
+/* Equal arrays of n entries, or both NULL. */
+static int same_array(const size_t *a, const size_t *b, int n)
+{
+    if (a == NULL || b == NULL) {
+        return a == b;
+    }
+    return memcmp(a, b, (size_t)n * sizeof(*a)) == 0;
+}
+
+int tutti__vcounts_same(const struct tutti_vcounts *a, const struct tutti_vcounts *b, int nranks)
+{
+    if (a == NULL || b == NULL) {
+        return a == b;
+    }
+    return a->digest == b->digest && same_array(a->scounts, b->scounts, nranks) &&
+           same_array(a->sdispls, b->sdispls, nranks) &&
+           same_array(a->rcounts, b->rcounts, nranks) && same_array(a->rdispls, b->rdispls, nranks);
 }

@@ -68,6 +68,9 @@ size_t tutti__op_rs_offset(const struct tutti_op_desc *op, int j);
  */
 struct tutti_vcounts *tutti__vcounts_dup(const struct tutti_vcounts *v, int nranks);
 
+/** Do a and b hold equal counts (the same arrays present, nranks entries each equal)? */
+int tutti__vcounts_same(const struct tutti_vcounts *a, const struct tutti_vcounts *b, int nranks);
+
 /**
  * Make op's counts its own: op->v becomes a copy (tutti__vcounts_dup), returned for the owner to
  * free; NULL with op unchanged when op has none. *failed_p is set when out of memory.

@@ -103,6 +103,7 @@ void tutti__plan_free(struct tutti_plan *plan)
     free(plan->bufs);
     free(plan->scratch);
     free(plan->calls);
+    free(plan->built_v);
     memset(plan, 0, sizeof(*plan));
 }
 

@@ -171,6 +171,7 @@ struct tutti_plan {
     int reusable;     /* built from built_op and built_pp, and complete */
     int reusable_p2p; /* a group's sends and receives, built from calls and built_pp, complete */
     struct tutti_op_desc built_op;
+    struct tutti_vcounts *built_v; /* a blockwise built_op's counts, copied (op.h) */
     struct tutti_plan_params built_pp;
     uint32_t bufs_cap;
     struct tutti_step *pool;
