@@ -26,7 +26,7 @@ void perf_args_usage(const char *tool, int mpi)
            "\t[-m,--agg_iters <calls aggregated in one group per iteration>] (default 1)\n"
            "\t[-w,--warmup_iters <warmup iteration count>] (default 5)\n"
            "\t[-c,--check <check iteration count, 0 = no check>] (default 1)\n"
-           "\t[-o,--op <sum/prod/min/max/avg/all>] (default sum)\n"
+           "\t[-o,--op <sum/prod/min/max/avg/all/premulsum>] (default sum)\n"
            "\t[-d,--datatype <int8/uint8/int16/uint16/int32/uint32/int64/uint64/half/bfloat16/"
            "float/double/f8e4m3/f8e5m2/all>] (default float)\n"
            "\t[-r,--root <root/all>] (default 0)\n"

@@ -69,6 +69,9 @@ int perf_dtype_parse(const char *s)
 
 const char *perf_op_name(tutti_op_t op)
 {
+    if (op == PERF_OP_PREMUL) {
+        return "premulsum";
+    }
     return (unsigned)op < PERF_NUM_OPS ? op_names[op] : "unknown";
 }
 
@@ -76,6 +79,9 @@ int perf_op_parse(const char *s)
 {
     if (strcmp(s, "all") == 0) {
         return PERF_ALL;
+    }
+    if (strcmp(s, "premulsum") == 0 || strcmp(s, "mulsum") == 0) {
+        return PERF_OP_PREMUL;
     }
     for (int i = 0; i < PERF_NUM_OPS; i++) {
         if (strcmp(s, op_names[i]) == 0) {
@@ -120,6 +126,7 @@ void perf_gen_init(struct perf_gen *g, tutti_datatype_t dt, tutti_op_t op, int n
                    uint64_t seed)
 {
     memset(g, 0, sizeof(*g));
+    op = op == PERF_OP_PREMUL ? TUTTI_SUM : op; /* the scalar is 1: SUM's data and results */
     g->dt = dt;
     g->op = op;
     g->nranks = nranks < 1 ? 1 : nranks;

@@ -26,6 +26,15 @@
 #define PERF_NUM_DTYPES (TUTTI_FP8_E5M2 + 1)
 #define PERF_NUM_OPS    (TUTTI_AVG + 1)
 
+/*
+ * -o premulsum (nccl-tests' "mulsum" is accepted too): a pre-multiplied sum made once per
+ * communicator and datatype with the scalar 1 on every rank (tutti_op_create_premul_sum), so the
+ * data and the check are SUM's while every element goes through the multiply of the scaled
+ * input; what it measures is the pre-multiplied sum's cost against SUM's. Not part of -o all;
+ * MPI has no such op (its tools skip it, saying so).
+ */
+#define PERF_OP_PREMUL ((tutti_op_t)TUTTI_NUM_OPS)
+
 /** A value of any datatype: integers as 64-bit two's complement bits, floats as a double. */
 typedef union {
     uint64_t u;

@@ -9,6 +9,7 @@
  * A failing call aborts the communicator, so the other ranks fail at once instead of waiting.
  */
 #include "tutti_perf.h"
+#include "perf_data.h"
 #include "env.h"
 #include "tools/local_ranks.h"
 
@@ -20,6 +21,8 @@ struct tutti_ctx {
     tutti_comm_t *comm; /* NULL once aborted */
     const char *tool;
     void *reg[2]; /* --register: the buffers' registrations */
+    /* -o premulsum: the op made for each datatype on first use (0: not yet) */
+    tutti_op_t premul[TUTTI_NUM_DATATYPES];
 };
 
 /* Report a failed call with tutti's message, then abort so the peers fail too. */
@@ -54,15 +57,69 @@ static int supports(struct perf_backend *be, const struct perf_coll *coll, tutti
     return 1;
 }
 
+/* 1 as one element of dt, in buf (8 bytes). */
+static void one_of(tutti_datatype_t dt, void *buf)
+{
+    uint64_t bits = 1; /* the integer types */
+    double d = 1.0;
+    float f = 1.0f;
+    switch (dt) {
+    case TUTTI_FLOAT16:
+        bits = 0x3C00; /* sign 0, exponent 15 (the bias), mantissa 0 */
+        break;
+    case TUTTI_BFLOAT16:
+        bits = 0x3F80; /* the top half of float32's 1.0 */
+        break;
+    case TUTTI_FP8_E4M3:
+        bits = 0x38; /* exponent 7 (the bias) */
+        break;
+    case TUTTI_FP8_E5M2:
+        bits = 0x3C; /* exponent 15 (the bias) */
+        break;
+    default:
+        break;
+    }
+    memset(buf, 0, 8);
+    if (dt == TUTTI_FLOAT32) {
+        memcpy(buf, &f, sizeof(f));
+    } else if (dt == TUTTI_FLOAT64) {
+        memcpy(buf, &d, sizeof(d));
+    } else {
+        memcpy(buf, &bits, tutti_datatype_size(dt)); /* little-endian: the low bytes */
+    }
+}
+
+/* The op to call tutti with: -o premulsum's is made once per datatype (scalar 1). */
+static tutti_status_t op_of(struct tutti_ctx *t, const struct perf_call *c, tutti_op_t *op_p)
+{
+    *op_p = c->op;
+    if (c->op != PERF_OP_PREMUL) {
+        return TUTTI_OK;
+    }
+    if (t->premul[c->dt] == 0) {
+        uint64_t one;
+        one_of(c->dt, &one);
+        tutti_status_t st = tutti_op_create_premul_sum(&one, c->dt, TUTTI_SCALAR_HOST_IMMEDIATE,
+                                                       t->comm, &t->premul[c->dt]);
+        if (st != TUTTI_OK) {
+            return st;
+        }
+    }
+    *op_p = t->premul[c->dt];
+    return TUTTI_OK;
+}
+
 static int run(struct perf_backend *be, const struct perf_coll *coll, const struct perf_call *c)
 {
     COMM_OR_FAIL(be, coll->name);
-    tutti_status_t st = coll->run(c, ((struct tutti_ctx *)be->ctx)->comm);
+    struct perf_call call = *c;
+    tutti_status_t st = op_of(be->ctx, c, &call.op);
+    st = st == TUTTI_OK ? coll->run(&call, ((struct tutti_ctx *)be->ctx)->comm) : st;
     if (st != TUTTI_OK) {
         char what[160];
         snprintf(what, sizeof(what), "%s (%s%s%s, count %zu, root %d, %s)", coll->name,
                  tutti_datatype_name(c->dt), (coll->flags & PERF_COLL_REDUCES) ? " " : "",
-                 (coll->flags & PERF_COLL_REDUCES) ? tutti_op_name(c->op) : "", c->lay.param_count,
+                 (coll->flags & PERF_COLL_REDUCES) ? perf_op_name(c->op) : "", c->lay.param_count,
                  c->root, c->in_place ? "in place" : "out of place");
         return failed(be, what, st);
     }

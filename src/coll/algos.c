@@ -176,7 +176,8 @@ int tutti__algo_parse(const char *spec, int forced[TUTTI_COLL_COUNT], char *err,
         if (coll < 0) {
             snprintf(err, errlen,
                      "TUTTI_ALGO entry '%s' is not collective:algorithm with a collective among "
-                     "allreduce, broadcast, reduce, reduce_scatter, allgather, alltoall, barrier",
+                     "allreduce, broadcast, reduce, reduce_scatter, allgather, alltoall, barrier, "
+                     "alltoallv, allgatherv, gather, scatter, gatherv, scatterv, reduce_scatterv",
                      tok);
             return -1;
         }
