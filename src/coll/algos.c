@@ -103,6 +103,10 @@ static const struct tutti_algo catalog[] = {
      0, .fan = TUTTI_FAN_ALL},
     {TUTTI_COLL_ALLTOALLV, "pairwise", "concurrent pairwise exchanges of blocks of any size",
      always, tutti__alltoallv_pairwise, 0, .fan = TUTTI_FAN_ALL},
+    {TUTTI_COLL_ALLTOALLV, "bruck",
+     "counts all-gathered, then log2 n rounds of packed blocks (pairwise if a round's blocks "
+     "exceed a slot)",
+     always, tutti__alltoallv_bruck, .manual = 1, .fan = TUTTI_FAN_LOG},
     {TUTTI_COLL_ALLGATHERV, "ring", "ring all-gather of blocks of any size, in rounds", always,
      tutti__allgatherv_ring, 0, .fan = TUTTI_FAN_FIXED},
     {TUTTI_COLL_ALLGATHERV, "direct", "every rank sends its block to every rank", blocks_fit_slot,
@@ -358,6 +362,30 @@ int tutti__plan_same_params(const struct tutti_plan_params *a, const struct tutt
            a->budget_strict == b->budget_strict && a->forced == b->forced && a->tuner == b->tuner &&
            a->nhosts == b->nhosts && a->intra_tcp == b->intra_tcp && a->layout == b->layout &&
            a->cpu_load == b->cpu_load;
+}
+
+int tutti__plan_continue(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                         struct tutti_plan *plan, char *why, size_t len)
+{
+    int (*then)(const struct tutti_op_desc *, const struct tutti_plan_params *,
+                struct tutti_plan *) = plan->then;
+    if (plan->then_check != NULL && plan->then_check(plan, op, pp, why, len) != 0) {
+        plan->then = NULL;
+        return -4;
+    }
+    plan->reusable = plan->reusable_p2p = 0; /* the plan's storage holds another plan now */
+    plan->gen = tutti__plan_next_gen();
+    const char *algo = plan->algo;
+    size_t chunk = plan->chunk_elems;
+    int nch = plan->nchannels;
+    if (tutti__plan_reset(plan, op) != 0 || then(op, pp, plan) != 0) {
+        return -1;
+    }
+    plan->algo = algo;
+    plan->chunk_elems = chunk;
+    plan->nchannels = nch;
+    tutti__plan_finish(plan);
+    return 0;
 }
 
 /* A blockwise plan reused for a call with equal counts: its block calls become this call's

@@ -409,6 +409,25 @@ int tutti__reduce_scatterv_ring(const struct tutti_op_desc *op, const struct tut
 int tutti__reduce_scatterv_direct(const struct tutti_op_desc *op,
                                   const struct tutti_plan_params *pp, struct tutti_plan *plan);
 
+/**
+ * alltoallv's Bruck variant (manual: forced with TUTTI_ALGO=alltoallv:bruck), in two phases:
+ * this plan all-gathers every rank's sendcounts (Bruck's all-gather, ceil(log2 n) rounds) into
+ * plan->aux and sets plan->then, which then builds the data's plan from the whole count
+ * matrix: Bruck's rounds with the blocks of each round packed into one frame, where every
+ * round's frame fits one slot on every rank (a choice every rank makes alike from the matrix),
+ * else the pairwise exchange.
+ */
+int tutti__alltoallv_bruck(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                           struct tutti_plan *plan);
+
+/**
+ * Build the next phase of a plan whose plan->then is set (coll/algos.c): checks what the first
+ * phase left (plan->then_check), then rebuilds plan with then(). Returns 0; -1 when out of
+ * memory; -4 when the check failed, with the reason in why.
+ */
+int tutti__plan_continue(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                         struct tutti_plan *plan, char *why, size_t len);
+
 /* ---- their blocks (blocks.c) ---- */
 
 /**

@@ -79,6 +79,19 @@ int tutti__plan_scratch(struct tutti_plan *plan, size_t bytes)
     return 0;
 }
 
+int tutti__plan_aux(struct tutti_plan *plan, size_t bytes)
+{
+    if (bytes > plan->aux_cap) {
+        char *n = realloc(plan->aux, bytes);
+        if (n == NULL) {
+            return -1;
+        }
+        plan->aux = n;
+        plan->aux_cap = bytes;
+    }
+    return 0;
+}
+
 int tutti__plan_reset(struct tutti_plan *plan, const struct tutti_op_desc *op)
 {
     plan->op = *op;
@@ -89,6 +102,8 @@ int tutti__plan_reset(struct tutti_plan *plan, const struct tutti_op_desc *op)
     plan->nbufs = 0;
     plan->ncalls = 0;
     plan->cur_call = 0;
+    plan->then = NULL;
+    plan->then_check = NULL;
     if (tutti__plan_add_buf(plan, NULL) < 0 || tutti__plan_add_buf(plan, (void *)op->sendbuf) < 0 ||
         tutti__plan_add_buf(plan, op->recvbuf) < 0) {
         return -1;
@@ -104,6 +119,7 @@ void tutti__plan_free(struct tutti_plan *plan)
     free(plan->scratch);
     free(plan->calls);
     free(plan->built_v);
+    free(plan->aux);
     memset(plan, 0, sizeof(*plan));
 }
 

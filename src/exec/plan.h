@@ -161,6 +161,18 @@ struct tutti_plan {
     uint32_t nbufs;
     char *scratch; /* memory the plan owns (staging of overlapping group receives) */
     size_t scratch_cap;
+    /*
+     * A plan in two phases (alltoallv's Bruck variant): once this plan has run, `then` builds
+     * the next one into the same plan from what this one left in `aux` (its own memory, which
+     * a rebuild keeps), after `then_check` found it consistent (0; else -1 with the reason, a
+     * mismatch of the ranks' calls). NULL for every other plan. Set by the builder.
+     */
+    int (*then)(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                struct tutti_plan *plan);
+    int (*then_check)(const struct tutti_plan *plan, const struct tutti_op_desc *op,
+                      const struct tutti_plan_params *pp, char *why, size_t len);
+    char *aux;
+    size_t aux_cap;
     /* the calls of a group's merged plan (each step's `call` indexes them; 0 calls: every
      * step is the plan's op), and the index new steps get */
     struct tutti_op_desc *calls;
@@ -186,6 +198,9 @@ struct tutti_plan {
  * Returns 0, or -1 when out of memory.
  */
 int tutti__plan_reset(struct tutti_plan *plan, const struct tutti_op_desc *op);
+
+/** Make plan->aux at least `bytes` long (contents kept). Returns 0, or -1. */
+int tutti__plan_aux(struct tutti_plan *plan, size_t bytes);
 
 /** Make plan->scratch at least `bytes` long (contents undefined). Returns 0, or -1. */
 int tutti__plan_scratch(struct tutti_plan *plan, size_t bytes);

@@ -99,6 +99,27 @@ static tutti_status_t plan_one(struct tutti_comm *comm, const struct tutti_op_de
     return TUTTI_OK;
 }
 
+/* The next phase of a plan in two (plan->then): built into the same plan, ready to run in ex. A
+ * first phase that shows the ranks' calls differ fails the communicator with the reason. */
+static tutti_status_t next_phase(struct tutti_comm *comm, const struct tutti_op_desc *op,
+                                 struct tutti_plan *plan, struct tutti_exec *ex, uint64_t seq)
+{
+    struct tutti_plan_params pp;
+    char why[256] = "";
+    tutti__run_plan_params(comm, op, &pp);
+    int rc = tutti__plan_continue(op, &pp, plan, why, sizeof(why));
+    if (rc == -4) {
+        tutti_status_t st = tutti__set_error(comm, TUTTI_ERR_MISMATCH, "%s", why);
+        tutti__comm_fail(comm, st, comm->rank);
+        return st;
+    }
+    if (rc != 0) {
+        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory to plan a %s",
+                                tutti__coll_name(op->coll));
+    }
+    return tutti__exec_reuse(ex, comm, plan, seq);
+}
+
 tutti_status_t tutti__run_op(struct tutti_comm *comm, const struct tutti_op_desc *op,
                              struct tutti_plan *plan)
 {
@@ -113,6 +134,11 @@ tutti_status_t tutti__run_op(struct tutti_comm *comm, const struct tutti_op_desc
     struct tutti_exec *ex = &comm->exec; /* ours while we hold the turn */
     TUTTI_CHECK(tutti__exec_reuse(ex, comm, plan, seq));
     st = tutti__engine_run(&ex, 1);
+    while (st == TUTTI_OK && plan->then != NULL) {
+        st = next_phase(comm, op, plan, ex, seq);
+        st = st == TUTTI_OK ? tutti__engine_run(&ex, 1) : st;
+    }
+    plan->then = NULL; /* a phase that failed has no next one */
     if (st == TUTTI_OK) {
         tutti__comm_seq_done(comm, seq);
     }
@@ -127,6 +153,11 @@ static int is_p2p(const struct tutti_op_desc *op)
 /* Build the member's next segment into its plan. 0: built; 1: nothing left; <0: error. */
 static int next_segment(struct tutti_run_member *m)
 {
+    if (m->status == TUTTI_OK && m->plan->then != NULL) { /* the second phase of the last */
+        uint64_t seq = tutti__comm_seq_post(m->comm);
+        m->status = next_phase(m->comm, m->ops[m->next - 1], m->plan, m->ex, seq);
+        return m->status == TUTTI_OK ? 0 : -1;
+    }
     if (m->next >= m->nops || m->status != TUTTI_OK) {
         return 1;
     }
@@ -196,6 +227,7 @@ void tutti__run_members(struct tutti_run_member **ms, int nm)
         for (int i = 0; i < n; i++) {
             if (exs[i]->status != TUTTI_OK) {
                 ran[i]->status = exs[i]->status;
+                ran[i]->plan->then = NULL; /* a phase that failed has no next one */
             } else {
                 tutti__comm_seq_done(ran[i]->comm, exs[i]->seq);
             }

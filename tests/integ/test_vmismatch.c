@@ -181,3 +181,35 @@ ParameterizedTest(struct vm_case *m, vmismatch, fails_every_rank_naming_both_cou
     integ_setenv("TUTTI_TIMEOUT", "5s");
     integ_run_ranks(NR, vm_rank, m, sizeof(struct meet));
 }
+
+/* Forced to alltoallv's Bruck variant, every rank has the whole count matrix before any data
+ * moves: the rank whose receive count differs from what its peer sends says so, naming both. */
+static int bruck_rank(const struct integ_ctx *ctx)
+{
+    int r = ctx->rank;
+    tutti_comm_t *c = NULL;
+    if (integ_comm_init(ctx, NULL, &c) != 0) {
+        return 1;
+    }
+    int32_t in[CAP], out[CAP];
+    tutti_status_t st = call(A2AV_MORE, r, in, out, c);
+    if (st == TUTTI_OK) {
+        st = tutti_allreduce(in, out, 1, TUTTI_INT32, TUTTI_SUM, c, NULL);
+    }
+    ICHECK(st == TUTTI_ERR_MISMATCH || st == TUTTI_ERR_REMOTE, "rank %d: %s: %s", r,
+           tutti_status_name(st), tutti_last_error(c));
+    const char *msg = tutti_last_error(c);
+    ICHECK(r != 0 || strstr(msg, "(bruck) rank 2 sends rank 0 6 x int32, where rank 0 expects "
+                                 "5") != NULL,
+           "rank 0: %s", msg);
+    tutti_comm_destroy(c);
+    return 0;
+}
+
+Test(vmismatch, bruck_names_both_counts_before_data_moves, .timeout = 60)
+{
+    integ_setenv("TUTTI_TRANSPORT", "shm");
+    integ_setenv("TUTTI_TIMEOUT", "5s");
+    integ_setenv("TUTTI_ALGO", "alltoallv:bruck");
+    integ_run_ranks(NR, bruck_rank, NULL, 0);
+}
