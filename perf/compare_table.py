@@ -287,8 +287,10 @@ def all_metas(metas):
 
 
 def summary_markdown(colls, metas, link, meta):
-    out = ["# tutti vs its peers on one host: the goals of issue 3, %s on %s" % (
-               meta.get("date", "?"), meta.get("host", "?")), "",
+    goals = GOALS if any(c in colls for g in GOALS for c in g[2]) else []
+    out = ["# tutti vs its peers on one host: %s, %s on %s" % (
+               "the goals of issue 3" if goals else ", ".join(colls), meta.get("date", "?"),
+               meta.get("host", "?")), "",
            "Machine: %s, %s cores, Linux %s; memory bandwidth %s. tutti %s. Launches of every "
            "collective: %d s in all (the last compare.sh run: %s s). Per-collective tables: "
            "`%s-<collective>.md` beside this file." % (
@@ -296,17 +298,17 @@ def summary_markdown(colls, metas, link, meta):
                meta.get("membw", "?"), meta.get("tutti_commit", "?"),
                sum(int(m.get("elapsed_s", 0)) for m in all_metas(metas)), meta.get("wall_s", "?"),
                meta.get("stem", "?")), "",
-           "A goal is met when the ratio holds at every size in its range, for 2 and 4 ranks "
-           "(the ranks measured); the worst ratio is shown with where it occurred. Ratios of "
+           "A goal is met when the ratio holds at every size in its range, at every rank count "
+           "measured; the worst ratio is shown with where it occurred. Ratios of "
            "medians over launches: busbw tutti/peer for bandwidth goals, time peer/tutti for "
            "latency goals (above 1: tutti is faster). Shared-memory goals count every peer "
            "(Gloo over TCP included); TCP goals count the TCP peers.", "",
            "| goal | ranks | worst ratio (size, ranks, vs) | needed | status |",
            "|---|---|---|---:|---|"]
-    goals = GOALS if any(c in colls for g in GOALS for c in g[2]) else []
-    if not goals:  # the v collectives alone
-        out[-2:] = ["No goal of issue 3 covers the collectives measured here (%s)."
-                    % ", ".join(colls)]
+    if not goals:  # the v collectives alone: no goal table, and the link row belongs to it
+        out[-4:] = ["No goal of issue 3 covers the collectives measured here (%s); their goals "
+                    "(issue 34) are read from the table below." % ", ".join(colls)]
+        link = None
     for gid, text, gcolls, transport, peer, sizes, need, kind in goals:
         for coll in gcolls:
             runs = colls.get(coll)
