@@ -8,6 +8,7 @@
  */
 #include "fuzz.h"
 #include "exec/fp.h"
+#include "coll_id.h"
 #include "tutti/coll.h"
 
 static void check_desc(const struct tutti_fp_desc *d, int nranks)
@@ -15,12 +16,22 @@ static void check_desc(const struct tutti_fp_desc *d, int nranks)
     FUZZ_CHECK(d->coll >= 0 && d->coll < TUTTI_COLL_COUNT && d->coll != TUTTI_COLL_RECV,
                "collective %d", d->coll);
     FUZZ_CHECK(d->dt >= 0 && d->dt < TUTTI_NUM_DATATYPES, "datatype %d", d->dt);
-    FUZZ_CHECK(d->op >= -1 && d->op < TUTTI_NUM_OPS, "op %d", d->op);
-    int p2p = d->coll == TUTTI_COLL_SEND;
+    FUZZ_CHECK(d->op >= -1 && d->op <= TUTTI_OP_PREMUL, "op %d", d->op);
     int64_t lim = nranks > 0 ? nranks : (int64_t)INT32_MAX + 1; /* any rank >= 0 */
-    FUZZ_CHECK(p2p ? d->src >= 0 && d->src < lim && d->dst >= 0 && d->dst < lim && d->root == -1
-                   : d->src == -1 && d->dst == -1 && d->root >= -1 && d->root < lim,
-               "ranks %d %d %d", d->root, d->src, d->dst);
+#define RANK_OK(x) ((x) >= 0 && (x) < lim)
+    if (d->coll == TUTTI_COLL_SEND) {
+        FUZZ_CHECK(RANK_OK(d->src) && RANK_OK(d->dst) && d->root == -1 && d->block == -1,
+                   "ranks %d %d %d %d", d->root, d->src, d->dst, d->block);
+    } else if (d->coll == TUTTI_COLL_ALLTOALLV) { /* a block's sender and receiver, or none */
+        int pair = d->src == -1 ? d->dst == -1 : RANK_OK(d->src) && RANK_OK(d->dst);
+        FUZZ_CHECK(pair && d->root == -1 && d->block == -1, "ranks %d %d %d %d", d->root,
+                   d->src, d->dst, d->block);
+    } else {
+        FUZZ_CHECK(d->src == -1 && d->dst == -1 && d->root >= -1 && d->root < lim &&
+                       d->block >= -1 && d->block < lim,
+                   "ranks %d %d %d %d", d->root, d->src, d->dst, d->block);
+    }
+#undef RANK_OK
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
