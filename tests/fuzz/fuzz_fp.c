@@ -24,8 +24,8 @@ static void check_desc(const struct tutti_fp_desc *d, int nranks)
                    "ranks %d %d %d %d", d->root, d->src, d->dst, d->block);
     } else if (d->coll == TUTTI_COLL_ALLTOALLV) { /* a block's sender and receiver, or none */
         int pair = d->src == -1 ? d->dst == -1 : RANK_OK(d->src) && RANK_OK(d->dst);
-        FUZZ_CHECK(pair && d->root == -1 && d->block == -1, "ranks %d %d %d %d", d->root,
-                   d->src, d->dst, d->block);
+        FUZZ_CHECK(pair && d->root == -1 && d->block == -1, "ranks %d %d %d %d", d->root, d->src,
+                   d->dst, d->block);
     } else {
         FUZZ_CHECK(d->src == -1 && d->dst == -1 && d->root >= -1 && d->root < lim &&
                        d->block >= -1 && d->block < lim,
