@@ -256,7 +256,25 @@ class Comm:
     def split(self, color, key=0):
         """A new communicator per color (None for SPLIT_NOCOLOR), ranks ordered by key."""
         out = ctypes.c_void_p()
+        color = SPLIT_NOCOLOR if color is None else color
         _check(lib.tutti_comm_split(self._live(), color, key, ctypes.byref(out)), self)
+        return self._child(out)
+
+    def shrink(self, exclude=None):
+        """A new communicator of the ranks that stay (tutti_comm_shrink): `exclude` lists ranks
+        of this one to leave out (the same on every staying rank); None leaves out the ranks
+        whose process has ended. Works on a communicator that failed; this one must still be
+        destroyed or aborted."""
+        out = ctypes.c_void_p()
+        if exclude is None:
+            _check(lib.tutti_comm_shrink(self._live(), None, 0, ctypes.byref(out)), self)
+        else:
+            arr = (ctypes.c_int * max(1, len(exclude)))(*exclude)
+            _check(lib.tutti_comm_shrink(self._live(), arr, len(exclude), ctypes.byref(out)),
+                   self)
+        return self._child(out)
+
+    def _child(self, out):
         if not out.value:
             return None
         c = Comm.__new__(Comm)
