@@ -62,6 +62,35 @@ def run_ranks(fn, n, *args, timeout=120):
     return errors
 
 
+def in_child(fn, *args):
+    """fn(*args) in a forked process that ends with os._exit: torch 1.13 can deadlock tearing
+    down a Gloo group under DDP (the group's destructor joins a Gloo thread that waits for
+    the GIL the destructor holds), so each training runs where nothing is torn down."""
+    import pickle
+    import traceback
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            out = (True, fn(*args))
+        except BaseException:
+            out = (False, traceback.format_exc())
+        with os.fdopen(w, "wb") as f:
+            pickle.dump(out, f)
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        data = f.read()
+    os.waitpid(pid, 0)
+    if not data:
+        raise RuntimeError(f"{fn.__name__}{args[:1]}: the child died without a result")
+    ok, val = pickle.loads(data)
+    if not ok:
+        raise RuntimeError(val)
+    return val
+
+
 def main(checks, need=("numpy",)):
     """checks: list of (name, fn, nranks, make_arg): fn(rank, nranks, make_arg()) on nranks
     ranks, make_arg called in this process just before (a unique id, a port). Reports all."""

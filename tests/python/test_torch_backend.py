@@ -320,39 +320,10 @@ def _train(backend, rank, n, store_file, steps=6):
     return grads, weights  # (no teardown: the process ends with os._exit)
 
 
-def _in_child(fn, *args):
-    """fn(*args) in a forked process that ends with os._exit: torch 1.13 can deadlock tearing
-    down a Gloo group under DDP (the group's destructor joins a Gloo thread that waits for
-    the GIL the destructor holds), so each training runs where nothing is torn down."""
-    import pickle
-    import traceback
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(r)
-        try:
-            out = (True, fn(*args))
-        except BaseException:
-            out = (False, traceback.format_exc())
-        with os.fdopen(w, "wb") as f:
-            pickle.dump(out, f)
-        os._exit(0)
-    os.close(w)
-    with os.fdopen(r, "rb") as f:
-        data = f.read()
-    os.waitpid(pid, 0)
-    if not data:
-        raise RuntimeError(f"{fn.__name__}{args[:1]}: the child died without a result")
-    ok, val = pickle.loads(data)
-    if not ok:
-        raise RuntimeError(val)
-    return val
-
-
 def check_ddp_matches_gloo(rank, n, stores):
     import torch
-    g_grads, g_w = _in_child(_train, "gloo", rank, n, stores[0])
-    t_grads, t_w = _in_child(_train, "tutti", rank, n, stores[1])
+    g_grads, g_w = harness.in_child(_train, "gloo", rank, n, stores[0])
+    t_grads, t_w = harness.in_child(_train, "tutti", rank, n, stores[1])
     for step, (gs, ts) in enumerate(zip(g_grads, t_grads)):
         for i, (g, t) in enumerate(zip(gs, ts)):
             assert torch.allclose(g, t, rtol=1e-5, atol=1e-7), \
