@@ -12,7 +12,13 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh || exit 1
+# torch 2.15 from the package index in a venv outside the clone (suite python's torch 2 tests)
+start=$SECONDS
+venv=ok
+bash scripts/torch-venv.sh || venv=failed
+echo "test.sh: the torch 2 venv took $((SECONDS - start)) s"
 bash scripts/build.sh || exit 1
+echo "torch2_venv $venv" >build/torch-venv-result.txt
 shm_segments() { ls /dev/shm 2>/dev/null | grep '^tutti' | sort; }
 shm_before=$(shm_segments)
 meson test -C build --print-errorlogs --num-processes 1 "$@"
@@ -67,7 +73,7 @@ else
   echo "dev_shm_clean failed: left in /dev/shm: $(echo $shm_left)" >build/shm-check-result.txt
   rc=1
 fi
-logs+=(--plain build/shm-check-result.txt)
+logs+=(--plain build/shm-check-result.txt --plain build/torch-venv-result.txt)
 python3 scripts/test-summary.py "${logs[@]}"
 summary_rc=$?
 [ $rc -eq 0 ] && [ $summary_rc -eq 0 ]
