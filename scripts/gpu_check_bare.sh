@@ -15,36 +15,16 @@
 #                                           the PyTorch steps get as far as "no GPU" too; it
 #                                           brings the runtime libraries of hwloc, verbs and
 #                                           libsodium with it (not their headers or .pc files)
-# Needs root, debootstrap, unshare and a network route to a Debian mirror (the first time).
+# Needs root, debootstrap, unshare and a network route to a Debian mirror (the first time); the
+# root is made by scripts/bare_root.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 outdir=${1:-build/gpu-check-bare}
 root=${BARE_ROOT:-/var/tmp/tutti-bare-root}
-mirror=${BARE_MIRROR:-http://deb.debian.org/debian}
-pkgs=python3,python3-numpy,gcc,g++,libc6-dev,meson,ninja-build,git,procps
-[ "${BARE_TORCH:-0}" = 1 ] && pkgs+=,python3-torch
 [ -f gpu-bundle/env.sh ] || { echo "gpu_check_bare: make gpu-bundle/ first (scripts/gpu_bundle.sh)" >&2; exit 1; }
 cuda=$(readlink -f /usr/local/cuda)
 [ -x "$cuda/bin/nvcc" ] || { echo "gpu_check_bare: no CUDA toolkit at /usr/local/cuda" >&2; exit 1; }
-
-if [ "$(cat "$root/.tutti-packages" 2>/dev/null)" != "$pkgs" ]; then
-  rm -rf "$root"
-  echo "gpu_check_bare: debootstrap of Debian 12 with $pkgs into $root (a few minutes)"
-  debootstrap --variant=minbase --include="$pkgs" bookworm "$root" "$mirror" >/tmp/debootstrap.log 2>&1 ||
-    { tail -20 /tmp/debootstrap.log >&2; exit 1; }
-  echo "$pkgs" >"$root/.tutti-packages"
-fi
-
-# The root must lack what the bundle brings: headers, .pc files, pkg-config, Criterion.
-lacks=(usr/include/sodium.h usr/include/hwloc.h usr/include/infiniband/verbs.h
-       usr/include/rdma/rdma_cma.h usr/include/criterion usr/include/zlib.h usr/bin/pkg-config
-       usr/bin/pkgconf usr/lib/x86_64-linux-gnu/libcriterion.so.3)
-[ "${BARE_TORCH:-0}" = 1 ] ||
-  lacks+=(usr/lib/x86_64-linux-gnu/libsodium.so.23 usr/lib/x86_64-linux-gnu/libhwloc.so.15
-          usr/lib/x86_64-linux-gnu/libibverbs.so.1)
-for f in "${lacks[@]}"; do
-  [ ! -e "$root/$f" ] || { echo "gpu_check_bare: the bare root has $f" >&2; exit 1; }
-done
+bash scripts/bare_root.sh "$root"
 
 # The working tree as the device tool sends it: tracked and untracked-not-ignored files, and
 # the carried bundle; no build directory.

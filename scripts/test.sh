@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# README command 2: install what is needed, build, run every test suite, and print one closing
-# line that counts the tests of all Criterion suites together. Then the build without CUDA
+# README command 2: install what is needed (the Debian packages, and torch 2.15 in a venv outside
+# the clone: scripts/torch-venv.sh), build, run every test suite, and print one closing line
+# that counts the tests of all Criterion suites together. The wheel check (scripts/
+# wheel_check.sh) runs after the GPU check's bare root. Then the build without CUDA
 # (scripts/nocuda.sh) and its suites.
 # Then the hardening checks (skipped with HARDENING=0): every fuzz harness for
 # FUZZ_SECONDS (default 20), the unit, example, threads, build, nccl and most integration
@@ -42,6 +44,14 @@ if [ "${GPU_BARE:-1}" != 0 ]; then
   [ $gb = ok ] || rc=1
   echo "test.sh: the GPU check in a bare root took $((SECONDS - start)) s"
   logs+=(--plain build/gpu-check-bare-result.txt)
+fi
+# The wheel: pip install . with build isolation, python -m build + auditwheel, and the wheel in
+# a fresh venv in the bare root (scripts/wheel_check.sh). WHEEL_CHECK=0 leaves it out.
+if [ "${WHEEL_CHECK:-1}" != 0 ]; then
+  start=$SECONDS
+  bash scripts/wheel_check.sh build/wheel-check.txt || rc=1
+  echo "test.sh: the wheel check took $((SECONDS - start)) s"
+  logs+=(--plain build/wheel-check.txt)
 fi
 if [ "${HARDENING:-1}" != 0 ]; then
   start=$SECONDS
