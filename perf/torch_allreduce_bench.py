@@ -2,7 +2,7 @@
 """torch_allreduce_bench.py - dist.all_reduce through torch.distributed with the "tutti"
 backend (tutti.torch_backend) and with "gloo", in one run: latency and busbw per size.
 
-    TUTTI_LIBRARY=build/libtutti.so /usr/bin/python3 perf/torch_allreduce_bench.py \
+    TUTTI_LIBRARY=build/libtutti.so PYTHON perf/torch_allreduce_bench.py \
         -N 2 --launches 5 -b 8 -e 64M -f 8 --out perf/results/NAME
 
 A launch starts N fresh rank processes for one backend (FileStore rendezvous, float32 SUM, in
@@ -84,18 +84,25 @@ def rank_main(args):
         print(json.dumps(result), flush=True)
 
 
-def launch(args, backend):
-    """Start N ranks of one backend; their result {size: seconds}."""
+def start_ranks(script, backend, argv, n):
+    """Run `script --rank-of BACKEND --store S ARGV` as n rank processes (BENCH_RANK set);
+    the JSON object rank 0 prints last."""
     tmp = tempfile.mkdtemp(prefix="tutti-bench-")
-    cmd = [sys.executable, os.path.abspath(__file__), "--rank-of", backend, "--store",
-           os.path.join(tmp, "store")] + [a for a in args.argv]
+    cmd = [sys.executable, os.path.abspath(script), "--rank-of", backend, "--store",
+           os.path.join(tmp, "store")] + list(argv)
     env = dict(os.environ, GLOO_SOCKET_IFNAME=os.environ.get("GLOO_SOCKET_IFNAME", "lo"))
     procs = [subprocess.Popen(cmd, env=dict(env, BENCH_RANK=str(r)), stdout=subprocess.PIPE,
-                              text=True) for r in range(args.N)]
+                              text=True) for r in range(n)]
     outs = [p.communicate(timeout=1800)[0] for p in procs]
     if any(p.returncode != 0 for p in procs):
         sys.exit(f"{backend}: a rank failed: {[p.returncode for p in procs]} {outs}")
-    return {int(k): v for k, v in json.loads(outs[0].strip().splitlines()[-1]).items()}
+    return json.loads(outs[0].strip().splitlines()[-1])
+
+
+def launch(args, backend):
+    """Start N ranks of one backend; their result {size: seconds}."""
+    out = start_ranks(__file__, backend, args.argv, args.N)
+    return {int(k): v for k, v in out.items()}
 
 
 def fmt_size(b):
@@ -134,7 +141,7 @@ def main():
     bus = 2.0 * (n - 1) / n
     lines = [f"# dist.all_reduce, tutti vs gloo (torch {torch_version()}), {n} ranks, float32 "
              "sum in place", "",
-             "command: `TUTTI_LIBRARY=build/libtutti.so /usr/bin/python3 "
+             f"command: `TUTTI_LIBRARY=build/libtutti.so {sys.executable} "
              f"perf/torch_allreduce_bench.py {' '.join(args.argv)}`", "",
              f"load before: `{up0}`", f"load after: `{up1}`", "",
              f"medians over {args.launches} launches per backend, launched alternately", "",
