@@ -3,6 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -f build/build.ninja ]; then
-  meson setup build "$@"
+  # the torch 2 suites' interpreter: the venv scripts/torch-venv.sh makes (TORCH_VENV)
+  meson setup build -Dtorch2_python="${TORCH_VENV:-/var/cache/tutti/torch-2.15}/bin/python" "$@"
 fi
 ninja -C build
