@@ -20,8 +20,11 @@ PREAMBLE = """# Environment variables
 Generated from the table in `src/env.h` by `scripts/gen_env_doc.py` (a test fails when this
 file is stale). `tutti-info --env` prints the same table with the values now set.
 
-Integers are decimal (`010` is ten); sizes take `k`, `m`, `g`, `t` (binary); durations `us`,
-`ms`, `s`, `m`, `h` (a bare number is seconds). Every number has a range, both ends included: a
+Integers are decimal (`010` is ten); sizes are digits and `k`, `m`, `g` or `t` (binary, either
+case, optionally followed by `B` or `iB`: `4k`, `4KiB`); durations are digits, an optional
+fraction and `ns`, `us`, `ms`, `s`, `m`, `min` or `h` (a bare number is seconds: `1.5s`, `250us`).
+Nothing else is read as a number: no spaces, signs, hexadecimal or exponents (`1e3`, `0x10`),
+and no `kb` (kilobits?). Every number has a range, both ends included: a
 value out of it, or one that does not parse, fails `tutti_get_unique_id` and every
 communicator's creation with `TUTTI_ERR_INVALID_ARG` naming the variable, the value and the
 range (a job never runs on a default it was not asked for). An unknown `TUTTI_*` name is a

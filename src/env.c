@@ -50,87 +50,94 @@ int tutti__parse_long(const char *s, long *out_p)
     return 0;
 }
 
+/* Sizes and durations have one spelling each (issue 36): decimal digits, then a unit, nothing
+ * else: no white space, sign, hexadecimal, exponent, "inf" or "nan" (strtoull and strtod take
+ * all of those), so a value means what it reads as everywhere. digits() reads the leading run
+ * of decimal digits; *n_p counts them. */
+static unsigned long long digits(const char **s_p, int *n_p, int *overflow_p)
+{
+    unsigned long long v = 0;
+    int n = 0;
+    for (const char *s = *s_p; *s >= '0' && *s <= '9'; s++, n++) {
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (ULLONG_MAX - d) / 10) {
+            *overflow_p = 1;
+        }
+        v = v * 10 + d;
+    }
+    *s_p += n;
+    *n_p = n;
+    return v;
+}
+
+/* A size: digits, then k, m, g or t (either case, binary), then nothing, "B" or "iB"; or
+ * digits and "B". A lowercase "b" is refused: "kb" reads as kilobits. */
 int tutti__parse_size(const char *s, size_t *out_p)
 {
-    char *end = NULL;
-    errno = 0;
-    /* strtoull skips white space and then negates "-2" into 2^64 - 2: refuse a sign after
-     * the space too (fuzz_env found " -2" read as 18446744073709551614 bytes). */
-    const char *digits = s;
-    while (isspace((unsigned char)*digits)) {
-        digits++;
-    }
-    if (digits[0] == '-') {
+    int n = 0, overflow = 0;
+    unsigned long long v = digits(&s, &n, &overflow);
+    if (n == 0 || overflow) {
         return -1;
     }
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno != 0 || end == s) {
-        return -1;
-    }
+    static const char units[] = "kmgt";
+    const char *u = *s != '\0' ? strchr(units, tolower((unsigned char)*s)) : NULL;
     unsigned long long mul = 1;
-    switch (tolower((unsigned char)*end)) {
-    case 'k':
-        mul = 1ull << 10;
-        end++;
-        break;
-    case 'm':
-        mul = 1ull << 20;
-        end++;
-        break;
-    case 'g':
-        mul = 1ull << 30;
-        end++;
-        break;
-    case 't':
-        mul = 1ull << 40;
-        end++;
-        break;
-    default:
-        break;
+    if (u != NULL) {
+        mul = 1ull << (10 * (1 + (u - units)));
+        s++;
+        if (*s == 'i') {
+            s++;
+            if (*s != 'B') {
+                return -1; /* "ki" alone */
+            }
+        }
     }
-    if (mul > 1 && (*end == 'i' || *end == 'I')) {
-        end++; /* "KiB" */
+    if (*s == 'B') {
+        s++;
     }
-    if (*end == 'b' || *end == 'B') {
-        end++;
-    }
-    if (*end != '\0' || (v != 0 && mul > ULLONG_MAX / v) || v * mul > SIZE_MAX) {
+    if (*s != '\0' || (v != 0 && mul > ULLONG_MAX / v) || v * mul > SIZE_MAX) {
         return -1;
     }
     *out_p = (size_t)(v * mul);
     return 0;
 }
 
+/* A duration: digits, optionally a point and more digits, then ns, us, ms, s, m, min or h (a
+ * bare number is seconds). */
 int tutti__parse_duration_ns(const char *s, int64_t *out_p)
 {
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno != 0 || end == s || !(v >= 0.0)) {
+    int n = 0, overflow = 0;
+    double v = (double)digits(&s, &n, &overflow);
+    if (n == 0 || overflow) {
         return -1;
     }
-    double mul = 1e9; /* a bare number is seconds */
-    if (strcmp(end, "ns") == 0) {
-        mul = 1.0;
-    } else if (strcmp(end, "us") == 0) {
-        mul = 1e3;
-    } else if (strcmp(end, "ms") == 0) {
-        mul = 1e6;
-    } else if (strcmp(end, "s") == 0 || *end == '\0') {
-        mul = 1e9;
-    } else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0) {
-        mul = 60e9;
-    } else if (strcmp(end, "h") == 0) {
-        mul = 3600e9;
-    } else {
-        return -1;
+    if (*s == '.') {
+        s++;
+        /* the fraction digit by digit: strtod would read the point of the caller's locale */
+        double place = 0.1;
+        for (n = 0; *s >= '0' && *s <= '9'; s++, n++, place /= 10) {
+            v += (*s - '0') * place;
+        }
+        if (n == 0) {
+            return -1; /* "1." */
+        }
     }
-    double ns = v * mul;
-    if (ns > (double)INT64_MAX / 2) {
-        return -1;
+    static const struct {
+        const char *unit;
+        double ns;
+    } units[] = {{"ns", 1.0}, {"us", 1e3},     {"ms", 1e6},     {"s", 1e9},
+                 {"", 1e9},   {"m", 60e9},     {"min", 60e9},   {"h", 3600e9}};
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (strcmp(s, units[i].unit) == 0) {
+            double ns = v * units[i].ns;
+            if (!(ns <= (double)INT64_MAX / 2)) {
+                return -1;
+            }
+            *out_p = (int64_t)(ns + 0.5); /* "2.3ms": 2299999.9999999995 is 2300000 */
+            return 0;
+        }
     }
-    *out_p = (int64_t)ns;
-    return 0;
+    return -1;
 }
 
 /* Parse one value into its field; returns 0 on success. */
@@ -299,6 +306,14 @@ static int from_fallback(const struct tutti_env_desc *d, void *field, char *why,
     return 0;
 }
 
+/* The secret variables: set to nothing they used to mean "no secret" and the job ran on a key
+ * anyone can compute; a secret variable that cannot be used is an error in every launch mode
+ * (issue 36 item 5), the unique id's included, since every mode checks the table. */
+static int must_not_be_empty(const char *name)
+{
+    return strcmp(name, "SECRET") == 0 || strcmp(name, "SECRET_FILE") == 0;
+}
+
 static void env_parse(void)
 {
     struct tutti_env *env = &tutti__g.env;
@@ -312,6 +327,10 @@ static void env_parse(void)
         char full[80];
         snprintf(full, sizeof(full), "TUTTI_%s", d->name);
         const char *val = getenv(full);
+        if (val != NULL && val[0] == '\0' && must_not_be_empty(d->name)) {
+            add_problem("%s is set but empty: unset it, or give it the job's secret", full);
+            continue;
+        }
         if (val == NULL || val[0] == '\0') {
             if (fallback != NULL && from_fallback(d, field, ignored, sizeof(ignored))) {
                 env->set_mask |= 1ull << i;

@@ -436,8 +436,36 @@ def _stores():
     return [os.path.join(d, "store0"), os.path.join(d, "store1")]
 
 
+def check_secret_variables(rank, n, stores):
+    """Issue 36 item 5: TUTTI_SECRET= and TUTTI_SECRET_FILE= (set, empty) are errors naming the
+    variable, as in the C library; a secret file other users can read gives the C library's
+    warning."""
+    import tempfile
+    import warnings
+    from tutti import _torch_store
+    for name in ("TUTTI_SECRET", "TUTTI_SECRET_FILE"):
+        os.environ[name] = ""
+        try:
+            _torch_store._job_secret()
+            raise AssertionError(f"{name}= was taken as no secret")
+        except ValueError as e:
+            assert f"{name} is set but empty" in str(e), e
+        del os.environ[name]
+    fd, path = tempfile.mkstemp()
+    os.write(fd, (SECRET + "\n").encode())
+    os.close(fd)
+    os.chmod(path, 0o644)
+    os.environ["TUTTI_SECRET_FILE"] = path
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        assert _torch_store._job_secret() == bytes.fromhex(SECRET)
+    assert any("readable by other users" in str(w.message) for w in got), [str(w) for w in got]
+    os.unlink(path)
+
+
 if __name__ == "__main__":
-    harness.main([("dist_collectives", check_collectives, N, _stores),
+    harness.main([("secret_variables", check_secret_variables, 1, _stores),
+                  ("dist_collectives", check_collectives, N, _stores),
                   ("failure_raises", check_failure_raises, N, _stores),
                   ("timeout_reads_as_torch_says", check_timeout_reads_as_torch_says, 2, _stores),
                   ("exit_without_destroy", check_exit_without_destroy, 2, _stores),

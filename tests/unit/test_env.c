@@ -28,8 +28,10 @@ Test(env, size_suffixes_parse_as_binary_units)
     cr_assert_eq(v, 17);
     cr_assert_eq(tutti__parse_size("-1", &v), -1);
     cr_assert_eq(tutti__parse_size(" -2", &v), -1, "fuzz_env: was 2^64 - 2");
-    cr_assert_eq(tutti__parse_size(" 2k", &v), 0);
+    cr_assert_eq(tutti__parse_size("2KB", &v), 0);
     cr_assert_eq(v, 2048);
+    cr_assert_eq(tutti__parse_size("64B", &v), 0);
+    cr_assert_eq(v, 64);
     cr_assert_eq(tutti__parse_size("12q", &v), -1);
     cr_assert_eq(tutti__parse_size("", &v), -1);
     cr_assert_eq(tutti__parse_size("99999999999999999999T", &v), -1);
@@ -50,6 +52,34 @@ Test(env, durations_take_units_and_bare_seconds)
     cr_assert_eq(ns, 120000000000ll);
     cr_assert_eq(tutti__parse_duration_ns("5 parsecs", &ns), -1);
     cr_assert_eq(tutti__parse_duration_ns("-1s", &ns), -1);
+    cr_assert_eq(tutti__parse_duration_ns("2.3ms", &ns), 0);
+    cr_assert_eq(ns, 2300000);
+    cr_assert_eq(tutti__parse_duration_ns("0.25", &ns), 0);
+    cr_assert_eq(ns, 250000000);
+}
+
+/* Issue 36 item 6: strtod read "0x10" as 16 s, "0x1p4" as 16 s and "1e3" as 1000 s, and
+ * strtoull let sizes begin with white space or "+" and end in "kb"; each spelling that is not
+ * digits, an optional fraction (durations) and a unit is refused now. */
+Test(env, one_spelling_for_sizes_and_durations)
+{
+    int64_t ns = 0;
+    const char *bad_durations[] = {"0x10", "0x1p4", "1e3", "1E3s", " 5s", "5s ", "+5s", "inf",
+                                   "nan", "1.", ".5", "1,5s", "5 s", "5sec", ""};
+    for (size_t i = 0; i < sizeof(bad_durations) / sizeof(bad_durations[0]); i++) {
+        cr_expect_eq(tutti__parse_duration_ns(bad_durations[i], &ns), -1, "duration \"%s\"",
+                     bad_durations[i]);
+    }
+    size_t v = 0;
+    const char *bad_sizes[] = {" 2k", "2k ", "+2k", "2kb", "2 k", "0x10", "1e3", "2ki", "2iB",
+                               "2.5k", "2kB ", "k", "-0"};
+    for (size_t i = 0; i < sizeof(bad_sizes) / sizeof(bad_sizes[0]); i++) {
+        cr_expect_eq(tutti__parse_size(bad_sizes[i], &v), -1, "size \"%s\"", bad_sizes[i]);
+    }
+    cr_assert_eq(tutti__parse_size("3kB", &v), 0);
+    cr_assert_eq(v, 3072);
+    cr_assert_eq(tutti__parse_size("3MiB", &v), 0);
+    cr_assert_eq(v, 3u << 20);
 }
 
 /* Issue 18: "010" was octal 8 and "0x10" 16 (strtol base 0); integers are decimal only. */
@@ -100,6 +130,21 @@ Test(env, malformed_value_keeps_default_and_is_an_error, .init = cr_redirect_std
     cr_assert_eq(tutti__env_check(), TUTTI_ERR_INVALID_ARG);
     const char *m = tutti_last_error(NULL);
     cr_assert(strstr(m, "TUTTI_SHM_SLOT_SIZE value 'lots' is not a size") != NULL, "%s", m);
+}
+
+/* Issue 36 item 5: TUTTI_SECRET= and TUTTI_SECRET_FILE= read as "no secret" (a key anyone can
+ * compute, or, through a unique id, not a word); the table's check (which tutti_get_unique_id,
+ * tutti_comm_init_rank and tutti_comm_init_env all make) refuses them now, naming each. */
+Test(env, empty_secret_variables_are_errors, .init = cr_redirect_stderr)
+{
+    setenv("TUTTI_SECRET", "", 1);
+    setenv("TUTTI_SECRET_FILE", "", 1);
+    cr_assert_eq(tutti__env_check(), TUTTI_ERR_INVALID_ARG);
+    const char *m = tutti_last_error(NULL);
+    cr_assert(strstr(m, "TUTTI_SECRET is set but empty") != NULL, "%s", m);
+    cr_assert(strstr(m, "TUTTI_SECRET_FILE is set but empty") != NULL, "%s", m);
+    tutti_unique_id_t id;
+    cr_assert_eq(tutti_get_unique_id(&id), TUTTI_ERR_INVALID_ARG, "the unique id's path too");
 }
 
 /* Issue 18: 2305843009213693888 wrapped the segment size; NSLOTS 0 and -5 were clamped. */

@@ -31,6 +31,9 @@ def _secret_file(path):
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise ValueError(f"tutti backend: TUTTI_SECRET_FILE {path} is not a regular file")
+        if st.st_mode & 0o077:
+            warnings.warn(f"tutti backend: TUTTI_SECRET_FILE {path} is readable by other users "
+                          "(chmod 600 it)", RuntimeWarning, stacklevel=4)
         if st.st_size == 0 or st.st_size > _SECRET_FILE_MAX:
             raise ValueError(f"tutti backend: TUTTI_SECRET_FILE {path} has {st.st_size} bytes: "
                              "it must hold the job secret, 32 hex digits")
@@ -40,7 +43,12 @@ def _secret_file(path):
 
 
 def _job_secret():
-    """The 16 bytes of TUTTI_SECRET, else of TUTTI_SECRET_FILE, else None (no secret)."""
+    """The 16 bytes of TUTTI_SECRET, else of TUTTI_SECRET_FILE, else None (no secret). A
+    variable that is set but empty is an error, as in the C library."""
+    for name in ("TUTTI_SECRET", "TUTTI_SECRET_FILE"):
+        if os.environ.get(name) == "":
+            raise ValueError(f"tutti backend: {name} is set but empty: unset it, or give it "
+                             "the job's secret")
     text, what = os.environ.get("TUTTI_SECRET", ""), "TUTTI_SECRET"
     if not text:
         path = os.environ.get("TUTTI_SECRET_FILE", "")
