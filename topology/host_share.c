@@ -60,19 +60,89 @@ static void path_of(const char *name, const char *suffix, char *out, size_t len)
     snprintf(out, len, "%s/%s%s", SHARE_DIR, name, suffix);
 }
 
-/* A finished detection from <name>; 1 when there was a whole one of this version. */
+/* Open a file of the protocol for reading only if it is this user's own: not a link, a regular
+ * file, owned by the effective uid and writable by nobody else. /dev/shm is shared by every
+ * user: another user can create a name first (issue 36: a planted file claiming 100000 NICs
+ * crashed every rank); such a file is passed over (the ranks detect alone), never read. */
+static int open_own(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0) {
+        if (fd >= 0) {
+            close(fd);
+        }
+        return -1;
+    }
+    if (!S_ISREG(sb.st_mode) || sb.st_uid != geteuid() || (sb.st_mode & 022) != 0) {
+        tutti_warn("%s is not this user's own file (owner uid %u, mode %o): not read; this "
+                   "rank detects the topology itself",
+                   path, (unsigned)sb.st_uid, (unsigned)(sb.st_mode & 07777));
+        close(fd);
+        errno = EPERM;
+        return -1;
+    }
+    return fd;
+}
+
+static int terminated(const char *s, size_t len)
+{
+    return memchr(s, '\0', len) != NULL;
+}
+
+static int dev_sane(const struct tutti_topo_dev *d)
+{
+    return terminated(d->name, sizeof(d->name)) && terminated(d->alias, sizeof(d->alias)) &&
+           terminated(d->busid, sizeof(d->busid)) && d->package >= -1 && d->numa >= -1;
+}
+
+/* Every count and index within what the readers of a topology assume (its arrays' bounds),
+ * every string terminated: a file from a rank of this job always is. */
+static int share_sane(const struct share_file *f)
+{
+    const struct tutti_topo *t = &f->topo;
+    if (t->ngpus < 0 || t->ngpus > TUTTI_TOPO_MAX_GPUS || t->nnics < 0 ||
+        t->nnics > TUTTI_TOPO_MAX_NICS || t->packages < 0 || t->numa_nodes < 0 || t->cores < 0 ||
+        t->pus < 0 || f->pus.n < 0 || f->pus.n > TUTTI_TOPO_MAX_PUS ||
+        !terminated(t->source, sizeof(t->source)) ||
+        !terminated(t->nvml_note, sizeof(t->nvml_note)) || !terminated(t->error, sizeof(t->error))) {
+        return 0;
+    }
+    for (int i = 0; i < t->ngpus; i++) { /* a GPU's nearest NIC indexes t->nic */
+        if (!dev_sane(&t->gpu[i]) || t->gpu[i].nic < -1 || t->gpu[i].nic >= t->nnics) {
+            return 0;
+        }
+    }
+    for (int i = 0; i < t->nnics; i++) {
+        if (!dev_sane(&t->nic[i])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* A finished detection from <name>; 1 when there was a whole, sane one of this version, made by
+ * this user. */
 static int read_share(const char *name, struct share_file *f)
 {
     char path[160];
     path_of(name, "", path, sizeof(path));
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open_own(path);
     if (fd < 0) {
         return 0;
     }
     ssize_t n = read(fd, f, sizeof(*f));
     close(fd);
-    return n == (ssize_t)sizeof(*f) && f->magic == SHARE_MAGIC && f->version == SHARE_VERSION &&
-           f->size == sizeof(*f);
+    if (n != (ssize_t)sizeof(*f) || f->magic != SHARE_MAGIC || f->version != SHARE_VERSION ||
+        f->size != sizeof(*f)) {
+        return 0;
+    }
+    if (!share_sane(f)) {
+        tutti_warn("%s holds counts or names out of bounds: not used; this rank detects the "
+                   "topology itself", path);
+        return 0;
+    }
+    return 1;
 }
 
 /* Detect, then publish as <name> (best effort: a failed write only costs the others). */
@@ -172,7 +242,7 @@ static void sweep(void)
  * file is gone already (finished), 1 after the lock, -1 on any trouble or at the deadline. */
 static int wait_maker(const char *lock, int64_t deadline)
 {
-    int fd = open(lock, O_RDONLY | O_CLOEXEC);
+    int fd = open_own(lock); /* another user's lock: not waited for (it could hold it forever) */
     if (fd < 0) {
         return errno == ENOENT ? 0 : -1;
     }

@@ -9,8 +9,10 @@
 #include "util.h"
 
 #include <criterion/criterion.h>
+#include <criterion/redirect.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -213,4 +215,73 @@ Test(host_share, a_result_read_is_placed_for_the_readers_own_affinity)
     tutti__topo_place(&t, &pus);
     cr_expect_eq(t.cpu_package, -1);
     cr_assert_eq(sched_setaffinity(0, sizeof(set), &set), 0);
+}
+
+/* A finished result for name, published by a child that detects and leaves it (no share_end,
+ * as a rank between its detection and init's first sync); the file names this process as its
+ * maker. */
+static void publish(const char *name)
+{
+    pid_t kid = fork();
+    cr_assert_geq(kid, 0);
+    if (kid == 0) {
+        struct tutti_topo t;
+        (void)tutti__topo_share(name, fake_detect, &t);
+        _exit(0);
+    }
+    int st = 0;
+    cr_assert_eq(waitpid(kid, &st, 0), kid);
+    cr_assert(exists(name, ""), "the child published its result");
+    /* its maker is this process now (alive), so the next detection's sweep keeps the file */
+    char path[200];
+    snprintf(path, sizeof(path), "/dev/shm/%s", name);
+    int fd = open(path, O_WRONLY);
+    uint32_t me = (uint32_t)getpid();
+    cr_assert_eq(pwrite(fd, &me, sizeof(me), 12), (ssize_t)sizeof(me));
+    close(fd);
+}
+
+/* The reader must detect alone, and get its own detection (nnics 0), not the file's. */
+static void expect_passed_over(const char *name, const char *why)
+{
+    struct tutti_topo t;
+    cr_assert_eq(tutti__topo_share(name, fake_detect, &t), 0, "%s: the file was read", why);
+    cr_assert(t.ok && t.nnics == 0 && t.packages == 2, "%s", why);
+    tutti__topo_share_end();
+}
+
+/* Issue 36 item 2: the result file was opened without O_NOFOLLOW or an owner check and its
+ * counts trusted: one claiming 100000 NICs crashed every rank (topology/view.c). Now a file with
+ * counts beyond its arrays, one that others may write, one of another user and a link are each
+ * passed over: the rank detects alone, as if the file were not there. */
+Test(host_share, a_planted_or_corrupt_result_is_passed_over, .init = cr_redirect_stderr)
+{
+    char name[64], path[200];
+    unique_name(name, sizeof(name));
+    snprintf(path, sizeof(path), "/dev/shm/%s", name);
+    publish(name);
+    int fd = open(path, O_RDWR);
+    cr_assert_geq(fd, 0);
+    int bogus = 100000;
+    off_t at = 16 + (off_t)offsetof(struct tutti_topo, nnics); /* the file's 16-byte head, then */
+    cr_assert_eq(pwrite(fd, &bogus, sizeof(bogus), at), (ssize_t)sizeof(bogus));
+    close(fd);
+    expect_passed_over(name, "100000 NICs"); /* (and its own result replaced the file, then
+                                                * went with share_end: each case starts anew) */
+    publish(name);
+    cr_assert_eq(chmod(path, 0666), 0);
+    expect_passed_over(name, "writable by others");
+    if (geteuid() == 0) {
+        publish(name);
+        cr_assert_eq(chown(path, 65534, 65534), 0);
+        expect_passed_over(name, "owned by uid 65534");
+    }
+    publish(name);
+    char real[220];
+    snprintf(real, sizeof(real), "%s.real", path);
+    cr_assert_eq(rename(path, real), 0);
+    cr_assert_eq(symlink(real, path), 0);
+    expect_passed_over(name, "a symbolic link");
+    unlink(path);
+    unlink(real);
 }
