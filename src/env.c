@@ -125,8 +125,8 @@ int tutti__parse_duration_ns(const char *s, int64_t *out_p)
     static const struct {
         const char *unit;
         double ns;
-    } units[] = {{"ns", 1.0}, {"us", 1e3},     {"ms", 1e6},     {"s", 1e9},
-                 {"", 1e9},   {"m", 60e9},     {"min", 60e9},   {"h", 3600e9}};
+    } units[] = {{"ns", 1.0}, {"us", 1e3}, {"ms", 1e6},   {"s", 1e9},
+                 {"", 1e9},   {"m", 60e9}, {"min", 60e9}, {"h", 3600e9}};
     for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
         if (strcmp(s, units[i].unit) == 0) {
             double ns = v * units[i].ns;

@@ -105,7 +105,8 @@ static int share_sane(const struct share_file *f)
         t->nnics > TUTTI_TOPO_MAX_NICS || t->packages < 0 || t->numa_nodes < 0 || t->cores < 0 ||
         t->pus < 0 || f->pus.n < 0 || f->pus.n > TUTTI_TOPO_MAX_PUS ||
         !terminated(t->source, sizeof(t->source)) ||
-        !terminated(t->nvml_note, sizeof(t->nvml_note)) || !terminated(t->error, sizeof(t->error))) {
+        !terminated(t->nvml_note, sizeof(t->nvml_note)) ||
+        !terminated(t->error, sizeof(t->error))) {
         return 0;
     }
     for (int i = 0; i < t->ngpus; i++) { /* a GPU's nearest NIC indexes t->nic */
@@ -139,7 +140,8 @@ static int read_share(const char *name, struct share_file *f)
     }
     if (!share_sane(f)) {
         tutti_warn("%s holds counts or names out of bounds: not used; this rank detects the "
-                   "topology itself", path);
+                   "topology itself",
+                   path);
         return 0;
     }
     return 1;

@@ -11,7 +11,7 @@
  * Each call's first piece passes a gate, in place of its first barrier, that compares the
  * ranks' operation fingerprints (fp.h): the host publishes the call's fingerprint in the segment
  * (a ring of records per rank); the stream copies the input piece into its own scratch, writes
- * arrived[me] (no wait) and gate[me] = k << 32 | hash (k: the collective's sequence number),
+ * arrived[me] (no wait) and gate[me] = k << 16 | hash (k: the collective's sequence number),
  * then waits until gate[q] >= that for every q. Ranks whose calls match write the same value
  * and pass, each peer's copy done. Where they differ, only the ranks with the smallest value
  * pass: they read the others' scratch for that first piece (at most TUTTI_IPC_CHUNK bytes, in
@@ -169,6 +169,34 @@ static void mismatch_msg(struct tutti_ipc_state *st, uint64_t k, int a, int b, c
              (int)st->pid[a], db, b);
 }
 
+/* A gate value: the call's sequence number in the high 48 bits (2^48 calls of at least a few
+ * microseconds each take centuries: it never wraps; with 32 bits, after 2^32 calls a stale gate
+ * of the previous round passed ">=" and a first piece ran unsynchronized, issue 36 item 6), a
+ * hash of its fingerprint in the low 16 (the watchdog also compares the whole records). */
+#define GATE_HASH_BITS 16
+
+uint64_t tutti__ipc_gate_value(uint64_t seq, uint64_t hash)
+{
+    return (seq & (UINT64_MAX >> GATE_HASH_BITS)) << GATE_HASH_BITS | hash >> (64 - GATE_HASH_BITS);
+}
+
+/* Do rank q's and this rank's records of call k differ (both written, read whole)? */
+static int records_differ(struct tutti_ipc_state *st, int q, uint64_t k)
+{
+    volatile uint64_t *a = fp_rec(st, st->rank, k), *b = fp_rec(st, q, k);
+    uint64_t wa[4], wb[4];
+    for (int i = 0; i < 4; i++) {
+        wa[i] = __atomic_load_n(&a[i], __ATOMIC_ACQUIRE);
+        wb[i] = __atomic_load_n(&b[i], __ATOMIC_ACQUIRE);
+    }
+    if (wa[0] == UINT64_MAX || wb[0] == UINT64_MAX ||
+        __atomic_load_n(&a[0], __ATOMIC_ACQUIRE) != wa[0] ||
+        __atomic_load_n(&b[0], __ATOMIC_ACQUIRE) != wb[0]) {
+        return 0; /* being written: the next look decides */
+    }
+    return wa[1] != wb[1] || wa[2] != wb[2] || wa[3] != wb[3];
+}
+
 /* The gates of call k differ between this rank and rank q: fail, tell the others, release. */
 static void fail_mismatch(struct tutti_ipc_state *st, uint64_t k, int q)
 {
@@ -267,11 +295,12 @@ static void *watch(void *arg)
         for (int q = 0; q < st->nranks && mine != UINT64_MAX && gm != UINT64_MAX; q++) {
             uint64_t theirs = __atomic_load_n(arrived(st, q), __ATOMIC_ACQUIRE);
             uint64_t gq = __atomic_load_n(gate(st, q), __ATOMIC_ACQUIRE);
-            if (gq != UINT64_MAX && gq >> 32 == gm >> 32 && gq != gm) {
-                fail_mismatch(st, gm >> 32, q);
+            uint64_t kq = gq >> GATE_HASH_BITS, km = gm >> GATE_HASH_BITS;
+            if (gq != UINT64_MAX && kq == km && (gq != gm || records_differ(st, q, km))) {
+                fail_mismatch(st, km, q);
                 return NULL;
             }
-            int late = theirs < mine || (gq >> 32) < (gm >> 32);
+            int late = theirs < mine || kq < km;
             if (!late || theirs != seen_a[q] || gq != seen_g[q]) {
                 seen_a[q] = theirs;
                 seen_g[q] = gq;
@@ -536,8 +565,8 @@ static int piece(struct tutti_ipc_state *st, const struct tutti_op_desc *op, siz
 }
 
 /*
- * Publish this rank's fingerprint of call op (its seq issued) and return its gate value,
- * seq << 32 | hash (see the top of the file).
+ * Publish this rank's fingerprint of call op (its seq issued) and return its gate value
+ * (tutti__ipc_gate_value; see the top of the file).
  */
 static uint64_t fp_gate(struct tutti_ipc_state *st, const struct tutti_op_desc *op)
 {
@@ -550,7 +579,7 @@ static uint64_t fp_gate(struct tutti_ipc_state *st, const struct tutti_op_desc *
     }
     uint64_t h = fp.w[1] * 0x9e3779b97f4a7c15ull ^ fp.w[2] * 0xbf58476d1ce4e5b9ull ^
                  fp.w[3] * 0x94d049bb133111ebull;
-    return (op->seq & 0xffffffffull) << 32 | (h >> 32);
+    return tutti__ipc_gate_value(op->seq, h);
 }
 
 tutti_status_t tutti__ipc_allreduce(struct tutti_comm *comm, const struct tutti_op_desc *op,

@@ -24,6 +24,10 @@ tutti_status_t tutti__ipc_allreduce(struct tutti_comm *comm, const struct tutti_
 /** Adopt a failure another rank's watchdog recorded (before reporting comm's health). */
 void tutti__ipc_check(struct tutti_comm *comm);
 
+/** A call's gate value: its sequence number (48 bits) above 16 bits of its fingerprint's hash;
+ *  increasing with the sequence number for 2^48 calls. */
+uint64_t tutti__ipc_gate_value(uint64_t seq, uint64_t hash);
+
 /**
  * At destroy: wait until every rank's stream has passed its last reduction (they read this
  * rank's scratch), then unmap and free. At abort: release every waiting stream, stop, and leave

@@ -64,15 +64,15 @@ Test(env, durations_take_units_and_bare_seconds)
 Test(env, one_spelling_for_sizes_and_durations)
 {
     int64_t ns = 0;
-    const char *bad_durations[] = {"0x10", "0x1p4", "1e3", "1E3s", " 5s", "5s ", "+5s", "inf",
-                                   "nan", "1.", ".5", "1,5s", "5 s", "5sec", ""};
+    const char *bad_durations[] = {"0x10", "0x1p4", "1e3", "1E3s", " 5s", "5s ",  "+5s", "inf",
+                                   "nan",  "1.",    ".5",  "1,5s", "5 s", "5sec", ""};
     for (size_t i = 0; i < sizeof(bad_durations) / sizeof(bad_durations[0]); i++) {
         cr_expect_eq(tutti__parse_duration_ns(bad_durations[i], &ns), -1, "duration \"%s\"",
                      bad_durations[i]);
     }
     size_t v = 0;
-    const char *bad_sizes[] = {" 2k", "2k ", "+2k", "2kb", "2 k", "0x10", "1e3", "2ki", "2iB",
-                               "2.5k", "2kB ", "k", "-0"};
+    const char *bad_sizes[] = {" 2k", "2k ", "+2k",  "2kb",  "2 k", "0x10", "1e3",
+                               "2ki", "2iB", "2.5k", "2kB ", "k",   "-0"};
     for (size_t i = 0; i < sizeof(bad_sizes) / sizeof(bad_sizes[0]); i++) {
         cr_expect_eq(tutti__parse_size(bad_sizes[i], &v), -1, "size \"%s\"", bad_sizes[i]);
     }

@@ -7,6 +7,7 @@
 #include "coll/coll.h"
 #include "comm/comm.h"
 #include "exec/fp.h"
+#include "gpu/ipc.h"
 #include "sched_world.h"
 #include "sim.h"
 
@@ -311,4 +312,27 @@ Test(fp, each_call_of_a_merged_group_keeps_its_fingerprint)
         tutti__plan_free(&plans[i]);
     }
     sim_net_free(net);
+}
+
+/* Issue 36 item 6: the CUDA IPC gate kept 32 bits of the sequence number and waits for ">=":
+ * call 2^32 had a gate below call 2^32 - 1's, so a stale gate let its first piece run
+ * unsynchronized. The gate increases with the sequence number across 2^32 and far beyond. */
+Test(fp, ipc_gate_increases_with_the_sequence_number_past_2_to_the_32)
+{
+    const uint64_t big = UINT64_MAX, small = 0;
+    uint64_t seqs[] = {0,
+                       1,
+                       0xfffffffeull,
+                       0xffffffffull,
+                       0x100000000ull,
+                       0x100000001ull,
+                       1ull << 40,
+                       (1ull << 48) - 1};
+    for (size_t i = 1; i < sizeof(seqs) / sizeof(seqs[0]); i++) {
+        cr_assert_gt(tutti__ipc_gate_value(seqs[i], small), tutti__ipc_gate_value(seqs[i - 1], big),
+                     "call %llu's gate is not above call %llu's", (unsigned long long)seqs[i],
+                     (unsigned long long)seqs[i - 1]);
+    }
+    cr_assert_neq(tutti__ipc_gate_value(7, 1ull << 63), tutti__ipc_gate_value(7, 0),
+                  "calls that differ write different gates");
 }

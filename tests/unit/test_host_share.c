@@ -267,7 +267,7 @@ Test(host_share, a_planted_or_corrupt_result_is_passed_over, .init = cr_redirect
     cr_assert_eq(pwrite(fd, &bogus, sizeof(bogus), at), (ssize_t)sizeof(bogus));
     close(fd);
     expect_passed_over(name, "100000 NICs"); /* (and its own result replaced the file, then
-                                                * went with share_end: each case starts anew) */
+                                              * went with share_end: each case starts anew) */
     publish(name);
     cr_assert_eq(chmod(path, 0666), 0);
     expect_passed_over(name, "writable by others");
