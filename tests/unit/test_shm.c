@@ -14,6 +14,7 @@
 #include "tutti.h"
 
 #include <criterion/criterion.h>
+#include <criterion/redirect.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -452,6 +454,32 @@ Test(shm, a_segment_whose_maker_has_ended_is_replaced)
     cr_assert_not_null(ctl, "a stale segment stayed in the way: %s", tutti_last_error(NULL));
     cr_assert_eq(ctl->own.id.pid, (uint32_t)getpid(), "the segment is not this process's");
     munmap(ctl, 4096);
+    shm_unlink(name);
+}
+
+/* Issue 36 item 1: the sender opened an existing FIFO without an owner check, so a user who
+ * planted the name (mode 0666) received a rank's first frame. A segment this process opens (its
+ * peer's) must be this user's, mode 600: a planted one is refused, naming its owner. */
+Test(shm, a_segment_planted_by_another_user_is_not_opened, .init = cr_redirect_stderr)
+{
+    char name[64];
+    snprintf(name, sizeof(name), "/tutti-%016llx-f0-1-0", (unsigned long long)comm_id_for_test());
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(ftruncate(fd, 4096), 0);
+    cr_assert_eq(fchmod(fd, 0666), 0); /* (shm_open's mode passes through the umask) */
+    tutti_status_t st = TUTTI_OK;
+    cr_assert_null(tutti__shm_map(name, 4096, 0, &st, NULL), "a segment open to all was used");
+    cr_assert_eq(st, TUTTI_ERR_SYSTEM);
+    cr_assert(strstr(tutti_last_error(NULL), "mode 666") != NULL, "%s", tutti_last_error(NULL));
+    if (geteuid() == 0) {
+        cr_assert_eq(fchmod(fd, 0600), 0);
+        cr_assert_eq(fchown(fd, 65534, 65534), 0);
+        cr_assert_null(tutti__shm_map(name, 4096, 0, &st, NULL), "another user's was used");
+        cr_assert(strstr(tutti_last_error(NULL), "belongs to uid 65534") != NULL, "%s",
+                  tutti_last_error(NULL));
+    }
+    close(fd);
     shm_unlink(name);
 }
 

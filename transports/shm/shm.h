@@ -204,6 +204,9 @@ tutti_status_t tutti__shm_pull(struct shm_conn *c, const struct shm_slot_hdr *h,
  * @return the mapping, or NULL with *st_p: TUTTI_IN_PROGRESS (not there, or not sized yet) or
  *         an error (recorded).
  */
+/* TUTTI_OK when fd (a segment this process opened, did not make) is this user's and open to
+ * nobody else; else an error naming the name, its owner and its mode. */
+tutti_status_t tutti__shm_fd_ours(int fd, const char *name, struct tutti_comm *comm);
 void *tutti__shm_map(const char *name, size_t len, int create, tutti_status_t *st_p,
                      struct tutti_comm *comm);
 tutti_status_t tutti__shm_peer_gone(struct shm_ctx *ctx, int rank);

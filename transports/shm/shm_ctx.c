@@ -46,6 +46,22 @@ tutti_status_t tutti__shm_reserve(int fd, size_t off, size_t len, const char *na
         len, name, strerror(err), avail, size);
 }
 
+tutti_status_t tutti__shm_fd_ours(int fd, const char *name, struct tutti_comm *comm)
+{
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        return tutti__set_error(comm, TUTTI_ERR_SYSTEM, "fstat %s: %s", name, strerror(errno));
+    }
+    if (sb.st_uid != geteuid() || (sb.st_mode & 077) != 0) {
+        return tutti__set_error(comm, TUTTI_ERR_SYSTEM,
+                                "%s belongs to uid %u with mode %o, not to this user (uid %u) "
+                                "with mode 600: another user made this name; it is not used",
+                                name, (unsigned)sb.st_uid, (unsigned)(sb.st_mode & 07777),
+                                (unsigned)geteuid());
+    }
+    return TUTTI_OK;
+}
+
 void *tutti__shm_map(const char *name, size_t len, int create, tutti_status_t *st_p,
                      struct tutti_comm *comm)
 {
@@ -73,6 +89,12 @@ void *tutti__shm_map(const char *name, size_t len, int create, tutti_status_t *s
             return NULL;
         }
     } else {
+        /* A segment opened, not made: the peer's, unless another user made the name first
+         * (issue 36: a FIFO planted 0666 by another user received a rank's first frame). */
+        if ((*st_p = tutti__shm_fd_ours(fd, name, comm)) != TUTTI_OK) {
+            close(fd);
+            return NULL;
+        }
         struct stat sb;
         if (fstat(fd, &sb) != 0 || (size_t)sb.st_size < len) {
             close(fd);

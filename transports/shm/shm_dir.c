@@ -85,8 +85,11 @@ tutti_status_t tutti__shm_dir_open(struct shm_ctx *ctx)
                                 strerror(errno));
     }
     struct stat sb;
-    tutti_status_t st = TUTTI_OK;
-    if (fstat(fd, &sb) != 0 || ((size_t)sb.st_size < len && ftruncate(fd, (off_t)len) != 0)) {
+    /* made by another rank of the job, or by another user who took the name first: then it is
+     * not used (issue 36: a directory planted 0666 exposed every rank's control page) */
+    tutti_status_t st = made ? TUTTI_OK : tutti__shm_fd_ours(fd, name, ctx->args.comm);
+    if (st == TUTTI_OK &&
+        (fstat(fd, &sb) != 0 || ((size_t)sb.st_size < len && ftruncate(fd, (off_t)len) != 0))) {
         st = tutti__set_error(ctx->args.comm, TUTTI_ERR_SYSTEM, "sizing %s to %zu bytes: %s", name,
                               len, strerror(errno));
     }
