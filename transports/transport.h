@@ -270,10 +270,13 @@ struct tutti_transport_ops {
      * Ask for the frame `ahead` places after the next one to peek (0: the next) to be received
      * straight into dst (up to cap bytes) instead of a slot: recv_peek then returns dst. Best
      * effort: a frame that started arriving before the call, or is larger than cap, stays in
-     * its slot. dst must stay valid until that frame is released. TUTTI_IN_PROGRESS: `ahead`
+     * its slot, and so does a frame whose fingerprint is not `want`: the caller's memory takes
+     * only the data of the call it expects (a mismatched call is found in the slot, the buffer
+     * untouched). dst must stay valid until that frame is released. TUTTI_IN_PROGRESS: `ahead`
      * is beyond the receive window (nothing recorded). Only with TUTTI_TRANSPORT_RECV_PLACE.
      */
-    tutti_status_t (*recv_place)(struct tutti_tconn *c, uint32_t ahead, void *dst, size_t cap);
+    tutti_status_t (*recv_place)(struct tutti_tconn *c, uint32_t ahead, void *dst, size_t cap,
+                                 const struct tutti_fp *want);
 
     /** Give the peeked slot back to the sender. */
     tutti_status_t (*recv_release)(struct tutti_tconn *c);

@@ -591,7 +591,8 @@ static void place_ahead(struct tutti_exec *ex, int i)
         }
         if (j >= ex->placed[i] && placeable(s)) {
             char *dst = ex->plan->bufs[s->dst_buf] + s->dst_off * ex->esize;
-            if (c->ops->recv_place(c, ahead, dst, s->count * ex->esize) != TUTTI_OK) {
+            if (c->ops->recv_place(c, ahead, dst, s->count * ex->esize, &ex->fps[s->call]) !=
+                TUTTI_OK) {
                 break; /* beyond the receive window: later */
             }
         }

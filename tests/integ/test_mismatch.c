@@ -168,3 +168,58 @@ Test(mismatch, tutti_info_hang_names_both_calls, .timeout = 60)
               "tutti-info --hang does not name both calls:\n%s", report);
     cr_assert(strstr(report, "ERR_MISMATCH") != NULL, "%s", report);
 }
+
+/*
+ * Issue 36 item 3: the data of a mismatched call must not land before its fingerprint is
+ * checked. A broadcast of 1M elements whose root sends int32 where rank 1 expects float32 (the
+ * same bytes): over TCP the payload went straight into the receive buffer (433,372 elements
+ * overwritten before TUTTI_ERR_MISMATCH), over shared memory's single copy 32,768. Rank 1's
+ * buffer, filled with a pattern, must come back whole; the root may return TUTTI_OK (it only
+ * sent), and its next call fails.
+ */
+#define BIG (1 << 20)
+
+static int untouched_rank(const struct integ_ctx *ctx)
+{
+    int r = ctx->rank;
+    tutti_comm_t *c = NULL;
+    if (integ_comm_init(ctx, NULL, &c) != 0) {
+        return 1;
+    }
+    uint32_t *buf = malloc(BIG * sizeof(uint32_t));
+    ICHECK(buf != NULL, "malloc");
+    for (int i = 0; i < BIG; i++) {
+        buf[i] = r == 0 ? (uint32_t)i : 0x5a5a5a5au;
+    }
+    tutti_status_t st =
+        tutti_broadcast(buf, buf, BIG, r == 0 ? TUTTI_INT32 : TUTTI_FLOAT32, 0, c, NULL);
+    if (r == 0 && st == TUTTI_OK) {
+        int32_t x = 1;
+        st = tutti_allreduce(&x, &x, 1, TUTTI_INT32, TUTTI_SUM, c, NULL);
+    }
+    ICHECK(st == TUTTI_ERR_MISMATCH, "rank %d returned %s: %s", r, tutti_status_name(st),
+           tutti_last_error(c));
+    if (r == 1) {
+        int changed = 0;
+        for (int i = 0; i < BIG; i++) {
+            changed += buf[i] != 0x5a5a5a5au;
+        }
+        ICHECK(changed == 0, "%d of %d elements of the receive buffer were written", changed, BIG);
+    }
+    free(buf);
+    tutti_comm_destroy(c);
+    return 0;
+}
+
+ParameterizedTestParameters(mismatch, nothing_lands_before_the_check)
+{
+    static int tcp[] = {0, 1};
+    return cr_make_param_array(int, tcp, 2);
+}
+
+ParameterizedTest(int *tcp, mismatch, nothing_lands_before_the_check, .timeout = 60)
+{
+    integ_setenv("TUTTI_TRANSPORT", *tcp ? "tcp" : "shm");
+    integ_setenv("TUTTI_TIMEOUT", "3s");
+    integ_run_ranks(2, untouched_rank, NULL, 0);
+}

@@ -324,7 +324,8 @@ static int copy_sender_rank1(struct side *s, uint64_t id)
     return rc != 0 ? rc : ref_sender(s, 0);
 }
 
-/* Rank 0 receives them, placing the odd frames; returns how many came where they were placed. */
+/* Rank 0 receives them, placing the odd frames (frame 3 for another call's fingerprint); returns
+ * how many came where they were placed. */
 static int ref_receiver(struct side *s)
 {
     struct tutti_tconn *c = NULL;
@@ -333,8 +334,9 @@ static int ref_receiver(struct side *s)
     static uint8_t dst[REF_FRAMES][REF_LEN];
     int placed = 0;
     for (int i = 0; i < REF_FRAMES; i++) {
-        if (i % 2 == 1) {
-            cr_assert_eq(OPS->recv_place(c, 0, dst[i], REF_LEN), TUTTI_OK);
+        if (i % 2 == 1) { /* frame 3 is placed for another call: it must not land there */
+            struct tutti_fp want = msg_fp(1, i == 3 ? 1000 : i);
+            cr_assert_eq(OPS->recv_place(c, 0, dst[i], REF_LEN, &want), TUTTI_OK);
         }
         const void *b;
         size_t len;
@@ -347,6 +349,12 @@ static int ref_receiver(struct side *s)
         }
         placed += b == dst[i];
         cr_assert(i % 2 == 1 || b != dst[i]);
+        if (i == 3) { /* issue 36 item 3: nothing lands before its fingerprint is checked */
+            cr_assert(b != dst[i], "a frame of another call landed in the caller's buffer");
+            for (size_t k = 0; k < REF_LEN; k++) {
+                cr_assert_eq(dst[i][k], 0, "the buffer placed for another call was written");
+            }
+        }
         cr_assert_eq(OPS->recv_release(c), TUTTI_OK);
     }
     cr_assert_eq(barrier(s), 0);
@@ -363,7 +371,8 @@ Test(shm, frames_by_reference_land_where_placed_and_hold_the_sender_until_releas
     uint64_t id = comm_id_for_test();
     pid_t pid = fork_pair(&s0, &s1, ref_sender_rank1, id);
     cr_assert_eq(side_init(&s0, 0, id), 0);
-    cr_assert_eq(ref_receiver(&s0), REF_FRAMES / 2, "the odd frames come where they were placed");
+    cr_assert_eq(ref_receiver(&s0), REF_FRAMES / 2 - 1,
+                 "the odd frames come where they were placed, but frame 3 (another call's)");
     cr_assert_eq(child_status(pid), 0);
 }
 

@@ -564,19 +564,24 @@ Test(tcp, placed_frames_land_in_the_callers_buffer, .timeout = 60)
     cr_assert_eq(connect_channels(&p.r, 1), 0);
     cr_assert_eq(child_status(&p), 0); /* its three 100-byte frames wait in the sockets */
     struct tutti_tconn *c = p.r.conn[0];
-    char fits[100], small[100];
+    char fits[100], small[100], other[100];
     memset(fits, 0, sizeof(fits));
     memset(small, 0, sizeof(small));
-    cr_assert_eq(OPS->recv_place(c, 0, fits, sizeof(fits)), TUTTI_OK);
-    cr_assert_eq(OPS->recv_place(c, 1, small, 50), TUTTI_OK); /* too small: stays in a slot */
-    cr_assert_eq(OPS->recv_place(c, 1000, fits, sizeof(fits)), TUTTI_IN_PROGRESS,
+    memset(other, 0, sizeof(other));
+    struct tutti_fp want0 = msg_fp(1, 0, 0), want1 = msg_fp(1, 0, 1), wrong = msg_fp(1, 0, 77);
+    cr_assert_eq(OPS->recv_place(c, 0, fits, sizeof(fits), &want0), TUTTI_OK);
+    cr_assert_eq(OPS->recv_place(c, 1, small, 50, &want1), TUTTI_OK); /* too small: a slot */
+    /* issue 36 item 3: placed for another call, frame 2 must not land in the caller's memory */
+    cr_assert_eq(OPS->recv_place(c, 2, other, sizeof(other), &wrong), TUTTI_OK);
+    cr_assert_eq(OPS->recv_place(c, 1000, fits, sizeof(fits), &want0), TUTTI_IN_PROGRESS,
                  "beyond the receive window");
     for (int i = 0; i < 3; i++) {
         const void *buf;
         size_t len;
         cr_assert_eq(wait_recv(c), TUTTI_OK, "%s", tutti_last_error(NULL));
         if (i == 2) { /* placing a frame that has arrived already changes nothing */
-            cr_assert_eq(OPS->recv_place(c, 0, small, sizeof(small)), TUTTI_OK);
+            struct tutti_fp want2 = msg_fp(1, 0, 2);
+            cr_assert_eq(OPS->recv_place(c, 0, small, sizeof(small), &want2), TUTTI_OK);
         }
         const struct tutti_fp *fp = NULL, want = msg_fp(1, 0, (uint32_t)i);
         cr_assert_eq(OPS->recv_peek(c, &buf, &len, &fp), TUTTI_OK);
@@ -589,6 +594,9 @@ Test(tcp, placed_frames_land_in_the_callers_buffer, .timeout = 60)
         cr_assert_eq(OPS->recv_release(c), TUTTI_OK);
     }
     cr_assert_eq(small[0], 0, "a buffer too small for its frame must not be written");
+    for (size_t k = 0; k < sizeof(other); k++) {
+        cr_assert_eq(other[k], 0, "a frame of another call landed in the caller's buffer");
+    }
     rank_teardown(&p.r);
 }
 

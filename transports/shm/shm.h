@@ -131,6 +131,7 @@ struct shm_place {
     uint64_t seq;
     void *dst;
     size_t cap;
+    struct tutti_fp want; /* dst takes only a frame with this fingerprint */
 };
 
 struct shm_conn {
@@ -186,7 +187,8 @@ tutti_status_t tutti__shm_send_post_ref(struct tutti_tconn *c, const void *buf, 
                                         const struct tutti_fp *fp);
 
 /** recv_place: remember where frame `ahead` goes, should it come by reference. */
-tutti_status_t tutti__shm_recv_place(struct tutti_tconn *c, uint32_t ahead, void *dst, size_t cap);
+tutti_status_t tutti__shm_recv_place(struct tutti_tconn *c, uint32_t ahead, void *dst, size_t cap,
+                                     const struct tutti_fp *want);
 
 /**
  * The peeked frame h (slot payload `slot`) came by reference: read it from the sender into its

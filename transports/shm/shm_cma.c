@@ -95,7 +95,7 @@ tutti_status_t tutti__shm_flushed(struct tutti_tconn *conn, int *done_p)
 }
 
 tutti_status_t tutti__shm_recv_place(struct tutti_tconn *conn, uint32_t ahead, void *dst,
-                                     size_t cap)
+                                     size_t cap, const struct tutti_fp *want)
 {
     struct shm_conn *c = (struct shm_conn *)conn;
     if (c->place == NULL) {
@@ -108,7 +108,7 @@ tutti_status_t tutti__shm_recv_place(struct tutti_tconn *conn, uint32_t ahead, v
     if (c->pulled == seq + 1) {
         return TUTTI_OK; /* read already: it stays where it went */
     }
-    c->place[seq % c->recv.nslots] = (struct shm_place){seq, dst, cap};
+    c->place[seq % c->recv.nslots] = (struct shm_place){seq, dst, cap, *want};
     return TUTTI_OK;
 }
 
@@ -147,7 +147,15 @@ tutti_status_t tutti__shm_pull(struct shm_conn *c, const struct shm_slot_hdr *h,
                                 c->base.peer);
     }
     const struct shm_place *pl = &c->place[f->mine % f->nslots];
-    void *dst = pl->seq == f->mine && pl->dst != NULL && pl->cap >= len ? pl->dst : slot;
+    /* the caller's memory takes only the frame of the call it expects (issue 36: a mismatched
+     * broadcast wrote 32,768 elements of the receive buffer before MISMATCH): another call's
+     * goes into the slot, where the executor's check finds it */
+    struct tutti_fp got;
+    memcpy(&got, (const void *)&h->fp, sizeof(got));
+    void *dst = pl->seq == f->mine && pl->dst != NULL && pl->cap >= len &&
+                        memcmp(&got, &pl->want, sizeof(got)) == 0
+                    ? pl->dst
+                    : slot;
     uint64_t ref = *(const volatile uint64_t *)&h->ref;
     if (read_all((pid_t)c->peer_ctl->pid, dst, ref, len) != 0) {
         int err = errno;

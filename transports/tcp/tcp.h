@@ -91,7 +91,8 @@ struct tcp_place {
     uint64_t seq; /* frame the entry is for; UINT64_MAX: none */
     uint8_t *dst; /* caller memory, or NULL */
     size_t cap;
-    uint8_t *landed; /* where the slot's frame was stored once complete */
+    struct tutti_fp want; /* dst takes only a frame with this fingerprint */
+    uint8_t *landed;      /* where the slot's frame was stored once complete */
 };
 
 struct tcp_ctx;
@@ -273,7 +274,8 @@ tutti_status_t tutti__tcp_send_post_ref(struct tutti_tconn *tc, const void *buf,
                                         const struct tutti_fp *fp);
 tutti_status_t tutti__tcp_recv_peek(struct tutti_tconn *tc, const void **buf_p, size_t *len_p,
                                     const struct tutti_fp **fp_p);
-tutti_status_t tutti__tcp_recv_place(struct tutti_tconn *tc, uint32_t ahead, void *dst, size_t cap);
+tutti_status_t tutti__tcp_recv_place(struct tutti_tconn *tc, uint32_t ahead, void *dst, size_t cap,
+                                     const struct tutti_fp *want);
 tutti_status_t tutti__tcp_recv_release(struct tutti_tconn *tc);
 tutti_status_t tutti__tcp_progress(struct tutti_tconn *tc, int *moved_p);
 tutti_status_t tutti__tcp_flushed(struct tutti_tconn *tc, int *done_p);

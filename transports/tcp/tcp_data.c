@@ -246,7 +246,10 @@ static int read_target(struct tcp_conn *c, struct tcp_sock *s, struct iovec iov[
     if (s->rpay_got == 0) { /* not begun: a placed buffer may still take it */
         size_t slot = slot_of(c, s->rnext);
         const struct tcp_place *p = &c->place[slot];
-        int placed = p->seq == s->rnext && p->dst != NULL && s->rlen <= p->cap;
+        /* the caller's memory takes only the frame of the call it expects: one of another
+         * call (a mismatch) stays in the slot, where the executor finds it and fails */
+        int placed = p->seq == s->rnext && p->dst != NULL && s->rlen <= p->cap &&
+                     memcmp(&s->rfp, &p->want, sizeof(p->want)) == 0;
         s->rtarget = placed ? p->dst : c->rbuf + slot * c->base.slot_size;
     }
     iov[0] = (struct iovec){s->rtarget + s->rpay_got, s->rlen - s->rpay_got};
@@ -407,7 +410,8 @@ tutti_status_t tutti__tcp_recv_peek(struct tutti_tconn *tc, const void **buf_p, 
     return TUTTI_OK;
 }
 
-tutti_status_t tutti__tcp_recv_place(struct tutti_tconn *tc, uint32_t ahead, void *dst, size_t cap)
+tutti_status_t tutti__tcp_recv_place(struct tutti_tconn *tc, uint32_t ahead, void *dst, size_t cap,
+                                     const struct tutti_fp *want)
 {
     struct tcp_conn *c = (struct tcp_conn *)tc;
     if (ahead >= (uint32_t)c->nslots) {
@@ -419,6 +423,7 @@ tutti_status_t tutti__tcp_recv_place(struct tutti_tconn *tc, uint32_t ahead, voi
         p->seq = k;
         p->dst = dst;
         p->cap = cap;
+        p->want = *want;
     }
     return TUTTI_OK;
 }

@@ -42,7 +42,7 @@ tutti_status_t tutti__tcp_conn_new(struct tcp_ctx *ctx, int kind, int peer, int 
     c->rbuf = c->mem + fifo;
     c->place = (struct tcp_place *)(void *)(c->mem + 2 * fifo);
     for (size_t i = 0; i < ns; i++) {
-        c->place[i] = (struct tcp_place){UINT64_MAX, NULL, 0, NULL};
+        c->place[i] = (struct tcp_place){.seq = UINT64_MAX};
     }
     c->rfp = (struct tutti_fp *)(void *)(c->place + ns);
     c->shdr = (uint8_t(*)[TCP_HDR_BYTES])(void *)(c->rfp + ns);
