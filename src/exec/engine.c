@@ -172,6 +172,10 @@ static tutti_status_t check_comm(struct tutti_exec *ex)
     if (st != TUTTI_OK) {
         return fail_exec(ex, st);
     }
+    st = tutti__exec_check_foreign(ex);
+    if (st < 0) {
+        return fail_exec(ex, st);
+    }
     return TUTTI_OK;
 }
 

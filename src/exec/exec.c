@@ -300,6 +300,40 @@ static tutti_status_t check_arrived(struct tutti_exec *ex)
     return TUTTI_OK;
 }
 
+tutti_status_t tutti__exec_check_foreign(struct tutti_exec *ex)
+{
+    const struct tutti_plan *plan = ex->plan;
+    struct tutti_comm *c = ex->comm;
+    struct tutti_fp_desc mine, d;
+    char why[160];
+    if (plan == NULL || plan->ncalls != 0 || plan->op.coll == TUTTI_COLL_SEND ||
+        plan->op.coll == TUTTI_COLL_RECV ||
+        tutti__fp_decode(&ex->fp1, c->nranks, &mine, why, sizeof(why)) != 0) {
+        return TUTTI_OK; /* calls of their own (a group, blocks) or a message: not judged here */
+    }
+    for (int peer = 0; peer < c->nranks; peer++) {
+        for (int ch = 0; ch < TUTTI_MAX_CHANNELS; ch++) {
+            struct tutti_tconn *t = c->net.conns[(size_t)peer * TUTTI_MAX_CHANNELS + (size_t)ch];
+            if (t == NULL || peer == c->rank) {
+                continue;
+            }
+            const struct tutti_fp *got = NULL;
+            const void *buf;
+            size_t len;
+            tutti_status_t st = t->ops->recv_peek(t, &buf, &len, &got);
+            TUTTI_CHECK(st);
+            if (st != TUTTI_OK || got == NULL || tutti__fp_eq(got, &ex->fp1)) {
+                continue; /* nothing there, or this call's own data, for a later step */
+            }
+            if (tutti__fp_decode(got, c->nranks, &d, why, sizeof(why)) == 0 &&
+                d.coll != TUTTI_COLL_SEND && d.seq == mine.seq) {
+                return tutti__fp_mismatch(c, peer, got, &ex->fp1);
+            }
+        }
+    }
+    return TUTTI_OK;
+}
+
 /* Connect every (peer, channel) the steps need. OK once all are there. */
 static tutti_status_t connect_needs(struct tutti_exec *ex)
 {

@@ -83,6 +83,16 @@ void tutti__exec_fini(struct tutti_exec *ex);
  */
 tutti_status_t tutti__exec_advance(struct tutti_exec *ex, int *progress_p);
 
+/**
+ * For a rank that waits (the engine calls it with its periodic checks): look at the next frame
+ * on every connection; one of this collective's sequence number but another fingerprint means
+ * the ranks' calls differ (different roots, datatypes, counts), which the steps may never read
+ * (each rank only sends: issue 36 item 4), so fail now with TUTTI_ERR_MISMATCH naming both
+ * calls instead of at the timeout. Plans of calls of their own (groups, blockwise v forms) and
+ * messages are not judged.
+ */
+tutti_status_t tutti__exec_check_foreign(struct tutti_exec *ex);
+
 /** Describe what the plan waits for ("recv from rank 3 (host a, pid 7) ..."), for timeouts. */
 void tutti__exec_describe_wait(const struct tutti_exec *ex, char *buf, size_t len);
 

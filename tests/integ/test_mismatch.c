@@ -223,3 +223,51 @@ ParameterizedTest(int *tcp, mismatch, nothing_lands_before_the_check, .timeout =
     integ_setenv("TUTTI_TIMEOUT", "3s");
     integ_run_ranks(2, untouched_rank, NULL, 0);
 }
+
+/*
+ * Issue 36 item 4: broadcasts with different roots at 4 MB over shared memory ended in
+ * TUTTI_ERR_TIMEOUT after TUTTI_TIMEOUT: each rank is a root that only sends, both FIFOs fill,
+ * and no step ever reads the other's frames. A waiting rank now looks at the frames that wait
+ * for it: one of the same collective with another fingerprint is a mismatch, at once. With
+ * TUTTI_TIMEOUT at 60 s, every rank must fail with TUTTI_ERR_MISMATCH well before it (a root
+ * whose sends all went, over TCP, in its next call).
+ */
+static int two_roots_rank(const struct integ_ctx *ctx)
+{
+    int r = ctx->rank;
+    tutti_comm_t *c = NULL;
+    if (integ_comm_init(ctx, NULL, &c) != 0) {
+        return 1;
+    }
+    int32_t *buf = calloc(BIG, sizeof(int32_t));
+    ICHECK(buf != NULL, "malloc");
+    int64_t t0 = integ_now_ns();
+    tutti_status_t st = tutti_broadcast(buf, buf, BIG, TUTTI_INT32, r, c, NULL);
+    if (st == TUTTI_OK) { /* a root only sends: over TCP the kernel may take it all; the next
+                           * call finds the other root's data */
+        int32_t x = 1;
+        st = tutti_allreduce(&x, &x, 1, TUTTI_INT32, TUTTI_SUM, c, NULL);
+    }
+    double secs = (double)(integ_now_ns() - t0) / 1e9;
+    ICHECK(st == TUTTI_ERR_MISMATCH, "rank %d returned %s after %.1f s: %s", r,
+           tutti_status_name(st), secs, tutti_last_error(c));
+    ICHECK(secs < 15, "rank %d: the mismatch took %.1f s (TUTTI_TIMEOUT is 60 s)", r, secs);
+    ICHECK(integ_contains(tutti_last_error(c), "mismatched calls"), "%s", tutti_last_error(c));
+    free(buf);
+    tutti_comm_destroy(c);
+    return 0;
+}
+
+ParameterizedTestParameters(mismatch, different_roots_fail_as_a_mismatch_not_a_timeout)
+{
+    static int tcp[] = {0, 1};
+    return cr_make_param_array(int, tcp, 2);
+}
+
+ParameterizedTest(int *tcp, mismatch, different_roots_fail_as_a_mismatch_not_a_timeout,
+                  .timeout = 90)
+{
+    integ_setenv("TUTTI_TRANSPORT", *tcp ? "tcp" : "shm");
+    integ_setenv("TUTTI_TIMEOUT", "60s");
+    integ_run_ranks(2, two_roots_rank, NULL, 0);
+}
