@@ -282,6 +282,13 @@ struct tutti_transport_ops {
     tutti_status_t (*recv_release)(struct tutti_tconn *c);
 
     /**
+     * The fingerprint of the next frame when it has arrived whole (TUTTI_OK), else
+     * TUTTI_IN_PROGRESS; nothing else: no reading, no pulling, no verdict on a closed peer.
+     * For a look at what waits on a connection that no step reads now. Optional (NULL).
+     */
+    tutti_status_t (*peek_fp)(struct tutti_tconn *c, const struct tutti_fp **fp_p);
+
+    /**
      * Move bytes without blocking (TCP: read and write sockets). *moved_p is set non-zero when
      * anything moved. Transports without NEEDS_PROGRESS return TUTTI_OK at once.
      */

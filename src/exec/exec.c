@@ -314,15 +314,13 @@ tutti_status_t tutti__exec_check_foreign(struct tutti_exec *ex)
     for (int peer = 0; peer < c->nranks; peer++) {
         for (int ch = 0; ch < TUTTI_MAX_CHANNELS; ch++) {
             struct tutti_tconn *t = c->net.conns[(size_t)peer * TUTTI_MAX_CHANNELS + (size_t)ch];
-            if (t == NULL || peer == c->rank) {
+            if (t == NULL || peer == c->rank || t->ops->peek_fp == NULL) {
                 continue;
             }
+            /* a look only (a peer that finished and left is no news: the steps that need it
+             * say so), never a read */
             const struct tutti_fp *got = NULL;
-            const void *buf;
-            size_t len;
-            tutti_status_t st = t->ops->recv_peek(t, &buf, &len, &got);
-            TUTTI_CHECK(st);
-            if (st != TUTTI_OK || got == NULL || tutti__fp_eq(got, &ex->fp1)) {
+            if (t->ops->peek_fp(t, &got) != TUTTI_OK || tutti__fp_eq(got, &ex->fp1)) {
                 continue; /* nothing there, or this call's own data, for a later step */
             }
             if (tutti__fp_decode(got, c->nranks, &d, why, sizeof(why)) == 0 &&

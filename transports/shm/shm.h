@@ -186,6 +186,8 @@ int tutti__shm_cma_probe(const struct shm_ctx *ctx, int peer);
 tutti_status_t tutti__shm_send_post_ref(struct tutti_tconn *c, const void *buf, size_t bytes,
                                         const struct tutti_fp *fp);
 
+/** peek_fp: the next frame's fingerprint once its header is posted; nothing else. */
+tutti_status_t tutti__shm_peek_fp(struct tutti_tconn *c, const struct tutti_fp **fp_p);
 /** recv_place: remember where frame `ahead` goes, should it come by reference. */
 tutti_status_t tutti__shm_recv_place(struct tutti_tconn *c, uint32_t ahead, void *dst, size_t cap,
                                      const struct tutti_fp *want);

@@ -325,6 +325,7 @@ const struct tutti_transport_ops tutti__shm_ops = {
     .send_post_ref = tutti__shm_send_post_ref,
     .recv_peek = tutti__shm_recv_peek,
     .recv_place = tutti__shm_recv_place,
+    .peek_fp = tutti__shm_peek_fp,
     .recv_release = tutti__shm_recv_release,
     .progress = shm_progress,
     .flushed = tutti__shm_flushed,

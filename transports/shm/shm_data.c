@@ -115,6 +115,18 @@ tutti_status_t tutti__shm_recv_peek(struct tutti_tconn *conn, const void **buf_p
     return TUTTI_OK;
 }
 
+tutti_status_t tutti__shm_peek_fp(struct tutti_tconn *conn, const struct tutti_fp **fp_p)
+{
+    struct shm_conn *c = (struct shm_conn *)conn;
+    struct shm_fifo *f = &c->recv;
+    struct shm_slot_hdr *h = (struct shm_slot_hdr *)(void *)tutti__shm_slot(f, f->mine);
+    if (atomic_load_explicit(&h->seq, memory_order_acquire) != f->mine + 1) {
+        return TUTTI_IN_PROGRESS;
+    }
+    *fp_p = &h->fp; /* posted: the sender does not touch the slot again before our release */
+    return TUTTI_OK;
+}
+
 tutti_status_t tutti__shm_recv_release(struct tutti_tconn *conn)
 {
     struct shm_conn *c = (struct shm_conn *)conn;

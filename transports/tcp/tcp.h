@@ -274,6 +274,8 @@ tutti_status_t tutti__tcp_send_post_ref(struct tutti_tconn *tc, const void *buf,
                                         const struct tutti_fp *fp);
 tutti_status_t tutti__tcp_recv_peek(struct tutti_tconn *tc, const void **buf_p, size_t *len_p,
                                     const struct tutti_fp **fp_p);
+/** peek_fp: the next frame's fingerprint once it arrived whole; nothing else. */
+tutti_status_t tutti__tcp_peek_fp(struct tutti_tconn *tc, const struct tutti_fp **fp_p);
 tutti_status_t tutti__tcp_recv_place(struct tutti_tconn *tc, uint32_t ahead, void *dst, size_t cap,
                                      const struct tutti_fp *want);
 tutti_status_t tutti__tcp_recv_release(struct tutti_tconn *tc);

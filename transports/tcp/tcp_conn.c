@@ -391,6 +391,7 @@ const struct tutti_transport_ops tutti__tcp_ops = {
     .send_post = tutti__tcp_send_post,
     .send_post_ref = tutti__tcp_send_post_ref,
     .recv_place = tutti__tcp_recv_place,
+    .peek_fp = tutti__tcp_peek_fp,
     .recv_peek = tutti__tcp_recv_peek,
     .recv_release = tutti__tcp_recv_release,
     .progress = tutti__tcp_progress,

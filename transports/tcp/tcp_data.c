@@ -410,6 +410,16 @@ tutti_status_t tutti__tcp_recv_peek(struct tutti_tconn *tc, const void **buf_p, 
     return TUTTI_OK;
 }
 
+tutti_status_t tutti__tcp_peek_fp(struct tutti_tconn *tc, const struct tutti_fp **fp_p)
+{
+    struct tcp_conn *c = (struct tcp_conn *)tc;
+    if (c->status != TUTTI_OK || !slot_arrived(c, c->rtail)) {
+        return TUTTI_IN_PROGRESS;
+    }
+    *fp_p = &c->rfp[slot_of(c, c->rtail)];
+    return TUTTI_OK;
+}
+
 tutti_status_t tutti__tcp_recv_place(struct tutti_tconn *tc, uint32_t ahead, void *dst, size_t cap,
                                      const struct tutti_fp *want)
 {
@@ -540,8 +550,10 @@ void tutti__tcp_conn_abort(struct tcp_conn *c, const struct tutti_abort_info *in
             tutti__tcp_abort_encode(frame + TCP_HDR_BYTES, info);
             (void)send(s->fd, frame, sizeof(frame), MSG_NOSIGNAL | MSG_DONTWAIT);
         }
-        /* FIN after what is queued; no RST, which could destroy the notice in flight. */
-        (void)shutdown(s->fd, SHUT_RDWR);
+        /* FIN after what is queued; no RST, which could destroy the notice in flight. The read
+         * side stays open: close drains it (tcp_fifo.c), since closing with unread data is a
+         * reset (and after SHUT_RD Linux answers reads with 0 while the data stays). */
+        (void)shutdown(s->fd, SHUT_WR);
     }
     if (c->status == TUTTI_OK) {
         c->status = TUTTI_ERR_ABORTED;

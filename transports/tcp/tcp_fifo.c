@@ -7,9 +7,12 @@
 #include "check.h"
 #include "util.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 tutti_status_t tutti__tcp_conn_new(struct tcp_ctx *ctx, int kind, int peer, int channel,
@@ -66,6 +69,35 @@ tutti_status_t tutti__tcp_conn_new(struct tcp_ctx *ctx, int kind, int peer, int 
     return TUTTI_OK;
 }
 
+/*
+ * Before closing a socket of a failed connection, read away what the peer sent and this rank
+ * will not read: Linux answers close() with unread data by a reset, and a reset makes the
+ * peer's kernel drop what it had not read yet, this rank's abort notice included (the peer then
+ * sees "connection reset" instead of the reason, e.g. a mismatch). Until the peer is quiet for
+ * QUIET_MS, it closes, or DRAIN_MS pass.
+ */
+#define QUIET_MS 20
+#define DRAIN_MS 200
+
+static void drain(int fd)
+{
+    static char sink[65536];
+    int64_t deadline = tutti__now_ns() + DRAIN_MS * 1000000ll;
+    while (tutti__now_ns() < deadline) {
+        ssize_t n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+        if (n > 0) {
+            continue;
+        }
+        if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+            return; /* the peer closed too, or the socket failed */
+        }
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, QUIET_MS) == 0) {
+            return;
+        }
+    }
+}
+
 tutti_status_t tutti__tcp_close(struct tutti_tconn *tc)
 {
     struct tcp_conn *c = (struct tcp_conn *)tc;
@@ -80,6 +112,9 @@ tutti_status_t tutti__tcp_close(struct tutti_tconn *tc)
     }
     ctx->connected[tutti__tcp_pair(ctx, c->kind, c->base.peer, c->base.channel)] = 0;
     for (int i = 0; i < c->nsocks; i++) {
+        if (c->status != TUTTI_OK && !c->socks[i].closed) {
+            drain(c->socks[i].fd);
+        }
         close(c->socks[i].fd);
     }
     free(c->mem);
