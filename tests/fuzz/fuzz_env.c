@@ -13,15 +13,11 @@
 #include <inttypes.h>
 #include <limits.h>
 
-/* What TUTTI_*_SIZE values mean, written out independently: [space][+]digits[k|m|g|t[i]][b]. */
+/* What TUTTI_*_SIZE values mean, written out independently (issue 36: one spelling): digits,
+ * then k, m, g or t (either case) and nothing, "B" or "iB"; or digits and nothing or "B". No
+ * space, sign, lowercase "b" or anything after. */
 static int ref_size(const char *s, size_t *out_p)
 {
-    while (isspace((unsigned char)*s)) {
-        s++;
-    }
-    if (*s == '+') {
-        s++;
-    }
     if (!isdigit((unsigned char)*s)) {
         return -1;
     }
@@ -37,11 +33,14 @@ static int ref_size(const char *s, size_t *out_p)
     if (u != NULL) {
         v <<= 10 * (u - units + 1);
         s++;
-        if (*s == 'i' || *s == 'I') {
+        if (*s == 'i') {
             s++;
+            if (*s != 'B') {
+                return -1;
+            }
         }
     }
-    if (*s == 'b' || *s == 'B') {
+    if (*s == 'B') {
         s++;
     }
     if (*s != '\0' || v > SIZE_MAX) {
