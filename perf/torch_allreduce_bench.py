@@ -42,16 +42,24 @@ def sizes(args):
     return out
 
 
-def rank_main(args):
-    """One rank of one launch: prints a JSON line {size: seconds per call} (rank 0 only)."""
+def join_group(args):
+    """This rank (BENCH_RANK) of a launch of start_ranks joins args.backend's default group;
+    returns (rank, size)."""
     import datetime
-    import torch
     import torch.distributed as dist
     if args.backend == "tutti":
         import tutti.torch_backend  # noqa: F401
     rank, n = int(os.environ["BENCH_RANK"]), args.N
     dist.init_process_group(args.backend, init_method=f"file://{args.store}", rank=rank,
                             world_size=n, timeout=datetime.timedelta(seconds=300))
+    return rank, n
+
+
+def rank_main(args):
+    """One rank of one launch: prints a JSON line {size: seconds per call} (rank 0 only)."""
+    import torch
+    import torch.distributed as dist
+    rank, n = join_group(args)
     result = {}
     for size in sizes(args):
         count = max(1, size // 4)

@@ -30,7 +30,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "src", "python"))
-from torch_allreduce_bench import start_ranks  # noqa: E402
+from torch_allreduce_bench import join_group, start_ranks  # noqa: E402
 
 
 KEYS = ("alone", "exposed", "busy", "step", "compute")
@@ -54,16 +54,11 @@ def _union(spans):
 
 
 def rank_main(args):
-    import datetime
     import torch
     import torch.distributed as dist
     import torch.nn as nn
     from torch.nn.parallel import DistributedDataParallel as DDP
-    if args.backend == "tutti":
-        import tutti.torch_backend  # noqa: F401
-    rank, n = int(os.environ["BENCH_RANK"]), args.N
-    dist.init_process_group(args.backend, init_method=f"file://{args.store}", rank=rank,
-                            world_size=n, timeout=datetime.timedelta(seconds=300))
+    rank, n = join_group(args)
     torch.set_num_threads(1)  # one compute thread per rank, as torchrun sets OMP_NUM_THREADS
     torch.manual_seed(0)
     layer = nn.TransformerEncoderLayer(512, 8, 2048, batch_first=True)
