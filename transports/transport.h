@@ -180,8 +180,8 @@ struct tutti_transport_ops {
      * After the all-gather (args->peers is set): attach to what peers published. Returns
      * TUTTI_ERR_UNSUPPORTED when this transport cannot serve this communicator after all (for
      * example /dev/shm is missing); the caller then agrees with every rank on not using it.
-     * `phase` counts calls: shm maps peers in phase 0 and unlinks names in phase 1, with a
-     * bootstrap barrier between the phases.
+     * `phase` counts calls, with a bootstrap barrier between them: shm's host's first rank makes
+     * its directory in phase 0, the other local ranks join it in phase 1, names go in phase 2.
      */
     tutti_status_t (*attach)(void *tctx, int phase);
 

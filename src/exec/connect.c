@@ -231,10 +231,12 @@ tutti_status_t tutti__net_attach(struct tutti_comm *comm, struct tutti_boot *boo
     *pending_p = TUTTI_OK;
     TUTTI_CHECK(fill_tpeers(comm));
     void *shm = comm->net.tctx[TUTTI_TRANSPORT_SHM];
-    tutti_status_t s =
-        shm != NULL ? comm->net.ops[TUTTI_TRANSPORT_SHM]->attach(shm, 0) : TUTTI_ERR_UNSUPPORTED;
+    const struct tutti_transport_ops *shm_ops = comm->net.ops[TUTTI_TRANSPORT_SHM];
+    /* Phase 0: each host's first rank makes what its local peers join in phase 1. */
+    tutti_status_t s = shm != NULL ? shm_ops->attach(shm, 0) : TUTTI_ERR_UNSUPPORTED;
     TUTTI_CHECK(
         agree(comm, boot, s == TUTTI_ERR_UNSUPPORTED ? TUTTI_OK : s, "attaching shared memory"));
+    s = s == TUTTI_OK ? shm_ops->attach(shm, 1) : s;
     tutti_status_t use_shm;
     int who = -1;
     TUTTI_CHECK(
@@ -249,7 +251,7 @@ tutti_status_t tutti__net_attach(struct tutti_comm *comm, struct tutti_boot *boo
     tutti_status_t st = TUTTI_OK;
     for (int id = 0; id < TUTTI_TRANSPORT_COUNT && st == TUTTI_OK; id++) {
         if (comm->net.ops[id] != NULL) {
-            st = comm->net.ops[id]->attach(comm->net.tctx[id], id == TUTTI_TRANSPORT_SHM ? 1 : 0);
+            st = comm->net.ops[id]->attach(comm->net.tctx[id], id == TUTTI_TRANSPORT_SHM ? 2 : 0);
         }
     }
     if (st == TUTTI_OK) {

@@ -4,14 +4,15 @@
  * directory: every local rank's control page in one segment), shm_conn.c (FIFO
  * segments, connection set-up) and shm_data.c (the FIFO operations).
  *
- * Segments (POSIX shm, names derived from the communicator id so no exchange is needed):
- *   /tutti-<id>-d                    the control directory: a header page, then rank r's control
- *                                    page (doorbell, abort board, closed flag) at page r + 1. Made
- *                                    by the host's first rank at init, mapped once by every local
- *                                    rank, unlinked after init.
- *   /tutti-<id>-f<src>-<dst>-<ch>    one FIFO src -> dst on channel ch. Made by the receiver dst
- *                                    when the connection is first needed, opened by the sender,
- *                                    unlinked as soon as the sender has attached.
+ * Segments (POSIX shm; each name keyed by the host's first rank's random salt, which only the
+ * job's ranks know, so no other user can take a name first: shm_name.c):
+ *   /tutti-<id>-d<hash>    the control directory: a header page, then rank r's control page
+ *                          (doorbell, abort board, closed flag) at page r + 1. Made by the host's
+ *                          first rank at attach phase 0, joined by the other local ranks at phase
+ *                          1, unlinked at phase 2.
+ *   /tutti-<id>-f<hash>    one FIFO src -> dst on channel ch (hashed with the salt). Made by the
+ *                          receiver dst when the connection is first needed, opened by the
+ *                          sender, unlinked as soon as the sender has attached.
  * Pages are reserved with posix_fallocate, so a full /dev/shm is an error at set-up, never a
  * SIGBUS in the middle of a collective. Every segment starts with its maker's identity (struct
  * shm_owner): names left by a process that ended are replaced, swept, or removed by its peers.
@@ -94,11 +95,15 @@ struct shm_peer {
     struct shm_ctl *ctl; /* its control page in the mapped directory */
 };
 
+#define TUTTI_SHM_SALT_BYTES 16
+
 struct shm_ctx {
     struct tutti_tctx_args args;
-    char prefix[40];     /* "/tutti-<comm id in hex>" */
-    struct shm_ctl *ctl; /* mine: my page of the directory */
-    void *dir;           /* the control directory (shm_dir.c), mapped whole */
+    char prefix[40];                    /* "/tutti-<comm id in hex>" */
+    uint8_t mine[TUTTI_SHM_SALT_BYTES]; /* drawn at init, published in this rank's blob */
+    uint8_t salt[TUTTI_SHM_SALT_BYTES]; /* the host's first rank's: keys the names (phase 0) */
+    struct shm_ctl *ctl;                /* mine: my page of the directory */
+    void *dir;                          /* the control directory (shm_dir.c), mapped whole */
     size_t dir_len;
     int dir_linked;         /* its name may still exist (no local rank has removed it) */
     struct shm_peer *peers; /* [nranks]; ctl == NULL for ranks on other hosts */
@@ -219,8 +224,8 @@ tutti_status_t tutti__shm_board_notice(struct shm_ctx *ctx);
 
 /* shm_watch.c: the local peers a rank knows, and the ones it watches */
 
-/** Attach phase 0: every local peer's page, found in the directory (UNSUPPORTED if one is not:
- * /dev/shm not shared), unread. */
+/** Attach phase 1, once the directory is mapped: every local peer's page, unread (each is
+ * written by its rank before the set-up's next sync). */
 tutti_status_t tutti__shm_attach_peers(struct shm_ctx *ctx);
 
 /** Watch a local peer this rank connects to: check its page, open a pidfd on its process. */
@@ -256,17 +261,15 @@ tutti_status_t tutti__shm_reserve(int fd, size_t off, size_t len, const char *na
 
 /* shm_dir.c: the control directory, one segment of every local rank's control page. */
 
-/** Map the communicator's directory (creating it if first), and set up this rank's page. */
-tutti_status_t tutti__shm_dir_open(struct shm_ctx *ctx);
+/**
+ * Map the communicator's directory and set up this rank's page. make: create it (the host's
+ * first rank, attach phase 0); else open the one it made (phase 1): TUTTI_ERR_UNSUPPORTED when
+ * it is not in this /dev/shm (a rank in another container).
+ */
+tutti_status_t tutti__shm_dir_open(struct shm_ctx *ctx, int make);
 
 /** Rank r's control page in the mapped directory. */
 struct shm_ctl *tutti__shm_dir_page(const struct shm_ctx *ctx, int rank);
-
-/**
- * The first local peer (ctx->peers[r].ctl set) whose page is not in the directory here, found
- * with mincore() without touching any page; -1 if none, -2 if mincore cannot tell.
- */
-int tutti__shm_dir_missing(const struct shm_ctx *ctx);
 
 /** Remove the directory's name, once (every local rank has mapped it). */
 void tutti__shm_dir_unlink(struct shm_ctx *ctx);
@@ -283,6 +286,15 @@ int tutti__shm_remove_job(uint64_t comm_id);
 
 /** A local peer has died: remove the names it made (its receive FIFOs). */
 void tutti__shm_forget(const struct shm_ctx *ctx, int rank);
+
+/* shm_name.c: names no other user can know in advance */
+
+/** TUTTI_SHM_SALT_BYTES random bytes into salt. */
+tutti_status_t tutti__shm_draw_salt(uint8_t *salt, struct tutti_comm *comm);
+
+/** The name of segment kind 'd' (the directory) or 'f' (the FIFO src -> dst on channel ch). */
+void tutti__shm_name(const struct shm_ctx *ctx, char kind, int src, int dst, int ch, char *buf,
+                     size_t len);
 
 /** Offset of the first slot in a FIFO segment. */
 #define TUTTI_SHM_FIFO_HDR_BYTES ((sizeof(struct shm_fifo_hdr) + 63) & ~(size_t)63)

@@ -3,7 +3,8 @@
  *
  * Both ends of a pair call connect() when a plan first needs the pair. Each end makes the FIFO
  * it receives on (its pages are reserved, so first touched, by the receiver, which places them
- * on the receiver's NUMA node; the name is derived, so the sender needs no exchange), then opens
+ * on the receiver's NUMA node; the name is derived from the salt both know, so the sender needs
+ * no exchange), then opens
  * the peer's FIFO once it exists. A FIFO's name is unlinked as soon as its sender has attached,
  * so a crash leaves little behind in /dev/shm.
  */
@@ -18,7 +19,7 @@
 
 static void fifo_name(const struct shm_ctx *ctx, int src, int dst, int ch, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s-f%d-%d-%d", ctx->prefix, src, dst, ch);
+    tutti__shm_name(ctx, 'f', src, dst, ch, buf, len);
 }
 
 static void fifo_geometry(struct shm_fifo *f, struct shm_fifo_hdr *h, size_t map_len,

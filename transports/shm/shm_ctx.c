@@ -7,6 +7,7 @@
 #include "shm.h"
 #include "check.h"
 #include "env.h"
+#include "tutti/comm.h"
 #include "util.h"
 
 #include <errno.h>
@@ -125,7 +126,6 @@ void *tutti__shm_map(const char *name, size_t len, int create, tutti_status_t *s
 
 static tutti_status_t shm_init(const struct tutti_tctx_args *args, void **tctx_p, void *blob)
 {
-    (void)blob;
     struct shm_ctx *ctx = calloc(1, sizeof(*ctx));
     if (ctx == NULL) {
         return tutti__set_error(args->comm, TUTTI_ERR_NO_MEMORY, "no memory for the shm context");
@@ -138,22 +138,47 @@ static tutti_status_t shm_init(const struct tutti_tctx_args *args, void **tctx_p
     ctx->nslots = (uint32_t)(nslots < 2 ? 2 : (nslots > 1024 ? 1024 : nslots));
     ctx->cma_min = tutti__shm_cma_min(args->env);
     ctx->cma_max = args->env->SHM_CMA_MAX;
-    if (tutti__shm_dir_open(ctx) != TUTTI_OK) {
+    if (tutti__shm_draw_salt(ctx->mine, args->comm) != TUTTI_OK) {
         free(ctx);
-        /* Shared memory is an optimisation: the caller falls back to TCP on every rank. */
-        return TUTTI_ERR_UNSUPPORTED;
+        return TUTTI_ERR_SYSTEM;
     }
+    memcpy(blob, ctx->mine, sizeof(ctx->mine)); /* for the all-gather: names its segments */
     *tctx_p = ctx;
     return TUTTI_OK;
 }
 
+/* Shared memory is an optimisation: a directory that cannot be made or opened makes the caller
+ * fall back to TCP on every rank (UNSUPPORTED), saying why. */
+static tutti_status_t dir_open(struct shm_ctx *ctx, int make)
+{
+    tutti_status_t st = tutti__shm_dir_open(ctx, make);
+    if (st != TUTTI_OK && st != TUTTI_ERR_UNSUPPORTED) {
+        tutti_info(TUTTI_SUBSYS_SHM, "shared memory unavailable: %s",
+                   tutti_last_error(ctx->args.comm));
+        st = TUTTI_ERR_UNSUPPORTED;
+    }
+    return st;
+}
+
+/*
+ * Phase 0: the host's first rank makes the directory, under a name keyed by its salt. Phase 1
+ * (after a sync): the other local ranks open it; every rank knows its local peers. Phase 2 (after
+ * the next sync): every local rank has mapped the directory; its name can go.
+ */
 static tutti_status_t shm_attach(void *tctx, int phase)
 {
     struct shm_ctx *ctx = tctx;
+    const struct tutti_tctx_args *a = &ctx->args;
+    int first = a->peers[a->rank].host == a->rank;
     if (phase == 0) {
+        memcpy(ctx->salt, a->peers[a->peers[a->rank].host].blob[TUTTI_TRANSPORT_SHM],
+               sizeof(ctx->salt));
+        return first ? dir_open(ctx, 1) : TUTTI_OK;
+    }
+    if (phase == 1) {
+        TUTTI_CHECK(first ? TUTTI_OK : dir_open(ctx, 0));
         return tutti__shm_attach_peers(ctx);
     }
-    /* Phase 1: every local rank has mapped the directory; its name can go. */
     tutti__shm_dir_unlink(ctx);
     return TUTTI_OK;
 }
@@ -164,7 +189,9 @@ static tutti_status_t shm_fini(void *tctx)
     if (ctx == NULL) {
         return TUTTI_OK;
     }
-    atomic_store(&ctx->ctl->closed, 1);
+    if (ctx->ctl != NULL) {
+        atomic_store(&ctx->ctl->closed, 1);
+    }
     while (ctx->nconns > 0) {
         tutti__shm_close(&ctx->conns[0]->base); /* connections never completed */
     }

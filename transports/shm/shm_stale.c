@@ -162,7 +162,7 @@ void tutti__shm_forget(const struct shm_ctx *ctx, int rank)
             continue; /* only a local rank sends over shared memory */
         }
         for (int ch = 0; ch < TUTTI_MAX_CHANNELS; ch++) {
-            snprintf(name, sizeof(name), "%s-f%d-%d-%d", ctx->prefix, src, rank, ch);
+            tutti__shm_name(ctx, 'f', src, rank, ch, name, sizeof(name));
             (void)shm_unlink(name);
         }
     }
