@@ -14,6 +14,7 @@ struct tutti_launch {
     char root[256];        /* "host:port", or "" */
     const char *root_from; /* where root came from, for messages: "TUTTI_ROOT", ... */
     int have_secret;
+    int root_by_pmix;     /* root (and secret) from rank 0 through the launcher's PMIx */
     char rendezvous[300]; /* rank 0: the file it published, removed once all joined */
     struct tutti_boot_id boot;
     struct tutti_boot_root_watch *root_watch; /* rank 0: the root it serves */
@@ -67,7 +68,8 @@ tutti_status_t tutti__root_port_check(const struct tutti_launch *l);
  */
 tutti_status_t tutti__root_addrs(struct tutti_launch *l, union tutti_sockaddr *listen_p);
 
-/** The one-host rendezvous file of a job key: /tmp/tutti-<uid>-<hash of key>.root. */
+/** The one-host rendezvous file of a job key: <dir>/tutti-<uid>-<hash of key>.root, where dir is
+ * the user's own XDG_RUNTIME_DIR (mode 700) if it has one, else /tmp. */
 void tutti__rendezvous_path(const char *key, char *out, size_t len);
 
 /**

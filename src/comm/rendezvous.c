@@ -1,6 +1,7 @@
 /*
  * rendezvous.c - the one-host rendezvous file of tutti_comm_init_env (launch.c): rank 0 writes
- * its root address and a fresh secret, the other ranks read them. The file lives in a
+ * its root address and a fresh secret, the other ranks read them. The file lives in the user's
+ * runtime directory (XDG_RUNTIME_DIR) when there is one of the user's own, else in a
  * world-writable directory (/tmp) under a name anyone can compute, so both sides distrust it:
  * rank 0 writes a new file of its own (mkostemp: O_EXCL, mode 0600) and renames it into place,
  * and a reader accepts only a regular file, not a symbolic link, owned by its own uid, that
@@ -13,6 +14,7 @@
  */
 #include "check.h"
 #include "comm/launch.h"
+#include "env.h"
 #include "log.h"
 
 #include <errno.h>
@@ -35,13 +37,29 @@ struct rdv_file {
     uint8_t secret[TUTTI_SECRET_BYTES];
 };
 
+/* The user's own runtime directory (XDG_RUNTIME_DIR, /run/user/<uid> under systemd-logind):
+ * absolute, a directory of this user that nobody else may enter. Another user cannot make a name
+ * there first (issue 36: in /tmp, a name made first stops the job). NULL when there is none. */
+static const char *private_dir(void)
+{
+    const char *d = tutti__env_foreign("XDG_RUNTIME_DIR");
+    struct stat sb;
+    if (d == NULL || d[0] != '/' || strlen(d) > 200 || stat(d, &sb) != 0 || !S_ISDIR(sb.st_mode) ||
+        sb.st_uid != getuid() || (sb.st_mode & 077) != 0) {
+        return NULL;
+    }
+    return d;
+}
+
 void tutti__rendezvous_path(const char *key, char *out, size_t len)
 {
     uint64_t h = 1469598103934665603ull; /* FNV-1a: a name, not a secret */
     for (const char *p = key; *p != '\0'; p++) {
         h = (h ^ (uint8_t)*p) * 1099511628211ull;
     }
-    snprintf(out, len, "/tmp/tutti-%u-%016llx.root", (unsigned)getuid(), (unsigned long long)h);
+    const char *dir = private_dir();
+    snprintf(out, len, "%s/tutti-%u-%016llx.root", dir != NULL ? dir : "/tmp", (unsigned)getuid(),
+             (unsigned long long)h);
 }
 
 /* Say so when rank 0 takes the name from a job that still runs (two launches without a job id

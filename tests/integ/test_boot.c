@@ -14,6 +14,7 @@
 #include "comm/comm.h"
 #include "harness.h"
 #include "comm/init.h"
+#include "comm/launch.h"
 #include "transports/shm/shm.h"
 #include "util.h"
 
@@ -320,17 +321,13 @@ static void slurm_env(int rank, int nranks, void *arg)
     integ_setenv("TUTTI_TIMEOUT", c->limit);
 }
 
-/* Where rank 0 of a single-node Slurm step publishes its root: /tmp/tutti-<uid>-<FNV-1a of the
- * job key "slurm-<job>-<step>-" (launch.c's job_key without a root address)>.root. */
+/* Where rank 0 of a single-node Slurm step publishes its root: the rendezvous file of the job
+ * key "slurm-<job>-<step>-" (launch.c's job_key without a root address). */
 static void rendezvous_path(long job, char *out, size_t len)
 {
     char key[64];
     snprintf(key, sizeof(key), "slurm-%ld-0-", job);
-    uint64_t h = 1469598103934665603ull;
-    for (const char *p = key; *p != '\0'; p++) {
-        h = (h ^ (uint8_t)*p) * 1099511628211ull;
-    }
-    snprintf(out, len, "/tmp/tutti-%u-%016llx.root", (unsigned)getuid(), (unsigned long long)h);
+    tutti__rendezvous_path(key, out, len);
 }
 
 /* Rank 0, killed by the test while it waits for rank 1: it leaves its rendezvous file. */

@@ -207,3 +207,22 @@ Test(rendezvous, a_file_of_another_format_is_stale)
     cr_assert_eq(tutti__rendezvous_read(path, &got, &owner), TUTTI_IN_PROGRESS);
     cr_assert(owner.stale);
 }
+
+/* Issue 36: in /tmp another user can make the file's name first and stop a one-host job. The
+ * user's own runtime directory (XDG_RUNTIME_DIR, mode 700) is used when there is one; a
+ * directory others may enter, or a relative path, is not. */
+Test(rendezvous, the_file_goes_to_the_users_own_runtime_directory)
+{
+    char got[256], want[80];
+    snprintf(want, sizeof(want), "%s/tutti-%u-", dir, (unsigned)getuid());
+    setenv("XDG_RUNTIME_DIR", dir, 1); /* mkdtemp's: this user's, mode 700 */
+    tutti__rendezvous_path("slurm-7-0-", got, sizeof(got));
+    cr_assert(strncmp(got, want, strlen(want)) == 0, "%s is not in %s", got, dir);
+    cr_assert_eq(chmod(dir, 0755), 0);
+    tutti__rendezvous_path("slurm-7-0-", got, sizeof(got));
+    cr_assert(strncmp(got, "/tmp/tutti-", 11) == 0, "a directory open to others was used: %s", got);
+    setenv("XDG_RUNTIME_DIR", "run/user", 1);
+    tutti__rendezvous_path("slurm-7-0-", got, sizeof(got));
+    cr_assert(strncmp(got, "/tmp/tutti-", 11) == 0, "a relative directory was used: %s", got);
+    unsetenv("XDG_RUNTIME_DIR");
+}
