@@ -20,7 +20,8 @@
 # (scripts/gpu_bundle.sh sets the bundled libraries' RUNPATH, strips them, reads glibc versions).
 set -euo pipefail
 pkgs=(meson ninja-build pkg-config gcc g++ libc6-dev libcriterion-dev libhwloc-dev hwloc-nox
-      libibverbs-dev librdmacm-dev libsodium-dev openmpi-bin libopenmpi-dev iproute2 procps python3
+      libibverbs-dev librdmacm-dev libsodium-dev openmpi-bin libopenmpi-dev libpmix-dev iproute2 procps
+      python3
       zlib1g-dev dataset-fashion-mnist clang libclang-rt-dev valgrind python3-numpy python3-torch
       graphviz debootstrap patchelf binutils clang-format python3-mesonpy python3-venv python3-pip)
 sudo=""

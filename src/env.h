@@ -123,6 +123,9 @@
     X(SECRET, STRING, "", "", "", "32 hex digits: the job's shared secret (tutti_comm_init_env)")  \
     X(SECRET_FILE, STRING, "", "", "",                                                             \
       "file holding the secret, as TUTTI_SECRET (tutti_comm_init_env)")                            \
+    X(PMIX, INT, "1", "0", "1",                                                                    \
+      "1: without TUTTI_SECRET, a job started by a PMIx launcher (mpirun, srun --mpi=pmix) gets "  \
+      "its secret from rank 0 through the launcher (tutti_comm_init_env); 0: never")               \
     X(LIBRARY, STRING, "", "", "",                                                                 \
       "libtutti.so the Python package (src/python/tutti) loads; the C library ignores it "         \
       "(default: beside the package, then the loader's search)")

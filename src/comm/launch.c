@@ -11,6 +11,7 @@
 #include "global.h"
 #include "comm/init.h"
 #include "comm/launch.h"
+#include "comm/pmix.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -372,18 +373,85 @@ static tutti_status_t rendezvous_timeout(const char *path, const struct tutti_rd
                             path, who, path);
 }
 
+/* Rank 0 of a one-host job without a root address: a fresh secret, and the root on loopback. */
+static tutti_status_t loopback_root(struct tutti_launch *l, const char *key)
+{
+    union tutti_sockaddr lo;
+    TUTTI_CHECK(tutti__sockaddr_parse("127.0.0.1", 0, 0, &lo));
+    tutti__random_bytes(l->boot.secret, TUTTI_SECRET_BYTES);
+    derive_job_id(l, key);
+    return tutti__boot_root_start(&lo, l->boot.secret, l->boot.job_id, &l->boot.root,
+                                  &l->root_watch);
+}
+
+/* What rank 0 hands out through PMIx: whether it could, a fresh secret, and on one host without
+ * a root address the root it serves on loopback (else no address). */
+struct pmix_boot {
+    int32_t status;
+    uint32_t has_root;
+    struct tutti_boot_id boot;
+};
+
+/*
+ * Under a PMIx launcher, without a secret given (TUTTI_PMIX=1): rank 0 draws the secret (and on
+ * one host without a root address serves the root on loopback, as file_rendezvous does) and
+ * hands both out through the launcher (pmix.c). Not under PMIx: nothing happens.
+ */
+static tutti_status_t pmix_boot(struct tutti_launch *l, const char *key)
+{
+    struct tutti_pmix *p = NULL;
+    char why[256];
+    if (tutti__env()->PMIX == 0 || !tutti__pmix_open(l->rank, l->nranks, &p, why, sizeof(why))) {
+        if (tutti__env()->PMIX != 0 && tutti__env_foreign("PMIX_NAMESPACE") != NULL) {
+            tutti_info(TUTTI_SUBSYS_BOOT, "PMIx not used: %s", why);
+        }
+        return TUTTI_OK;
+    }
+    struct pmix_boot b;
+    memset(&b, 0, sizeof(b));
+    int serve = l->root[0] == '\0' && l->single_host;
+    if (l->rank == 0) {
+        if (serve) {
+            b.status = loopback_root(l, key);
+            b.has_root = b.status == TUTTI_OK;
+        } else {
+            tutti__random_bytes(l->boot.secret, TUTTI_SECRET_BYTES);
+        }
+        b.boot = l->boot;
+    }
+    char k[64];
+    uint64_t h = 1469598103934665603ull; /* FNV-1a of the job key: one value per launch key */
+    for (const char *c = key; *c != '\0'; c++) {
+        h = (h ^ (uint8_t)*c) * 1099511628211ull;
+    }
+    snprintf(k, sizeof(k), "tutti.boot.%016llx", (unsigned long long)h);
+    tutti_status_t st = tutti__pmix_bcast(p, k, &b, sizeof(b), tutti__env()->TIMEOUT);
+    if (st == TUTTI_OK && b.status != TUTTI_OK) {
+        st = tutti__set_error(NULL, TUTTI_ERR_REMOTE, "rank 0 could not serve the root: %s",
+                              tutti_status_string((tutti_status_t)b.status));
+    }
+    if (st == TUTTI_OK) {
+        memcpy(l->boot.secret, b.boot.secret, TUTTI_SECRET_BYTES);
+        if (b.has_root) {
+            l->boot.root = b.boot.root;
+            l->root_by_pmix = 1;
+        }
+        l->have_secret = 1;
+        tutti_info(TUTTI_SUBSYS_BOOT, "the job's secret came from PMIx (job %s)%s",
+                   tutti__pmix_namespace(p), b.has_root ? ", with rank 0's root address" : "");
+    }
+    explicit_bzero(&b, sizeof(b));
+    tutti__pmix_close(p);
+    return st;
+}
+
 /* Single host, no root given: rank 0 publishes root and a fresh secret in a private file. */
 static tutti_status_t file_rendezvous(struct tutti_launch *l, const char *key, int64_t deadline)
 {
     char path[300];
     tutti__rendezvous_path(key, path, sizeof(path));
     if (l->rank == 0) {
-        union tutti_sockaddr lo;
-        TUTTI_CHECK(tutti__sockaddr_parse("127.0.0.1", 0, 0, &lo));
-        tutti__random_bytes(l->boot.secret, TUTTI_SECRET_BYTES);
-        derive_job_id(l, key);
-        TUTTI_CHECK(tutti__boot_root_start(&lo, l->boot.secret, l->boot.job_id, &l->boot.root,
-                                           &l->root_watch));
+        TUTTI_CHECK(loopback_root(l, key));
         TUTTI_CHECK(tutti__rendezvous_publish(path, &l->boot, l->nranks));
         l->have_secret = 1;
         snprintf(l->rendezvous, sizeof(l->rendezvous), "%s", path);
@@ -429,12 +497,19 @@ static tutti_status_t launch_detect(struct tutti_launch *l, char *key, size_t ke
     TUTTI_CHECK(read_secret(l));
     job_key(l, key, keylen);
     int64_t deadline = tutti__now_ns() + tutti__env()->TIMEOUT;
+    if (!l->have_secret) {
+        TUTTI_CHECK(pmix_boot(l, key));
+    }
     if (l->root[0] == '\0') {
         if (!l->single_host) {
             return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
                                     "tutti_comm_init_env (%s): no root address: set TUTTI_ROOT "
                                     "to host:port of rank 0 (or MASTER_ADDR and MASTER_PORT)",
                                     l->source);
+        }
+        if (l->root_by_pmix) {
+            derive_job_id(l, key);
+            return TUTTI_OK;
         }
         return file_rendezvous(l, key, deadline);
     }
@@ -479,7 +554,10 @@ tutti_status_t tutti_comm_init_env(tutti_comm_t **comm_p)
     if (st == TUTTI_OK) {
         tutti__tls.rank = l.rank;
         tutti_info(TUTTI_SUBSYS_INIT, "launcher %s: rank %d of %d, root %s", l.source, l.rank,
-                   l.nranks, l.root[0] ? l.root : "(local rendezvous)");
+                   l.nranks,
+                   l.root[0]        ? l.root
+                   : l.root_by_pmix ? "(rank 0's on loopback, through PMIx)"
+                                    : "(local rendezvous)");
         struct tutti_boot *boot = NULL;
         /* A root read from the rendezvous file listened before it was published. */
         int flags = l.root[0] == '\0' ? TUTTI_BOOT_ROOT_UP : 0;
