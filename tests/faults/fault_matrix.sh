@@ -19,6 +19,14 @@
 #                  version, and at a port that serves (not the shrink listener) a flood of 300
 #                  silent connections (fault_stranger); the job must go on with right results and the same
 #                  fd count and about the same RSS after as before (fault_rank's fds/rss_kb)
+#   foreign        another user of the host (tutti-intruder, made with useradd; intruder.py run
+#                  with runuser) against the job for its whole life: it reads every tutti-* name
+#                  in /dev/shm and each rank's /proc/<pid>/mem and environ, signals the ranks,
+#                  and plants, for the communicator id it learns from a first identical job (a
+#                  probe: a root address and secret give the same id every time), the names of
+#                  its segments and its topology share file and lock, open to all; the job must
+#                  run as if nobody were there (as strangers), and the intruder must have read
+#                  nothing, delivered no signal and found something to plant (issue 36)
 #   wrong_secret   one rank joins with another TUTTI_SECRET
 #   wrong_nranks   one rank joins with TUTTI_NRANKS + 1 (env launch): the root sees the
 #                  authenticated nranks and fails every rank at once, naming the mismatch
@@ -61,7 +69,8 @@
 # Prints one line per run, then "runs N, faults injected N, errors reported correctly N, hangs N,
 # wrong N" (and skips, undetected mismatches, slow-link timeouts). Exits 1 if hangs or wrong
 # > 0, 2 on usage.
-# Namespace cases need root and ip(8) (tc(8) for slow): without them they are skipped, saying why.
+# Namespace cases need root and ip(8) (tc(8) for slow), foreign cases root, useradd and runuser:
+# without them they are skipped, saying why.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -125,6 +134,25 @@ ns_setup() {
   ns_ok=1
   command -v tc >/dev/null && have_tc=1
 }
+# ------------------------------------------------------------------ another user
+intruder=tutti-intruder
+foreign_why=""
+foreign_setup() {
+  if [ "$(id -u)" != 0 ]; then foreign_why="not root (needs a second user: useradd, runuser)"; return; fi
+  command -v runuser >/dev/null || { foreign_why="runuser(1) not installed (util-linux)"; return; }
+  command -v python3 >/dev/null || { foreign_why="python3 not installed"; return; }
+  id -u "$intruder" >/dev/null 2>&1 ||
+    useradd --system --no-create-home --shell /usr/sbin/nologin "$intruder" 2>/dev/null ||
+    { foreign_why="useradd $intruder failed"; return; }
+}
+# The intruder, as its user, until the file $1 exists; its line in $2. The script goes on stdin:
+# the clone may be where that user cannot read.
+start_intruder() {
+  runuser -u "$intruder" -w INTRUDER_VERBOSE -- python3 - --seconds 120 --until "$1" \
+    <tests/faults/intruder.py >"$2" 2>&1 &
+  intruder_pid=$!
+}
+
 cleanup() {
   [ "$ns_ok" = 1 ] && ns_teardown
   [ "$keep" = 1 ] || rm -rf "$work"
@@ -289,6 +317,9 @@ run_case() {
   if [ "$tr" = netns ] && [ "$ns_ok" != 1 ]; then
     skips=$((skips + 1)); skip_reason["netns: $ns_why"]=1; return
   fi
+  if [ "$fault" = foreign ] && [ -n "$foreign_why" ]; then
+    skips=$((skips + 1)); skip_reason["foreign: $foreign_why"]=1; return
+  fi
   if [ "$fault" = slow ] && [ "$have_tc" != 1 ]; then
     skips=$((skips + 1)); skip_reason["slow: tc(8) not installed"]=1; return
   fi
@@ -302,7 +333,7 @@ run_case() {
   case "$fault" in
     kill|stop|cut) ;;
     slow) args=(--coll "$coll" --bytes 262144 --iters 6 --seconds 0) ;;
-    strangers) args=(--coll "$coll" --bytes 65536 --iters 200 --seconds $((T + 4))) ;;
+    strangers|foreign) args=(--coll "$coll" --bytes 65536 --iters 200 --seconds $((T + 4))) ;;
     wrong_*) victim=$((1 + RANDOM % (n - 1))) ;; # rank 0 hosts the root
     mismatch_*) args=(--coll "$coll" --bytes 65536 --iters 20 --seconds 0
                       --mismatch "${fault#mismatch_}"); victim=$((n - 1)) ;;
@@ -315,6 +346,22 @@ run_case() {
     for i in 0 1; do
       ip netns exec "${ns[$i]}" tc qdisc add dev "${veth[$i]}" root tbf rate 1mbit burst 1mb latency 10ms
     done
+  fi
+  # another user, there before the job: it learns the job's communicator id from a probe (a job
+  # with the same root and secret, so the same id) and plants that id's names
+  local stop_file=""
+  if [ "$fault" = foreign ]; then
+    stop_file=$(mktemp -u /tmp/tutti-intruder-stop.XXXXXX)
+    start_intruder "$stop_file" "$dir/intruder"
+    mkdir -p "$dir/probe"
+    local w=("${wrapper[@]}")
+    for ((r = 0; r < n; r++)); do
+      start_rank "$dir/probe" $r $n "$tr" $port --coll "$coll" --bytes 64 --iters 1 --seconds 0 \
+        --skew "$(skew_of "$coll" "$fault")"
+    done
+    await_exit "$dir/probe" $n || { hangs=$((hangs + 1)); report "$name" HANG "the probe job"; touch "$stop_file"; return; }
+    wrapper=("${w[@]}")
+    sleep 0.3 # the intruder plants what it saw
   fi
   # start: rank 0 first (it serves the root), strangers at the root, then the others
   local rank_args=("${args[@]}")
@@ -410,6 +457,11 @@ run_case() {
   await_exit "$dir" $n || hung=1
   local srv_rc=0 s
   for s in "${strangers[@]}"; do wait "$s" || srv_rc=1; done
+  if [ -n "$stop_file" ]; then
+    touch "$stop_file"
+    wait "$intruder_pid" || srv_rc=1
+    rm -f "$stop_file"
+  fi
   case "$fault" in
     cut) ip -n "${ns[1]}" link set "${veth[1]}" up ;;
     slow) for i in 0 1; do ip netns exec "${ns[$i]}" tc qdisc del dev "${veth[$i]}" root; done ;;
@@ -436,7 +488,7 @@ run_case() {
       wrong_*) # the misconfigured rank cannot know who the others are
         msg=$(check_error "$dir" $r "$t0" $([ "$r" = "$victim" ] && echo 0 || echo 1)) ||
           { why+="$msg; "; verdict=wrong; } ;;
-      strangers)
+      strangers|foreign)
         msg=$(check_clean "$dir" $r) || { why+="$msg; "; verdict=wrong; } ;;
       slow)
         if [ "$rc" != 0 ]; then # data still moves: a timeout here is a false alarm
@@ -473,13 +525,21 @@ run_case() {
     why+="$(cat "$dir"/stranger.* 2>/dev/null | grep -c '^STRANGER') ports attacked, all shut out; "
     why+="rank 0 fds $(field "$dir/out.0" 13)->$(field "$dir/out.0" 14), rss $(field "$dir/out.0" 16)->$(field "$dir/out.0" 17) KiB over $(field "$dir/out.0" 9) calls"
   fi
+  if [ "$fault" = foreign ]; then
+    local line planted
+    line=$(grep '^INTRUDER' "$dir/intruder")
+    planted=$(awk '{ for (i = 2; i < NF; i += 2) if ($i == "planted") print $(i + 1) }' <<<"$line")
+    [ $srv_rc = 0 ] || { verdict=wrong; why+="the intruder got in: $(tr '\n' ' ' <"$dir/intruder"); "; }
+    [ "${planted:-0}" -gt 0 ] || { verdict=wrong; why+="the intruder found no id to plant: ${line:-$(tr '\n' ' ' <"$dir/intruder")}; "; }
+    why+="${line#INTRUDER }; rank 0 over $(field "$dir/out.0" 9) calls"
+  fi
   case $verdict in
     ok) correct=$((correct + 1)) ;;
     undetected) undetected=$((undetected + 1)) ;;
     slow_timeout) slow_timeouts=$((slow_timeouts + 1)) ;;
     wrong) wrongs=$((wrongs + 1)) ;;
   esac
-  [ $verdict = ok ] && [ "$fault" != slow ] && [ "$fault" != strangers ] &&
+  [ $verdict = ok ] && [ "$fault" != slow ] && [ "$fault" != strangers ] && [ "$fault" != foreign ] &&
     [[ "$fault" != mismatch_* ]] && why=""
   [ -z "$why" ] && why=$(sed -n 's/^RESULT rank [-0-9]* pid [0-9]* status \([A-Z_]*\).* msg: \(.\{0,110\}\).*/\1 \2/p' \
                          "$dir/out.$(( (victim + 1) % n ))")
@@ -490,6 +550,7 @@ run_case() {
 colls=(all_reduce broadcast reduce reduce_scatter all_gather alltoall sendrecv
        alltoallv allgatherv gather scatter reduce_scatterv)
 ns_setup
+foreign_setup
 # The mismatches that apply to a collective.
 mismatches() {
   local m=(mismatch_count mismatch_dtype mismatch_dtype_same mismatch_coll)
@@ -518,6 +579,7 @@ if [ "$mode" = full ]; then
       for f in kill stop strangers wrong_secret wrong_nranks wrong_nranks_id $(mismatches "$c"); do
         run_case $tr "$c" $f
       done
+      [ $tr = netns ] || run_case $tr "$c" foreign
       [ $tr = netns ] && { run_case $tr "$c" cut; run_case $tr "$c" slow; }
     done
   done
@@ -528,6 +590,8 @@ else
   run_case tcp alltoall stop
   run_case tcp all_reduce strangers
   run_case shm all_gather strangers
+  run_case shm all_reduce foreign
+  run_case tcp broadcast foreign
   run_case shm broadcast wrong_secret
   run_case tcp reduce wrong_nranks
   run_case tcp all_reduce wrong_nranks_id
