@@ -13,9 +13,10 @@
  * nothing; tutti_last_error() of such a handle returns a message that says so. Still
  * undefined: a handle whose memory has since been reused for a new communicator (it is that new
  * communicator then; calls recorded in an open group are not run on it, see tutti_group_end),
- * a pointer into a communicator's memory that is not the handle itself, and tutti_comm_destroy
- * concurrent with another call on the same communicator in another thread (use
- * tutti_comm_abort there: it waits for calls inside to leave, and refuses those that come after).
+ * and a pointer into a communicator's memory that is not the handle itself. tutti_comm_destroy
+ * while another thread is inside a call on the same communicator waits for that call to return
+ * (it completes, fails, or times out at TUTTI_TIMEOUT) and refuses calls that come after; to
+ * end such a call at once, use tutti_comm_abort.
  */
 #ifndef TUTTI_COMM_H
 #define TUTTI_COMM_H
@@ -117,7 +118,8 @@ TUTTI_API tutti_status_t tutti_comm_init_env(tutti_comm_t **comm_p);
  * waiting for other ranks, but peers still using it will see the connection close.
  * @return TUTTI_OK; the stored error of a failed communicator (resources are freed anyway);
  *         TUTTI_ERR_INVALID_ARG for NULL; TUTTI_ERR_INVALID_USAGE when comm was destroyed or
- *         aborted already. Not thread-safe with other calls on the same comm. Destroying a
+ *         aborted already. Thread-safe: calls in progress on other threads finish first, later
+ *         ones are refused (TUTTI_ERR_INVALID_USAGE). Destroying a
  *         communicator whose calls are recorded in an open group is allowed: tutti_group_end
  *         then runs the group's other calls and returns TUTTI_ERR_INVALID_USAGE for these.
  */

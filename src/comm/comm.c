@@ -72,6 +72,16 @@ tutti_status_t tutti_comm_destroy(tutti_comm_t *comm)
         return tutti__comm_not_live(comm, "tutti_comm_destroy");
     }
     tutti__tls.rank = comm->rank;
+    /* Calls that came later are refused now; calls already inside on other threads finish first
+     * (issue 36: destroying under one crashed), as the asynchronous operations do below. */
+    int inside = atomic_load(&comm->state.inflight);
+    if (inside > 0) {
+        tutti_info(TUTTI_SUBSYS_INIT,
+                   "tutti_comm_destroy waits for %d call(s) in progress on other threads", inside);
+        while (atomic_load(&comm->state.inflight) > 0) {
+            usleep(100);
+        }
+    }
     tutti__queue_drain(comm);        /* asynchronous operations finish first, */
     tutti__comm_footprint_log(comm); /* what it held at its peak (info) */
     tutti__stream_fini(comm, 0);     /* and the streams pass their last host functions */

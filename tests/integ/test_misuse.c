@@ -3,11 +3,14 @@
  * twice, destroyed after an abort, used after destroy, destroyed inside a group that holds calls
  * on it; a request freed twice or waited on after it was freed. Each used to abort or crash
  * (SIGSEGV, or a double free); each must now return TUTTI_ERR_INVALID_USAGE with a message,
- * and leave the process and its other communicators working.
+ * and leave the process and its other communicators working. A destroy while another thread is
+ * inside a call (issue 36) waits for that call.
  */
 #include "harness.h"
 
 #include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,4 +193,75 @@ Test(misuse, destroy_inside_a_group_then_group_end, .timeout = 60)
 Test(misuse, request_free_twice, .timeout = 60)
 {
     run_one(request_free_twice_rank);
+}
+
+/* ---- destroy while another thread is inside a call (issue 36, item 6) ---- */
+
+struct inside {
+    tutti_comm_t *comm;
+    int64_t x, y;
+    tutti_status_t st, after; /* the call inside, and one made after the destroy */
+    int64_t t_end;            /* when the call inside returned */
+    atomic_int entered;
+};
+
+static void *call_inside(void *arg)
+{
+    struct inside *j = arg;
+    atomic_store(&j->entered, 1);
+    j->st = tutti_allreduce(&j->x, &j->y, 1, TUTTI_INT64, TUTTI_SUM, j->comm, NULL);
+    j->t_end = integ_now_ns();
+    while (atomic_load(&j->entered) != 2) { /* the destroy has returned */
+        integ_pause_ms(1);
+    }
+    j->after = tutti_allreduce(&j->x, &j->y, 1, TUTTI_INT64, TUTTI_SUM, j->comm, NULL);
+    return NULL;
+}
+
+/*
+ * Rank 0: a thread is inside an all-reduce that rank 1 joins 400 ms late, and the main thread
+ * destroys the comm meanwhile. It crashed once in two runs; now the destroy waits for the call,
+ * which completes with the right sum, and the thread's next call is refused.
+ */
+static int destroy_while_inside_rank(const struct integ_ctx *ctx)
+{
+    tutti_comm_t *comm = NULL;
+    if (integ_comm_init(ctx, NULL, &comm) != 0) {
+        return 1;
+    }
+    if (ctx->rank == 1) {
+        integ_pause_ms(400);
+        int64_t x = 2, y = 0;
+        ICHECK_OK(tutti_allreduce(&x, &y, 1, TUTTI_INT64, TUTTI_SUM, comm, NULL));
+        ICHECK(y == 3, "rank 1's sum is %lld", (long long)y);
+        ICHECK_OK(tutti_comm_destroy(comm));
+        return 0;
+    }
+    static struct inside j;
+    j.comm = comm;
+    j.x = 1;
+    pthread_t th;
+    ICHECK(pthread_create(&th, NULL, call_inside, &j) == 0, "pthread_create");
+    while (atomic_load(&j.entered) == 0) {
+        integ_pause_ms(1);
+    }
+    integ_pause_ms(100); /* the thread is inside, waiting for rank 1 */
+    tutti_status_t st = tutti_comm_destroy(comm);
+    int64_t t_destroyed = integ_now_ns();
+    atomic_store(&j.entered, 2);
+    pthread_join(th, NULL);
+    ICHECK(st == TUTTI_OK, "tutti_comm_destroy returned %s: %s", tutti_status_name(st),
+           tutti_last_error(NULL));
+    ICHECK(j.st == TUTTI_OK && j.y == 3, "the call inside returned %s, sum %lld",
+           tutti_status_name(j.st), (long long)j.y);
+    ICHECK(j.t_end <= t_destroyed, "the destroy returned before the call inside");
+    ICHECK(j.after == USAGE, "a call after the destroy returned %s", tutti_status_name(j.after));
+    return still_works();
+}
+
+Test(misuse, destroy_while_another_thread_is_inside_a_call, .timeout = 60)
+{
+    quick_env();
+    struct integ_opts o = {.nranks = 2, .deadline_s = 40, .make_id = 1};
+    integ_run(&o, destroy_while_inside_rank);
 }
