@@ -5,7 +5,9 @@
 # Tests: Criterion; g++ (tests/gpu runs the GPU kernels' body on the CPU; nvcc's host compiler
 # where CUDA is installed); Open MPI (mpirun launch test and the perf comparison); iproute2 (network
 # namespaces for the multi-host test and the fault matrix: ip, tc, ss); procps (pgrep/ps in fault
-# tests); graphviz (dot(1), which tutti-info --png renders with; its test skips without it).
+# tests); graphviz (dot(1), which tutti-info --png renders with; its test skips without it);
+# libpmix-dev (PMIx's header: the secret through the launcher, src/comm/pmix.c) and slurm-wlm
+# (with munge: the srun --mpi=pmix test runs its own two-node cluster, tests/integ/srun_hosts.sh).
 # Trainer: zlib (gzip IDX files) and Fashion-MNIST (dataset-fashion-mnist, in
 # /usr/share/datasets/fashion-mnist).
 # Python: python3-numpy and python3-torch (torch 1.13, for /usr/bin/python3) for the tutti
@@ -21,7 +23,7 @@
 set -euo pipefail
 pkgs=(meson ninja-build pkg-config gcc g++ libc6-dev libcriterion-dev libhwloc-dev hwloc-nox
       libibverbs-dev librdmacm-dev libsodium-dev openmpi-bin libopenmpi-dev libpmix-dev iproute2 procps
-      python3
+      slurm-wlm python3
       zlib1g-dev dataset-fashion-mnist clang libclang-rt-dev valgrind python3-numpy python3-torch
       graphviz debootstrap patchelf binutils clang-format python3-mesonpy python3-venv python3-pip)
 sudo=""

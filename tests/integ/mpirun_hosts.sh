@@ -2,7 +2,7 @@
 # mpirun_hosts.sh LAUNCH_PROG: a job started by Open MPI's mpirun on two hosts, with a root
 # address and no TUTTI_SECRET, is authenticated with a secret rank 0 handed out through mpirun's
 # PMIx server (issue 36), not a key derived from public job identifiers. The two hosts are
-# network namespaces joined by a veth pair (10.79.<pid>.1 and .2); mpirun runs in the first and
+# network namespaces joined by a veth pair (10.79.<tag>.1 and .2, netns_pair.sh); mpirun runs in the first and
 # starts its daemon in the second through a launch agent (what ssh does between real hosts),
 # and the daemons connect over the veth pair. Then the same job with TUTTI_PMIX=0 warns that
 # the key is public: the test can tell the two apart. Needs root, ip(8) and mpirun; skips (77)
@@ -12,26 +12,14 @@ if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! command -v mpirun >/de
     echo "SKIP: needs root, ip(8) (network namespaces) and mpirun (openmpi-bin)"
     exit 77
 fi
-tag=$(( $$ % 250 + 1 ))
-ns=("tutti-mh-$$-a" "tutti-mh-$$-b")
-veth=("tmh$$a" "tmh$$b")
-addr=("10.79.$tag.1" "10.79.$tag.2")
+. "$(dirname "$0")/netns_pair.sh"
 work=$(mktemp -d)
 cleanup() {
-    for n in "${ns[@]}"; do ip netns delete "$n" 2>/dev/null; done
+    netns_pair_down
     rm -rf "$work"
 }
 trap cleanup EXIT
-set -e
-for i in 0 1; do ip netns add "${ns[$i]}"; done
-ip link add "${veth[0]}" type veth peer name "${veth[1]}"
-for i in 0 1; do
-    ip link set "${veth[$i]}" netns "${ns[$i]}"
-    ip -n "${ns[$i]}" addr add "${addr[$i]}/24" dev "${veth[$i]}"
-    ip -n "${ns[$i]}" link set "${veth[$i]}" up
-    ip -n "${ns[$i]}" link set lo up
-done
-set +e
+netns_pair_up 79 tutti-mh || { echo "FAIL: cannot make the network namespaces"; exit 1; }
 # The launch agent: "agent [options] HOST COMMAND..." runs COMMAND in HOST's namespace.
 cat >"$work/agent" <<AGENT
 #!/bin/sh
