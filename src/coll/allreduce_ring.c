@@ -40,6 +40,18 @@ int tutti__ring_allreduce_loop(struct tutti_plan *plan, int n, int r, uint32_t s
     return rc;
 }
 
+struct allreduce_ring {
+    int n, r;
+};
+
+/* One loop of nranks chunks (or what is left of the lane). */
+static int allreduce_chunk(struct tutti_plan *plan, size_t off, size_t len, const void *arg)
+{
+    const struct allreduce_ring *c = arg;
+    return tutti__ring_allreduce_loop(plan, c->n, c->r, TUTTI_BUF_SEND, off, len,
+                                      TUTTI_STEP_STABLE);
+}
+
 int tutti__allreduce_ring(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
                           struct tutti_plan *plan)
 {
@@ -51,24 +63,13 @@ int tutti__allreduce_ring(const struct tutti_op_desc *op, const struct tutti_pla
         }
         return tutti__coll_copy(plan, TUTTI_BUF_SEND, 0, TUTTI_BUF_RECV, 0, op->count);
     }
-    size_t loop = (size_t)n * pp->chunk_elems;
-    for (int ch = 0; ch < pp->nchannels; ch++) {
-        size_t choff, chlen;
-        int open = tutti__coll_open_lane(plan, op->count, pp, ch, tutti__ring_rank(pp, r + 1),
-                                         tutti__ring_rank(pp, r - 1), &choff, &chlen);
-        if (open < 0) {
-            return -1;
-        }
-        if (open == 0) {
-            continue;
-        }
-        for (size_t lo = 0; lo < chlen; lo += loop) {
-            size_t len = chlen - lo < loop ? chlen - lo : loop;
-            if (tutti__ring_allreduce_loop(plan, n, r, TUTTI_BUF_SEND, choff + lo, len,
-                                           TUTTI_STEP_STABLE) != 0) {
-                return -1;
-            }
-        }
-    }
-    return 0;
+    struct allreduce_ring c = {n, r};
+    struct tutti_ring_walk w = {op->count,
+                                (size_t)n * pp->chunk_elems,
+                                tutti__ring_rank(pp, r + 1),
+                                tutti__ring_rank(pp, r - 1),
+                                allreduce_chunk,
+                                NULL,
+                                &c};
+    return tutti__ring_walk(plan, pp, &w);
 }

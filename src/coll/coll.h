@@ -204,6 +204,28 @@ void tutti__coll_channel_share(size_t total, size_t chunk, int nchannels, int ch
 int tutti__coll_open_lane(struct tutti_plan *plan, size_t total, const struct tutti_plan_params *pp,
                           int ch, int send_peer, int recv_peer, size_t *off_p, size_t *len_p);
 
+/**
+ * The skeleton every ring builder shares (steps.c): `total` elements split over the channels,
+ * each channel's share a lane that sends to `next` and receives from `prev` (-1: none); with
+ * one rank, alone(plan, off, len, arg) for the whole share (NULL: nothing); else chunk(plan, off,
+ * len, arg) for each piece of at most `stride` elements, off counted in the whole (the share's
+ * start plus the piece's place in it).
+ */
+struct tutti_ring_walk {
+    size_t total, stride;
+    int next, prev;
+    int (*chunk)(struct tutti_plan *plan, size_t off, size_t len, const void *arg);
+    int (*alone)(struct tutti_plan *plan, size_t off, size_t len, const void *arg);
+    const void *arg;
+};
+
+/** `alone` for a builder whose one rank copies its input to its output in place. */
+int tutti__ring_copy_alone(struct tutti_plan *plan, size_t off, size_t len, const void *arg);
+
+/** Walk the ring's lanes and chunks (struct tutti_ring_walk). 0, or -1 on failure. */
+int tutti__ring_walk(struct tutti_plan *plan, const struct tutti_plan_params *pp,
+                     const struct tutti_ring_walk *w);
+
 /* ---- the ring the ring algorithms follow: the layout's locality ring, else rank order ---- */
 
 /** This rank's position on the ring. */

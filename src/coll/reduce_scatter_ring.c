@@ -6,48 +6,42 @@
  */
 #include "coll/coll.h"
 
+struct rs_ring {
+    const struct tutti_plan_params *pp;
+    int n, r, pos;
+    size_t rc_count;
+};
+
+static int rs_chunk(struct tutti_plan *plan, size_t in, size_t len, const void *arg)
+{
+    const struct rs_ring *c = arg;
+    const struct tutti_plan_params *pp = c->pp;
+    int rc = tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND,
+                                  (size_t)tutti__ring_rank(pp, c->pos - 1) * c->rc_count + in,
+                                  TUTTI_BUF_NONE, 0, len, TUTTI_STEP_STABLE);
+    for (int s = 1; s <= c->n - 2; s++) {
+        rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_SEND, TUTTI_BUF_SEND,
+                                   (size_t)tutti__ring_rank(pp, c->pos - s - 1) * c->rc_count + in,
+                                   TUTTI_BUF_NONE, 0, len, 0);
+    }
+    rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_COPY, TUTTI_BUF_SEND,
+                               (size_t)c->r * c->rc_count + in, TUTTI_BUF_RECV, in, len,
+                               TUTTI_STEP_FINAL);
+    return rc;
+}
+
 int tutti__reduce_scatter_ring(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
                                struct tutti_plan *plan)
 {
-    int n = pp->nranks, r = pp->rank, pos = tutti__ring_pos(pp, r);
-    size_t rc_count = op->count;
+    int n = pp->nranks, pos = tutti__ring_pos(pp, pp->rank);
+    struct rs_ring c = {pp, n, pp->rank, pos, op->count};
     plan->divisor = (op->op == TUTTI_AVG) ? n : 1;
-    for (int ch = 0; ch < pp->nchannels; ch++) {
-        size_t choff, chlen;
-        int open = tutti__coll_open_lane(
-            plan, rc_count, pp, ch, n > 1 ? tutti__ring_rank(pp, pos + 1) : -1,
-            n > 1 ? tutti__ring_rank(pp, pos - 1) : -1, &choff, &chlen);
-        if (open < 0) {
-            return -1;
-        }
-        if (open == 0) {
-            continue;
-        }
-        if (n == 1) {
-            if (tutti__coll_copy(plan, TUTTI_BUF_SEND, choff, TUTTI_BUF_RECV, choff, chlen)) {
-                return -1;
-            }
-            continue;
-        }
-        for (size_t lo = 0; lo < chlen; lo += pp->chunk_elems) {
-            size_t in = choff + lo; /* offset inside a block */
-            size_t len = tutti__chunk(chlen - lo, pp);
-            int rc = tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND,
-                                          (size_t)tutti__ring_rank(pp, pos - 1) * rc_count + in,
-                                          TUTTI_BUF_NONE, 0, len, TUTTI_STEP_STABLE);
-            for (int s = 1; s <= n - 2; s++) {
-                rc |=
-                    tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_SEND, TUTTI_BUF_SEND,
-                                         (size_t)tutti__ring_rank(pp, pos - s - 1) * rc_count + in,
-                                         TUTTI_BUF_NONE, 0, len, 0);
-            }
-            rc |= tutti__plan_add_step(plan, TUTTI_STEP_RECV_REDUCE_COPY, TUTTI_BUF_SEND,
-                                       (size_t)r * rc_count + in, TUTTI_BUF_RECV, in, len,
-                                       TUTTI_STEP_FINAL);
-            if (rc != 0) {
-                return -1;
-            }
-        }
-    }
-    return 0;
+    struct tutti_ring_walk w = {op->count,
+                                pp->chunk_elems,
+                                n > 1 ? tutti__ring_rank(pp, pos + 1) : -1,
+                                n > 1 ? tutti__ring_rank(pp, pos - 1) : -1,
+                                rs_chunk,
+                                tutti__ring_copy_alone,
+                                &c};
+    return tutti__ring_walk(plan, pp, &w);
 }

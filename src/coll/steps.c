@@ -31,6 +31,40 @@ int tutti__coll_open_lane(struct tutti_plan *plan, size_t total, const struct tu
     return tutti__plan_add_lane(plan, send_peer, recv_peer, ch) < 0 ? -1 : 1;
 }
 
+int tutti__ring_copy_alone(struct tutti_plan *plan, size_t off, size_t len, const void *arg)
+{
+    (void)arg;
+    return tutti__coll_copy(plan, TUTTI_BUF_SEND, off, TUTTI_BUF_RECV, off, len);
+}
+
+int tutti__ring_walk(struct tutti_plan *plan, const struct tutti_plan_params *pp,
+                     const struct tutti_ring_walk *w)
+{
+    for (int ch = 0; ch < pp->nchannels; ch++) {
+        size_t choff, chlen;
+        int open = tutti__coll_open_lane(plan, w->total, pp, ch, w->next, w->prev, &choff, &chlen);
+        if (open < 0) {
+            return -1;
+        }
+        if (open == 0) {
+            continue;
+        }
+        if (pp->nranks == 1) {
+            if (w->alone != NULL && w->alone(plan, choff, chlen, w->arg) != 0) {
+                return -1;
+            }
+            continue;
+        }
+        for (size_t lo = 0; lo < chlen; lo += w->stride) {
+            size_t len = chlen - lo < w->stride ? chlen - lo : w->stride;
+            if (w->chunk(plan, choff + lo, len, w->arg) != 0) {
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
 int tutti__coll_same_place(const struct tutti_plan *plan, uint32_t a, size_t off, uint32_t b,
                            size_t boff)
 {
