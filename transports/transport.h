@@ -113,8 +113,9 @@ struct tutti_tctx_args {
     int64_t timeout_ns;                    /* longest wait without progress */
     const union tutti_sockaddr *root_hint; /* address toward the root, or NULL */
     const struct tutti_tpeer *peers;       /* nranks records, after the all-gather */
-    void *side_tctx;   /* the TCP transport's context, set once it exists: another transport's
-                          side connections (tutti__tcp_side_connect, tcp.h) */
+    void *side_tctx; /* the context of the transport that offers side connections (TCP),
+                        set once it exists: ops->side of side_ops opens them (verbs' control) */
+    const struct tutti_transport_ops *side_ops;
     int force_ib;      /* TUTTI_TRANSPORT=ib: verbs for every pair, or an error */
     char nic_hint[16]; /* the RDMA NIC nearest this rank's GPU (topology), or "": set at attach */
 };
@@ -160,6 +161,22 @@ struct tutti_tconn {
     /* CLOCK_MONOTONIC time here of the latest progress the peer vouched for with a beat (its
      * own data moving, or data it saw move further on), or 0: see beat() */
     int64_t vouched;
+};
+
+/**
+ * Side connections: a transport without a control path of its own (verbs) opens one of another
+ * transport's connections to the same peer (tutti_tctx_args.side_ops, side_tctx) and drives it
+ * through that transport's ops (c->ops); a transport that offers them (TCP) answers these too.
+ * The two transports know each other only through transport.h.
+ */
+struct tutti_side_ops {
+    /** A connection to peer on channel that the engine never sees (its own, not in the
+     * connection table). */
+    tutti_status_t (*connect)(void *tctx, int peer, int channel, struct tutti_tconn **conn_p);
+    /** Whether a received slot is there to peek (no error when none is and the peer left). */
+    int (*recv_ready)(const struct tutti_tconn *c);
+    /** Whether the peer has closed its end (its process ended). */
+    int (*peer_gone)(const struct tutti_tconn *c);
 };
 
 struct tutti_transport_ops {
@@ -311,6 +328,9 @@ struct tutti_transport_ops {
 
     /** Close and free. Pending data is dropped; the peer sees the connection end. */
     tutti_status_t (*close)(struct tutti_tconn *c);
+
+    /** Side connections this transport offers another (NULL: none). */
+    const struct tutti_side_ops *side;
 };
 
 /** Registered transports, indexed by tutti_transport_id_t; NULL slots are not built. */

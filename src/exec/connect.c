@@ -113,8 +113,9 @@ tutti_status_t tutti__net_init(struct tutti_comm *comm, const union tutti_sockad
             return st;
         }
         comm->net.ops[id] = ops;
-        if (id == TUTTI_TRANSPORT_TCP) {
+        if (ops->side != NULL) {
             a->side_tctx = comm->net.tctx[id]; /* the verbs transport's side connections */
+            a->side_ops = ops;
         }
     }
     return TUTTI_OK;

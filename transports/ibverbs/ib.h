@@ -4,10 +4,10 @@
  * A context (one per communicator) holds the RDMA port this rank uses, its device, protection
  * domain and registrations, and the connections. A connection (one peer, one channel) is:
  *
- *   - a side connection of the TCP transport (tcp.h, TCP_KIND_SIDE): authenticated with the
- *     job's secret like every tutti connection, it carries the set-up (queue pair addresses and
- *     the receive buffer's address and key, then "ready"), abort notices and beats, and its
- *     end tells that the peer's process ended;
+ *   - a side connection of another transport (transport.h, struct tutti_side_ops: TCP's):
+ *     authenticated with the job's secret like every tutti connection, it carries the set-up
+ *     (queue pair addresses and the receive buffer's address and key, then "ready"), abort
+ *     notices and beats, and its end tells that the peer's process ended;
  *   - nqps RC queue pairs on one completion queue (with a completion channel to sleep on);
  *   - a send FIFO and a receive FIFO of nslots slots of slot_size bytes, both registered.
  *

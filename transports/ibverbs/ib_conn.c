@@ -13,8 +13,8 @@
  */
 #include "ib.h"
 #include "check.h"
+#include "tutti/comm.h"
 #include "ib_wire.h"
-#include "transports/tcp/tcp.h"
 #include "util.h"
 
 #include <errno.h>
@@ -120,23 +120,23 @@ static tutti_status_t side_send(struct ib_conn *c, const uint8_t *msg, size_t le
 {
     void *slot;
     size_t cap;
-    tutti_status_t st = tutti__tcp_send_acquire(c->side, &slot, &cap);
+    tutti_status_t st = c->side->ops->send_acquire(c->side, &slot, &cap);
     if (st == TUTTI_IN_PROGRESS) {
         return tutti__ib_conn_fail(c, TUTTI_ERR_INTERNAL, "ib: side connection to %s is full",
                                    c->peer_name);
     }
     TUTTI_CHECK(st);
     memcpy(slot, msg, len);
-    return tutti__tcp_send_post(c->side, len, NULL);
+    return c->side->ops->send_post(c->side, len, NULL);
 }
 
 /* The next message on the side connection: *len_p bytes at *msg_p, or IN_PROGRESS. */
 static tutti_status_t side_peek(struct ib_conn *c, const uint8_t **msg_p, size_t *len_p)
 {
     int moved = 0;
-    TUTTI_CHECK(tutti__tcp_progress(c->side, &moved));
+    TUTTI_CHECK(c->side->ops->progress(c->side, &moved));
     const void *buf;
-    tutti_status_t st = tutti__tcp_recv_peek(c->side, &buf, len_p, NULL);
+    tutti_status_t st = c->side->ops->recv_peek(c->side, &buf, len_p, NULL);
     *msg_p = buf;
     return st;
 }
@@ -183,8 +183,8 @@ static tutti_status_t advance(struct ib_conn *c)
 {
     struct ib_ctx *ctx = c->ctx;
     if (c->stage == IB_STAGE_SIDE) {
-        TUTTI_CHECK(
-            tutti__tcp_side_connect(ctx->args->side_tctx, c->base.peer, c->base.channel, &c->side));
+        TUTTI_CHECK(ctx->args->side_ops->side->connect(ctx->args->side_tctx, c->base.peer,
+                                                       c->base.channel, &c->side));
         if (c->side == NULL) {
             return TUTTI_OK; /* the TCP transport keeps its own deadline */
         }
@@ -209,7 +209,7 @@ static tutti_status_t advance(struct ib_conn *c)
                                      c->peer_name, len);
         }
         TUTTI_CHECK(st);
-        TUTTI_CHECK(tutti__tcp_recv_release(c->side));
+        TUTTI_CHECK(c->side->ops->recv_release(c->side));
         c->stage = c->stage == IB_STAGE_HELLO ? IB_STAGE_READY : IB_STAGE_UP;
     }
     if (c->stage != IB_STAGE_UP && tutti__now_ns() > c->deadline_ns) {
@@ -252,7 +252,7 @@ tutti_status_t tutti__ib_connect(void *tctx, int peer, int channel, struct tutti
     struct ib_ctx *ctx = tctx;
     const struct tutti_tctx_args *a = ctx->args;
     if (peer < 0 || peer >= a->nranks || peer == a->rank || channel < 0 ||
-        channel >= TUTTI_MAX_CHANNELS || a->peers == NULL || a->side_tctx == NULL) {
+        channel >= TUTTI_MAX_CHANNELS || a->peers == NULL || a->side_ops == NULL) {
         return tutti__set_error(a->comm, TUTTI_ERR_INVALID_ARG,
                                 "ib connect of rank %d to rank %d channel %d", a->rank, peer,
                                 channel);
@@ -289,11 +289,11 @@ static void say_bye(struct ib_conn *c)
     void *slot;
     size_t cap;
     tutti__ib_msg_encode(IB_MSG_BYE, bye);
-    if (tutti__tcp_send_acquire(c->side, &slot, &cap) == TUTTI_OK) {
+    if (c->side->ops->send_acquire(c->side, &slot, &cap) == TUTTI_OK) {
         memcpy(slot, bye, sizeof(bye));
         int moved = 0;
-        if (tutti__tcp_send_post(c->side, sizeof(bye), NULL) == TUTTI_OK) {
-            (void)tutti__tcp_progress(c->side, &moved);
+        if (c->side->ops->send_post(c->side, sizeof(bye), NULL) == TUTTI_OK) {
+            (void)c->side->ops->progress(c->side, &moved);
         }
     }
 }
@@ -330,7 +330,7 @@ tutti_status_t tutti__ib_close(struct tutti_tconn *tc)
     free(c->rbuf);
     free(c->rlen);
     if (c->side != NULL) {
-        tutti__tcp_close(c->side);
+        c->side->ops->close(c->side);
     }
     free(c);
     return TUTTI_OK;

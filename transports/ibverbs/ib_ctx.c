@@ -11,8 +11,8 @@
  */
 #include "ib.h"
 #include "check.h"
+#include "tutti/comm.h"
 #include "env.h"
-#include "transports/tcp/tcp.h"
 
 #include <endian.h>
 #include <errno.h>

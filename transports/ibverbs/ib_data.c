@@ -11,7 +11,6 @@
 #include "ib.h"
 #include "check.h"
 #include "ib_wire.h"
-#include "transports/tcp/tcp.h"
 #include "util.h"
 
 #include <arpa/inet.h>
@@ -78,7 +77,7 @@ static tutti_status_t wc_failed(struct ib_conn *c, const struct ibv_wc *wc)
             break;
         }
         struct pollfd pfd;
-        if (tutti__tcp_pollfds(c->side, &pfd, 1) == 1) {
+        if (c->side->ops->pollfds(c->side, &pfd, 1) == 1) {
             (void)poll(&pfd, 1, (int)(left / 1000000 + 1));
         }
     }
@@ -417,13 +416,13 @@ tutti_status_t tutti__ib_flushed(struct tutti_tconn *tc, int *done_p)
 tutti_status_t tutti__ib_beat(struct tutti_tconn *tc, int64_t age_ns)
 {
     struct ib_conn *c = (struct ib_conn *)tc;
-    return c->status == TUTTI_OK ? tutti__tcp_beat(c->side, age_ns) : c->status;
+    return c->status == TUTTI_OK ? c->side->ops->beat(c->side, age_ns) : c->status;
 }
 
 tutti_status_t tutti__ib_side_check(struct ib_conn *c)
 {
     int moved = 0;
-    tutti_status_t st = tutti__tcp_progress(c->side, &moved);
+    tutti_status_t st = c->side->ops->progress(c->side, &moved);
     if (st != TUTTI_OK) { /* an abort notice or a broken socket: tcp recorded the reason */
         c->status = c->status == TUTTI_OK ? st : c->status;
         return st;
@@ -431,8 +430,8 @@ tutti_status_t tutti__ib_side_check(struct ib_conn *c)
     c->base.vouched = TUTTI_MAX(c->base.vouched, c->side->vouched);
     const void *msg;
     size_t len;
-    while (tutti__tcp_recv_ready(c->side) &&
-           tutti__tcp_recv_peek(c->side, &msg, &len, NULL) == TUTTI_OK) {
+    while (c->side->ops->side->recv_ready(c->side) &&
+           c->side->ops->recv_peek(c->side, &msg, &len, NULL) == TUTTI_OK) {
         if (tutti__ib_msg_kind(msg, len) != IB_MSG_BYE) {
             return tutti__ib_conn_fail(c, TUTTI_ERR_REMOTE,
                                        "ib: unexpected message of %zu bytes "
@@ -440,9 +439,9 @@ tutti_status_t tutti__ib_side_check(struct ib_conn *c)
                                        len, c->peer_name);
         }
         c->peer_bye = 1;
-        TUTTI_CHECK(tutti__tcp_recv_release(c->side));
+        TUTTI_CHECK(c->side->ops->recv_release(c->side));
     }
-    if (!c->peer_bye && tutti__tcp_peer_gone(c->side)) {
+    if (!c->peer_bye && c->side->ops->side->peer_gone(c->side)) {
         char w[96];
         return tutti__ib_conn_fail(c, TUTTI_ERR_REMOTE,
                                    "%s died (its connection ended without "
@@ -464,7 +463,7 @@ int tutti__ib_pollfds(struct tutti_tconn *tc, struct pollfd *fds, int max)
         int n = ibv_poll_cq(c->cq, IB_STASH - c->nstash, c->stash + c->nstash);
         c->nstash += n > 0 ? n : 0;
     }
-    int k = tutti__tcp_pollfds(c->side, fds, 1);
+    int k = c->side->ops->pollfds(c->side, fds, 1);
     fds[k++] = (struct pollfd){.fd = c->chan->fd, .events = POLLIN};
     if (c->nstash > 0) {
         uint64_t one = 1;

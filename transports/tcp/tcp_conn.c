@@ -373,6 +373,12 @@ static struct tutti_seq_board *tcp_seq_board(void *tctx, int rank)
     return NULL;
 }
 
+static const struct tutti_side_ops tcp_side = {
+    .connect = tutti__tcp_side_connect,
+    .recv_ready = tutti__tcp_recv_ready,
+    .peer_gone = tutti__tcp_peer_gone,
+};
+
 const struct tutti_transport_ops tutti__tcp_ops = {
     .size = sizeof(struct tutti_transport_ops),
     .id = TUTTI_TRANSPORT_TCP,
@@ -399,4 +405,5 @@ const struct tutti_transport_ops tutti__tcp_ops = {
     .flushed = tutti__tcp_flushed,
     .pollfds = tutti__tcp_pollfds,
     .close = tutti__tcp_close,
+    .side = &tcp_side,
 };
