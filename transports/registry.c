@@ -9,8 +9,6 @@
 #include "transports/tcp/tcp.h"
 #include "transports/ibverbs/ib.h"
 
-#include <stdio.h>
-
 static const struct tutti_transport_ops *const transports[TUTTI_TRANSPORT_COUNT] = {
     [TUTTI_TRANSPORT_SHM] = &tutti__shm_ops,
     [TUTTI_TRANSPORT_TCP] = &tutti__tcp_ops,
@@ -46,16 +44,6 @@ tutti_status_t tutti__transport_pick(const struct tutti_transport_ops *const ops
 const struct tutti_transport_ops *tutti__transport_get(tutti_transport_id_t id)
 {
     return ((unsigned)id < TUTTI_TRANSPORT_COUNT) ? transports[id] : NULL;
-}
-
-const char *tutti__tpeer_name(const struct tutti_tpeer *peers, int r, char *buf, size_t len)
-{
-    if (peers != NULL && peers[r].hostname != NULL) {
-        snprintf(buf, len, "rank %d (host %s, pid %u)", r, peers[r].hostname, peers[r].pid);
-    } else {
-        snprintf(buf, len, "rank %d", r);
-    }
-    return buf;
 }
 
 const char *tutti__transport_name(tutti_transport_id_t id)
