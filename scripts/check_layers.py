@@ -26,7 +26,6 @@ LOWER = ('transports', 'topology', 'kernels')
 # next step is to split it into the parts each layer owns (run's turn and queue, exec's
 # executor and connections, comm's identity and bootstrap) behind accessors.
 KNOWN = set(l.strip() for l in '''
-src/error.c -> src/comm/comm.h
 src/exec/connect.c -> src/comm/comm.h
 src/exec/connect.c -> src/comm/peer.h
 src/exec/connect.h -> src/comm/bootstrap.h

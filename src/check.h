@@ -11,18 +11,34 @@
 #include "tutti/status.h"
 #include "log.h"
 
-struct tutti_comm;
+#include <pthread.h>
 
 /**
- * Record an error: format the message into comm's last error (when comm is not NULL) and into the
- * calling thread's last error, and log it at warn level. Returns st so that callers can write
- * `return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "count ...")`.
+ * A last-error message that its owner keeps (a communicator's: comm/comm.h), written under its
+ * lock by tutti__set_error. Below the communicator a layer gets the buffer, never the
+ * communicator: the transports through tutti_tctx_args.err.
  */
-tutti_status_t tutti__set_error(struct tutti_comm *comm, tutti_status_t st, const char *fmt, ...)
+struct tutti_errbuf {
+    pthread_mutex_t lock;
+    char msg[512];
+};
+
+/** Replace err's message with msg. */
+void tutti__errbuf_store(struct tutti_errbuf *err, const char *msg);
+
+/** Append suffix to err's message (and to the calling thread's copy of it). */
+void tutti__errbuf_append(struct tutti_errbuf *err, const char *suffix);
+
+/**
+ * Record an error: format the message into err (when it is not NULL) and into the calling
+ * thread's last error, and log it at warn level. Returns st so that callers can write
+ * `return tutti__set_error(err, TUTTI_ERR_INVALID_ARG, "count ...")`.
+ */
+tutti_status_t tutti__set_error(struct tutti_errbuf *err, tutti_status_t st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /** Like tutti__set_error() but logs at debug level: for errors a caller may retry or expect. */
-tutti_status_t tutti__set_error_quiet(struct tutti_comm *comm, tutti_status_t st, const char *fmt,
+tutti_status_t tutti__set_error_quiet(struct tutti_errbuf *err, tutti_status_t st, const char *fmt,
                                       ...) __attribute__((format(printf, 3, 4)));
 
 /** Map an errno value to a status (ENOMEM -> NO_MEMORY, ECONNRESET -> REMOTE, ...). */

@@ -223,8 +223,8 @@ static tutti_status_t make_layout(const struct tutti_topo_group *g,
     free(order);
     free(host);
     if (l == NULL) {
-        return tutti__set_error(g->comm, TUTTI_ERR_NO_MEMORY,
-                                "no memory for the layout of %d ranks", g->nranks);
+        return tutti__set_error(g->err, TUTTI_ERR_NO_MEMORY, "no memory for the layout of %d ranks",
+                                g->nranks);
     }
     *l_p = l;
     return TUTTI_OK;
@@ -251,7 +251,7 @@ tutti_status_t tutti__topo_gather(const struct tutti_topo_group *g, struct tutti
 {
     struct tutti_topo_rank *all = calloc((size_t)g->nranks, sizeof(*all));
     if (all == NULL) {
-        return tutti__set_error(g->comm, TUTTI_ERR_NO_MEMORY,
+        return tutti__set_error(g->err, TUTTI_ERR_NO_MEMORY,
                                 "no memory for the topology of %d ranks", g->nranks);
     }
     struct tutti_layout *layout = NULL;
@@ -267,7 +267,7 @@ tutti_status_t tutti__topo_gather(const struct tutti_topo_group *g, struct tutti
     for (int r = 0; r < g->nranks; r++) {
         char why[64];
         if (tutti__topo_rank_validate(&all[r], why, sizeof(why)) != TUTTI_OK) {
-            st = tutti__set_error(g->comm, TUTTI_ERR_REMOTE,
+            st = tutti__set_error(g->err, TUTTI_ERR_REMOTE,
                                   "rank %d sent a bad topology record: %s", r, why);
             goto err_free_all;
         }
@@ -282,11 +282,11 @@ err_free_all:
     return st;
 }
 
-tutti_status_t tutti__topo_check(struct tutti_comm *comm, const char *share)
+tutti_status_t tutti__topo_check(struct tutti_errbuf *err, const char *share)
 {
     const struct tutti_topo *t = tutti__topo_host(share);
     if (t->from_file && !t->ok) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "TUTTI_TOPO_FILE: %s", t->error);
+        return tutti__set_error(err, TUTTI_ERR_INVALID_ARG, "TUTTI_TOPO_FILE: %s", t->error);
     }
     return TUTTI_OK;
 }

@@ -6,12 +6,13 @@
 #ifndef TUTTI_TOPO_VIEW_H
 #define TUTTI_TOPO_VIEW_H
 
+#include "check.h"
+
 #include "topology/topo.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-struct tutti_comm; /* opaque here: where errors are recorded (tutti__set_error, check.h) */
 struct tutti_layout;
 
 /** Every rank's host id as the caller stores them: rank r's `len` bytes at ids + r * stride
@@ -36,16 +37,16 @@ struct tutti_topo_group {
     size_t early_stride;
     tutti_topo_allgather_fn allgather;
     void *allgather_arg;
-    struct tutti_comm *comm; /* errors are recorded on it */
+    struct tutti_errbuf *err; /* the communicator's: errors are recorded there (check.h) */
 };
 
 /**
  * Local phase of init: the process's machine, detected once per host and job through the file
  * `share` (tutti__topo_host), then checked: TUTTI_TOPO_FILE names a file that could not be
- * loaded -> that error (INVALID_ARG) on comm, so that every rank fails init. Detection that found
+ * loaded -> that error (INVALID_ARG) in err, so that every rank fails init. Detection that found
  * little is no error.
  */
-tutti_status_t tutti__topo_check(struct tutti_comm *comm, const char *share);
+tutti_status_t tutti__topo_check(struct tutti_errbuf *err, const char *share);
 
 /**
  * After the peer records are in: every rank's view (checked), and the layout (hosts, locality

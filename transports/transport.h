@@ -103,7 +103,7 @@ const char *tutti__tpeer_name(const struct tutti_tpeer *peers, int r, char *buf,
  * after the all-gather and may be read from attach() on.
  */
 struct tutti_tctx_args {
-    struct tutti_comm *comm; /* for tutti__set_error() only */
+    struct tutti_errbuf *err; /* the communicator's, for tutti__set_error() */
     int rank;
     int nranks;
     uint64_t comm_id;

@@ -29,7 +29,7 @@ static tutti_status_t check_sizes(struct tutti_comm *comm, const struct tutti_op
                op->coll == TUTTI_COLL_ALLTOALL;
     if (tutti__mul_size(op->count, es, &b) != 0 ||
         (many && tutti__mul_size(b, (size_t)comm->nranks, &total) != 0) || b > (SIZE_MAX >> 2)) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                                 "%s: count %zu of %s overflows the address space",
                                 tutti__coll_name(op->coll), op->count, tutti_datatype_name(op->dt));
     }
@@ -65,7 +65,7 @@ static tutti_status_t check_overlap(struct tutti_comm *comm, const struct tutti_
         break;
     }
     if (!ok) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                                 "%s: sendbuf and recvbuf overlap without being in place (see "
                                 "tutti/coll.h for the in-place forms)",
                                 tutti__coll_name(op->coll));
@@ -83,12 +83,13 @@ static tutti_status_t check_op(struct tutti_comm *comm, struct tutti_op_desc *op
         return TUTTI_OK; /* the handle's datatype is the call's, and never bool */
     }
     if ((unsigned)op->op >= TUTTI_NUM_OPS) { /* TUTTI_OP_PREMUL included: only a handle's */
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "%s: op %d is not a tutti_op_t", name,
-                                (int)op->op);
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
+                                "%s: op %d is not a tutti_op_t", name, (int)op->op);
     }
     if (!tutti__reduce_supported(op->dt, op->op)) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "%s: op %s does not apply to %s%s",
-                                name, tutti_op_name(op->op), tutti_datatype_name(op->dt),
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
+                                "%s: op %s does not apply to %s%s", name, tutti_op_name(op->op),
+                                tutti_datatype_name(op->dt),
                                 op->dt == TUTTI_BOOL ? "" : " (bitwise ops need an integer type)");
     }
     return TUTTI_OK;
@@ -103,20 +104,20 @@ tutti_status_t tutti__op_validate(struct tutti_comm *comm, struct tutti_op_desc 
     }
     tutti__tls.rank = comm->rank;
     if ((unsigned)op->dt >= TUTTI_NUM_DATATYPES) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                                 "%s: datatype %d is not a tutti_datatype_t", name, (int)op->dt);
     }
     if (tutti__coll_reduces(op->coll)) {
         TUTTI_CHECK(check_op(comm, op, name));
     }
     if (tutti__coll_rooted(op->coll) && (op->root < 0 || op->root >= comm->nranks)) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                                 "%s: root %d is not a rank of this communicator (0..%d)", name,
                                 op->root, comm->nranks - 1);
     }
     if ((op->coll == TUTTI_COLL_SEND || op->coll == TUTTI_COLL_RECV) &&
         (op->peer < 0 || op->peer >= comm->nranks)) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                                 "%s: peer %d is not a rank of this communicator (0..%d)", name,
                                 op->peer, comm->nranks - 1);
     }
@@ -129,12 +130,12 @@ tutti_status_t tutti__op_validate(struct tutti_comm *comm, struct tutti_op_desc 
     size_t sl, rl;
     tutti__op_extents(comm, op, &sl, &rl);
     if (sl > 0 && op->sendbuf == NULL) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                                 "%s: %s is NULL with %zu bytes to send", name,
                                 op->coll == TUTTI_COLL_SEND ? "buf" : "sendbuf", sl);
     }
     if (rl > 0 && op->recvbuf == NULL) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                                 "%s: %s is NULL with %zu bytes to receive", name,
                                 op->coll == TUTTI_COLL_RECV ? "buf" : "recvbuf", rl);
     }
@@ -157,21 +158,21 @@ static tutti_status_t enqueue_entered(struct tutti_comm *comm, const struct tutt
     int on_stream = 0;
     TUTTI_CHECK(tutti__stream_wanted(comm, op, stream, &on_stream));
     if (on_stream && req_p != NULL) {
-        return tutti__set_error(comm, TUTTI_ERR_UNSUPPORTED,
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_UNSUPPORTED,
                                 "i%s: device buffers need the stream form (tutti_%s with a "
                                 "stream), which is asynchronous already",
                                 tutti__coll_name(op->coll), tutti__coll_name(op->coll));
     }
     if (tutti__tls.group_depth > 0) {
         if (req_p != NULL) {
-            return tutti__set_error(comm, TUTTI_ERR_INVALID_USAGE,
+            return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_USAGE,
                                     "%s: asynchronous calls are not allowed inside a group",
                                     tutti__coll_name(op->coll));
         }
         return tutti__group_record(comm, op, on_stream, stream);
     }
     if ((op->coll == TUTTI_COLL_SEND || op->coll == TUTTI_COLL_RECV) && op->peer == comm->rank) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_USAGE,
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_USAGE,
                                 "%s to itself outside a group would wait forever; pair it with "
                                 "its %s inside tutti_group_start/end",
                                 tutti__coll_name(op->coll),

@@ -17,7 +17,8 @@ static tutti_status_t need(struct tutti_comm *comm, const char *coll, const size
                            const char *what)
 {
     if (a == NULL) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "%s: %s is NULL", coll, what);
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG, "%s: %s is NULL",
+                                coll, what);
     }
     return TUTTI_OK;
 }
@@ -31,7 +32,7 @@ static tutti_status_t check_side(struct tutti_comm *comm, const struct tutti_op_
     for (int j = 0; j < comm->nranks; j++) {
         size_t c = counts[j], d = displs != NULL ? displs[j] : 0;
         if (d > SIZE_MAX - c || tutti__mul_size(d + c, es, &b) != 0 || b > (SIZE_MAX >> 2)) {
-            return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+            return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                                     "%s: %s[%d] = %zu%s%s at %zu overflows the address space",
                                     tutti__coll_name(op->coll), cname, j, c, displs ? " and " : "",
                                     displs ? dname : "", d);
@@ -78,8 +79,8 @@ static tutti_status_t check_disjoint(struct tutti_comm *comm, const struct tutti
     struct span small[64];
     struct span *s = n <= 64 ? small : malloc((size_t)n * sizeof(*s));
     if (s == NULL) {
-        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "%s: no memory to check the blocks",
-                                tutti__coll_name(op->coll));
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+                                "%s: no memory to check the blocks", tutti__coll_name(op->coll));
     }
     for (int j = 0; j < n; j++) {
         if (counts[j] > 0) {
@@ -90,7 +91,7 @@ static tutti_status_t check_disjoint(struct tutti_comm *comm, const struct tutti
     tutti_status_t st = TUTTI_OK;
     for (int i = 1; i < k && st == TUTTI_OK; i++) {
         if (s[i].lo < s[i - 1].hi) {
-            st = tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+            st = tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                                   "%s: the receive blocks of ranks %d (elements %zu..%zu) and %d "
                                   "(%zu..%zu) overlap",
                                   tutti__coll_name(op->coll), s[i - 1].rank, s[i - 1].lo,
@@ -108,8 +109,9 @@ static tutti_status_t same_count(struct tutti_comm *comm, const struct tutti_op_
                                  const char *a, size_t av, const char *b, int j, size_t bv)
 {
     if (av != bv) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "%s: %s is %zu but %s[%d] is %zu",
-                                tutti__coll_name(op->coll), a, av, b, j, bv);
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
+                                "%s: %s is %zu but %s[%d] is %zu", tutti__coll_name(op->coll), a,
+                                av, b, j, bv);
     }
     return TUTTI_OK;
 }
@@ -139,7 +141,7 @@ static tutti_status_t check_place(struct tutti_comm *comm, const struct tutti_op
     if (in_place || sl == 0 || rl == 0 || s + sl <= r || r + rl <= s) {
         return TUTTI_OK;
     }
-    return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+    return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                             "%s: sendbuf and recvbuf overlap without being in place (see "
                             "tutti/coll.h for the in-place forms)",
                             tutti__coll_name(op->coll));
@@ -223,7 +225,7 @@ static tutti_status_t check_vectors(struct tutti_comm *comm, struct tutti_op_des
             total += v->rcounts[j];
         }
         if (total == SIZE_MAX || tutti__mul_size(total, es, &b) != 0 || b > (SIZE_MAX >> 2)) {
-            return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+            return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                                     "%s: the recvcounts sum to more than the address space", c);
         }
         v->digest = digest(v->rcounts, comm->nranks);
@@ -243,7 +245,7 @@ tutti_status_t tutti__vcheck(struct tutti_comm *comm, struct tutti_op_desc *op,
         size_t es = tutti_datatype_size(op->dt), b, total;
         if (tutti__mul_size(op->count, es, &b) != 0 ||
             tutti__mul_size(b, (size_t)comm->nranks, &total) != 0 || total > (SIZE_MAX >> 2)) {
-            return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+            return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                                     "%s: count %zu of %s overflows the address space", c, op->count,
                                     tutti_datatype_name(op->dt));
         }
@@ -254,7 +256,7 @@ tutti_status_t tutti__vcheck(struct tutti_comm *comm, struct tutti_op_desc *op,
         return check_place(comm, op, in_place);
     }
     if (v == NULL) {
-        return tutti__set_error(comm, TUTTI_ERR_INTERNAL, "%s without counts", c);
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INTERNAL, "%s without counts", c);
     }
     TUTTI_CHECK(check_vectors(comm, op, v, &in_place));
     return check_place(comm, op, in_place);

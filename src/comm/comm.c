@@ -104,7 +104,7 @@ tutti_status_t tutti__comm_stop(struct tutti_comm *comm, const char *why)
     } while (atomic_load(&comm->state.inflight) > 0);
     tutti__queue_drain(comm);
     if (tutti__comm_health(comm) == TUTTI_OK) {
-        tutti__set_error(comm, TUTTI_ERR_ABORTED, "rank %d %s", comm->rank, why);
+        tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_ABORTED, "rank %d %s", comm->rank, why);
         tutti__comm_fail(comm, TUTTI_ERR_ABORTED, comm->rank);
     }
     return tutti__comm_health(comm);

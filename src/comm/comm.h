@@ -6,6 +6,7 @@
 #define TUTTI_COMM_INTERNAL_H
 
 #include "tutti/comm.h"
+#include "check.h"
 #include "transports/transport.h"
 #include "net/handshake.h"
 #include "net/sock.h"
@@ -23,12 +24,6 @@ struct tutti_request;
 struct tutti_plan;
 struct tutti_topo_rank;
 struct tutti_layout;
-
-/* error.c: the communicator's last error message. */
-struct tutti_comm_err {
-    pthread_mutex_t lock;
-    char msg[512];
-};
 
 /* Settings fixed at creation, written only by comm/ (init.c: from the environment, the params,
  * what tutti__net_attach says of the transports in use and the ranks' CPU load; split.c: the
@@ -106,7 +101,7 @@ struct tutti_comm {
     union tutti_sockaddr root_hint; /* toward the other ranks: children listen there too */
 
     struct tutti_comm_cfg cfg;
-    struct tutti_comm_err err;
+    struct tutti_errbuf err; /* its last error message (check.h) */
     struct tutti_comm_state state;
     struct tutti_comm_net net;
     struct tutti_comm_fp fp; /* fp.c: fingerprint sequence numbers and recent collectives */
@@ -174,10 +169,10 @@ tutti_status_t tutti__comm_stop(struct tutti_comm *comm, const char *why);
 /** Free a communicator whose operations are over (init.c). */
 void tutti__comm_free(struct tutti_comm *comm);
 
-/** Store a message as comm's last error (error.c). */
-void tutti__comm_error_store(struct tutti_comm *comm, const char *msg);
-
-/** Append to comm's last error (and the calling thread's copy of it) (error.c). */
-void tutti__comm_error_append(struct tutti_comm *comm, const char *suffix);
+/** comm's error buffer for tutti__set_error, or NULL when comm is NULL (check.h). */
+static inline struct tutti_errbuf *tutti__comm_err(struct tutti_comm *comm)
+{
+    return comm != NULL ? &comm->err : NULL;
+}
 
 #endif /* TUTTI_COMM_INTERNAL_H */

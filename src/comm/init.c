@@ -281,7 +281,7 @@ static tutti_status_t check_budget(struct tutti_comm *comm, struct tutti_boot *b
     tutti_status_t agreed;
     int who = -1;
     if (st == TUTTI_OK && comm->cfg.mem_budget > 0 && ring_bytes > comm->cfg.mem_budget) {
-        st = tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+        st = tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                               "TUTTI_MEM_BUDGET is %zu bytes per rank, below what any algorithm "
                               "needs: a ring connects %d peers, at %zu bytes each (the FIFO "
                               "slots of the transport in use: TUTTI_*_NSLOTS x "
@@ -291,7 +291,7 @@ static tutti_status_t check_budget(struct tutti_comm *comm, struct tutti_boot *b
     TUTTI_CHECK(boot->ops->sync(boot, st, &agreed, &who));
     boot->failed_together = agreed < 0;
     if (agreed < 0 && st >= 0) {
-        return tutti__set_error(comm, TUTTI_ERR_REMOTE,
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_REMOTE,
                                 "rank %d failed while attaching transports or refused "
                                 "TUTTI_MEM_BUDGET: %s",
                                 who, tutti_status_string(agreed));
@@ -324,7 +324,7 @@ static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr 
     fill_me(comm, &me);
     char share[64]; /* one detection per host and job (topology/host_share.h) */
     tutti__topo_share_name(comm->comm_id, me.hostid, sizeof(me.hostid), share, sizeof(share));
-    tutti_status_t st = tutti__topo_check(comm, share);
+    tutti_status_t st = tutti__topo_check(&comm->err, share);
     tutti__topo_rank_view(tutti__topo(), 0, &me.view); /* a GPU waits for the local rank */
     end[PH_DETECT] = tutti__now_ns();
     if (st == TUTTI_OK) {
@@ -342,7 +342,8 @@ static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr 
         return st;
     }
     if (agreed != TUTTI_OK) {
-        return tutti__set_error(comm, TUTTI_ERR_REMOTE, "rank %d failed to set up: %s", culprit,
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_REMOTE,
+                                "rank %d failed to set up: %s", culprit,
                                 tutti_status_string(agreed));
     }
     end[PH_LOCAL] = tutti__now_ns();
@@ -358,7 +359,7 @@ static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr 
         .early_stride = sizeof(comm->peers[0]),
         .allgather = boot_allgather,
         .allgather_arg = boot,
-        .comm = comm,
+        .err = &comm->err,
     };
     TUTTI_CHECK(tutti__topo_gather(&g, &comm->topo, &comm->layout));
     end[PH_RECORDS] = tutti__now_ns();

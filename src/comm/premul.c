@@ -39,11 +39,11 @@ tutti_status_t tutti_op_create_premul_sum(const void *scalar, tutti_datatype_t d
                                                  : "op_p");
     }
     if ((unsigned)dt >= TUTTI_NUM_DATATYPES || dt == TUTTI_BOOL) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                                 "%s: datatype %d is not a numeric tutti_datatype_t", fn, (int)dt);
     }
     if (residence != TUTTI_SCALAR_DEVICE && residence != TUTTI_SCALAR_HOST_IMMEDIATE) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                                 "%s: residence %d is neither TUTTI_SCALAR_DEVICE nor "
                                 "TUTTI_SCALAR_HOST_IMMEDIATE",
                                 fn, (int)residence);
@@ -52,7 +52,8 @@ tutti_status_t tutti_op_create_premul_sum(const void *scalar, tutti_datatype_t d
     if (t == NULL) {
         t = calloc(1, sizeof(*t));
         if (t == NULL) {
-            return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "%s: no memory", fn);
+            return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY, "%s: no memory",
+                                    fn);
         }
         comm->premul = t;
     }
@@ -64,7 +65,8 @@ tutti_status_t tutti_op_create_premul_sum(const void *scalar, tutti_datatype_t d
         int cap = t->cap == 0 ? 4 : t->cap * 2;
         struct premul_op *e = realloc(t->e, (size_t)cap * sizeof(*e));
         if (e == NULL) {
-            return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "%s: no memory", fn);
+            return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY, "%s: no memory",
+                                    fn);
         }
         t->e = e;
         t->cap = cap;
@@ -102,7 +104,7 @@ tutti_status_t tutti_op_destroy(tutti_op_t op, tutti_comm_t *comm)
     }
     struct premul_op *p = entry(comm, (int)op);
     if (p == NULL) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                                 "tutti_op_destroy: op %d is not an op made on this communicator "
                                 "(destroyed already?)",
                                 (int)op);
@@ -119,13 +121,13 @@ tutti_status_t tutti__premul_resolve(struct tutti_comm *comm, struct tutti_op_de
     const char *name = tutti__coll_name(op->coll);
     struct premul_op *p = entry(comm, (int)op->op);
     if (p == NULL) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                                 "%s: op %d is not a tutti_op_t nor an op made on this "
                                 "communicator (destroyed already?)",
                                 name, (int)op->op);
     }
     if (p->dt != op->dt) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                                 "%s: the pre-multiplied sum %d was made for %s, the call's "
                                 "datatype is %s",
                                 name, (int)op->op, tutti_datatype_name(p->dt),

@@ -62,7 +62,8 @@ static tutti_status_t reg_all(struct tutti_comm *comm, struct tutti_reg *r)
 static tutti_status_t register_entered(tutti_comm_t *comm, void *buf, size_t bytes, void **handle_p)
 {
     if (comm == NULL || buf == NULL || handle_p == NULL || bytes == 0) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "tutti_comm_register: %s",
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
+                                "tutti_comm_register: %s",
                                 comm == NULL       ? "comm is NULL"
                                 : buf == NULL      ? "buf is NULL"
                                 : handle_p == NULL ? "handle_p is NULL"
@@ -71,7 +72,8 @@ static tutti_status_t register_entered(tutti_comm_t *comm, void *buf, size_t byt
     TUTTI_CHECK(tutti__comm_health(comm));
     struct tutti_reg *r = calloc(1, sizeof(*r));
     if (r == NULL) {
-        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory for a registration");
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+                                "no memory for a registration");
     }
     r->buf = buf;
     r->len = bytes;
@@ -94,7 +96,8 @@ static tutti_status_t register_entered(tutti_comm_t *comm, void *buf, size_t byt
 static tutti_status_t deregister_entered(tutti_comm_t *comm, void *handle)
 {
     if (comm == NULL || handle == NULL) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "tutti_comm_deregister: %s is NULL",
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
+                                "tutti_comm_deregister: %s is NULL",
                                 comm == NULL ? "comm" : "handle");
     }
     tutti_status_t st = TUTTI_ERR_INVALID_ARG;
@@ -111,7 +114,7 @@ static tutti_status_t deregister_entered(tutti_comm_t *comm, void *handle)
     }
     tutti__turn_give(comm);
     if (st != TUTTI_OK) {
-        return tutti__set_error(comm, st,
+        return tutti__set_error(tutti__comm_err(comm), st,
                                 "tutti_comm_deregister: %p is not a registration of "
                                 "this communicator",
                                 handle);

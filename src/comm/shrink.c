@@ -116,7 +116,7 @@ static tutti_status_t choose_gone(struct tutti_comm *comm, const int *exclude, i
 {
     for (int i = 0; exclude != NULL && i < nexclude; i++) {
         if (exclude[i] < 0 || exclude[i] >= comm->nranks || exclude[i] == comm->rank) {
-            return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+            return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                                     "shrink: exclude[%d] = %d is not another rank of 0..%d", i,
                                     exclude[i], comm->nranks - 1);
         }
@@ -124,7 +124,8 @@ static tutti_status_t choose_gone(struct tutti_comm *comm, const int *exclude, i
     }
     int *fds = exclude == NULL ? malloc((size_t)comm->nranks * sizeof(*fds)) : NULL;
     if (exclude == NULL && fds == NULL) {
-        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "shrink: no memory for probes");
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+                                "shrink: no memory for probes");
     }
     for (int r = 0; exclude == NULL && r < comm->nranks; r++) {
         fds[r] = r != comm->rank ? probe_connect(comm, r) : -1;
@@ -174,8 +175,8 @@ static tutti_status_t build(struct tutti_comm *comm, const uint8_t *gone, uint32
     if (leader == comm->rank) {
         int lfd = dup(comm->shrink_fd);
         if (lfd < 0) {
-            return tutti__set_error(comm, tutti__sys_status(errno), "shrink: dup: %s",
-                                    strerror(errno));
+            return tutti__set_error(tutti__comm_err(comm), tutti__sys_status(errno),
+                                    "shrink: dup: %s", strerror(errno));
         }
         TUTTI_CHECK(tutti__boot_root_serve(lfd, bid.secret, bid.job_id, comm->cfg.timeout_ns));
     }
@@ -184,7 +185,7 @@ static tutti_status_t build(struct tutti_comm *comm, const uint8_t *gone, uint32
         tutti__boot_client_open(&bid, me, n, comm->cfg.timeout_ns, TUTTI_BOOT_ROOT_UP, &boot);
     if (st != TUTTI_OK) {
         char who[128];
-        return tutti__set_error(comm, st,
+        return tutti__set_error(tutti__comm_err(comm), st,
                                 "shrink: cannot join the new communicator's bootstrap at %s "
                                 "(is it alive, and do all survivors exclude the same ranks?): %s",
                                 tutti__peer_str(&comm->peers[leader], who, sizeof(who)),
@@ -196,7 +197,8 @@ static tutti_status_t build(struct tutti_comm *comm, const uint8_t *gone, uint32
     st = tutti__comm_create(n, me, bid.job_id, bid.secret, &comm->root_hint, &params, boot, &child);
     boot->ops->close(boot, st == TUTTI_OK);
     if (st != TUTTI_OK) {
-        return tutti__set_error(comm, st, "shrink: setting up the new communicator of %d: %s", n,
+        return tutti__set_error(tutti__comm_err(comm), st,
+                                "shrink: setting up the new communicator of %d: %s", n,
                                 tutti_last_error(NULL));
     }
     tutti_info(TUTTI_SUBSYS_INIT, "shrink: rank %d of %d is rank %d of %d", comm->rank,
@@ -214,17 +216,18 @@ static tutti_status_t shrink_entered(tutti_comm_t *comm, const int *exclude, int
                                 comm == NULL ? "comm" : "newcomm_p");
     }
     if (nexclude < 0 || (exclude == NULL && nexclude != 0)) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG, "shrink: nexclude %d with exclude %s",
-                                nexclude, exclude == NULL ? "NULL" : "set");
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
+                                "shrink: nexclude %d with exclude %s", nexclude,
+                                exclude == NULL ? "NULL" : "set");
     }
     if (comm->shrink_fd < 0) {
-        return tutti__set_error(comm, TUTTI_ERR_INTERNAL,
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INTERNAL,
                                 "shrink: the communicator has no "
                                 "shrink socket");
     }
     uint8_t *gone = calloc((size_t)comm->nranks, 1);
     if (gone == NULL) {
-        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "shrink: no memory");
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY, "shrink: no memory");
     }
     tutti_status_t st = choose_gone(comm, exclude, nexclude, gone);
     uint32_t nth = st == TUTTI_OK ? comm->nshrinks++ : 0;

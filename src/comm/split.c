@@ -30,7 +30,8 @@ static tutti_status_t parent_allgather(struct tutti_boot *b, const void *mine, v
     struct tutti_comm *p = sb->parent;
     char *every = malloc(size * (size_t)p->nranks);
     if (every == NULL) {
-        return tutti__set_error(p, TUTTI_ERR_NO_MEMORY, "split: no memory for the all-gather");
+        return tutti__set_error(tutti__comm_err(p), TUTTI_ERR_NO_MEMORY,
+                                "split: no memory for the all-gather");
     }
     tutti_status_t st = tutti__svc_allgather(p, mine, every, size, TUTTI_UINT8);
     for (int i = 0; st == TUTTI_OK && i < sb->nmembers; i++) {
@@ -97,7 +98,7 @@ static tutti_status_t split_entered(tutti_comm_t *comm, int color, int key,
                                 comm == NULL ? "comm" : "newcomm_p");
     }
     if (color < TUTTI_SPLIT_NOCOLOR) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                                 "split: color %d is negative (use >= 0 or TUTTI_SPLIT_NOCOLOR)",
                                 color);
     }
@@ -107,7 +108,7 @@ static tutti_status_t split_entered(tutti_comm_t *comm, int color, int key,
     if (recs == NULL || members == NULL) {
         free(recs);
         free(members);
-        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "split: no memory");
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY, "split: no memory");
     }
     tutti_status_t st = tutti__svc_allgather(comm, &me, recs, sizeof(me), TUTTI_UINT8);
     struct tutti_comm *child = NULL;

@@ -19,7 +19,7 @@ static void fill_args(struct tutti_comm *comm, const union tutti_sockaddr *root_
                       struct tutti_tctx_args *a)
 {
     memset(a, 0, sizeof(*a));
-    a->comm = comm;
+    a->err = &comm->err;
     a->rank = comm->rank;
     a->nranks = comm->nranks;
     a->comm_id = comm->comm_id;
@@ -48,7 +48,8 @@ static tutti_status_t fill_tpeers(struct tutti_comm *comm)
     const struct tutti_layout *l = comm->layout;
     int *lowest = l != NULL ? malloc((size_t)l->nhosts * sizeof(*lowest)) : NULL;
     if (l != NULL && lowest == NULL) {
-        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory for the peers' hosts");
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+                                "no memory for the peers' hosts");
     }
     for (int h = 0; l != NULL && h < l->nhosts; h++) {
         lowest[h] = -1;
@@ -94,7 +95,8 @@ tutti_status_t tutti__net_init(struct tutti_comm *comm, const union tutti_sockad
     comm->net.peer_transport = calloc((size_t)comm->nranks, 1);
     a->peers = calloc((size_t)comm->nranks, sizeof(*a->peers)); /* filled at attach */
     if (comm->net.conns == NULL || comm->net.peer_transport == NULL || a->peers == NULL) {
-        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory for the connection table");
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+                                "no memory for the connection table");
     }
     tutti_transport_id_t only = forced(comm);
     for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {
@@ -130,8 +132,9 @@ static tutti_status_t agree(struct tutti_comm *comm, struct tutti_boot *boot, tu
     TUTTI_CHECK(boot->ops->sync(boot, st, &agreed, &culprit));
     boot->failed_together = agreed < 0;
     if (agreed < 0 && st >= 0) {
-        return tutti__set_error(comm, TUTTI_ERR_REMOTE, "rank %d failed while %s: %s", culprit,
-                                what, tutti_status_string(agreed));
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_REMOTE,
+                                "rank %d failed while %s: %s", culprit, what,
+                                tutti_status_string(agreed));
     }
     return agreed < 0 ? st : TUTTI_OK;
 }
@@ -149,7 +152,8 @@ static tutti_status_t pair_transport(struct tutti_comm *comm, int r, int q,
         return st;
     }
     char a[128], b[128];
-    return tutti__set_error(comm, TUTTI_ERR_INTERNAL, "no transport connects %s and %s",
+    return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INTERNAL,
+                            "no transport connects %s and %s",
                             tutti__peer_str(&comm->peers[r], a, sizeof(a)),
                             tutti__peer_str(&comm->peers[q], b, sizeof(b)));
 }
@@ -186,7 +190,7 @@ static tutti_status_t choose_transports(struct tutti_comm *comm, struct tutti_ne
          * takes every pair. */
         if (only != TUTTI_TRANSPORT_COUNT && r != comm->rank && id != only) {
             char who[128];
-            return tutti__set_error(comm, TUTTI_ERR_UNSUPPORTED,
+            return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_UNSUPPORTED,
                                     "TUTTI_TRANSPORT=%s, but %s has no RDMA port of the link layer "
                                     "this rank uses (tutti-info --rdma on both)",
                                     tutti__transport_name(only),
@@ -205,8 +209,8 @@ static tutti_status_t choose_transports(struct tutti_comm *comm, struct tutti_ne
         return pair_transport(comm, bad[0], bad[1], &id); /* names the pair */
     }
     if (st == TUTTI_ERR_NO_MEMORY) {
-        return tutti__set_error(comm, st, "no memory to judge the transports of %d ranks",
-                                comm->nranks);
+        return tutti__set_error(tutti__comm_err(comm), st,
+                                "no memory to judge the transports of %d ranks", comm->nranks);
     }
     TUTTI_CHECK(st);
     const struct tutti_env *env = tutti__env();

@@ -78,7 +78,7 @@ static void append_own_state(const struct tutti_exec *ex)
     } else if (n > 0 && (size_t)n < sizeof(here)) {
         snprintf(here + n, sizeof(here) - (size_t)n, "]");
     }
-    tutti__comm_error_append(c, here);
+    tutti__errbuf_append(&c->err, here);
 }
 
 static tutti_status_t fail_exec_blaming(struct tutti_exec *ex, tutti_status_t st, int culprit)
@@ -144,7 +144,7 @@ static tutti_status_t timeout_exec(struct tutti_exec *ex, int64_t idle_ns)
     int late = describe_behind(ex, behind, sizeof(behind));
     struct tutti_comm *c = ex->comm;
     /* Who is to blame comes first: notices to other ranks carry only the start of this. */
-    tutti__set_error(c, TUTTI_ERR_TIMEOUT,
+    tutti__set_error(tutti__comm_err(c), TUTTI_ERR_TIMEOUT,
                      "%s #%llu: %srank %d was %s, without progress for %.1f s (TUTTI_TIMEOUT); "
                      "operations posted %llu, completed %llu",
                      tutti__coll_name(ex->plan->op.coll), (unsigned long long)ex->seq, behind,
@@ -159,7 +159,8 @@ static tutti_status_t check_comm(struct tutti_exec *ex)
 {
     struct tutti_comm *c = ex->comm;
     if (atomic_load_explicit(&c->state.aborting, memory_order_relaxed)) {
-        tutti__set_error(c, TUTTI_ERR_ABORTED, "%s #%llu aborted by tutti_comm_abort",
+        tutti__set_error(tutti__comm_err(c), TUTTI_ERR_ABORTED,
+                         "%s #%llu aborted by tutti_comm_abort",
                          tutti__coll_name(ex->plan->op.coll), (unsigned long long)ex->seq);
         return fail_exec(ex, TUTTI_ERR_ABORTED);
     }

@@ -249,7 +249,8 @@ tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_comm *comm,
         }
     }
     if (st != TUTTI_OK) {
-        return tutti__set_error(comm, st, "no memory to run a %s", tutti__coll_name(plan->op.coll));
+        return tutti__set_error(tutti__comm_err(comm), st, "no memory to run a %s",
+                                tutti__coll_name(plan->op.coll));
     }
     return TUTTI_OK;
 }
@@ -369,7 +370,7 @@ static tutti_status_t size_mismatch(struct tutti_exec *ex, int peer, size_t got,
     tutti__peer_str(&ex->comm->peers[peer], who, sizeof(who));
     /* The fingerprints matched: the same call, planned differently (settings that choose
      * the algorithm, such as TUTTI_ALGO, differ between ranks). */
-    return tutti__set_error(ex->comm, TUTTI_ERR_INVALID_USAGE,
+    return tutti__set_error(tutti__comm_err(ex->comm), TUTTI_ERR_INVALID_USAGE,
                             "%s #%llu: received %zu bytes from %s where %zu were expected: the "
                             "calls match, their plans do not (do TUTTI_* settings differ between "
                             "ranks?)",
@@ -564,7 +565,8 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
         }
         break;
     default:
-        return tutti__set_error(ex->comm, TUTTI_ERR_INTERNAL, "bad step kind %d", s->kind);
+        return tutti__set_error(tutti__comm_err(ex->comm), TUTTI_ERR_INTERNAL, "bad step kind %d",
+                                s->kind);
     }
 post:
     if (ref != NULL) {

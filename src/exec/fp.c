@@ -258,8 +258,8 @@ tutti_status_t tutti__fp_mismatch(struct tutti_comm *comm, int peer, const struc
     struct tutti_fp_desc g, w;
     tutti__peer_str(&comm->peers[peer], who, sizeof(who));
     if (tutti__fp_decode(got, comm->nranks, &g, why, sizeof(why)) != 0) {
-        return tutti__set_error(comm, TUTTI_ERR_REMOTE, "protocol error: data from %s: %s", who,
-                                why);
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_REMOTE,
+                                "protocol error: data from %s: %s", who, why);
     }
     (void)tutti__fp_decode(want, comm->nranks, &w, why, sizeof(why)); /* made here: valid */
     char gs[160], ws[160], gc[128], wc[128], more[224] = "";
@@ -276,7 +276,7 @@ tutti_status_t tutti__fp_mismatch(struct tutti_comm *comm, int peer, const struc
     tutti_warn("tutti: mismatch rank=%d nranks=%d comm=%016llx peer=%d mine=%s theirs=%s "
                "leftover=%d",
                comm->rank, comm->nranks, (unsigned long long)comm->comm_id, peer, wc, gc, leftover);
-    return tutti__set_error(comm, TUTTI_ERR_MISMATCH,
+    return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_MISMATCH,
                             "mismatched calls: %sdata of %s from %s reached %s on rank %d%s",
                             leftover ? "leftover " : "", gs, who, ws, comm->rank, more);
 }

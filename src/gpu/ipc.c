@@ -202,7 +202,8 @@ static void fail_mismatch(struct tutti_ipc_state *st, uint64_t k, int q)
 {
     char msg[300];
     mismatch_msg(st, k, q, st->rank, msg, sizeof(msg));
-    tutti__set_error(st->comm, TUTTI_ERR_MISMATCH, "allreduce on a stream (CUDA IPC): %s", msg);
+    tutti__set_error(tutti__comm_err(st->comm), TUTTI_ERR_MISMATCH,
+                     "allreduce on a stream (CUDA IPC): %s", msg);
     tutti__comm_fail(st->comm, TUTTI_ERR_MISMATCH, q);
     volatile uint64_t *fi = fail_info(st);
     fi[1] = (uint64_t)q;
@@ -223,14 +224,14 @@ static int adopt_failure(struct tutti_ipc_state *st)
     if (tutti__comm_health(st->comm) == TUTTI_OK && (tutti_status_t)fi[2] == TUTTI_ERR_MISMATCH) {
         char msg[300];
         mismatch_msg(st, fi[3], (int)fi[1], (int)reporter - 1, msg, sizeof(msg));
-        tutti__set_error(st->comm, TUTTI_ERR_MISMATCH,
+        tutti__set_error(tutti__comm_err(st->comm), TUTTI_ERR_MISMATCH,
                          "allreduce on a stream (CUDA IPC): rank %d reports: %s", (int)reporter - 1,
                          msg);
         tutti__comm_fail(st->comm, TUTTI_ERR_MISMATCH, (int)fi[1]);
     } else if (tutti__comm_health(st->comm) == TUTTI_OK) {
         int q = (int)fi[1];
         tutti_status_t why = (tutti_status_t)fi[2];
-        tutti__set_error(st->comm, TUTTI_ERR_REMOTE,
+        tutti__set_error(tutti__comm_err(st->comm), TUTTI_ERR_REMOTE,
                          "allreduce on a stream (CUDA IPC): rank %d reports that rank %d (pid %d) "
                          "%s",
                          (int)reporter - 1, q, (int)st->pid[q],
@@ -255,7 +256,7 @@ static void fail_late(struct tutti_ipc_state *st, int q, uint64_t mine, int64_t 
     volatile uint64_t *fi = fail_info(st);
     int gone = kill(st->pid[q], 0) != 0 && errno == ESRCH;
     tutti_status_t err = gone ? TUTTI_ERR_REMOTE : TUTTI_ERR_TIMEOUT;
-    tutti__set_error(comm, err,
+    tutti__set_error(tutti__comm_err(comm), err,
                      "allreduce on a stream (CUDA IPC), piece %" PRIu64 ": rank %d (pid %d) "
                      "%s; rank %d waited %.1f s (the communicator's timeout)",
                      mine, q, (int)st->pid[q], gone ? "died (its process ended)" : "did not arrive",
@@ -411,7 +412,8 @@ static tutti_status_t setup(struct tutti_comm *comm)
 {
     struct tutti_ipc_state *st = calloc(1, sizeof(*st));
     if (st == NULL) {
-        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory for the CUDA IPC state");
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+                                "no memory for the CUDA IPC state");
     }
     st->ops = tutti__devops();
     st->comm = comm;
@@ -423,7 +425,8 @@ static tutti_status_t setup(struct tutti_comm *comm)
                          *all = calloc((size_t)comm->nranks, sizeof(*all));
     if (all == NULL) {
         free(st);
-        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory for the CUDA IPC set-up");
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+                                "no memory for the CUDA IPC set-up");
     }
     me.ok = setup_local(comm, st, &me) == 0;
     tutti_status_t rc = tutti__svc_allgather(comm, &me, all, sizeof(me), TUTTI_UINT8);
@@ -597,7 +600,7 @@ tutti_status_t tutti__ipc_allreduce(struct tutti_comm *comm, const struct tutti_
                     first == 0 ? &gate_v : NULL, stream);
     }
     if (err != 0) {
-        tutti__set_error(comm, TUTTI_ERR_SYSTEM,
+        tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_SYSTEM,
                          "allreduce (CUDA IPC): enqueueing on the "
                          "stream: %s",
                          st->ops->error_string(err));

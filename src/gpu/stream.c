@@ -102,7 +102,7 @@ tutti_status_t tutti__stream_wanted(struct tutti_comm *comm, const struct tutti_
     *use_p = 0;
     if (ops == NULL) {
         if (stream != NULL) {
-            return tutti__set_error(comm, TUTTI_ERR_UNSUPPORTED,
+            return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_UNSUPPORTED,
                                     "%s: a stream was given, but no GPU runtime is usable: %s",
                                     name, tutti__devops_why());
         }
@@ -123,8 +123,9 @@ tutti_status_t tutti__stream_wanted(struct tutti_comm *comm, const struct tutti_
         sdev |= cdev;
     }
     if (err != 0) {
-        return tutti__set_error(comm, TUTTI_ERR_SYSTEM, "%s: asking %s what a buffer is: %s", name,
-                                ops->name, devops_err(ops, err));
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_SYSTEM,
+                                "%s: asking %s what a buffer is: %s", name, ops->name,
+                                devops_err(ops, err));
     }
     if (stream == NULL && !sdev && !rdev) {
         return TUTTI_OK;
@@ -132,7 +133,7 @@ tutti_status_t tutti__stream_wanted(struct tutti_comm *comm, const struct tutti_
     int capturing = 0;
     err = ops->capturing(stream, &capturing);
     if (err != 0 || capturing) {
-        return tutti__set_error(comm, TUTTI_ERR_UNSUPPORTED, "%s: %s", name,
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_UNSUPPORTED, "%s: %s", name,
                                 err != 0 ? devops_err(ops, err)
                                          : "the stream is being captured into a CUDA graph, "
                                            "which tutti does not support (each call's host "
@@ -150,7 +151,8 @@ static tutti_status_t state_get(struct tutti_comm *comm, struct tutti_stream_sta
     }
     struct tutti_stream_state *ss = calloc(1, sizeof(*ss));
     if (ss == NULL) {
-        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory for the stream state");
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+                                "no memory for the stream state");
     }
     const struct tutti_devops *ops = tutti__devops();
     ss->ops = ops;
@@ -158,8 +160,8 @@ static tutti_status_t state_get(struct tutti_comm *comm, struct tutti_stream_sta
     int err = ops->host_alloc(&word, 64);
     if (err != 0) {
         free(ss);
-        return tutti__set_error(comm, TUTTI_ERR_SYSTEM, "pinned memory for the stream path: %s",
-                                devops_err(ops, err));
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_SYSTEM,
+                                "pinned memory for the stream path: %s", devops_err(ops, err));
     }
     ss->done = word;
     *ss->done = 0;
@@ -193,7 +195,7 @@ static tutti_status_t stage_get(struct tutti_comm *comm, struct tutti_stream_sta
         int err = st != NULL ? ss->ops->host_alloc(&st->ptr, want) : 0;
         if (st == NULL || err != 0) {
             free(st);
-            return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY,
+            return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
                                     "%zu bytes of pinned memory to stage device buffers: %s", want,
                                     st == NULL ? "no memory" : devops_err(ss->ops, err));
         }
@@ -408,7 +410,8 @@ static tutti_status_t batch_build(struct tutti_comm *comm, struct tutti_stream_s
         if (b != NULL) {
             batch_free(b);
         }
-        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory for a stream batch");
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+                                "no memory for a stream batch");
     }
     *b_p = b;
     for (int k = 0; k < np; k++) {
@@ -423,7 +426,8 @@ static tutti_status_t batch_build(struct tutti_comm *comm, struct tutti_stream_s
             int failed = 0;
             b->vs[(n == 1 ? k : 0) + i] = tutti__op_own_counts(&p->ops[i], comm->nranks, &failed);
             if (failed) {
-                return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory for a call's counts");
+                return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+                                        "no memory for a call's counts");
             }
             if (n == 1 && np > 1) {
                 size_t first = (size_t)k * step;
@@ -439,8 +443,8 @@ static tutti_status_t batch_build(struct tutti_comm *comm, struct tutti_stream_s
  * (its peers would wait for calls this rank cannot run in order). */
 static tutti_status_t stream_broken(struct tutti_comm *comm, const char *what, int err)
 {
-    tutti__set_error(comm, TUTTI_ERR_SYSTEM, "enqueueing on the stream (%s): %s", what,
-                     devops_err(comm->stream->ops, err));
+    tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_SYSTEM, "enqueueing on the stream (%s): %s",
+                     what, devops_err(comm->stream->ops, err));
     return tutti__comm_fail(comm, TUTTI_ERR_SYSTEM, comm->rank);
 }
 
@@ -499,7 +503,7 @@ static int one_rank(struct tutti_comm *comm, const struct tutti_op_desc *ops, in
         }
         int err = d->copy_async(c[i].dst, c[i].src, c[i].bytes, stream);
         if (err != 0) {
-            *st_p = tutti__set_error(comm, TUTTI_ERR_SYSTEM,
+            *st_p = tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_SYSTEM,
                                      "%s of one rank: the copy on the stream: %s",
                                      tutti__coll_name(ops[0].coll), devops_err(d, err));
             return 1;

@@ -43,7 +43,8 @@ tutti_status_t tutti__group_record(struct tutti_comm *comm, const struct tutti_o
         int small = t->group_ops == small_ops;
         struct tutti_group_op *n = realloc(small ? NULL : t->group_ops, (size_t)cap * sizeof(*n));
         if (n == NULL) {
-            return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory to record a group call");
+            return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+                                    "no memory to record a group call");
         }
         if (small) {
             memcpy(n, small_ops, sizeof(small_ops));
@@ -56,7 +57,8 @@ tutti_status_t tutti__group_record(struct tutti_comm *comm, const struct tutti_o
     int failed = 0;
     g->owned_v = tutti__op_own_counts(&g->op, comm->nranks, &failed); /* the caller's go */
     if (failed) {
-        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory to record a group call");
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+                                "no memory to record a group call");
     }
     t->group_ops[t->group_nops].comm = comm;
     t->group_ops[t->group_nops].serial = comm->serial; /* the caller has entered comm */
@@ -143,7 +145,7 @@ static tutti_status_t member_enter(struct member *m)
 {
     if (tutti__comm_enter(m->run.comm, m->serial) != 0) {
         return m->run.status = tutti__set_error(
-                   NULL, TUTTI_ERR_INVALID_USAGE,
+                   tutti__comm_err(NULL), TUTTI_ERR_INVALID_USAGE,
                    "tutti_group_end: comm %p was destroyed or aborted after %d call(s) on it were "
                    "recorded in this group; they did not run",
                    (void *)m->run.comm, m->run.nops);

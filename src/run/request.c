@@ -66,7 +66,7 @@ static tutti_status_t run_request(struct tutti_comm *comm, struct tutti_request 
         if (st != TUTTI_OK) {
             return st;
         }
-        return tutti__set_error(comm, TUTTI_ERR_ABORTED,
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_ABORTED,
                                 "%s on a stream: the communicator was aborted before the stream "
                                 "reached the call",
                                 tutti__coll_name(req->op.coll));
@@ -118,7 +118,8 @@ static tutti_status_t request_new(struct tutti_comm *comm, const struct tutti_op
 {
     struct tutti_request *req = calloc(1, sizeof(*req));
     if (req == NULL) {
-        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory for a request");
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+                                "no memory for a request");
     }
     req->comm = comm;
     req->op = *op;
@@ -137,8 +138,8 @@ static tutti_status_t enqueue(struct tutti_comm *comm, struct tutti_request *req
         int err = pthread_create(&q->worker, NULL, worker_main, comm);
         if (err != 0) {
             pthread_mutex_unlock(&q->lock);
-            return tutti__set_error(comm, TUTTI_ERR_SYSTEM, "starting the progress thread: %s",
-                                    strerror(err));
+            return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_SYSTEM,
+                                    "starting the progress thread: %s", strerror(err));
         }
         q->worker_started = 1;
     }
@@ -163,7 +164,8 @@ tutti_status_t tutti__submit_gated(struct tutti_comm *comm, const struct tutti_o
         struct tutti_op_desc *copy = malloc((size_t)nops * sizeof(*copy));
         if (copy == NULL) {
             tutti__request_release(req);
-            return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory for a group's batch");
+            return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+                                    "no memory for a group's batch");
         }
         memcpy(copy, ops, (size_t)nops * sizeof(*copy));
         req->ops = copy;
@@ -199,7 +201,8 @@ tutti_status_t tutti__submit(struct tutti_comm *comm, const struct tutti_op_desc
     req->owned_v = tutti__op_own_counts(&req->op, comm->nranks, &failed); /* the caller's go */
     if (failed) {
         tutti__request_release(req);
-        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory for a request's counts");
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+                                "no memory for a request's counts");
     }
     /* Live before it is queued: the worker may complete it at once, and the caller frees it. */
     tutti_status_t st = tutti__handle_add(&tutti__g.live_reqs, req);

@@ -57,7 +57,7 @@ static tutti_status_t over_budget(struct tutti_comm *comm, const struct tutti_op
         }
     }
     return tutti__set_error(
-        comm, TUTTI_ERR_INVALID_USAGE,
+        tutti__comm_err(comm), TUTTI_ERR_INVALID_USAGE,
         "%s of %zu %s on %d ranks: no algorithm fits TUTTI_MEM_BUDGET, %zu bytes per rank: the "
         "cheapest, %s, connects %d peers x %d channel%s at %zu bytes each; raise the budget, or "
         "0 for no limit",
@@ -80,7 +80,7 @@ static tutti_status_t plan_one(struct tutti_comm *comm, const struct tutti_op_de
     if (rc == -2) {
         char valid[128];
         tutti__algo_applicable(&d, &pp, valid, sizeof(valid));
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_USAGE,
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_USAGE,
                                 "TUTTI_ALGO forces %s:%s, which does not apply to %zu elements of "
                                 "%s on %d ranks (applicable: %s)",
                                 tutti__coll_name(d.coll), tutti__algos(d.coll, &rc)[pp.forced].name,
@@ -90,8 +90,8 @@ static tutti_status_t plan_one(struct tutti_comm *comm, const struct tutti_op_de
         return over_budget(comm, &d, &pp);
     }
     if (rc != 0) {
-        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory to plan a %s",
-                                tutti__coll_name(d.coll));
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+                                "no memory to plan a %s", tutti__coll_name(d.coll));
     }
     tutti_debug(TUTTI_SUBSYS_TUNE, "%s of %zu %s: %s (chunk %zu, %d channel%s)",
                 tutti__coll_name(d.coll), d.count, tutti_datatype_name(d.dt), plan->algo,
@@ -109,13 +109,13 @@ static tutti_status_t next_phase(struct tutti_comm *comm, const struct tutti_op_
     tutti__run_plan_params(comm, op, &pp);
     int rc = tutti__plan_continue(op, &pp, plan, why, sizeof(why));
     if (rc == -4) {
-        tutti_status_t st = tutti__set_error(comm, TUTTI_ERR_MISMATCH, "%s", why);
+        tutti_status_t st = tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_MISMATCH, "%s", why);
         tutti__comm_fail(comm, st, comm->rank);
         return st;
     }
     if (rc != 0) {
-        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory to plan a %s",
-                                tutti__coll_name(op->coll));
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+                                "no memory to plan a %s", tutti__coll_name(op->coll));
     }
     return tutti__exec_reuse(ex, comm, plan, seq);
 }
@@ -173,11 +173,12 @@ static int next_segment(struct tutti_run_member *m)
         pp.chunk_elems = comm->cfg.chunk_bytes; /* a group's merged p2p plan counts bytes */
         int rc = tutti__p2p_group_build(m->ops + m->next, end - m->next, &pp, m->plan);
         if (rc == -2) {
-            m->status = tutti__set_error(comm, TUTTI_ERR_INVALID_USAGE,
+            m->status = tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_USAGE,
                                          "group: sends to self and receives from self do not "
                                          "pair up (same number, same sizes, in order)");
         } else if (rc != 0) {
-            m->status = tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory to plan a group");
+            m->status = tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+                                         "no memory to plan a group");
         }
     } else {
         m->status = plan_one(comm, first, &m->barrier_byte, m->plan);
@@ -203,7 +204,8 @@ void tutti__run_members(struct tutti_run_member **ms, int nm)
     if (exs == NULL || ran == NULL) {
         for (int i = 0; i < nm; i++) {
             if (ms[i]->status == TUTTI_OK) { /* else its comm may be gone: leave it alone */
-                ms[i]->status = tutti__set_error(ms[i]->comm, TUTTI_ERR_NO_MEMORY, "no memory");
+                ms[i]->status = tutti__set_error(tutti__comm_err(ms[i]->comm), TUTTI_ERR_NO_MEMORY,
+                                                 "no memory");
             }
         }
         if (!small) {
@@ -243,7 +245,8 @@ tutti_status_t tutti__run_batch(struct tutti_comm *comm, const struct tutti_op_d
 {
     const struct tutti_op_desc **list = calloc((size_t)n, sizeof(*list));
     if (list == NULL) {
-        return tutti__set_error(comm, TUTTI_ERR_NO_MEMORY, "no memory to run a group");
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+                                "no memory to run a group");
     }
     for (int i = 0; i < n; i++) {
         list[i] = &ops[i];

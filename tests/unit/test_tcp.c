@@ -87,7 +87,7 @@ static int rank_publish(struct rank *r, int rank, int nsocks)
     memcpy(r->secret, secret, sizeof(secret));
     EXPECT(tutti__sockaddr_parse("127.0.0.1:1", -1, AF_INET, &r->hint) == TUTTI_OK, "hint");
     r->args = (struct tutti_tctx_args){
-        .comm = NULL,
+        .err = NULL,
         .rank = rank,
         .nranks = 2,
         .comm_id = comm_id,

@@ -33,7 +33,7 @@ tutti_status_t tutti__ib_conn_fail(struct ib_conn *c, tutti_status_t st, const c
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     if (c->status == TUTTI_OK) {
-        c->status = tutti__set_error(c->ctx->args->comm, st, "%s", msg);
+        c->status = tutti__set_error(c->ctx->args->err, st, "%s", msg);
     }
     return c->status;
 }
@@ -253,16 +253,16 @@ tutti_status_t tutti__ib_connect(void *tctx, int peer, int channel, struct tutti
     const struct tutti_tctx_args *a = ctx->args;
     if (peer < 0 || peer >= a->nranks || peer == a->rank || channel < 0 ||
         channel >= TUTTI_MAX_CHANNELS || a->peers == NULL || a->side_ops == NULL) {
-        return tutti__set_error(a->comm, TUTTI_ERR_INVALID_ARG,
+        return tutti__set_error(a->err, TUTTI_ERR_INVALID_ARG,
                                 "ib connect of rank %d to rank %d channel %d", a->rank, peer,
                                 channel);
     }
     struct ib_conn *c = ctx->conns[peer * TUTTI_MAX_CHANNELS + channel];
     if (c == NULL && (c = conn_new(ctx, peer, channel)) == NULL) {
-        return tutti__set_error(a->comm, TUTTI_ERR_NO_MEMORY, "ib: no memory");
+        return tutti__set_error(a->err, TUTTI_ERR_NO_MEMORY, "ib: no memory");
     }
     if (c->stage == IB_STAGE_UP) {
-        return tutti__set_error(a->comm, TUTTI_ERR_INVALID_USAGE,
+        return tutti__set_error(a->err, TUTTI_ERR_INVALID_USAGE,
                                 "ib: rank %d channel %d is already connected", peer, channel);
     }
     tutti_status_t st = advance(c);

@@ -62,38 +62,38 @@ int tutti__ib_blob_compatible(const uint8_t *a, const uint8_t *b)
 
 static tutti_status_t read_config(struct ib_ctx *ctx, const struct tutti_env *env)
 {
-    struct tutti_comm *comm = ctx->args->comm;
+    struct tutti_errbuf *eb = ctx->args->err;
     if (env->IB_QPS < 1 || env->IB_QPS > IB_MAX_QPS) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+        return tutti__set_error(eb, TUTTI_ERR_INVALID_ARG,
                                 "TUTTI_IB_QPS value %ld is out of range (1 to %d)", env->IB_QPS,
                                 IB_MAX_QPS);
     }
     if (env->IB_SLOT_SIZE < 1 || env->IB_SLOT_SIZE > IB_SLOT_MAX) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+        return tutti__set_error(eb, TUTTI_ERR_INVALID_ARG,
                                 "TUTTI_IB_SLOT_SIZE value %zu is out of range (1 to %zu)",
                                 env->IB_SLOT_SIZE, IB_SLOT_MAX);
     }
     if (env->IB_NSLOTS < 1 || env->IB_NSLOTS > 256) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+        return tutti__set_error(eb, TUTTI_ERR_INVALID_ARG,
                                 "TUTTI_IB_NSLOTS value %ld is out of range (1 to 256)",
                                 env->IB_NSLOTS);
     }
     if (env->IB_TIMEOUT < 1 || env->IB_TIMEOUT > 31 || env->IB_RETRY_CNT < 0 ||
         env->IB_RETRY_CNT > 7) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+        return tutti__set_error(eb, TUTTI_ERR_INVALID_ARG,
                                 "TUTTI_IB_TIMEOUT %ld / TUTTI_IB_RETRY_CNT %ld out of range (1 to "
                                 "31 / 0 to 7)",
                                 env->IB_TIMEOUT, env->IB_RETRY_CNT);
     }
     if (env->IB_SL < 0 || env->IB_SL > 15 || env->IB_TC < 0 || env->IB_TC > 255 ||
         env->IB_GID_INDEX < -1 || env->IB_GID_INDEX > 255) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+        return tutti__set_error(eb, TUTTI_ERR_INVALID_ARG,
                                 "TUTTI_IB_SL %ld / TUTTI_IB_TC %ld / TUTTI_IB_GID_INDEX %ld out of "
                                 "range (0 to 15 / 0 to 255 / -1 to 255)",
                                 env->IB_SL, env->IB_TC, env->IB_GID_INDEX);
     }
     if (env->IB_INLINE > 1024) {
-        return tutti__set_error(comm, TUTTI_ERR_INVALID_ARG,
+        return tutti__set_error(eb, TUTTI_ERR_INVALID_ARG,
                                 "TUTTI_IB_INLINE value %zu is out of range (0 to 1024)",
                                 env->IB_INLINE);
     }
@@ -127,7 +127,7 @@ static tutti_status_t ib_init(const struct tutti_tctx_args *args, void **tctx_p,
     tutti_status_t status;
     struct ib_ctx *ctx = calloc(1, sizeof(*ctx));
     if (ctx == NULL) {
-        return tutti__set_error(args->comm, TUTTI_ERR_NO_MEMORY, "ib: no memory");
+        return tutti__set_error(args->err, TUTTI_ERR_NO_MEMORY, "ib: no memory");
     }
     ctx->args = args;
     ctx->kick = -1;
@@ -136,14 +136,14 @@ static tutti_status_t ib_init(const struct tutti_tctx_args *args, void **tctx_p,
     ctx->conns = calloc((size_t)args->nranks * TUTTI_MAX_CHANNELS, sizeof(*ctx->conns));
     ctx->kick = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (ctx->conns == NULL || ctx->kick < 0) {
-        status = tutti__set_error(args->comm, TUTTI_ERR_NO_MEMORY, "ib: no memory or eventfd");
+        status = tutti__set_error(args->err, TUTTI_ERR_NO_MEMORY, "ib: no memory or eventfd");
         goto err_fini;
     }
     struct tutti_ib_port ports[TUTTI_IB_MAX_PORTS];
     char why[256] = "";
     int n = usable_ports(ports, TUTTI_IB_MAX_PORTS, why, sizeof(why));
     if (n < 0) { /* TUTTI_IB_HCA is malformed */
-        status = tutti__set_error(args->comm, TUTTI_ERR_INVALID_ARG, "%s", why);
+        status = tutti__set_error(args->err, TUTTI_ERR_INVALID_ARG, "%s", why);
         goto err_fini;
     }
     struct ib_blob b = {0};
@@ -153,7 +153,7 @@ static tutti_status_t ib_init(const struct tutti_tctx_args *args, void **tctx_p,
         b.links = (uint8_t)(1u << ports[0].link);
         b.nports = (uint8_t)n;
     } else if (args->force_ib) {
-        status = tutti__set_error(args->comm, TUTTI_ERR_UNSUPPORTED,
+        status = tutti__set_error(args->err, TUTTI_ERR_UNSUPPORTED,
                                   "TUTTI_TRANSPORT=ib, but rank %d has no usable RDMA port: %s",
                                   args->rank, why);
         goto err_fini;
@@ -190,7 +190,7 @@ tutti_status_t tutti__ib_ctx_open(struct ib_ctx *ctx)
     char why[256] = "";
     int n = usable_ports(ports, TUTTI_IB_MAX_PORTS, why, sizeof(why));
     if (n <= 0) {
-        return tutti__set_error(a->comm, TUTTI_ERR_UNSUPPORTED,
+        return tutti__set_error(a->err, TUTTI_ERR_UNSUPPORTED,
                                 "ib: rank %d has no usable RDMA port any more: %s", a->rank, why);
     }
     int local = 0; /* this rank's index among the ranks of its host */
@@ -199,11 +199,11 @@ tutti_status_t tutti__ib_ctx_open(struct ib_ctx *ctx)
     }
     ctx->port = ports[tutti__ib_pick_port(ports, n, local, a->nic_hint)];
     if (tutti__ib_dev_open(&ctx->port, 0, &ctx->dev, why, sizeof(why)) != 0) {
-        return tutti__set_error(a->comm, TUTTI_ERR_SYSTEM, "ib: %s", why);
+        return tutti__set_error(a->err, TUTTI_ERR_SYSTEM, "ib: %s", why);
     }
     int fl = fcntl(ctx->dev.ctx->async_fd, F_GETFL);
     if (fl < 0 || fcntl(ctx->dev.ctx->async_fd, F_SETFL, fl | O_NONBLOCK) != 0) {
-        return tutti__set_error(a->comm, TUTTI_ERR_SYSTEM,
+        return tutti__set_error(a->err, TUTTI_ERR_SYSTEM,
                                 "ib: %s:%d: cannot make the event channel non-blocking: %s",
                                 ctx->port.dev, ctx->port.port, strerror(errno));
     }
@@ -267,7 +267,7 @@ static struct ib_conn *conn_of_qp(struct ib_ctx *ctx, const struct ibv_qp *qp)
 static tutti_status_t on_async_event(struct ib_ctx *ctx, const struct ibv_async_event *ev)
 {
     const char *what = ibv_event_type_str(ev->event_type);
-    struct tutti_comm *comm = ctx->args->comm;
+    struct tutti_errbuf *eb = ctx->args->err;
     switch (ev->event_type) {
     case IBV_EVENT_QP_FATAL:
     case IBV_EVENT_QP_REQ_ERR:
@@ -286,8 +286,8 @@ static tutti_status_t on_async_event(struct ib_ctx *ctx, const struct ibv_async_
         if (ev->event_type == IBV_EVENT_PORT_ERR && ev->element.port_num != ctx->port.port) {
             return TUTTI_OK;
         }
-        return tutti__set_error(comm, TUTTI_ERR_REMOTE, "%s:%d: %s%s", ctx->port.dev,
-                                ctx->port.port, what,
+        return tutti__set_error(eb, TUTTI_ERR_REMOTE, "%s:%d: %s%s", ctx->port.dev, ctx->port.port,
+                                what,
                                 ev->event_type == IBV_EVENT_PORT_ERR
                                     ? " (the port left the active state: its link is down)"
                                     : "");

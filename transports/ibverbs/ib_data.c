@@ -296,7 +296,7 @@ static tutti_status_t post_write(struct ib_conn *c, const void *src, size_t byte
         return c->status;
     }
     if (!c->sacquired || bytes > c->base.slot_size) {
-        return tutti__set_error(c->ctx->args->comm, TUTTI_ERR_INVALID_USAGE,
+        return tutti__set_error(c->ctx->args->err, TUTTI_ERR_INVALID_USAGE,
                                 "ib send_post of %zu bytes to %s %s", bytes, c->peer_name,
                                 c->sacquired ? "exceeds the slot size" : "without a slot");
     }
@@ -392,7 +392,7 @@ tutti_status_t tutti__ib_recv_release(struct tutti_tconn *tc)
 {
     struct ib_conn *c = (struct ib_conn *)tc;
     if (!arrived(c, c->rtail)) {
-        return tutti__set_error(c->ctx->args->comm, TUTTI_ERR_INVALID_USAGE,
+        return tutti__set_error(c->ctx->args->err, TUTTI_ERR_INVALID_USAGE,
                                 "ib recv_release from %s without a received slot", c->peer_name);
     }
     c->rtail++;

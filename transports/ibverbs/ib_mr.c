@@ -100,13 +100,13 @@ tutti_status_t tutti__ib_reg_mem(void *tctx, void *buf, size_t len, void **handl
     TUTTI_CHECK(tutti__ib_ctx_open(ctx));
     struct ib_reg *r = calloc(1, sizeof(*r));
     if (r == NULL) {
-        return tutti__set_error(ctx->args->comm, TUTTI_ERR_NO_MEMORY, "ib: no memory");
+        return tutti__set_error(ctx->args->err, TUTTI_ERR_NO_MEMORY, "ib: no memory");
     }
     r->mr = tutti__ib_reg(ctx, buf, len, 0);
     if (r->mr == NULL) {
         int err = errno;
         free(r);
-        return tutti__set_error(ctx->args->comm, TUTTI_ERR_SYSTEM,
+        return tutti__set_error(ctx->args->err, TUTTI_ERR_SYSTEM,
                                 "%s:%d: cannot register %zu bytes at %p: %s (is the locked-memory "
                                 "limit, ulimit -l, large enough?)",
                                 ctx->port.dev, ctx->port.port, len, buf, strerror(err));
@@ -132,7 +132,7 @@ tutti_status_t tutti__ib_dereg_mem(void *tctx, void *handle)
             return TUTTI_OK;
         }
     }
-    return tutti__set_error(ctx->args->comm, TUTTI_ERR_INVALID_ARG,
+    return tutti__set_error(ctx->args->err, TUTTI_ERR_INVALID_ARG,
                             "ib: no registration %p in this communicator", handle);
 }
 

@@ -215,9 +215,9 @@ tutti_status_t tutti__shm_pull(struct shm_conn *c, const struct shm_slot_hdr *h,
  */
 /* TUTTI_OK when fd (a segment this process opened, did not make) is this user's and open to
  * nobody else; else an error naming the name, its owner and its mode. */
-tutti_status_t tutti__shm_fd_ours(int fd, const char *name, struct tutti_comm *comm);
+tutti_status_t tutti__shm_fd_ours(int fd, const char *name, struct tutti_errbuf *eb);
 void *tutti__shm_map(const char *name, size_t len, int create, tutti_status_t *st_p,
-                     struct tutti_comm *comm);
+                     struct tutti_errbuf *eb);
 tutti_status_t tutti__shm_peer_gone(struct shm_ctx *ctx, int rank);
 /** A peer's abort notice on this rank's board, as the error it becomes; TUTTI_OK if none. */
 tutti_status_t tutti__shm_board_notice(struct shm_ctx *ctx);
@@ -244,7 +244,7 @@ void tutti__shm_unwatch_all(struct shm_ctx *ctx);
  * it has no maker recorded and is 10 s old). 0 when removed; -1 with the error recorded (naming
  * the segment, its owner and the rm that removes it) when it belongs to a live process.
  */
-int tutti__shm_reclaim(const char *name, struct tutti_comm *comm);
+int tutti__shm_reclaim(const char *name, struct tutti_errbuf *eb);
 
 /** Remove this user's transport segments whose makers have ended (once per process). */
 void tutti__shm_sweep(void);
@@ -257,7 +257,7 @@ void tutti__shm_sweep(void);
  * is an error now (naming the size, the space left and the remedies), never a SIGBUS later.
  */
 tutti_status_t tutti__shm_reserve(int fd, size_t off, size_t len, const char *name,
-                                  struct tutti_comm *comm);
+                                  struct tutti_errbuf *eb);
 
 /* shm_dir.c: the control directory, one segment of every local rank's control page. */
 
@@ -290,7 +290,7 @@ void tutti__shm_forget(const struct shm_ctx *ctx, int rank);
 /* shm_name.c: names no other user can know in advance */
 
 /** TUTTI_SHM_SALT_BYTES random bytes into salt. */
-tutti_status_t tutti__shm_draw_salt(uint8_t *salt, struct tutti_comm *comm);
+tutti_status_t tutti__shm_draw_salt(uint8_t *salt, struct tutti_errbuf *eb);
 
 /** The name of segment kind 'd' (the directory) or 'f' (the FIFO src -> dst on channel ch). */
 void tutti__shm_name(const struct shm_ctx *ctx, char kind, int src, int dst, int ch, char *buf,

@@ -141,7 +141,7 @@ tutti_status_t tutti__shm_pull(struct shm_conn *c, const struct shm_slot_hdr *h,
         return TUTTI_OK;
     }
     if (c->place == NULL) {
-        return tutti__set_error(c->ctx->args.comm, TUTTI_ERR_REMOTE,
+        return tutti__set_error(c->ctx->args.err, TUTTI_ERR_REMOTE,
                                 "rank %d sent a shm frame by reference, which this rank did not "
                                 "allow on that connection",
                                 c->base.peer);
@@ -166,7 +166,7 @@ tutti_status_t tutti__shm_pull(struct shm_conn *c, const struct shm_slot_hdr *h,
         if (err == ESRCH) {
             return tutti__shm_peer_gone(c->ctx, c->base.peer);
         }
-        return tutti__set_error(c->ctx->args.comm, TUTTI_ERR_SYSTEM,
+        return tutti__set_error(c->ctx->args.err, TUTTI_ERR_SYSTEM,
                                 "reading %zu bytes at 0x%" PRIx64 " from rank %d's memory "
                                 "(process_vm_readv): %s",
                                 len, ref, c->base.peer, strerror(err));

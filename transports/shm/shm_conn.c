@@ -40,7 +40,7 @@ static tutti_status_t track_conn(struct shm_ctx *ctx, struct shm_conn *c)
         int cap = ctx->conns_cap == 0 ? 16 : ctx->conns_cap * 2;
         struct shm_conn **n = realloc(ctx->conns, (size_t)cap * sizeof(*n));
         if (n == NULL) {
-            return tutti__set_error(ctx->args.comm, TUTTI_ERR_NO_MEMORY, "no memory for shm conns");
+            return tutti__set_error(ctx->args.err, TUTTI_ERR_NO_MEMORY, "no memory for shm conns");
         }
         ctx->conns = n;
         ctx->conns_cap = cap;
@@ -56,7 +56,7 @@ static tutti_status_t make_recv_fifo(struct shm_ctx *ctx, struct shm_conn *c)
               sizeof(c->recv_name));
     size_t len = tutti__shm_fifo_bytes(ctx->nslots, ctx->slot_size);
     tutti_status_t st;
-    struct shm_fifo_hdr *h = tutti__shm_map(c->recv_name, len, 1, &st, ctx->args.comm);
+    struct shm_fifo_hdr *h = tutti__shm_map(c->recv_name, len, 1, &st, ctx->args.err);
     if (h == NULL) {
         return st;
     }
@@ -80,7 +80,7 @@ static tutti_status_t open_send_fifo(struct shm_ctx *ctx, struct shm_conn *c)
     size_t len = tutti__shm_fifo_bytes(ctx->nslots, ctx->slot_size);
     tutti_status_t st;
     /* The header first: its geometry must match ours before we map (and touch) our length. */
-    struct shm_fifo_hdr *h = tutti__shm_map(name, TUTTI_SHM_FIFO_HDR_BYTES, 0, &st, ctx->args.comm);
+    struct shm_fifo_hdr *h = tutti__shm_map(name, TUTTI_SHM_FIFO_HDR_BYTES, 0, &st, ctx->args.err);
     if (h == NULL) {
         return st;
     }
@@ -93,12 +93,12 @@ static tutti_status_t open_send_fifo(struct shm_ctx *ctx, struct shm_conn *c)
         return TUTTI_IN_PROGRESS;
     }
     if (nslots != ctx->nslots || slot_size != ctx->slot_size) {
-        return tutti__set_error(ctx->args.comm, TUTTI_ERR_INVALID_USAGE,
+        return tutti__set_error(ctx->args.err, TUTTI_ERR_INVALID_USAGE,
                                 "rank %d uses %u shm slots of %zu bytes, this rank %u of %zu: set "
                                 "TUTTI_SHM_NSLOTS and TUTTI_SHM_SLOT_SIZE alike on every rank",
                                 c->base.peer, nslots, slot_size, ctx->nslots, ctx->slot_size);
     }
-    h = tutti__shm_map(name, len, 0, &st, ctx->args.comm);
+    h = tutti__shm_map(name, len, 0, &st, ctx->args.err);
     if (h == NULL) {
         /* TUTTI_IN_PROGRESS: the segment was complete a moment ago (its magic is written after
          * it is sized), so it went away between the two opens: its receiver removed it, being
@@ -138,7 +138,7 @@ tutti_status_t tutti__shm_connect(void *tctx, int peer, int channel, struct tutt
     TUTTI_CHECK(tutti__shm_watch(ctx, peer)); /* its page checked, its process watched */
     struct shm_conn *c = calloc(1, sizeof(*c));
     if (c == NULL) {
-        return tutti__set_error(ctx->args.comm, TUTTI_ERR_NO_MEMORY, "no memory for a conn");
+        return tutti__set_error(ctx->args.err, TUTTI_ERR_NO_MEMORY, "no memory for a conn");
     }
     c->base.ops = &tutti__shm_ops;
     c->base.peer = peer;

@@ -26,7 +26,7 @@
 _Static_assert(sizeof(struct shm_ctl) <= TUTTI_SHM_CTL_BYTES, "a control page fits one page");
 
 tutti_status_t tutti__shm_reserve(int fd, size_t off, size_t len, const char *name,
-                                  struct tutti_comm *comm)
+                                  struct tutti_errbuf *eb)
 {
     /* Reserved now, so that a full /dev/shm is this error and never a SIGBUS later. */
     int err = posix_fallocate(fd, (off_t)off, (off_t)len);
@@ -40,21 +40,21 @@ tutti_status_t tutti__shm_reserve(int fd, size_t off, size_t len, const char *na
         size = (unsigned long long)vs.f_blocks * vs.f_frsize;
     }
     return tutti__set_error(
-        comm, TUTTI_ERR_SYSTEM,
+        eb, TUTTI_ERR_SYSTEM,
         "reserving %zu bytes of shared memory for %s: %s; /dev/shm has %llu of %llu bytes "
         "free (df /dev/shm; in a container, give it more: docker run --shm-size, or a "
         "larger tmpfs), or lower TUTTI_MEM_BUDGET / TUTTI_SHM_NSLOTS",
         len, name, strerror(err), avail, size);
 }
 
-tutti_status_t tutti__shm_fd_ours(int fd, const char *name, struct tutti_comm *comm)
+tutti_status_t tutti__shm_fd_ours(int fd, const char *name, struct tutti_errbuf *eb)
 {
     struct stat sb;
     if (fstat(fd, &sb) != 0) {
-        return tutti__set_error(comm, TUTTI_ERR_SYSTEM, "fstat %s: %s", name, strerror(errno));
+        return tutti__set_error(eb, TUTTI_ERR_SYSTEM, "fstat %s: %s", name, strerror(errno));
     }
     if (sb.st_uid != geteuid() || (sb.st_mode & 077) != 0) {
-        return tutti__set_error(comm, TUTTI_ERR_SYSTEM,
+        return tutti__set_error(eb, TUTTI_ERR_SYSTEM,
                                 "%s belongs to uid %u with mode %o, not to this user (uid %u) "
                                 "with mode 600: another user made this name; it is not used",
                                 name, (unsigned)sb.st_uid, (unsigned)(sb.st_mode & 07777),
@@ -64,11 +64,11 @@ tutti_status_t tutti__shm_fd_ours(int fd, const char *name, struct tutti_comm *c
 }
 
 void *tutti__shm_map(const char *name, size_t len, int create, tutti_status_t *st_p,
-                     struct tutti_comm *comm)
+                     struct tutti_errbuf *eb)
 {
     int fd = shm_open(name, create ? (O_RDWR | O_CREAT | O_EXCL) : O_RDWR, 0600);
     if (fd < 0 && create && errno == EEXIST) {
-        if (tutti__shm_reclaim(name, comm) != 0) {
+        if (tutti__shm_reclaim(name, eb) != 0) {
             *st_p = TUTTI_ERR_SYSTEM; /* in use by a live process: recorded, naming it */
             return NULL;
         }
@@ -78,12 +78,12 @@ void *tutti__shm_map(const char *name, size_t len, int create, tutti_status_t *s
         int err = errno;
         *st_p = (!create && err == ENOENT) ? TUTTI_IN_PROGRESS : TUTTI_ERR_SYSTEM;
         if (*st_p != TUTTI_IN_PROGRESS) {
-            tutti__set_error(comm, TUTTI_ERR_SYSTEM, "shm_open %s: %s", name, strerror(err));
+            tutti__set_error(eb, TUTTI_ERR_SYSTEM, "shm_open %s: %s", name, strerror(err));
         }
         return NULL;
     }
     if (create) {
-        *st_p = tutti__shm_reserve(fd, 0, len, name, comm);
+        *st_p = tutti__shm_reserve(fd, 0, len, name, eb);
         if (*st_p != TUTTI_OK) {
             close(fd);
             shm_unlink(name);
@@ -92,7 +92,7 @@ void *tutti__shm_map(const char *name, size_t len, int create, tutti_status_t *s
     } else {
         /* A segment opened, not made: the peer's, unless another user made the name first
          * (issue 36: a FIFO planted 0666 by another user received a rank's first frame). */
-        if ((*st_p = tutti__shm_fd_ours(fd, name, comm)) != TUTTI_OK) {
+        if ((*st_p = tutti__shm_fd_ours(fd, name, eb)) != TUTTI_OK) {
             close(fd);
             return NULL;
         }
@@ -110,7 +110,7 @@ void *tutti__shm_map(const char *name, size_t len, int create, tutti_status_t *s
         if (create) {
             shm_unlink(name);
         }
-        *st_p = tutti__set_error(comm, TUTTI_ERR_SYSTEM, "mmap %s (%zu bytes): %s", name, len,
+        *st_p = tutti__set_error(eb, TUTTI_ERR_SYSTEM, "mmap %s (%zu bytes): %s", name, len,
                                  strerror(err));
         return NULL;
     }
@@ -128,7 +128,7 @@ static tutti_status_t shm_init(const struct tutti_tctx_args *args, void **tctx_p
 {
     struct shm_ctx *ctx = calloc(1, sizeof(*ctx));
     if (ctx == NULL) {
-        return tutti__set_error(args->comm, TUTTI_ERR_NO_MEMORY, "no memory for the shm context");
+        return tutti__set_error(args->err, TUTTI_ERR_NO_MEMORY, "no memory for the shm context");
     }
     ctx->args = *args;
     tutti__shm_sweep(); /* names left by jobs whose ranks were killed */
@@ -138,7 +138,7 @@ static tutti_status_t shm_init(const struct tutti_tctx_args *args, void **tctx_p
     ctx->nslots = (uint32_t)(nslots < 2 ? 2 : (nslots > 1024 ? 1024 : nslots));
     ctx->cma_min = tutti__shm_cma_min(args->env);
     ctx->cma_max = args->env->SHM_CMA_MAX;
-    if (tutti__shm_draw_salt(ctx->mine, args->comm) != TUTTI_OK) {
+    if (tutti__shm_draw_salt(ctx->mine, args->err) != TUTTI_OK) {
         free(ctx);
         return TUTTI_ERR_SYSTEM;
     }
@@ -153,8 +153,7 @@ static tutti_status_t dir_open(struct shm_ctx *ctx, int make)
 {
     tutti_status_t st = tutti__shm_dir_open(ctx, make);
     if (st != TUTTI_OK && st != TUTTI_ERR_UNSUPPORTED) {
-        tutti_info(TUTTI_SUBSYS_SHM, "shared memory unavailable: %s",
-                   tutti_last_error(ctx->args.comm));
+        tutti_info(TUTTI_SUBSYS_SHM, "shared memory unavailable: %s", tutti_last_error(NULL));
         st = TUTTI_ERR_UNSUPPORTED;
     }
     return st;
@@ -230,10 +229,10 @@ tutti_status_t tutti__shm_board_notice(struct shm_ctx *ctx)
     reason[sizeof(ai->reason)] = '\0';
     tutti_status_t st = tutti__notice_status(ai);
     if (ai->culprit >= 0 && ai->culprit != ai->origin) {
-        return tutti__set_error(ctx->args.comm, st, "rank %d reports that rank %d failed: %s",
+        return tutti__set_error(ctx->args.err, st, "rank %d reports that rank %d failed: %s",
                                 ai->origin, ai->culprit, reason);
     }
-    return tutti__set_error(ctx->args.comm, st, "rank %d reports: %s", ai->origin, reason);
+    return tutti__set_error(ctx->args.err, st, "rank %d reports: %s", ai->origin, reason);
 }
 
 tutti_status_t tutti__shm_peer_gone(struct shm_ctx *ctx, int rank)
@@ -247,11 +246,11 @@ tutti_status_t tutti__shm_peer_gone(struct shm_ctx *ctx, int rank)
     char who[128];
     tutti__tpeer_name(ctx->args.peers, rank, who, sizeof(who));
     if (atomic_load(&p->ctl->closed)) {
-        return tutti__set_error(ctx->args.comm, TUTTI_ERR_REMOTE,
+        return tutti__set_error(ctx->args.err, TUTTI_ERR_REMOTE,
                                 "%s destroyed its communicator while this rank still needed it",
                                 who);
     }
-    return tutti__set_error(ctx->args.comm, TUTTI_ERR_REMOTE, "%s died (its process ended)", who);
+    return tutti__set_error(ctx->args.err, TUTTI_ERR_REMOTE, "%s died (its process ended)", who);
 }
 
 static tutti_status_t shm_check(void *tctx)

@@ -99,7 +99,7 @@ tutti_status_t tutti__shm_recv_peek(struct tutti_tconn *conn, const void **buf_p
     }
     uint64_t len = *(const volatile uint64_t *)&h->len;
     if (len > f->stride - TUTTI_SHM_SLOT_HDR) {
-        return tutti__set_error(c->ctx->args.comm, TUTTI_ERR_REMOTE,
+        return tutti__set_error(c->ctx->args.err, TUTTI_ERR_REMOTE,
                                 "rank %d wrote a shm slot of %llu bytes, larger than the slot",
                                 conn->peer, (unsigned long long)len);
     }

@@ -70,31 +70,30 @@ tutti_status_t tutti__shm_dir_open(struct shm_ctx *ctx, int make)
         return TUTTI_ERR_UNSUPPORTED;
     }
     if (fd < 0) {
-        return tutti__set_error(ctx->args.comm, TUTTI_ERR_SYSTEM, "shm_open %s: %s", name,
+        return tutti__set_error(ctx->args.err, TUTTI_ERR_SYSTEM, "shm_open %s: %s", name,
                                 strerror(errno));
     }
     struct stat sb;
     /* Made by the host's first rank, under a name only the job knows; checked all the same
      * (issue 36: a directory planted 0666 exposed every rank's control page). */
-    tutti_status_t st = made ? TUTTI_OK : tutti__shm_fd_ours(fd, name, ctx->args.comm);
+    tutti_status_t st = made ? TUTTI_OK : tutti__shm_fd_ours(fd, name, ctx->args.err);
     if (st == TUTTI_OK && made && ftruncate(fd, (off_t)len) != 0) {
-        st = tutti__set_error(ctx->args.comm, TUTTI_ERR_SYSTEM, "sizing %s to %zu bytes: %s", name,
+        st = tutti__set_error(ctx->args.err, TUTTI_ERR_SYSTEM, "sizing %s to %zu bytes: %s", name,
                               len, strerror(errno));
     }
     if (st == TUTTI_OK && (fstat(fd, &sb) != 0 || (size_t)sb.st_size < len)) {
-        st = tutti__set_error(ctx->args.comm, TUTTI_ERR_SYSTEM,
+        st = tutti__set_error(ctx->args.err, TUTTI_ERR_SYSTEM,
                               "%s has %lld bytes, not the %zu of %d ranks", name,
                               (long long)sb.st_size, len, ctx->args.nranks);
     }
     if (st == TUTTI_OK) {
-        st =
-            tutti__shm_reserve(fd, (size_t)(ctx->args.rank + 1) * PAGE, PAGE, name, ctx->args.comm);
+        st = tutti__shm_reserve(fd, (size_t)(ctx->args.rank + 1) * PAGE, PAGE, name, ctx->args.err);
     }
     void *p = MAP_FAILED;
     if (st == TUTTI_OK &&
         (p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
-        st = tutti__set_error(ctx->args.comm, TUTTI_ERR_SYSTEM, "mmap %s (%zu bytes): %s", name,
-                              len, strerror(errno));
+        st = tutti__set_error(ctx->args.err, TUTTI_ERR_SYSTEM, "mmap %s (%zu bytes): %s", name, len,
+                              strerror(errno));
     }
     close(fd);
     if (st != TUTTI_OK) {

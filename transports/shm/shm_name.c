@@ -22,13 +22,13 @@
 _Static_assert(crypto_shorthash_KEYBYTES == TUTTI_SHM_SALT_BYTES, "the salt keys SipHash");
 _Static_assert(TUTTI_SHM_SALT_BYTES <= TUTTI_TRANSPORT_BLOB, "the salt fits the blob");
 
-tutti_status_t tutti__shm_draw_salt(uint8_t *salt, struct tutti_comm *comm)
+tutti_status_t tutti__shm_draw_salt(uint8_t *salt, struct tutti_errbuf *eb)
 {
     size_t got = 0;
     while (got < TUTTI_SHM_SALT_BYTES) {
         ssize_t n = getrandom(salt + got, TUTTI_SHM_SALT_BYTES - got, 0);
         if (n < 0) {
-            return tutti__set_error(comm, TUTTI_ERR_SYSTEM,
+            return tutti__set_error(eb, TUTTI_ERR_SYSTEM,
                                     "getrandom for the shared memory names failed");
         }
         got += (size_t)n;

@@ -66,7 +66,7 @@ static int judge(const char *name, int sweeping, char *why, size_t len)
     return verdict;
 }
 
-int tutti__shm_reclaim(const char *name, struct tutti_comm *comm)
+int tutti__shm_reclaim(const char *name, struct tutti_errbuf *eb)
 {
     char why[96];
     int verdict = judge(name, 0, why, sizeof(why));
@@ -75,7 +75,7 @@ int tutti__shm_reclaim(const char *name, struct tutti_comm *comm)
         return 0;
     }
     tutti__set_error(
-        comm, TUTTI_ERR_SYSTEM,
+        eb, TUTTI_ERR_SYSTEM,
         "shm_open %s: File exists: %s (another job with the same communicator id? "
         "give each its own TUTTI_ROOT or launcher job id); if no job of yours uses it, "
         "remove it: rm /dev/shm%s",

@@ -36,7 +36,7 @@ tutti_status_t tutti__shm_attach_peers(struct shm_ctx *ctx)
     const struct tutti_tctx_args *a = &ctx->args;
     ctx->peers = calloc((size_t)a->nranks, sizeof(*ctx->peers));
     if (ctx->peers == NULL) {
-        return tutti__set_error(a->comm, TUTTI_ERR_NO_MEMORY, "no memory for shm peers");
+        return tutti__set_error(a->err, TUTTI_ERR_NO_MEMORY, "no memory for shm peers");
     }
     for (int r = 0; r < a->nranks; r++) {
         struct shm_peer *p = &ctx->peers[r];
@@ -49,7 +49,7 @@ tutti_status_t tutti__shm_attach_peers(struct shm_ctx *ctx)
     }
     ctx->watch = calloc((size_t)ctx->nlocal, sizeof(*ctx->watch));
     if (ctx->watch == NULL) {
-        return tutti__set_error(a->comm, TUTTI_ERR_NO_MEMORY, "no memory for shm peers");
+        return tutti__set_error(a->err, TUTTI_ERR_NO_MEMORY, "no memory for shm peers");
     }
     return TUTTI_OK;
 }
@@ -61,7 +61,7 @@ tutti_status_t tutti__shm_watch(struct shm_ctx *ctx, int rank)
         return TUTTI_OK;
     }
     if (!page_is_its(p->ctl, rank)) {
-        return tutti__set_error(ctx->args.comm, TUTTI_ERR_SYSTEM,
+        return tutti__set_error(ctx->args.err, TUTTI_ERR_SYSTEM,
                                 "rank %d's control page in %s-d is not its own (magic %#x, rank "
                                 "%d): another job with this communicator id?",
                                 rank, ctx->prefix, (unsigned)atomic_load(&p->ctl->magic),

@@ -120,7 +120,7 @@ static tutti_status_t admit(struct tcp_ctx *ctx, const struct tcp_incoming *in)
     }
     if (reserve((void **)&ctx->ready, &ctx->capready, ctx->nready, sizeof(*ctx->ready)) != 0) {
         close(in->hs.fd);
-        return tutti__set_error(ctx->args->comm, TUTTI_ERR_NO_MEMORY, "tcp: no memory");
+        return tutti__set_error(ctx->args->err, TUTTI_ERR_NO_MEMORY, "tcp: no memory");
     }
     ctx->ready[ctx->nready++] = (struct tcp_ready){
         .fd = in->hs.fd,

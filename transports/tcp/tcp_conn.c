@@ -46,7 +46,7 @@ static tutti_status_t peer_addr(struct tcp_ctx *ctx, int peer, union tutti_socka
     memcpy(&w, p->blob[TUTTI_TRANSPORT_TCP], sizeof(w));
     tutti__tpeer_name(ctx->args->peers, peer, name, len);
     if (tutti__wire_addr_decode(&w, to) != TUTTI_OK) {
-        return tutti__set_error(ctx->args->comm, TUTTI_ERR_REMOTE,
+        return tutti__set_error(ctx->args->err, TUTTI_ERR_REMOTE,
                                 "%s published no tcp address (family %u)", name, w.family);
     }
     return TUTTI_OK;
@@ -61,7 +61,7 @@ static tutti_status_t sock_start(struct tcp_ctx *ctx, struct tcp_link *l, int i,
     tutti_status_t st = tutti__sock_connect_start(&to, &l->fds[i]);
     if (st == TUTTI_ERR_REMOTE) {
         int err = errno; /* refused at once: the peer is gone */
-        return tutti__set_error(ctx->args->comm, st, "cannot connect to %s at %s: %s", name,
+        return tutti__set_error(ctx->args->err, st, "cannot connect to %s at %s: %s", name,
                                 tutti__sockaddr_str(&to, addr, sizeof(addr)), strerror(err));
     }
     l->stage[i] = 0;
@@ -84,21 +84,21 @@ static tutti_status_t connect_hs_error(struct tcp_ctx *ctx, tutti_status_t st, c
 {
     switch (st) {
     case TUTTI_ERR_AUTH:
-        return tutti__set_error(ctx->args->comm, st,
+        return tutti__set_error(ctx->args->err, st,
                                 "the listener of %s failed to authenticate channel %d (another "
                                 "job, or a different secret)",
                                 name, channel);
     case TUTTI_ERR_REMOTE:
-        return tutti__set_error(ctx->args->comm, st,
+        return tutti__set_error(ctx->args->err, st,
                                 "%s closed the connection during the handshake of channel %d "
                                 "(its log says why)",
                                 name, channel);
     case TUTTI_ERR_TIMEOUT:
-        return tutti__set_error(ctx->args->comm, st,
+        return tutti__set_error(ctx->args->err, st,
                                 "%s did not complete the handshake of channel %d within %.1f s",
                                 name, channel, (double)ctx->timeout_ns / 1e9);
     default:
-        return tutti__set_error(ctx->args->comm, st, "handshake with %s on channel %d: %s", name,
+        return tutti__set_error(ctx->args->err, st, "handshake with %s on channel %d: %s", name,
                                 channel, tutti_status_string(st));
     }
 }
@@ -114,7 +114,7 @@ static tutti_status_t connect_out(struct tcp_ctx *ctx, struct tcp_link *l, int k
         if (l->stage[i] == 0) {
             tutti_status_t st = tutti__sock_connect_check(l->fds[i], &err);
             if (st == TUTTI_ERR_REMOTE) {
-                return tutti__set_error(ctx->args->comm, st, "cannot connect to %s: %s", name,
+                return tutti__set_error(ctx->args->err, st, "cannot connect to %s: %s", name,
                                         strerror(err));
             }
             if (st == TUTTI_OK) {
@@ -162,7 +162,7 @@ static tutti_status_t connect_out(struct tcp_ctx *ctx, struct tcp_link *l, int k
         return TUTTI_OK;
     }
     if (tutti__now_ns() > l->deadline_ns) {
-        return tutti__set_error(ctx->args->comm, TUTTI_ERR_TIMEOUT,
+        return tutti__set_error(ctx->args->err, TUTTI_ERR_TIMEOUT,
                                 "connecting to %s on channel %d took more than %.1f s", name,
                                 channel, (double)ctx->timeout_ns / 1e9);
     }
@@ -178,13 +178,13 @@ static tutti_status_t connect_kind(struct tcp_ctx *ctx, int kind, int peer, int 
     const struct tutti_tctx_args *args = ctx->args;
     if (peer < 0 || peer >= args->nranks || peer == args->rank || channel < 0 ||
         channel >= TUTTI_MAX_CHANNELS || args->peers == NULL) {
-        return tutti__set_error(args->comm, TUTTI_ERR_INVALID_ARG,
+        return tutti__set_error(args->err, TUTTI_ERR_INVALID_ARG,
                                 "tcp connect of rank %d to rank %d channel %d%s", args->rank, peer,
                                 channel, args->peers == NULL ? " before attach" : "");
     }
     int idx = tutti__tcp_pair(ctx, kind, peer, channel);
     if (ctx->connected[idx]) {
-        return tutti__set_error(args->comm, TUTTI_ERR_INVALID_USAGE,
+        return tutti__set_error(args->err, TUTTI_ERR_INVALID_USAGE,
                                 "tcp: rank %d channel %d is already connected", peer, channel);
     }
     char name[128];
@@ -194,7 +194,7 @@ static tutti_status_t connect_kind(struct tcp_ctx *ctx, int kind, int peer, int 
     if (ctx->links[idx] == NULL) {
         struct tcp_link *l = calloc(1, sizeof(*l));
         if (l == NULL) {
-            return tutti__set_error(args->comm, TUTTI_ERR_NO_MEMORY, "tcp: no memory");
+            return tutti__set_error(args->err, TUTTI_ERR_NO_MEMORY, "tcp: no memory");
         }
         memset(l->fds, -1, sizeof(l->fds));
         l->deadline_ns = tutti__now_ns() + ctx->timeout_ns;
@@ -211,7 +211,7 @@ static tutti_status_t connect_kind(struct tcp_ctx *ctx, int kind, int peer, int 
         TUTTI_CHECK_GOTO(tutti__tcp_accept_all(ctx), status, err_free_link);
         TUTTI_CHECK_GOTO(tutti__tcp_claim(ctx, kind, peer, channel, &conn), status, err_free_link);
         if (conn == NULL && tutti__now_ns() > ctx->links[idx]->deadline_ns) {
-            status = tutti__set_error(args->comm, TUTTI_ERR_TIMEOUT,
+            status = tutti__set_error(args->err, TUTTI_ERR_TIMEOUT,
                                       "%s did not connect channel %d within %.1f s", name, channel,
                                       (double)ctx->timeout_ns / 1e9);
             goto err_free_link;
@@ -245,17 +245,17 @@ static tutti_status_t read_config(struct tcp_ctx *ctx, const struct tutti_tctx_a
 {
     const struct tutti_env *env = args->env != NULL ? args->env : tutti__env();
     if (env->NSOCKS < 1 || env->NSOCKS > TCP_MAX_SOCKS) {
-        return tutti__set_error(args->comm, TUTTI_ERR_INVALID_ARG,
+        return tutti__set_error(args->err, TUTTI_ERR_INVALID_ARG,
                                 "TUTTI_NSOCKS value %ld is out of range (1 to %d)", env->NSOCKS,
                                 TCP_MAX_SOCKS);
     }
     if (env->TCP_SLOT_SIZE < 1 || env->TCP_SLOT_SIZE > (1u << 30)) {
-        return tutti__set_error(args->comm, TUTTI_ERR_INVALID_ARG,
+        return tutti__set_error(args->err, TUTTI_ERR_INVALID_ARG,
                                 "TUTTI_TCP_SLOT_SIZE value %zu is out of range (1 to 1G)",
                                 env->TCP_SLOT_SIZE);
     }
     if (env->TCP_NSLOTS < 1 || env->TCP_NSLOTS > 1024) {
-        return tutti__set_error(args->comm, TUTTI_ERR_INVALID_ARG,
+        return tutti__set_error(args->err, TUTTI_ERR_INVALID_ARG,
                                 "TUTTI_TCP_NSLOTS value %ld is out of range (1 to 1024)",
                                 env->TCP_NSLOTS);
     }
@@ -296,7 +296,7 @@ static tutti_status_t tcp_init(const struct tutti_tctx_args *args, void **tctx_p
     tutti_status_t status;
     struct tcp_ctx *ctx = calloc(1, sizeof(*ctx));
     if (ctx == NULL) {
-        return tutti__set_error(args->comm, TUTTI_ERR_NO_MEMORY, "tcp: no memory");
+        return tutti__set_error(args->err, TUTTI_ERR_NO_MEMORY, "tcp: no memory");
     }
     ctx->args = args;
     ctx->lfd = -1;
@@ -306,7 +306,7 @@ static tutti_status_t tcp_init(const struct tutti_tctx_args *args, void **tctx_p
     ctx->links = calloc(2 * (size_t)ctx->npairs, sizeof(*ctx->links));
     ctx->connected = calloc(2 * (size_t)ctx->npairs, 1);
     if (ctx->links == NULL || ctx->connected == NULL) {
-        status = tutti__set_error(args->comm, TUTTI_ERR_NO_MEMORY, "tcp: no memory");
+        status = tutti__set_error(args->err, TUTTI_ERR_NO_MEMORY, "tcp: no memory");
         goto err_fini;
     }
     TUTTI_CHECK_GOTO(read_config(ctx, args), status, err_fini);

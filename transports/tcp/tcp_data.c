@@ -35,7 +35,7 @@ conn_fail(struct tcp_conn *c, tutti_status_t st, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    c->status = tutti__set_error(c->ctx->args->comm, st, "%s", msg);
+    c->status = tutti__set_error(c->ctx->args->err, st, "%s", msg);
     return st;
 }
 
@@ -368,7 +368,7 @@ static tutti_status_t post(struct tcp_conn *c, const uint8_t *ref, size_t bytes,
         return c->status;
     }
     if (!c->sacquired || bytes > c->base.slot_size) {
-        return tutti__set_error(c->ctx->args->comm, TUTTI_ERR_INVALID_USAGE,
+        return tutti__set_error(c->ctx->args->err, TUTTI_ERR_INVALID_USAGE,
                                 "tcp send_post of %zu bytes to %s %s", bytes, c->peer_name,
                                 c->sacquired ? "exceeds the slot size" : "without a slot");
     }
@@ -442,7 +442,7 @@ tutti_status_t tutti__tcp_recv_release(struct tutti_tconn *tc)
 {
     struct tcp_conn *c = (struct tcp_conn *)tc;
     if (!slot_arrived(c, c->rtail)) {
-        return tutti__set_error(c->ctx->args->comm, TUTTI_ERR_INVALID_USAGE,
+        return tutti__set_error(c->ctx->args->err, TUTTI_ERR_INVALID_USAGE,
                                 "tcp recv_release from %s without a received slot", c->peer_name);
     }
     c->place[slot_of(c, c->rtail)].seq = UINT64_MAX;

@@ -28,7 +28,7 @@ tutti_status_t tutti__tcp_conn_new(struct tcp_ctx *ctx, int kind, int peer, int 
     void *mem = NULL;
     if (c == NULL || posix_memalign(&mem, 4096, total) != 0) {
         free(c);
-        return tutti__set_error(ctx->args->comm, TUTTI_ERR_NO_MEMORY,
+        return tutti__set_error(ctx->args->err, TUTTI_ERR_NO_MEMORY,
                                 "cannot allocate %zu bytes of tcp buffers for rank %d", total,
                                 peer);
     }
