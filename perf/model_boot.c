@@ -5,7 +5,7 @@
  * TUTTI_BOOT_TREE ranks, 64 by default).
  *
  * What a communicator's set-up asks of the bootstrap, counted from the code: 4 syncs (one in
- * setup(), two in tutti__net_attach, one in check_budget) and 1 all-gather of the peer records
+ * setup(), two in tutti__fabric_attach, one in check_budget) and 1 all-gather of the peer records
  * (each with its rank's topology view), then BYE; where some rank has a GPU, a second
  * all-gather of the views (each with its rank's GPU: topology/view.c).
  *

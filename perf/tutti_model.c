@@ -1,12 +1,12 @@
 /*
  * tutti_model.c - tutti-model: scale by simulation. Predicts the time and bus bandwidth of ring,
  * tree and hierarchical all-reduce from 8 to 65,536 ranks with the tuner's cost model
- * (topology/tune.c) for given link figures, fits how small-message latency grows (ring ~ n,
+ * (src/coll/tune.c) for given link figures, fits how small-message latency grows (ring ~ n,
  * tree ~ log n), prints the ring/tree crossover sizes, NCCL's own latency model beside ours, and
  * the bootstrap's cost (model_boot.c). --check turns the growth claims into an exit status.
  */
 #include "model_boot.h"
-#include "topology/tune.h"
+#include "coll/tune.h"
 
 #include <math.h>
 #include <stdio.h>

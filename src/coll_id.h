@@ -1,7 +1,7 @@
 /*
  * coll_id.h - which collective an operation is (base layer): the one id that the plans of src/
- * and the cost model of topology/tune.h both speak of. Its name table is plan.c's
- * (tutti__coll_name, plan.h). Also the one internal reduction op that the public enum lacks.
+ * and the cost model of coll/tune.h both speak of, and its name (coll_id.c). Also the one
+ * internal reduction op that the public enum lacks.
  */
 #ifndef TUTTI_COLL_ID_H
 #define TUTTI_COLL_ID_H
@@ -35,5 +35,8 @@ typedef enum {
  * and kernels see one value, whichever handle of whichever rank made it.
  */
 #define TUTTI_OP_PREMUL ((int)TUTTI_NUM_OPS)
+
+/** Name of a collective ("allreduce"; "unknown" out of range). */
+const char *tutti__coll_name(tutti_coll_t coll);
 
 #endif /* TUTTI_COLL_ID_H */

@@ -1,6 +1,6 @@
 /*
  * tuned.c - the automatic choice by the cost model (TUTTI_TUNER=model, the default): every
- * catalog entry that applies to the call is a candidate, topology/tune.c predicts each one's
+ * catalog entry that applies to the call is a candidate, src/coll/tune.c predicts each one's
  * time on this communicator's links (shared memory or TCP within a host, TCP between hosts)
  * and CPU load with the best chunk (up to the transports' slot) and channel count (up to what
  * the communicator was given) for it, and the fastest is built with them. Every rank computes
@@ -10,7 +10,7 @@
  */
 #include "coll.h"
 #include "exec/op.h"
-#include "topology/tune.h"
+#include "coll/tune.h"
 
 #define MAX_CANDIDATES 16
 

@@ -26,7 +26,7 @@ struct tutti_topo_rank;
 struct tutti_layout;
 
 /* Settings fixed at creation, written only by comm/ (init.c: from the environment, the params,
- * what tutti__net_attach says of the transports in use and the ranks' CPU load; split.c: the
+ * what tutti__fabric_attach says of the transports in use and the ranks' CPU load; split.c: the
  * parent's timeout); every other layer reads them. */
 struct tutti_comm_cfg {
     int64_t timeout_ns;

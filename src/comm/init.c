@@ -191,7 +191,7 @@ static struct tutti_comm *comm_alloc(int nranks, int rank)
 void tutti__comm_free(struct tutti_comm *comm)
 {
     tutti__reg_free_all(comm); /* registrations left by the program go before the transports */
-    tutti__net_fini(comm);
+    tutti__fabric_fini(comm);
     if (comm->state.wakefd >= 0) {
         close(comm->state.wakefd);
     }
@@ -259,7 +259,7 @@ static tutti_status_t boot_allgather(void *boot, const void *mine, void *all, si
  * Every rank computes it from what all know alike (the layout), so all choose alike. A budget
  * set below the ring's two neighbours, the least any schedule of every collective needs, leaves
  * no algorithm: every rank fails alike; the boot's sync lets the root know the set-up ended.
- * That sync also agrees on st, this rank's result of tutti__net_attach's last steps.
+ * That sync also agrees on st, this rank's result of tutti__fabric_attach's last steps.
  */
 #define HOST_CONN_BYTES ((size_t)1 << 30)
 
@@ -331,7 +331,7 @@ static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr 
         st = shrink_listen(comm, root_hint, &me);
     }
     if (st == TUTTI_OK) {
-        st = tutti__net_init(comm, root_hint, &me);
+        st = tutti__fabric_init(comm, root_hint, &me);
     }
     tutti_status_t agreed;
     int culprit = -1;
@@ -365,7 +365,7 @@ static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr 
     end[PH_RECORDS] = tutti__now_ns();
     struct tutti_net_shape shape = {0};
     tutti_status_t pending;
-    TUTTI_CHECK(tutti__net_attach(comm, boot, &shape, &pending));
+    TUTTI_CHECK(tutti__fabric_attach(comm, boot, &shape, &pending));
     comm->cfg.chunk_bytes = shape.chunk_bytes;
     comm->cfg.conn_bytes = shape.conn_bytes;
     TUTTI_CHECK(check_budget(comm, boot, pending)); /* agrees on both */

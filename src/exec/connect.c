@@ -86,8 +86,8 @@ static void drop_transport(struct tutti_comm *comm, tutti_transport_id_t id)
     comm->net.ops[id] = NULL;
 }
 
-tutti_status_t tutti__net_init(struct tutti_comm *comm, const union tutti_sockaddr *root_hint,
-                               struct tutti_peer_info *me)
+tutti_status_t tutti__fabric_init(struct tutti_comm *comm, const union tutti_sockaddr *root_hint,
+                                  struct tutti_peer_info *me)
 {
     struct tutti_tctx_args *a = &comm->net.targs;
     fill_args(comm, root_hint, a);
@@ -230,8 +230,8 @@ static tutti_status_t choose_transports(struct tutti_comm *comm, struct tutti_ne
     return TUTTI_OK;
 }
 
-tutti_status_t tutti__net_attach(struct tutti_comm *comm, struct tutti_boot *boot,
-                                 struct tutti_net_shape *shape_p, tutti_status_t *pending_p)
+tutti_status_t tutti__fabric_attach(struct tutti_comm *comm, struct tutti_boot *boot,
+                                    struct tutti_net_shape *shape_p, tutti_status_t *pending_p)
 {
     *pending_p = TUTTI_OK;
     TUTTI_CHECK(fill_tpeers(comm));
@@ -281,7 +281,7 @@ tutti_status_t tutti__net_attach(struct tutti_comm *comm, struct tutti_boot *boo
     return TUTTI_OK;
 }
 
-const struct tutti_seq_board *tutti__net_seq_board(struct tutti_comm *comm, int rank)
+const struct tutti_seq_board *tutti__fabric_seq_board(struct tutti_comm *comm, int rank)
 {
     if (comm->net.board == NULL) {
         return NULL;
@@ -301,7 +301,7 @@ tutti_status_t tutti__comm_conn(struct tutti_comm *comm, int peer, int channel,
     return TUTTI_OK;
 }
 
-void tutti__net_footprint(const struct tutti_comm *comm, struct tutti_footprint *fp)
+void tutti__fabric_footprint(const struct tutti_comm *comm, struct tutti_footprint *fp)
 {
     for (size_t i = 0; comm->net.conns != NULL && i < (size_t)comm->nranks * TUTTI_MAX_CHANNELS;
          i++) {
@@ -318,7 +318,7 @@ void tutti__net_footprint(const struct tutti_comm *comm, struct tutti_footprint 
     }
 }
 
-tutti_status_t tutti__net_check(struct tutti_comm *comm)
+tutti_status_t tutti__fabric_check(struct tutti_comm *comm)
 {
     for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {
         if (comm->net.ops[id] != NULL) {
@@ -328,7 +328,7 @@ tutti_status_t tutti__net_check(struct tutti_comm *comm)
     return TUTTI_OK;
 }
 
-void tutti__net_abort(struct tutti_comm *comm, const struct tutti_abort_info *info)
+void tutti__fabric_abort(struct tutti_comm *comm, const struct tutti_abort_info *info)
 {
     for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {
         if (comm->net.ops[id] != NULL) {
@@ -337,7 +337,7 @@ void tutti__net_abort(struct tutti_comm *comm, const struct tutti_abort_info *in
     }
 }
 
-void tutti__net_fini(struct tutti_comm *comm)
+void tutti__fabric_fini(struct tutti_comm *comm)
 {
     for (size_t i = 0; comm->net.conns != NULL && i < (size_t)comm->nranks * TUTTI_MAX_CHANNELS;
          i++) {

@@ -114,7 +114,7 @@ static int describe_behind(struct tutti_exec *ex, char *buf, size_t len)
     int first = -1;
     buf[0] = '\0';
     for (int r = 0; r < c->nranks && o + 1 < len; r++) {
-        const struct tutti_seq_board *b = r == c->rank ? NULL : tutti__net_seq_board(c, r);
+        const struct tutti_seq_board *b = r == c->rank ? NULL : tutti__fabric_seq_board(c, r);
         uint64_t posted = b != NULL ? atomic_load_explicit(&b->posted, memory_order_relaxed) : 0;
         if (b == NULL || posted >= ex->seq) {
             continue;
@@ -169,7 +169,7 @@ static tutti_status_t check_comm(struct tutti_exec *ex)
         ex->status = health; /* another thread or plan failed it; the message is stored */
         return health;
     }
-    tutti_status_t st = tutti__net_check(c);
+    tutti_status_t st = tutti__fabric_check(c);
     if (st != TUTTI_OK) {
         return fail_exec(ex, st);
     }
@@ -286,7 +286,7 @@ static int64_t vouched_progress(struct tutti_exec *ex)
         return INT64_MIN;
     }
     int64_t seen = INT64_MIN;
-    const struct tutti_seq_board *b = tutti__net_seq_board(c, r);
+    const struct tutti_seq_board *b = tutti__fabric_seq_board(c, r);
     if (b != NULL) {
         seen = atomic_load_explicit(&b->fresh, memory_order_relaxed);
     }

@@ -60,7 +60,7 @@ tutti_status_t tutti__comm_fail(struct tutti_comm *comm, tutti_status_t st, int 
     pthread_mutex_unlock(&comm->err.lock);
     tutti_debug(TUTTI_SUBSYS_INIT, "communicator failed (%s); telling peers",
                 tutti_status_name(st));
-    tutti__net_abort(comm, &info);
+    tutti__fabric_abort(comm, &info);
     tutti__comm_wake(comm);
     return st;
 }

@@ -1,30 +1,11 @@
 /*
- * plan.c - storage of plans (lanes and a pool of steps, reused between calls) and names of
- * collectives and step kinds. The schedules themselves are built in src/coll/.
+ * plan.c - storage of plans (lanes and a pool of steps, reused between calls) and the names of
+ * step kinds. The schedules themselves are built in src/coll/.
  */
 #include "exec/plan.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static const char *const coll_names[TUTTI_COLL_COUNT] = {
-    [TUTTI_COLL_ALLREDUCE] = "allreduce",
-    [TUTTI_COLL_BROADCAST] = "broadcast",
-    [TUTTI_COLL_REDUCE] = "reduce",
-    [TUTTI_COLL_REDUCE_SCATTER] = "reduce_scatter",
-    [TUTTI_COLL_ALLGATHER] = "allgather",
-    [TUTTI_COLL_ALLTOALL] = "alltoall",
-    [TUTTI_COLL_SEND] = "send",
-    [TUTTI_COLL_RECV] = "recv",
-    [TUTTI_COLL_BARRIER] = "barrier",
-    [TUTTI_COLL_ALLTOALLV] = "alltoallv",
-    [TUTTI_COLL_ALLGATHERV] = "allgatherv",
-    [TUTTI_COLL_GATHER] = "gather",
-    [TUTTI_COLL_SCATTER] = "scatter",
-    [TUTTI_COLL_GATHERV] = "gatherv",
-    [TUTTI_COLL_SCATTERV] = "scatterv",
-    [TUTTI_COLL_REDUCE_SCATTERV] = "reduce_scatterv",
-};
 
 static const char *const step_names[TUTTI_STEP_KIND_COUNT] = {
     [TUTTI_STEP_SEND] = "send",
@@ -37,11 +18,6 @@ static const char *const step_names[TUTTI_STEP_KIND_COUNT] = {
     [TUTTI_STEP_REDUCE] = "reduce",
     [TUTTI_STEP_COPY_SEND] = "copy-send",
 };
-
-const char *tutti__coll_name(tutti_coll_t coll)
-{
-    return ((unsigned)coll < TUTTI_COLL_COUNT) ? coll_names[coll] : "unknown";
-}
 
 const char *tutti__step_name(tutti_step_kind_t kind)
 {

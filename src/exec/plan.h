@@ -18,9 +18,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/** Name of a collective ("allreduce"). */
-const char *tutti__coll_name(tutti_coll_t coll);
-
 /**
  * Which buffer a step reads or writes: an index into plan->bufs. Collectives use the first
  * three; a group's merged point-to-point plan adds one buffer per operation.

@@ -27,7 +27,7 @@ tutti_status_t tutti__group_record(struct tutti_comm *comm, const struct tutti_o
 /**
  * End the calling thread's group without running it (NCCL's ncclGroupSimulateEnd): the
  * recorded calls are dropped and *time_us_p is the cost model's time for them, summed (each
- * collective as its fastest applicable algorithm, topology/tune.c; sends and receives are not
+ * collective as its fastest applicable algorithm, src/coll/tune.c; sends and receives are not
  * modelled and count 0). An inner end only closes its level (*time_us_p = 0).
  * @return TUTTI_OK; TUTTI_ERR_INVALID_USAGE without an open group.
  */

@@ -1,10 +1,10 @@
 /*
- * test_tune.c - the cost model and the tuner (topology/tune.c): the choices the issue asks for
+ * test_tune.c - the cost model and the tuner (src/coll/tune.c): the choices the issue asks for
  * (tree for small and ring for large messages across many hosts), crossovers that move the
  * right way with the rank count and the latency, times that never fall as messages grow, the
  * growth of ring and tree latency, and invalid input refused.
  */
-#include "topology/tune.h"
+#include "coll/tune.h"
 #include "exec/plan.h"
 
 #include <criterion/criterion.h>

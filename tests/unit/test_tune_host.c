@@ -1,11 +1,11 @@
 /*
- * test_tune_host.c - the cost model's host-path terms (topology/tune.c): the CPU time of each
+ * test_tune_host.c - the cost model's host-path terms (src/coll/tune.c): the CPU time of each
  * message sent or received, the wake-ups and scheduler switches when ranks outnumber CPUs, the
  * CPU-bound and per-channel bandwidths, and the search over chunk sizes and channel counts;
  * and that the calibrated figures give back the measurements they come from
  * (topology/tune_links.c, perf/results/2026-11-25-tuner.md).
  */
-#include "topology/tune.h"
+#include "coll/tune.h"
 #include "exec/plan.h"
 
 #include <criterion/criterion.h>
