@@ -28,7 +28,8 @@ static tutti_status_t check_sizes(struct tutti_comm *comm, const struct tutti_op
     int many = op->coll == TUTTI_COLL_REDUCE_SCATTER || op->coll == TUTTI_COLL_ALLGATHER ||
                op->coll == TUTTI_COLL_ALLTOALL;
     if (tutti__mul_size(op->count, es, &b) != 0 ||
-        (many && tutti__mul_size(b, (size_t)comm->nranks, &total) != 0) || b > (SIZE_MAX >> 2)) {
+        (many && tutti__mul_size(b, (size_t)comm->fab.nranks, &total) != 0) ||
+        b > (SIZE_MAX >> 2)) {
         return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                                 "%s: count %zu of %s overflows the address space",
                                 tutti__coll_name(op->coll), op->count, tutti_datatype_name(op->dt));
@@ -45,7 +46,7 @@ static tutti_status_t check_overlap(struct tutti_comm *comm, const struct tutti_
         return TUTTI_OK;
     }
     size_t b = op->count * tutti_datatype_size(op->dt);
-    uintptr_t me = (uintptr_t)comm->rank * b;
+    uintptr_t me = (uintptr_t)comm->fab.rank * b;
     int ok = 0;
     switch (op->coll) {
     case TUTTI_COLL_ALLREDUCE:
@@ -102,7 +103,7 @@ tutti_status_t tutti__op_validate(struct tutti_comm *comm, struct tutti_op_desc 
     if (comm == NULL) {
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "%s: comm is NULL", name);
     }
-    tutti__tls.rank = comm->rank;
+    tutti__tls.rank = comm->fab.rank;
     if ((unsigned)op->dt >= TUTTI_NUM_DATATYPES) {
         return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                                 "%s: datatype %d is not a tutti_datatype_t", name, (int)op->dt);
@@ -110,16 +111,16 @@ tutti_status_t tutti__op_validate(struct tutti_comm *comm, struct tutti_op_desc 
     if (tutti__coll_reduces(op->coll)) {
         TUTTI_CHECK(check_op(comm, op, name));
     }
-    if (tutti__coll_rooted(op->coll) && (op->root < 0 || op->root >= comm->nranks)) {
+    if (tutti__coll_rooted(op->coll) && (op->root < 0 || op->root >= comm->fab.nranks)) {
         return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                                 "%s: root %d is not a rank of this communicator (0..%d)", name,
-                                op->root, comm->nranks - 1);
+                                op->root, comm->fab.nranks - 1);
     }
     if ((op->coll == TUTTI_COLL_SEND || op->coll == TUTTI_COLL_RECV) &&
-        (op->peer < 0 || op->peer >= comm->nranks)) {
+        (op->peer < 0 || op->peer >= comm->fab.nranks)) {
         return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                                 "%s: peer %d is not a rank of this communicator (0..%d)", name,
-                                op->peer, comm->nranks - 1);
+                                op->peer, comm->fab.nranks - 1);
     }
     int blockwise = tutti__coll_is_blockwise(op->coll);
     if (blockwise) {
@@ -171,7 +172,8 @@ static tutti_status_t enqueue_entered(struct tutti_comm *comm, const struct tutt
         }
         return tutti__group_record(comm, op, on_stream, stream);
     }
-    if ((op->coll == TUTTI_COLL_SEND || op->coll == TUTTI_COLL_RECV) && op->peer == comm->rank) {
+    if ((op->coll == TUTTI_COLL_SEND || op->coll == TUTTI_COLL_RECV) &&
+        op->peer == comm->fab.rank) {
         return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_USAGE,
                                 "%s to itself outside a group would wait forever; pair it with "
                                 "its %s inside tutti_group_start/end",

@@ -29,7 +29,7 @@ static tutti_status_t check_side(struct tutti_comm *comm, const struct tutti_op_
                                  const char *dname)
 {
     size_t es = tutti_datatype_size(op->dt), b;
-    for (int j = 0; j < comm->nranks; j++) {
+    for (int j = 0; j < comm->fab.nranks; j++) {
         size_t c = counts[j], d = displs != NULL ? displs[j] : 0;
         if (d > SIZE_MAX - c || tutti__mul_size(d + c, es, &b) != 0 || b > (SIZE_MAX >> 2)) {
             return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
@@ -72,7 +72,7 @@ static int ascending(const size_t *counts, const size_t *displs, int n)
 static tutti_status_t check_disjoint(struct tutti_comm *comm, const struct tutti_op_desc *op,
                                      const size_t *counts, const size_t *displs)
 {
-    int n = comm->nranks, k = 0;
+    int n = comm->fab.nranks, k = 0;
     if (ascending(counts, displs, n)) {
         return TUTTI_OK;
     }
@@ -163,7 +163,7 @@ static tutti_status_t check_alltoallv(struct tutti_comm *comm, struct tutti_op_d
     TUTTI_CHECK(check_side(comm, op, v->scounts, v->sdispls, "sendcounts", "sdispls"));
     TUTTI_CHECK(check_side(comm, op, v->rcounts, v->rdispls, "recvcounts", "rdispls"));
     TUTTI_CHECK(check_disjoint(comm, op, v->rcounts, v->rdispls));
-    int me = comm->rank;
+    int me = comm->fab.rank;
     return same_count(comm, op, "sendcounts[rank]", v->scounts[me], "recvcounts", me,
                       v->rcounts[me]);
 }
@@ -172,7 +172,7 @@ static tutti_status_t check_vectors(struct tutti_comm *comm, struct tutti_op_des
                                     struct tutti_vcounts *v, int *in_place_p)
 {
     const char *c = tutti__coll_name(op->coll);
-    int me = comm->rank, root = op->root == me;
+    int me = comm->fab.rank, root = op->root == me;
     size_t es = tutti_datatype_size(op->dt);
     uintptr_t s = (uintptr_t)op->sendbuf, r = (uintptr_t)op->recvbuf;
     switch (op->coll) {
@@ -182,7 +182,7 @@ static tutti_status_t check_vectors(struct tutti_comm *comm, struct tutti_op_des
         TUTTI_CHECK(check_side(comm, op, v->rcounts, v->rdispls, "recvcounts", "displs"));
         TUTTI_CHECK(check_disjoint(comm, op, v->rcounts, v->rdispls));
         TUTTI_CHECK(same_count(comm, op, "sendcount", op->count, "recvcounts", me, v->rcounts[me]));
-        v->digest = digest(v->rcounts, comm->nranks);
+        v->digest = digest(v->rcounts, comm->fab.nranks);
         *in_place_p = s == r + v->rdispls[me] * es;
         return TUTTI_OK;
     case TUTTI_COLL_GATHERV:
@@ -214,7 +214,7 @@ static tutti_status_t check_vectors(struct tutti_comm *comm, struct tutti_op_des
         v->scounts = v->sdispls = v->rdispls = NULL;
         TUTTI_CHECK(need(comm, c, v->rcounts, "recvcounts"));
         size_t total = 0, at = 0, b;
-        for (int j = 0; j < comm->nranks; j++) {
+        for (int j = 0; j < comm->fab.nranks; j++) {
             if (j == me) {
                 at = total;
             }
@@ -228,7 +228,7 @@ static tutti_status_t check_vectors(struct tutti_comm *comm, struct tutti_op_des
             return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                                     "%s: the recvcounts sum to more than the address space", c);
         }
-        v->digest = digest(v->rcounts, comm->nranks);
+        v->digest = digest(v->rcounts, comm->fab.nranks);
         *in_place_p = r == s + at * es;
         return TUTTI_OK;
     default:
@@ -244,14 +244,14 @@ tutti_status_t tutti__vcheck(struct tutti_comm *comm, struct tutti_op_desc *op,
     if (op->coll == TUTTI_COLL_GATHER || op->coll == TUTTI_COLL_SCATTER) {
         size_t es = tutti_datatype_size(op->dt), b, total;
         if (tutti__mul_size(op->count, es, &b) != 0 ||
-            tutti__mul_size(b, (size_t)comm->nranks, &total) != 0 || total > (SIZE_MAX >> 2)) {
+            tutti__mul_size(b, (size_t)comm->fab.nranks, &total) != 0 || total > (SIZE_MAX >> 2)) {
             return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                                     "%s: count %zu of %s overflows the address space", c, op->count,
                                     tutti_datatype_name(op->dt));
         }
         uintptr_t s = (uintptr_t)op->sendbuf, r = (uintptr_t)op->recvbuf;
-        uintptr_t mine = (uintptr_t)comm->rank * b;
-        in_place = op->root == comm->rank &&
+        uintptr_t mine = (uintptr_t)comm->fab.rank * b;
+        in_place = op->root == comm->fab.rank &&
                    (op->coll == TUTTI_COLL_GATHER ? s == r + mine : r == s + mine);
         return check_place(comm, op, in_place);
     }

@@ -28,7 +28,7 @@ tutti_status_t tutti_comm_rank(const tutti_comm_t *comm, int *rank_p)
     if (tutti__comm_enter(comm, 0) != 0) {
         return tutti__comm_not_live(comm, "tutti_comm_rank");
     }
-    *rank_p = comm->rank;
+    *rank_p = comm->fab.rank;
     tutti__comm_leave(comm);
     return TUTTI_OK;
 }
@@ -42,7 +42,7 @@ tutti_status_t tutti_comm_size(const tutti_comm_t *comm, int *size_p)
     if (tutti__comm_enter(comm, 0) != 0) {
         return tutti__comm_not_live(comm, "tutti_comm_size");
     }
-    *size_p = comm->nranks;
+    *size_p = comm->fab.nranks;
     tutti__comm_leave(comm);
     return TUTTI_OK;
 }
@@ -71,14 +71,14 @@ tutti_status_t tutti_comm_destroy(tutti_comm_t *comm)
     if (!tutti__handle_take(&tutti__g.live_comms, comm)) {
         return tutti__comm_not_live(comm, "tutti_comm_destroy");
     }
-    tutti__tls.rank = comm->rank;
+    tutti__tls.rank = comm->fab.rank;
     /* Calls that came later are refused now; calls already inside on other threads finish first
      * (issue 36: destroying under one crashed), as the asynchronous operations do below. */
-    int inside = atomic_load(&comm->state.inflight);
+    int inside = atomic_load(&comm->fab.state.inflight);
     if (inside > 0) {
         tutti_info(TUTTI_SUBSYS_INIT,
                    "tutti_comm_destroy waits for %d call(s) in progress on other threads", inside);
-        while (atomic_load(&comm->state.inflight) > 0) {
+        while (atomic_load(&comm->fab.state.inflight) > 0) {
             usleep(100);
         }
     }
@@ -94,18 +94,19 @@ tutti_status_t tutti_comm_destroy(tutti_comm_t *comm)
 
 tutti_status_t tutti__comm_stop(struct tutti_comm *comm, const char *why)
 {
-    atomic_store(&comm->state.aborting, 1);
+    atomic_store(&comm->fab.state.aborting, 1);
     /* Every thread inside an operation (callers and the progress thread) sees the flag at its
      * next check, fails its operation, tells the peers and leaves. Connections are driven by
      * one thread at a time, so this thread touches them only once the others are out. */
     do {
         tutti__comm_wake(comm);
         usleep(200);
-    } while (atomic_load(&comm->state.inflight) > 0);
+    } while (atomic_load(&comm->fab.state.inflight) > 0);
     tutti__queue_drain(comm);
     if (tutti__comm_health(comm) == TUTTI_OK) {
-        tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_ABORTED, "rank %d %s", comm->rank, why);
-        tutti__comm_fail(comm, TUTTI_ERR_ABORTED, comm->rank);
+        tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_ABORTED, "rank %d %s", comm->fab.rank,
+                         why);
+        tutti__comm_fail(comm, TUTTI_ERR_ABORTED, comm->fab.rank);
     }
     return tutti__comm_health(comm);
 }

@@ -24,7 +24,7 @@ int tutti__comm_enter(const struct tutti_comm *comm, uint64_t serial)
     tutti__handle_lock(live);
     int ok = tutti__handle_find_locked(live, comm) && (serial == 0 || comm->serial == serial);
     if (ok) {
-        atomic_fetch_add(&((struct tutti_comm *)comm)->state.inflight, 1);
+        atomic_fetch_add(&((struct tutti_comm *)comm)->fab.state.inflight, 1);
     }
     tutti__handle_unlock(live);
     return ok ? 0 : -1;
@@ -32,7 +32,7 @@ int tutti__comm_enter(const struct tutti_comm *comm, uint64_t serial)
 
 void tutti__comm_leave(const struct tutti_comm *comm)
 {
-    atomic_fetch_sub(&((struct tutti_comm *)comm)->state.inflight, 1);
+    atomic_fetch_sub(&((struct tutti_comm *)comm)->fab.state.inflight, 1);
 }
 
 tutti_status_t tutti__comm_not_live(const void *comm, const char *what)
@@ -58,9 +58,9 @@ const char *tutti_last_error(const tutti_comm_t *comm)
     }
     /* The message is copied under the lock into the caller's thread, so it stays stable. */
     struct tutti_comm *c = (struct tutti_comm *)comm;
-    pthread_mutex_lock(&c->err.lock);
-    snprintf(tutti__tls.comm_error, sizeof(tutti__tls.comm_error), "%s", c->err.msg);
-    pthread_mutex_unlock(&c->err.lock);
+    pthread_mutex_lock(&c->fab.err.lock);
+    snprintf(tutti__tls.comm_error, sizeof(tutti__tls.comm_error), "%s", c->fab.err.msg);
+    pthread_mutex_unlock(&c->fab.err.lock);
     tutti__comm_leave(comm);
     return tutti__tls.comm_error;
 }

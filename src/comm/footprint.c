@@ -55,11 +55,11 @@ void tutti__comm_footprint_log(const struct tutti_comm *comm)
     tutti__comm_footprint(comm, &fp);
     char line[200], budget[24];
     tutti__footprint_str(&fp, line, sizeof(line));
-    if (comm->cfg.mem_budget > 0) {
-        bytes_str(comm->cfg.mem_budget, budget, sizeof(budget));
+    if (comm->fab.cfg.mem_budget > 0) {
+        bytes_str(comm->fab.cfg.mem_budget, budget, sizeof(budget));
     } else {
         snprintf(budget, sizeof(budget), "none");
     }
-    tutti_info(TUTTI_SUBSYS_INIT, "rank %d of %d footprint: %s (connection budget %s)", comm->rank,
-               comm->nranks, line, budget);
+    tutti_info(TUTTI_SUBSYS_INIT, "rank %d of %d footprint: %s (connection budget %s)",
+               comm->fab.rank, comm->fab.nranks, line, budget);
 }

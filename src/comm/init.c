@@ -131,35 +131,35 @@ static tutti_status_t init_config(struct tutti_comm *comm, const tutti_comm_para
 {
     const struct tutti_env *env = tutti__env();
     /* Both within their ranges (env.h), checked before any communicator is made. */
-    comm->cfg.timeout_ns = env->TIMEOUT;
-    comm->cfg.nchannels = (int)env->NCHANNELS;
+    comm->fab.cfg.timeout_ns = env->TIMEOUT;
+    comm->fab.cfg.nchannels = (int)env->NCHANNELS;
     if (strcmp(env->TRANSPORT, "tcp") == 0) {
-        comm->cfg.force_tcp = 1;
+        comm->fab.cfg.force_tcp = 1;
     } else if (strcmp(env->TRANSPORT, "ib") == 0) {
-        comm->cfg.force_ib = 1;
+        comm->fab.cfg.force_ib = 1;
     } else if (strcmp(env->TRANSPORT, "auto") != 0 && strcmp(env->TRANSPORT, "shm") != 0) {
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
                                 "TUTTI_TRANSPORT '%s' is not one of auto, shm, tcp, ib",
                                 env->TRANSPORT);
     }
-    comm->cfg.direct_max = env->DIRECT_MAX;
-    comm->cfg.mem_budget = env->MEM_BUDGET;
+    comm->fab.cfg.direct_max = env->DIRECT_MAX;
+    comm->fab.cfg.mem_budget = env->MEM_BUDGET;
     if (strcmp(env->TUNER, "model") == 0) {
-        comm->cfg.tuner = 1;
+        comm->fab.cfg.tuner = 1;
     } else if (strcmp(env->TUNER, "static") != 0) {
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
                                 "TUTTI_TUNER '%s' is not one of static, model", env->TUNER);
     }
-    comm->cfg.nt_min = env->STREAM_MIN;
+    comm->fab.cfg.nt_min = env->STREAM_MIN;
     char err[256];
-    if (tutti__algo_parse(env->ALGO, comm->cfg.forced, err, sizeof(err)) != 0) {
+    if (tutti__algo_parse(env->ALGO, comm->fab.cfg.forced, err, sizeof(err)) != 0) {
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "%s", err);
     }
     if (params != NULL && (params->field_mask & TUTTI_COMM_PARAM_TIMEOUT)) {
-        comm->cfg.timeout_ns = (int64_t)params->timeout_ms * 1000000;
+        comm->fab.cfg.timeout_ns = (int64_t)params->timeout_ms * 1000000;
     }
     if (params != NULL && (params->field_mask & TUTTI_COMM_PARAM_NCHANNELS)) {
-        comm->cfg.nchannels = params->nchannels;
+        comm->fab.cfg.nchannels = params->nchannels;
     }
     return TUTTI_OK;
 }
@@ -170,19 +170,19 @@ static struct tutti_comm *comm_alloc(int nranks, int rank)
     if (comm == NULL) {
         return NULL;
     }
-    comm->peers = calloc((size_t)nranks, sizeof(*comm->peers));
-    comm->rank = rank;
-    comm->nranks = nranks;
-    if (comm->peers == NULL || tutti__fp_init(comm) != 0) {
-        free(comm->peers);
+    comm->fab.peers = calloc((size_t)nranks, sizeof(*comm->fab.peers));
+    comm->fab.rank = rank;
+    comm->fab.nranks = nranks;
+    if (comm->fab.peers == NULL || tutti__fp_init(comm) != 0) {
+        free(comm->fab.peers);
         free(comm);
         return NULL;
     }
-    pthread_mutex_init(&comm->err.lock, NULL);
+    pthread_mutex_init(&comm->fab.err.lock, NULL);
     pthread_mutex_init(&comm->queue.lock, NULL);
     pthread_cond_init(&comm->queue.cond, NULL);
-    atomic_init(&comm->state.status, TUTTI_OK);
-    comm->state.wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    atomic_init(&comm->fab.state.status, TUTTI_OK);
+    comm->fab.state.wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     comm->shrink_fd = -1;
     return comm;
 }
@@ -192,24 +192,24 @@ void tutti__comm_free(struct tutti_comm *comm)
 {
     tutti__reg_free_all(comm); /* registrations left by the program go before the transports */
     tutti__fabric_fini(comm);
-    if (comm->state.wakefd >= 0) {
-        close(comm->state.wakefd);
+    if (comm->fab.state.wakefd >= 0) {
+        close(comm->fab.state.wakefd);
     }
     if (comm->shrink_fd >= 0) {
         tutti__fork_gate_fd_del(comm->shrink_fd);
         close(comm->shrink_fd);
     }
-    pthread_mutex_destroy(&comm->err.lock);
+    pthread_mutex_destroy(&comm->fab.err.lock);
     pthread_mutex_destroy(&comm->queue.lock);
     pthread_cond_destroy(&comm->queue.cond);
     tutti__plan_free(&comm->plan);
     tutti__plan_free(&comm->group_plan);
-    tutti__exec_fini(&comm->exec);
-    free(comm->topo);
-    tutti__layout_free(comm->layout);
+    tutti__exec_fini(&comm->fab.exec);
+    free(comm->fab.topo);
+    tutti__layout_free(comm->fab.layout);
     tutti__fp_fini(comm);
     tutti__premul_free(comm);
-    free(comm->peers);
+    free(comm->fab.peers);
     free(comm);
 }
 
@@ -217,8 +217,8 @@ static void fill_me(struct tutti_comm *comm, struct tutti_peer_info *me)
 {
     memset(me, 0, sizeof(*me));
     me->magic = TUTTI_PEER_MAGIC;
-    me->rank = comm->rank;
-    me->nranks = comm->nranks;
+    me->rank = comm->fab.rank;
+    me->nranks = comm->fab.nranks;
     me->pid = (uint32_t)getpid();
     tutti__host_id(me->hostid);
     if (gethostname(me->hostname, sizeof(me->hostname) - 1) != 0) {
@@ -266,27 +266,28 @@ static tutti_status_t boot_allgather(void *boot, const void *mine, void *all, si
 static tutti_status_t check_budget(struct tutti_comm *comm, struct tutti_boot *boot,
                                    tutti_status_t st)
 {
-    int ring_peers = comm->nranks > 2 ? 2 : comm->nranks - 1;
-    size_t ring_bytes = (size_t)ring_peers * comm->cfg.conn_bytes;
-    comm->cfg.budget_strict = tutti__env_is_set("MEM_BUDGET");
-    if (!comm->cfg.budget_strict) {
+    int ring_peers = comm->fab.nranks > 2 ? 2 : comm->fab.nranks - 1;
+    size_t ring_bytes = (size_t)ring_peers * comm->fab.cfg.conn_bytes;
+    comm->fab.cfg.budget_strict = tutti__env_is_set("MEM_BUDGET");
+    if (!comm->fab.cfg.budget_strict) {
         int crowd = 1;
-        for (int r = 0; r < comm->nranks; r++) {
-            crowd =
-                TUTTI_MAX(crowd, comm->layout != NULL ? comm->layout->local[r] + 1 : comm->nranks);
+        for (int r = 0; r < comm->fab.nranks; r++) {
+            crowd = TUTTI_MAX(crowd, comm->fab.layout != NULL ? comm->fab.layout->local[r] + 1
+                                                              : comm->fab.nranks);
         }
         size_t share = HOST_CONN_BYTES / (size_t)crowd;
-        comm->cfg.mem_budget = TUTTI_MAX(TUTTI_MIN(comm->cfg.mem_budget, share), ring_bytes);
+        comm->fab.cfg.mem_budget =
+            TUTTI_MAX(TUTTI_MIN(comm->fab.cfg.mem_budget, share), ring_bytes);
     }
     tutti_status_t agreed;
     int who = -1;
-    if (st == TUTTI_OK && comm->cfg.mem_budget > 0 && ring_bytes > comm->cfg.mem_budget) {
+    if (st == TUTTI_OK && comm->fab.cfg.mem_budget > 0 && ring_bytes > comm->fab.cfg.mem_budget) {
         st = tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                               "TUTTI_MEM_BUDGET is %zu bytes per rank, below what any algorithm "
                               "needs: a ring connects %d peers, at %zu bytes each (the FIFO "
                               "slots of the transport in use: TUTTI_*_NSLOTS x "
                               "TUTTI_*_SLOT_SIZE); raise it, or 0 for no limit",
-                              comm->cfg.mem_budget, ring_peers, comm->cfg.conn_bytes);
+                              comm->fab.cfg.mem_budget, ring_peers, comm->fab.cfg.conn_bytes);
     }
     TUTTI_CHECK(boot->ops->sync(boot, st, &agreed, &who));
     boot->failed_together = agreed < 0;
@@ -311,8 +312,9 @@ static void log_phases(const struct tutti_comm *comm, const struct tutti_boot *b
     tutti_info(TUTTI_SUBSYS_INIT,
                "rank %d of %d init phases (ms): rendezvous %.1f, detection %.1f, local set-up "
                "%.1f, record exchange %.1f, connect %.1f; total %.1f",
-               comm->rank, comm->nranks, (double)boot->join_ns / 1e6, ms[PH_DETECT], ms[PH_LOCAL],
-               ms[PH_RECORDS], ms[PH_CONNECT], (double)(boot->join_ns + end[PH_N - 1] - t0) / 1e6);
+               comm->fab.rank, comm->fab.nranks, (double)boot->join_ns / 1e6, ms[PH_DETECT],
+               ms[PH_LOCAL], ms[PH_RECORDS], ms[PH_CONNECT],
+               (double)(boot->join_ns + end[PH_N - 1] - t0) / 1e6);
 }
 
 /* The phases; every rank makes the same bootstrap calls whatever happens locally. */
@@ -323,8 +325,8 @@ static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr 
     struct tutti_peer_info me;
     fill_me(comm, &me);
     char share[64]; /* one detection per host and job (topology/host_share.h) */
-    tutti__topo_share_name(comm->comm_id, me.hostid, sizeof(me.hostid), share, sizeof(share));
-    tutti_status_t st = tutti__topo_check(&comm->err, share);
+    tutti__topo_share_name(comm->fab.comm_id, me.hostid, sizeof(me.hostid), share, sizeof(share));
+    tutti_status_t st = tutti__topo_check(&comm->fab.err, share);
     tutti__topo_rank_view(tutti__topo(), 0, &me.view); /* a GPU waits for the local rank */
     end[PH_DETECT] = tutti__now_ns();
     if (st == TUTTI_OK) {
@@ -347,39 +349,40 @@ static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr 
                                 tutti_status_string(agreed));
     }
     end[PH_LOCAL] = tutti__now_ns();
-    TUTTI_CHECK(boot->ops->allgather(boot, &me, comm->peers, sizeof(me)));
-    for (int r = 0; r < comm->nranks; r++) {
-        TUTTI_CHECK(tutti__peer_validate(&comm->peers[r], r, comm->nranks));
+    TUTTI_CHECK(boot->ops->allgather(boot, &me, comm->fab.peers, sizeof(me)));
+    for (int r = 0; r < comm->fab.nranks; r++) {
+        TUTTI_CHECK(tutti__peer_validate(&comm->fab.peers[r], r, comm->fab.nranks));
     }
     struct tutti_topo_group g = {
-        .nranks = comm->nranks,
-        .rank = comm->rank,
-        .hosts = {comm->peers[0].hostid, TUTTI_HOSTID_BYTES, sizeof(comm->peers[0])},
-        .early = &comm->peers[0].view,
-        .early_stride = sizeof(comm->peers[0]),
+        .nranks = comm->fab.nranks,
+        .rank = comm->fab.rank,
+        .hosts = {comm->fab.peers[0].hostid, TUTTI_HOSTID_BYTES, sizeof(comm->fab.peers[0])},
+        .early = &comm->fab.peers[0].view,
+        .early_stride = sizeof(comm->fab.peers[0]),
         .allgather = boot_allgather,
         .allgather_arg = boot,
-        .err = &comm->err,
+        .err = &comm->fab.err,
     };
-    TUTTI_CHECK(tutti__topo_gather(&g, &comm->topo, &comm->layout));
+    TUTTI_CHECK(tutti__topo_gather(&g, &comm->fab.topo, &comm->fab.layout));
     end[PH_RECORDS] = tutti__now_ns();
     struct tutti_net_shape shape = {0};
     tutti_status_t pending;
     TUTTI_CHECK(tutti__fabric_attach(comm, boot, &shape, &pending));
-    comm->cfg.chunk_bytes = shape.chunk_bytes;
-    comm->cfg.conn_bytes = shape.conn_bytes;
+    comm->fab.cfg.chunk_bytes = shape.chunk_bytes;
+    comm->fab.cfg.conn_bytes = shape.conn_bytes;
     TUTTI_CHECK(check_budget(comm, boot, pending)); /* agrees on both */
     end[PH_CONNECT] = tutti__now_ns();
     log_phases(comm, boot, t0, end);
-    if (comm->cfg.nchannels == 0) { /* not set by TUTTI_NCHANNELS or the params */
-        comm->cfg.nchannels = shape.remote ? 2 : 1;
+    if (comm->fab.cfg.nchannels == 0) { /* not set by TUTTI_NCHANNELS or the params */
+        comm->fab.cfg.nchannels = shape.remote ? 2 : 1;
     }
     /* More ranks on this machine than CPUs they may use: peers need our CPU, so do not spin.
      * From every rank's record, so that ranks bound to a CPU each are not counted crowded and
      * namespace "hosts" of one machine are; the busiest machine's figure is the tuner's. */
     double mine = 0;
-    tutti__topo_cpu_load(comm->topo, comm->nranks, comm->rank, &mine, &comm->cfg.cpu_load);
-    comm->cfg.oversubscribed = mine > 1.0;
+    tutti__topo_cpu_load(comm->fab.topo, comm->fab.nranks, comm->fab.rank, &mine,
+                         &comm->fab.cfg.cpu_load);
+    comm->fab.cfg.oversubscribed = mine > 1.0;
     return TUTTI_OK;
 }
 
@@ -393,10 +396,10 @@ tutti_status_t tutti__comm_create(int nranks, int rank, uint64_t comm_id,
     if (comm == NULL) {
         return tutti__set_error(NULL, TUTTI_ERR_NO_MEMORY, "no memory for a communicator");
     }
-    comm->comm_id = comm_id;
-    memcpy(comm->secret, secret, TUTTI_SECRET_BYTES);
+    comm->fab.comm_id = comm_id;
+    memcpy(comm->fab.secret, secret, TUTTI_SECRET_BYTES);
     if (root_hint != NULL) {
-        comm->root_hint = *root_hint;
+        comm->fab.root_hint = *root_hint;
     }
     tutti__tls.rank = rank;
     tutti_status_t st = init_config(comm, params);
@@ -412,7 +415,7 @@ tutti_status_t tutti__comm_create(int nranks, int rank, uint64_t comm_id,
     }
     char transports[64] = "";
     for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {
-        if (comm->net.ops[id] != NULL) {
+        if (comm->fab.net.ops[id] != NULL) {
             size_t used = strlen(transports);
             snprintf(transports + used, sizeof(transports) - used, "%s%s", used ? ", " : "",
                      tutti__transport_name((tutti_transport_id_t)id));
@@ -421,9 +424,10 @@ tutti_status_t tutti__comm_create(int nranks, int rank, uint64_t comm_id,
     tutti_info(TUTTI_SUBSYS_INIT,
                "tutti %s: rank %d of %d ready: %d on this host%s, transports attached: %s; %d "
                "channel(s), chunk %zu bytes",
-               TUTTI_VERSION_STRING, rank, nranks, comm->nlocal,
-               comm->cfg.oversubscribed ? " (oversubscribed)" : "",
-               transports[0] ? transports : "none", comm->cfg.nchannels, comm->cfg.chunk_bytes);
+               TUTTI_VERSION_STRING, rank, nranks, comm->fab.nlocal,
+               comm->fab.cfg.oversubscribed ? " (oversubscribed)" : "",
+               transports[0] ? transports : "none", comm->fab.cfg.nchannels,
+               comm->fab.cfg.chunk_bytes);
     *comm_p = comm;
     return TUTTI_OK;
 }

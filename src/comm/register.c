@@ -26,8 +26,8 @@ struct tutti_reg {
 static void undo(struct tutti_comm *comm, struct tutti_reg *r)
 {
     for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {
-        if (r->th[id] != NULL && comm->net.ops[id] != NULL) {
-            (void)comm->net.ops[id]->dereg_mem(comm->net.tctx[id], r->th[id]);
+        if (r->th[id] != NULL && comm->fab.net.ops[id] != NULL) {
+            (void)comm->fab.net.ops[id]->dereg_mem(comm->fab.net.tctx[id], r->th[id]);
             r->th[id] = NULL;
         }
     }
@@ -43,11 +43,11 @@ static tutti_status_t reg_all(struct tutti_comm *comm, struct tutti_reg *r)
         return TUTTI_OK;
     }
     for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {
-        const struct tutti_transport_ops *ops = comm->net.ops[id];
+        const struct tutti_transport_ops *ops = comm->fab.net.ops[id];
         if (ops == NULL || ops->reg_mem == NULL) {
             continue;
         }
-        tutti_status_t st = ops->reg_mem(comm->net.tctx[id], r->buf, r->len, &r->th[id]);
+        tutti_status_t st = ops->reg_mem(comm->fab.net.tctx[id], r->buf, r->len, &r->th[id]);
         if (st == TUTTI_ERR_UNSUPPORTED) {
             r->th[id] = NULL;
         } else if (st != TUTTI_OK) {

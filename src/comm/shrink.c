@@ -30,7 +30,7 @@
 static tutti_status_t shrink_addr(const struct tutti_comm *comm, int rank, union tutti_sockaddr *a)
 {
     struct tutti_wire_addr w;
-    memcpy(&w, comm->peers[rank].shrink_addr, sizeof(w));
+    memcpy(&w, comm->fab.peers[rank].shrink_addr, sizeof(w));
     return tutti__wire_addr_decode(&w, a);
 }
 
@@ -115,33 +115,33 @@ static tutti_status_t choose_gone(struct tutti_comm *comm, const int *exclude, i
                                   uint8_t *gone)
 {
     for (int i = 0; exclude != NULL && i < nexclude; i++) {
-        if (exclude[i] < 0 || exclude[i] >= comm->nranks || exclude[i] == comm->rank) {
+        if (exclude[i] < 0 || exclude[i] >= comm->fab.nranks || exclude[i] == comm->fab.rank) {
             return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                                     "shrink: exclude[%d] = %d is not another rank of 0..%d", i,
-                                    exclude[i], comm->nranks - 1);
+                                    exclude[i], comm->fab.nranks - 1);
         }
         gone[exclude[i]] = 1;
     }
-    int *fds = exclude == NULL ? malloc((size_t)comm->nranks * sizeof(*fds)) : NULL;
+    int *fds = exclude == NULL ? malloc((size_t)comm->fab.nranks * sizeof(*fds)) : NULL;
     if (exclude == NULL && fds == NULL) {
         return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
                                 "shrink: no memory for probes");
     }
-    for (int r = 0; exclude == NULL && r < comm->nranks; r++) {
-        fds[r] = r != comm->rank ? probe_connect(comm, r) : -1;
-        gone[r] = r != comm->rank && fds[r] < 0;
+    for (int r = 0; exclude == NULL && r < comm->fab.nranks; r++) {
+        fds[r] = r != comm->fab.rank ? probe_connect(comm, r) : -1;
+        gone[r] = r != comm->fab.rank && fds[r] < 0;
     }
     if (exclude == NULL) {
-        settle(fds, comm->nranks, gone);
+        settle(fds, comm->fab.nranks, gone);
     }
-    for (int r = 0; exclude == NULL && r < comm->nranks; r++) {
+    for (int r = 0; exclude == NULL && r < comm->fab.nranks; r++) {
         if (fds[r] >= 0) {
             close(fds[r]);
         }
         if (gone[r]) {
             char who[128];
             tutti_info(TUTTI_SUBSYS_INIT, "shrink: %s is gone (its shrink socket is closed)",
-                       tutti__peer_str(&comm->peers[r], who, sizeof(who)));
+                       tutti__peer_str(&comm->fab.peers[r], who, sizeof(who)));
         }
     }
     free(fds);
@@ -156,53 +156,55 @@ static tutti_status_t build(struct tutti_comm *comm, const uint8_t *gone, uint32
                             tutti_comm_t **newcomm_p)
 {
     int n = 0, me = 0, leader = -1;
-    for (int r = 0; r < comm->nranks; r++) {
+    for (int r = 0; r < comm->fab.nranks; r++) {
         if (!gone[r]) {
             leader = leader < 0 ? r : leader;
-            me = r == comm->rank ? n : me;
+            me = r == comm->fab.rank ? n : me;
             n++;
         }
     }
     /* Identity: HMAC of the old secret over (shrink number, who is out). */
     uint8_t mac[32];
     const void *parts[3] = {"tutti-shrink", &nth, gone};
-    const size_t lens[3] = {12, sizeof(nth), (size_t)comm->nranks};
-    tutti__hmac(comm->secret, parts, lens, 3, mac);
+    const size_t lens[3] = {12, sizeof(nth), (size_t)comm->fab.nranks};
+    tutti__hmac(comm->fab.secret, parts, lens, 3, mac);
     struct tutti_boot_id bid;
     memcpy(bid.secret, mac, TUTTI_SECRET_BYTES);
     memcpy(&bid.job_id, mac + TUTTI_SECRET_BYTES, sizeof(bid.job_id));
     TUTTI_CHECK(shrink_addr(comm, leader, &bid.root));
-    if (leader == comm->rank) {
+    if (leader == comm->fab.rank) {
         int lfd = dup(comm->shrink_fd);
         if (lfd < 0) {
             return tutti__set_error(tutti__comm_err(comm), tutti__sys_status(errno),
                                     "shrink: dup: %s", strerror(errno));
         }
-        TUTTI_CHECK(tutti__boot_root_serve(lfd, bid.secret, bid.job_id, comm->cfg.timeout_ns));
+        TUTTI_CHECK(tutti__boot_root_serve(lfd, bid.secret, bid.job_id, comm->fab.cfg.timeout_ns));
     }
     struct tutti_boot *boot = NULL;
     tutti_status_t st =
-        tutti__boot_client_open(&bid, me, n, comm->cfg.timeout_ns, TUTTI_BOOT_ROOT_UP, &boot);
+        tutti__boot_client_open(&bid, me, n, comm->fab.cfg.timeout_ns, TUTTI_BOOT_ROOT_UP, &boot);
     if (st != TUTTI_OK) {
         char who[128];
         return tutti__set_error(tutti__comm_err(comm), st,
                                 "shrink: cannot join the new communicator's bootstrap at %s "
                                 "(is it alive, and do all survivors exclude the same ranks?): %s",
-                                tutti__peer_str(&comm->peers[leader], who, sizeof(who)),
+                                tutti__peer_str(&comm->fab.peers[leader], who, sizeof(who)),
                                 tutti_last_error(NULL));
     }
     tutti_comm_params_t params = {.field_mask = TUTTI_COMM_PARAM_TIMEOUT,
-                                  .timeout_ms = (int)TUTTI_MAX(comm->cfg.timeout_ns / 1000000, 1)};
+                                  .timeout_ms =
+                                      (int)TUTTI_MAX(comm->fab.cfg.timeout_ns / 1000000, 1)};
     struct tutti_comm *child = NULL;
-    st = tutti__comm_create(n, me, bid.job_id, bid.secret, &comm->root_hint, &params, boot, &child);
+    st = tutti__comm_create(n, me, bid.job_id, bid.secret, &comm->fab.root_hint, &params, boot,
+                            &child);
     boot->ops->close(boot, st == TUTTI_OK);
     if (st != TUTTI_OK) {
         return tutti__set_error(tutti__comm_err(comm), st,
                                 "shrink: setting up the new communicator of %d: %s", n,
                                 tutti_last_error(NULL));
     }
-    tutti_info(TUTTI_SUBSYS_INIT, "shrink: rank %d of %d is rank %d of %d", comm->rank,
-               comm->nranks, me, n);
+    tutti_info(TUTTI_SUBSYS_INIT, "shrink: rank %d of %d is rank %d of %d", comm->fab.rank,
+               comm->fab.nranks, me, n);
     *newcomm_p = child;
     return TUTTI_OK;
 }
@@ -225,7 +227,7 @@ static tutti_status_t shrink_entered(tutti_comm_t *comm, const int *exclude, int
                                 "shrink: the communicator has no "
                                 "shrink socket");
     }
-    uint8_t *gone = calloc((size_t)comm->nranks, 1);
+    uint8_t *gone = calloc((size_t)comm->fab.nranks, 1);
     if (gone == NULL) {
         return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY, "shrink: no memory");
     }
@@ -239,7 +241,8 @@ static tutti_status_t shrink_entered(tutti_comm_t *comm, const int *exclude, int
         while (gone[leader]) {
             leader++;
         }
-        if (st == TUTTI_OK || exclude != NULL || leader == comm->rank || rank_alive(comm, leader)) {
+        if (st == TUTTI_OK || exclude != NULL || leader == comm->fab.rank ||
+            rank_alive(comm, leader)) {
             break;
         }
         tutti_info(TUTTI_SUBSYS_INIT, "shrink: rank %d is gone after all; trying again", leader);
@@ -247,7 +250,7 @@ static tutti_status_t shrink_entered(tutti_comm_t *comm, const int *exclude, int
         st = TUTTI_OK;
     }
     free(gone);
-    tutti__tls.rank = comm->rank;
+    tutti__tls.rank = comm->fab.rank;
     return st;
 }
 

@@ -28,7 +28,7 @@ static tutti_status_t parent_allgather(struct tutti_boot *b, const void *mine, v
 {
     struct split_boot *sb = (struct split_boot *)b;
     struct tutti_comm *p = sb->parent;
-    char *every = malloc(size * (size_t)p->nranks);
+    char *every = malloc(size * (size_t)p->fab.nranks);
     if (every == NULL) {
         return tutti__set_error(tutti__comm_err(p), TUTTI_ERR_NO_MEMORY,
                                 "split: no memory for the all-gather");
@@ -46,7 +46,7 @@ static tutti_status_t parent_sync(struct tutti_boot *b, tutti_status_t mine,
                                   tutti_status_t *agreed_p, int *culprit_p)
 {
     struct split_boot *sb = (struct split_boot *)b;
-    int64_t v = (int64_t)(((uint64_t)(int64_t)mine << 32) | (uint32_t)sb->parent->rank);
+    int64_t v = (int64_t)(((uint64_t)(int64_t)mine << 32) | (uint32_t)sb->parent->fab.rank);
     int64_t worst = 0;
     TUTTI_CHECK(tutti__svc_allreduce(sb->parent, &v, &worst, 1, TUTTI_INT64, TUTTI_MIN));
     *agreed_p = (tutti_status_t)(int32_t)(worst >> 32);
@@ -103,8 +103,8 @@ static tutti_status_t split_entered(tutti_comm_t *comm, int color, int key,
                                 color);
     }
     struct split_rec me = {color, key};
-    struct split_rec *recs = calloc((size_t)comm->nranks, sizeof(*recs));
-    int *members = calloc((size_t)comm->nranks, sizeof(*members));
+    struct split_rec *recs = calloc((size_t)comm->fab.nranks, sizeof(*recs));
+    int *members = calloc((size_t)comm->fab.nranks, sizeof(*members));
     if (recs == NULL || members == NULL) {
         free(recs);
         free(members);
@@ -114,9 +114,9 @@ static tutti_status_t split_entered(tutti_comm_t *comm, int color, int key,
     struct tutti_comm *child = NULL;
     if (st == TUTTI_OK) {
         struct split_boot sb = {{&split_boot_ops, 0, 0}, comm, members, 0};
-        sb.nmembers = members_of(recs, comm->nranks, color, members);
+        sb.nmembers = members_of(recs, comm->fab.nranks, color, members);
         int child_rank = 0;
-        while (members[child_rank] != comm->rank) {
+        while (members[child_rank] != comm->fab.rank) {
             child_rank++;
         }
         /* Child identity: HMAC of the parent secret over (split number, color). */
@@ -124,18 +124,18 @@ static tutti_status_t split_entered(tutti_comm_t *comm, int color, int key,
         uint8_t mac[32];
         const void *parts[3] = {"tutti-split", &nth, &color};
         const size_t lens[3] = {11, sizeof(nth), sizeof(color)};
-        tutti__hmac(comm->secret, parts, lens, 3, mac);
+        tutti__hmac(comm->fab.secret, parts, lens, 3, mac);
         uint64_t child_id;
         memcpy(&child_id, mac + TUTTI_SECRET_BYTES, sizeof(child_id));
-        st = tutti__comm_create(sb.nmembers, child_rank, child_id, mac, &comm->root_hint, NULL,
+        st = tutti__comm_create(sb.nmembers, child_rank, child_id, mac, &comm->fab.root_hint, NULL,
                                 &sb.base, &child);
         if (st == TUTTI_OK) {
-            child->cfg.timeout_ns = comm->cfg.timeout_ns;
+            child->fab.cfg.timeout_ns = comm->fab.cfg.timeout_ns;
         }
     }
     free(recs);
     free(members);
-    tutti__tls.rank = comm->rank;
+    tutti__tls.rank = comm->fab.rank;
     if (st != TUTTI_OK) {
         return st;
     }

@@ -41,7 +41,7 @@ static void measure(const struct tutti_comm *comm, struct tutti_comm_mem *mem)
     memset(mem, 0, sizeof(*mem));
     mem->pinned = tutti__stream_pinned(comm);
     mem->cache = mem->pinned + plan_bytes(&comm->plan) + plan_bytes(&comm->group_plan) +
-                 exec_bytes(&comm->exec);
+                 exec_bytes(&comm->fab.exec);
     mem->persist = fp.shared + fp.registered;
 }
 
@@ -66,8 +66,8 @@ size_t tutti__comm_release_caches(struct tutti_comm *comm)
     tutti__stream_fini(comm, 0);
     tutti__plan_free(&comm->plan);
     tutti__plan_free(&comm->group_plan);
-    tutti__exec_fini(&comm->exec);
-    comm->exec.needs_gen = 0;
+    tutti__exec_fini(&comm->fab.exec);
+    comm->fab.exec.needs_gen = 0;
     tutti__turn_give(comm);
     return mem.cache;
 }

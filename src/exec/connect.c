@@ -19,33 +19,33 @@ static void fill_args(struct tutti_comm *comm, const union tutti_sockaddr *root_
                       struct tutti_tctx_args *a)
 {
     memset(a, 0, sizeof(*a));
-    a->err = &comm->err;
-    a->rank = comm->rank;
-    a->nranks = comm->nranks;
-    a->comm_id = comm->comm_id;
-    a->secret = comm->secret;
+    a->err = &comm->fab.err;
+    a->rank = comm->fab.rank;
+    a->nranks = comm->fab.nranks;
+    a->comm_id = comm->fab.comm_id;
+    a->secret = comm->fab.secret;
     a->env = tutti__env();
-    a->nchannels = comm->cfg.nchannels;
-    a->timeout_ns = comm->cfg.timeout_ns;
+    a->nchannels = comm->fab.cfg.nchannels;
+    a->timeout_ns = comm->fab.cfg.timeout_ns;
     a->root_hint =
-        (root_hint != NULL && comm->root_hint.sa.sa_family != 0) ? &comm->root_hint : NULL;
-    a->force_ib = comm->cfg.force_ib;
+        (root_hint != NULL && comm->fab.root_hint.sa.sa_family != 0) ? &comm->fab.root_hint : NULL;
+    a->force_ib = comm->fab.cfg.force_ib;
 }
 
 /* TUTTI_TRANSPORT=<name>: the transport every pair must use, or TUTTI_TRANSPORT_COUNT. */
 static tutti_transport_id_t forced(const struct tutti_comm *comm)
 {
-    return comm->cfg.force_tcp  ? TUTTI_TRANSPORT_TCP
-           : comm->cfg.force_ib ? TUTTI_TRANSPORT_IB
-                                : TUTTI_TRANSPORT_COUNT;
+    return comm->fab.cfg.force_tcp  ? TUTTI_TRANSPORT_TCP
+           : comm->fab.cfg.force_ib ? TUTTI_TRANSPORT_IB
+                                    : TUTTI_TRANSPORT_COUNT;
 }
 
 /* The transports' view of the ranks (targs.peers), from the all-gathered records: O(n), names
  * left to the messages that need them (tutti__tpeer_name). */
 static tutti_status_t fill_tpeers(struct tutti_comm *comm)
 {
-    struct tutti_tpeer *t = (struct tutti_tpeer *)comm->net.targs.peers;
-    const struct tutti_layout *l = comm->layout;
+    struct tutti_tpeer *t = (struct tutti_tpeer *)comm->fab.net.targs.peers;
+    const struct tutti_layout *l = comm->fab.layout;
     int *lowest = l != NULL ? malloc((size_t)l->nhosts * sizeof(*lowest)) : NULL;
     if (l != NULL && lowest == NULL) {
         return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
@@ -54,8 +54,8 @@ static tutti_status_t fill_tpeers(struct tutti_comm *comm)
     for (int h = 0; l != NULL && h < l->nhosts; h++) {
         lowest[h] = -1;
     }
-    for (int r = 0; r < comm->nranks; r++) {
-        const struct tutti_peer_info *p = &comm->peers[r];
+    for (int r = 0; r < comm->fab.nranks; r++) {
+        const struct tutti_peer_info *p = &comm->fab.peers[r];
         if (l != NULL) { /* ranks in order: the first seen of a host is its lowest */
             int *first = &lowest[l->host[r]];
             *first = *first < 0 ? r : *first;
@@ -63,7 +63,7 @@ static tutti_status_t fill_tpeers(struct tutti_comm *comm)
         } else {
             t[r].host = r;
             for (int q = 0; q < r; q++) {
-                if (memcmp(comm->peers[q].hostid, p->hostid, TUTTI_HOSTID_BYTES) == 0) {
+                if (memcmp(comm->fab.peers[q].hostid, p->hostid, TUTTI_HOSTID_BYTES) == 0) {
                     t[r].host = q;
                     break;
                 }
@@ -79,22 +79,23 @@ static tutti_status_t fill_tpeers(struct tutti_comm *comm)
 
 static void drop_transport(struct tutti_comm *comm, tutti_transport_id_t id)
 {
-    if (comm->net.tctx[id] != NULL) {
-        comm->net.ops[id]->fini(comm->net.tctx[id]);
-        comm->net.tctx[id] = NULL;
+    if (comm->fab.net.tctx[id] != NULL) {
+        comm->fab.net.ops[id]->fini(comm->fab.net.tctx[id]);
+        comm->fab.net.tctx[id] = NULL;
     }
-    comm->net.ops[id] = NULL;
+    comm->fab.net.ops[id] = NULL;
 }
 
 tutti_status_t tutti__fabric_init(struct tutti_comm *comm, const union tutti_sockaddr *root_hint,
                                   struct tutti_peer_info *me)
 {
-    struct tutti_tctx_args *a = &comm->net.targs;
+    struct tutti_tctx_args *a = &comm->fab.net.targs;
     fill_args(comm, root_hint, a);
-    comm->net.conns = calloc((size_t)comm->nranks * TUTTI_MAX_CHANNELS, sizeof(*comm->net.conns));
-    comm->net.peer_transport = calloc((size_t)comm->nranks, 1);
-    a->peers = calloc((size_t)comm->nranks, sizeof(*a->peers)); /* filled at attach */
-    if (comm->net.conns == NULL || comm->net.peer_transport == NULL || a->peers == NULL) {
+    comm->fab.net.conns =
+        calloc((size_t)comm->fab.nranks * TUTTI_MAX_CHANNELS, sizeof(*comm->fab.net.conns));
+    comm->fab.net.peer_transport = calloc((size_t)comm->fab.nranks, 1);
+    a->peers = calloc((size_t)comm->fab.nranks, sizeof(*a->peers)); /* filled at attach */
+    if (comm->fab.net.conns == NULL || comm->fab.net.peer_transport == NULL || a->peers == NULL) {
         return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
                                 "no memory for the connection table");
     }
@@ -106,7 +107,7 @@ tutti_status_t tutti__fabric_init(struct tutti_comm *comm, const union tutti_soc
         if (ops == NULL || off) {
             continue;
         }
-        tutti_status_t st = ops->init(a, &comm->net.tctx[id], me->blob[id]);
+        tutti_status_t st = ops->init(a, &comm->fab.net.tctx[id], me->blob[id]);
         if (st == TUTTI_ERR_UNSUPPORTED && id == TUTTI_TRANSPORT_SHM) {
             tutti_info(TUTTI_SUBSYS_SHM, "shared memory unavailable; peers on this host use TCP");
             continue;
@@ -114,9 +115,9 @@ tutti_status_t tutti__fabric_init(struct tutti_comm *comm, const union tutti_soc
         if (st != TUTTI_OK) {
             return st;
         }
-        comm->net.ops[id] = ops;
+        comm->fab.net.ops[id] = ops;
         if (ops->side != NULL) {
-            a->side_tctx = comm->net.tctx[id]; /* the verbs transport's side connections */
+            a->side_tctx = comm->fab.net.tctx[id]; /* the verbs transport's side connections */
             a->side_ops = ops;
         }
     }
@@ -147,15 +148,15 @@ static tutti_status_t agree(struct tutti_comm *comm, struct tutti_boot *boot, tu
 static tutti_status_t pair_transport(struct tutti_comm *comm, int r, int q,
                                      tutti_transport_id_t *id_p)
 {
-    tutti_status_t st = tutti__transport_pick(comm->net.ops, comm->net.tctx, r, q, id_p);
+    tutti_status_t st = tutti__transport_pick(comm->fab.net.ops, comm->fab.net.tctx, r, q, id_p);
     if (st != TUTTI_ERR_UNSUPPORTED) {
         return st;
     }
     char a[128], b[128];
     return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INTERNAL,
                             "no transport connects %s and %s",
-                            tutti__peer_str(&comm->peers[r], a, sizeof(a)),
-                            tutti__peer_str(&comm->peers[q], b, sizeof(b)));
+                            tutti__peer_str(&comm->fab.peers[r], a, sizeof(a)),
+                            tutti__peer_str(&comm->fab.peers[q], b, sizeof(b)));
 }
 
 static size_t slot_size_of(tutti_transport_id_t id, const struct tutti_env *env)
@@ -177,40 +178,41 @@ static size_t conn_bytes_of(tutti_transport_id_t id, const struct tutti_env *env
 /* The transport per peer, and the shape every rank derives alike. */
 static tutti_status_t choose_transports(struct tutti_comm *comm, struct tutti_net_shape *shape_p)
 {
-    const uint8_t *mine = comm->peers[comm->rank].hostid;
+    const uint8_t *mine = comm->fab.peers[comm->fab.rank].hostid;
     tutti_transport_id_t only = forced(comm);
-    comm->nlocal = 0;
-    for (int r = 0; r < comm->nranks; r++) {
-        comm->nlocal += memcmp(comm->peers[r].hostid, mine, TUTTI_HOSTID_BYTES) == 0;
+    comm->fab.nlocal = 0;
+    for (int r = 0; r < comm->fab.nranks; r++) {
+        comm->fab.nlocal += memcmp(comm->fab.peers[r].hostid, mine, TUTTI_HOSTID_BYTES) == 0;
         tutti_transport_id_t id = TUTTI_TRANSPORT_SHM; /* to itself: never connected */
-        if (r != comm->rank) {
-            TUTTI_CHECK(pair_transport(comm, comm->rank, r, &id));
+        if (r != comm->fab.rank) {
+            TUTTI_CHECK(pair_transport(comm, comm->fab.rank, r, &id));
         }
         /* Only verbs can fail here: TCP, the only transport left with TUTTI_TRANSPORT=tcp,
          * takes every pair. */
-        if (only != TUTTI_TRANSPORT_COUNT && r != comm->rank && id != only) {
+        if (only != TUTTI_TRANSPORT_COUNT && r != comm->fab.rank && id != only) {
             char who[128];
             return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_UNSUPPORTED,
                                     "TUTTI_TRANSPORT=%s, but %s has no RDMA port of the link layer "
                                     "this rank uses (tutti-info --rdma on both)",
                                     tutti__transport_name(only),
-                                    tutti__peer_str(&comm->peers[r], who, sizeof(who)));
+                                    tutti__peer_str(&comm->fab.peers[r], who, sizeof(who)));
         }
-        comm->net.peer_transport[r] = (uint8_t)id;
+        comm->fab.net.peer_transport[r] = (uint8_t)id;
     }
     /* The chunk size must be the same on every rank, so it is derived from the global view:
      * which transports any pair of ranks uses, not only this rank's pairs. */
     unsigned used = 0;
     int bad[2] = {0, 0};
-    tutti_status_t st = tutti__transport_used(comm->net.ops, comm->net.tctx, comm->net.targs.peers,
-                                              comm->nranks, &used, bad);
+    tutti_status_t st =
+        tutti__transport_used(comm->fab.net.ops, comm->fab.net.tctx, comm->fab.net.targs.peers,
+                              comm->fab.nranks, &used, bad);
     if (st == TUTTI_ERR_UNSUPPORTED) {
         tutti_transport_id_t id;
         return pair_transport(comm, bad[0], bad[1], &id); /* names the pair */
     }
     if (st == TUTTI_ERR_NO_MEMORY) {
         return tutti__set_error(tutti__comm_err(comm), st,
-                                "no memory to judge the transports of %d ranks", comm->nranks);
+                                "no memory to judge the transports of %d ranks", comm->fab.nranks);
     }
     TUTTI_CHECK(st);
     const struct tutti_env *env = tutti__env();
@@ -235,8 +237,8 @@ tutti_status_t tutti__fabric_attach(struct tutti_comm *comm, struct tutti_boot *
 {
     *pending_p = TUTTI_OK;
     TUTTI_CHECK(fill_tpeers(comm));
-    void *shm = comm->net.tctx[TUTTI_TRANSPORT_SHM];
-    const struct tutti_transport_ops *shm_ops = comm->net.ops[TUTTI_TRANSPORT_SHM];
+    void *shm = comm->fab.net.tctx[TUTTI_TRANSPORT_SHM];
+    const struct tutti_transport_ops *shm_ops = comm->fab.net.ops[TUTTI_TRANSPORT_SHM];
     /* Phase 0: each host's first rank makes what its local peers join in phase 1. */
     tutti_status_t s = shm != NULL ? shm_ops->attach(shm, 0) : TUTTI_ERR_UNSUPPORTED;
     TUTTI_CHECK(
@@ -255,8 +257,9 @@ tutti_status_t tutti__fabric_attach(struct tutti_comm *comm, struct tutti_boot *
     }
     tutti_status_t st = TUTTI_OK;
     for (int id = 0; id < TUTTI_TRANSPORT_COUNT && st == TUTTI_OK; id++) {
-        if (comm->net.ops[id] != NULL) {
-            st = comm->net.ops[id]->attach(comm->net.tctx[id], id == TUTTI_TRANSPORT_SHM ? 2 : 0);
+        if (comm->fab.net.ops[id] != NULL) {
+            st = comm->fab.net.ops[id]->attach(comm->fab.net.tctx[id],
+                                               id == TUTTI_TRANSPORT_SHM ? 2 : 0);
         }
     }
     if (st == TUTTI_OK) {
@@ -268,34 +271,37 @@ tutti_status_t tutti__fabric_attach(struct tutti_comm *comm, struct tutti_boot *
     }
     /* A rank with a GPU uses the RDMA NIC nearest it (topology/view.c), as NCCL does; without
      * one, local ranks spread over the NICs (tutti__ib_pick_port). */
-    const struct tutti_topo_rank *v = comm->topo != NULL ? &comm->topo[comm->rank] : NULL;
+    const struct tutti_topo_rank *v =
+        comm->fab.topo != NULL ? &comm->fab.topo[comm->fab.rank] : NULL;
     if (v != NULL && v->gpu >= 0 && (v->flags & TUTTI_TOPO_F_RDMA) != 0) {
-        snprintf(comm->net.targs.nic_hint, sizeof(comm->net.targs.nic_hint), "%s", v->nic_name);
+        snprintf(comm->fab.net.targs.nic_hint, sizeof(comm->fab.net.targs.nic_hint), "%s",
+                 v->nic_name);
     }
-    if (comm->net.ops[TUTTI_TRANSPORT_SHM] != NULL) {
-        comm->net.doorbell =
-            comm->net.ops[TUTTI_TRANSPORT_SHM]->doorbell(comm->net.tctx[TUTTI_TRANSPORT_SHM]);
-        comm->net.board = comm->net.ops[TUTTI_TRANSPORT_SHM]->seq_board(
-            comm->net.tctx[TUTTI_TRANSPORT_SHM], comm->rank);
+    if (comm->fab.net.ops[TUTTI_TRANSPORT_SHM] != NULL) {
+        comm->fab.net.doorbell = comm->fab.net.ops[TUTTI_TRANSPORT_SHM]->doorbell(
+            comm->fab.net.tctx[TUTTI_TRANSPORT_SHM]);
+        comm->fab.net.board = comm->fab.net.ops[TUTTI_TRANSPORT_SHM]->seq_board(
+            comm->fab.net.tctx[TUTTI_TRANSPORT_SHM], comm->fab.rank);
     }
     return TUTTI_OK;
 }
 
 const struct tutti_seq_board *tutti__fabric_seq_board(struct tutti_comm *comm, int rank)
 {
-    if (comm->net.board == NULL) {
+    if (comm->fab.net.board == NULL) {
         return NULL;
     }
-    return comm->net.ops[TUTTI_TRANSPORT_SHM]->seq_board(comm->net.tctx[TUTTI_TRANSPORT_SHM], rank);
+    return comm->fab.net.ops[TUTTI_TRANSPORT_SHM]->seq_board(
+        comm->fab.net.tctx[TUTTI_TRANSPORT_SHM], rank);
 }
 
 tutti_status_t tutti__comm_conn(struct tutti_comm *comm, int peer, int channel,
                                 struct tutti_tconn **conn_p)
 {
-    struct tutti_tconn **slot = &comm->net.conns[(size_t)peer * TUTTI_MAX_CHANNELS + channel];
+    struct tutti_tconn **slot = &comm->fab.net.conns[(size_t)peer * TUTTI_MAX_CHANNELS + channel];
     if (*slot == NULL) {
-        int id = comm->net.peer_transport[peer];
-        TUTTI_CHECK(comm->net.ops[id]->connect(comm->net.tctx[id], peer, channel, slot));
+        int id = comm->fab.net.peer_transport[peer];
+        TUTTI_CHECK(comm->fab.net.ops[id]->connect(comm->fab.net.tctx[id], peer, channel, slot));
     }
     *conn_p = *slot;
     return TUTTI_OK;
@@ -303,17 +309,17 @@ tutti_status_t tutti__comm_conn(struct tutti_comm *comm, int peer, int channel,
 
 void tutti__fabric_footprint(const struct tutti_comm *comm, struct tutti_footprint *fp)
 {
-    for (size_t i = 0; comm->net.conns != NULL && i < (size_t)comm->nranks * TUTTI_MAX_CHANNELS;
-         i++) {
-        const struct tutti_tconn *c = comm->net.conns[i];
+    for (size_t i = 0;
+         comm->fab.net.conns != NULL && i < (size_t)comm->fab.nranks * TUTTI_MAX_CHANNELS; i++) {
+        const struct tutti_tconn *c = comm->fab.net.conns[i];
         if (c != NULL && c->ops->id >= 0 && c->ops->id < TUTTI_TRANSPORT_COUNT) {
             fp->conns[c->ops->id]++;
         }
     }
     for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {
-        const struct tutti_transport_ops *ops = comm->net.ops[id];
+        const struct tutti_transport_ops *ops = comm->fab.net.ops[id];
         if (ops != NULL && ops->footprint != NULL) {
-            ops->footprint(comm->net.tctx[id], fp);
+            ops->footprint(comm->fab.net.tctx[id], fp);
         }
     }
 }
@@ -321,8 +327,8 @@ void tutti__fabric_footprint(const struct tutti_comm *comm, struct tutti_footpri
 tutti_status_t tutti__fabric_check(struct tutti_comm *comm)
 {
     for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {
-        if (comm->net.ops[id] != NULL) {
-            TUTTI_CHECK(comm->net.ops[id]->check(comm->net.tctx[id]));
+        if (comm->fab.net.ops[id] != NULL) {
+            TUTTI_CHECK(comm->fab.net.ops[id]->check(comm->fab.net.tctx[id]));
         }
     }
     return TUTTI_OK;
@@ -331,17 +337,17 @@ tutti_status_t tutti__fabric_check(struct tutti_comm *comm)
 void tutti__fabric_abort(struct tutti_comm *comm, const struct tutti_abort_info *info)
 {
     for (int id = 0; id < TUTTI_TRANSPORT_COUNT; id++) {
-        if (comm->net.ops[id] != NULL) {
-            (void)comm->net.ops[id]->abort(comm->net.tctx[id], info);
+        if (comm->fab.net.ops[id] != NULL) {
+            (void)comm->fab.net.ops[id]->abort(comm->fab.net.tctx[id], info);
         }
     }
 }
 
 void tutti__fabric_fini(struct tutti_comm *comm)
 {
-    for (size_t i = 0; comm->net.conns != NULL && i < (size_t)comm->nranks * TUTTI_MAX_CHANNELS;
-         i++) {
-        struct tutti_tconn *c = comm->net.conns[i];
+    for (size_t i = 0;
+         comm->fab.net.conns != NULL && i < (size_t)comm->fab.nranks * TUTTI_MAX_CHANNELS; i++) {
+        struct tutti_tconn *c = comm->fab.net.conns[i];
         if (c != NULL) {
             c->ops->close(c);
         }
@@ -350,10 +356,10 @@ void tutti__fabric_fini(struct tutti_comm *comm)
     for (int id = TUTTI_TRANSPORT_COUNT - 1; id >= 0; id--) {
         drop_transport(comm, (tutti_transport_id_t)id);
     }
-    free(comm->net.conns);
-    free(comm->net.peer_transport);
-    free((void *)comm->net.targs.peers);
-    comm->net.conns = NULL;
-    comm->net.peer_transport = NULL;
-    comm->net.targs.peers = NULL;
+    free(comm->fab.net.conns);
+    free(comm->fab.net.peer_transport);
+    free((void *)comm->fab.net.targs.peers);
+    comm->fab.net.conns = NULL;
+    comm->fab.net.peer_transport = NULL;
+    comm->fab.net.targs.peers = NULL;
 }

@@ -120,7 +120,7 @@ tutti_status_t tutti__exec_init(struct tutti_exec *ex, struct tutti_comm *comm,
  * history that names this rank's earlier calls in a mismatch message. */
 static tutti_status_t make_fps(struct tutti_exec *ex, const struct tutti_plan *plan)
 {
-    tutti__fp_make(&plan->op, ex->comm->rank, &ex->fp1);
+    tutti__fp_make(&plan->op, ex->comm->fab.rank, &ex->fp1);
     if (plan->op.coll != TUTTI_COLL_SEND && plan->op.coll != TUTTI_COLL_RECV) {
         tutti__fp_remember(ex->comm, &ex->fp1); /* the call as made (a blockwise one's blocks
                                                    have fingerprints of their own, below) */
@@ -149,7 +149,7 @@ static tutti_status_t make_fps(struct tutti_exec *ex, const struct tutti_plan *p
         ex->fps_cap = plan->ncalls;
     }
     for (uint32_t i = 0; i < plan->ncalls; i++) {
-        tutti__fp_make(&plan->calls[i], ex->comm->rank, &ex->fps_mem[i]);
+        tutti__fp_make(&plan->calls[i], ex->comm->fab.rank, &ex->fps_mem[i]);
     }
     ex->fps = ex->fps_mem;
     ex->fps_gen = plan->gen;
@@ -200,10 +200,10 @@ tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_comm *comm,
     /* A result larger than the caches is not read back soon: writing it with non-temporal
      * stores saves the read that a cached store of a missing line costs. */
     size_t send_bytes = 0, result_bytes = 0;
-    if (comm->cfg.nt_min > 0) {
+    if (comm->fab.cfg.nt_min > 0) {
         tutti__op_extents(comm, &plan->op, &send_bytes, &result_bytes);
     }
-    ex->nt_dst = comm->cfg.nt_min > 0 && result_bytes >= comm->cfg.nt_min;
+    ex->nt_dst = comm->fab.cfg.nt_min > 0 && result_bytes >= comm->fab.cfg.nt_min;
     ex->ref_bytes = ref_bytes(plan, ex->esize);
     ex->landed = 0;
     /* A pre-multiplied sum's scalar, read now: a call with it in memory reads it as it runs. */
@@ -309,13 +309,14 @@ tutti_status_t tutti__exec_check_foreign(struct tutti_exec *ex)
     char why[160];
     if (plan == NULL || plan->ncalls != 0 || plan->op.coll == TUTTI_COLL_SEND ||
         plan->op.coll == TUTTI_COLL_RECV ||
-        tutti__fp_decode(&ex->fp1, c->nranks, &mine, why, sizeof(why)) != 0) {
+        tutti__fp_decode(&ex->fp1, c->fab.nranks, &mine, why, sizeof(why)) != 0) {
         return TUTTI_OK; /* calls of their own (a group, blocks) or a message: not judged here */
     }
-    for (int peer = 0; peer < c->nranks; peer++) {
+    for (int peer = 0; peer < c->fab.nranks; peer++) {
         for (int ch = 0; ch < TUTTI_MAX_CHANNELS; ch++) {
-            struct tutti_tconn *t = c->net.conns[(size_t)peer * TUTTI_MAX_CHANNELS + (size_t)ch];
-            if (t == NULL || peer == c->rank || t->ops->peek_fp == NULL) {
+            struct tutti_tconn *t =
+                c->fab.net.conns[(size_t)peer * TUTTI_MAX_CHANNELS + (size_t)ch];
+            if (t == NULL || peer == c->fab.rank || t->ops->peek_fp == NULL) {
                 continue;
             }
             /* a look only (a peer that finished and left is no news: the steps that need it
@@ -324,7 +325,7 @@ tutti_status_t tutti__exec_check_foreign(struct tutti_exec *ex)
             if (t->ops->peek_fp(t, &got) != TUTTI_OK || tutti__fp_eq(got, &ex->fp1)) {
                 continue; /* nothing there, or this call's own data, for a later step */
             }
-            if (tutti__fp_decode(got, c->nranks, &d, why, sizeof(why)) == 0 &&
+            if (tutti__fp_decode(got, c->fab.nranks, &d, why, sizeof(why)) == 0 &&
                 d.coll != TUTTI_COLL_SEND && d.seq == mine.seq) {
                 return tutti__fp_mismatch(c, peer, got, &ex->fp1);
             }
@@ -361,13 +362,13 @@ static tutti_status_t connect_needs(struct tutti_exec *ex)
 /* The connection of a step's peer on the lane's channel (connected before steps run). */
 static inline struct tutti_tconn *conn_of(const struct tutti_exec *ex, int peer, int channel)
 {
-    return ex->comm->net.conns[(size_t)peer * TUTTI_MAX_CHANNELS + (size_t)channel];
+    return ex->comm->fab.net.conns[(size_t)peer * TUTTI_MAX_CHANNELS + (size_t)channel];
 }
 
 static tutti_status_t size_mismatch(struct tutti_exec *ex, int peer, size_t got, size_t want)
 {
     char who[128];
-    tutti__peer_str(&ex->comm->peers[peer], who, sizeof(who));
+    tutti__peer_str(&ex->comm->fab.peers[peer], who, sizeof(who));
     /* The fingerprints matched: the same call, planned differently (settings that choose
      * the algorithm, such as TUTTI_ALGO, differ between ranks). */
     return tutti__set_error(tutti__comm_err(ex->comm), TUTTI_ERR_INVALID_USAGE,

@@ -26,19 +26,19 @@ int tutti__status_is_fatal(tutti_status_t st)
 
 tutti_status_t tutti__comm_health(struct tutti_comm *comm)
 {
-    return (tutti_status_t)atomic_load_explicit(&comm->state.status, memory_order_acquire);
+    return (tutti_status_t)atomic_load_explicit(&comm->fab.state.status, memory_order_acquire);
 }
 
 void tutti__comm_wake(struct tutti_comm *comm)
 {
-    struct tutti_doorbell *db = comm->net.doorbell;
+    struct tutti_doorbell *db = comm->fab.net.doorbell;
     if (db != NULL) {
         __atomic_fetch_add(&db->seq, 1, __ATOMIC_SEQ_CST);
         syscall(SYS_futex, &db->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
     }
-    if (comm->state.wakefd >= 0) {
+    if (comm->fab.state.wakefd >= 0) {
         uint64_t one = 1;
-        ssize_t w = write(comm->state.wakefd, &one, sizeof(one));
+        ssize_t w = write(comm->fab.state.wakefd, &one, sizeof(one));
         (void)w;
     }
 }
@@ -46,18 +46,19 @@ void tutti__comm_wake(struct tutti_comm *comm)
 tutti_status_t tutti__comm_fail(struct tutti_comm *comm, tutti_status_t st, int culprit)
 {
     int expect = TUTTI_OK;
-    if (!atomic_compare_exchange_strong(&comm->state.status, &expect, (int)st)) {
+    if (!atomic_compare_exchange_strong(&comm->fab.state.status, &expect, (int)st)) {
         return (tutti_status_t)expect; /* failed before: that error stands */
     }
     struct tutti_abort_info info;
     memset(&info, 0, sizeof(info));
-    info.origin = comm->rank;
+    info.origin = comm->fab.rank;
     info.culprit = culprit;
     info.status = st;
-    info.seq = (uint32_t)atomic_load(&comm->state.posted);
-    pthread_mutex_lock(&comm->err.lock);
-    snprintf(info.reason, sizeof(info.reason), "%.*s", (int)sizeof(info.reason) - 1, comm->err.msg);
-    pthread_mutex_unlock(&comm->err.lock);
+    info.seq = (uint32_t)atomic_load(&comm->fab.state.posted);
+    pthread_mutex_lock(&comm->fab.err.lock);
+    snprintf(info.reason, sizeof(info.reason), "%.*s", (int)sizeof(info.reason) - 1,
+             comm->fab.err.msg);
+    pthread_mutex_unlock(&comm->fab.err.lock);
     tutti_debug(TUTTI_SUBSYS_INIT, "communicator failed (%s); telling peers",
                 tutti_status_name(st));
     tutti__fabric_abort(comm, &info);

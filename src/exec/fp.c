@@ -43,9 +43,9 @@ static int digested(int coll)
 
 int tutti__fp_init(struct tutti_comm *comm)
 {
-    comm->fp.sent = calloc((size_t)comm->nranks, sizeof(*comm->fp.sent));
-    comm->fp.recvd = calloc((size_t)comm->nranks, sizeof(*comm->fp.recvd));
-    if (comm->fp.sent == NULL || comm->fp.recvd == NULL) {
+    comm->fab.fp.sent = calloc((size_t)comm->fab.nranks, sizeof(*comm->fab.fp.sent));
+    comm->fab.fp.recvd = calloc((size_t)comm->fab.nranks, sizeof(*comm->fab.fp.recvd));
+    if (comm->fab.fp.sent == NULL || comm->fab.fp.recvd == NULL) {
         tutti__fp_fini(comm);
         return -1;
     }
@@ -54,20 +54,20 @@ int tutti__fp_init(struct tutti_comm *comm)
 
 void tutti__fp_fini(struct tutti_comm *comm)
 {
-    free(comm->fp.sent);
-    free(comm->fp.recvd);
-    comm->fp.sent = comm->fp.recvd = NULL;
+    free(comm->fab.fp.sent);
+    free(comm->fab.fp.recvd);
+    comm->fab.fp.sent = comm->fab.fp.recvd = NULL;
 }
 
 void tutti__fp_issue(struct tutti_comm *comm, struct tutti_op_desc *op)
 {
-    if (op->coll == TUTTI_COLL_SEND && comm->fp.sent != NULL) {
-        op->seq = ++comm->fp.sent[op->peer];
-    } else if (op->coll == TUTTI_COLL_RECV && comm->fp.recvd != NULL) {
-        op->seq = ++comm->fp.recvd[op->peer];
+    if (op->coll == TUTTI_COLL_SEND && comm->fab.fp.sent != NULL) {
+        op->seq = ++comm->fab.fp.sent[op->peer];
+    } else if (op->coll == TUTTI_COLL_RECV && comm->fab.fp.recvd != NULL) {
+        op->seq = ++comm->fab.fp.recvd[op->peer];
     } else if (op->coll != TUTTI_COLL_SEND && op->coll != TUTTI_COLL_RECV) {
         /* atomic: a program that issues from two threads at once gets mismatches, not UB */
-        op->seq = atomic_fetch_add_explicit(&comm->fp.coll, 1, memory_order_relaxed) + 1;
+        op->seq = atomic_fetch_add_explicit(&comm->fab.fp.coll, 1, memory_order_relaxed) + 1;
     }
 }
 
@@ -233,7 +233,7 @@ void tutti__fp_str(const struct tutti_fp_desc *d, int compact, char *buf, size_t
 void tutti__fp_remember(struct tutti_comm *comm, const struct tutti_fp *fp)
 {
     uint64_t seq = le64toh(fp->w[0]);
-    comm->fp.hist[seq % TUTTI_FP_HISTORY] = *fp;
+    comm->fab.fp.hist[seq % TUTTI_FP_HISTORY] = *fp;
 }
 
 /* "; rank 0's call #1 was broadcast #1 (...)" when this rank remembers its collective #seq. */
@@ -241,12 +241,12 @@ static void own_call(const struct tutti_comm *comm, uint64_t seq, char *buf, siz
 {
     struct tutti_fp_desc d;
     char why[8], s[160];
-    const struct tutti_fp *h = &comm->fp.hist[seq % TUTTI_FP_HISTORY];
+    const struct tutti_fp *h = &comm->fab.fp.hist[seq % TUTTI_FP_HISTORY];
     buf[0] = '\0';
-    if (tutti__fp_decode(h, comm->nranks, &d, why, sizeof(why)) == 0 && d.seq == seq &&
+    if (tutti__fp_decode(h, comm->fab.nranks, &d, why, sizeof(why)) == 0 && d.seq == seq &&
         d.coll != TUTTI_COLL_SEND) {
         tutti__fp_str(&d, 0, s, sizeof(s));
-        snprintf(buf, len, "; rank %d's collective #%llu was %s", comm->rank,
+        snprintf(buf, len, "; rank %d's collective #%llu was %s", comm->fab.rank,
                  (unsigned long long)seq, s);
     }
 }
@@ -256,12 +256,12 @@ tutti_status_t tutti__fp_mismatch(struct tutti_comm *comm, int peer, const struc
 {
     char who[128], why[160];
     struct tutti_fp_desc g, w;
-    tutti__peer_str(&comm->peers[peer], who, sizeof(who));
-    if (tutti__fp_decode(got, comm->nranks, &g, why, sizeof(why)) != 0) {
+    tutti__peer_str(&comm->fab.peers[peer], who, sizeof(who));
+    if (tutti__fp_decode(got, comm->fab.nranks, &g, why, sizeof(why)) != 0) {
         return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_REMOTE,
                                 "protocol error: data from %s: %s", who, why);
     }
-    (void)tutti__fp_decode(want, comm->nranks, &w, why, sizeof(why)); /* made here: valid */
+    (void)tutti__fp_decode(want, comm->fab.nranks, &w, why, sizeof(why)); /* made here: valid */
     char gs[160], ws[160], gc[128], wc[128], more[224] = "";
     tutti__fp_str(&g, 0, gs, sizeof(gs));
     tutti__fp_str(&w, 0, ws, sizeof(ws));
@@ -275,8 +275,9 @@ tutti_status_t tutti__fp_mismatch(struct tutti_comm *comm, int peer, const struc
     }
     tutti_warn("tutti: mismatch rank=%d nranks=%d comm=%016llx peer=%d mine=%s theirs=%s "
                "leftover=%d",
-               comm->rank, comm->nranks, (unsigned long long)comm->comm_id, peer, wc, gc, leftover);
+               comm->fab.rank, comm->fab.nranks, (unsigned long long)comm->fab.comm_id, peer, wc,
+               gc, leftover);
     return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_MISMATCH,
                             "mismatched calls: %sdata of %s from %s reached %s on rank %d%s",
-                            leftover ? "leftover " : "", gs, who, ws, comm->rank, more);
+                            leftover ? "leftover " : "", gs, who, ws, comm->fab.rank, more);
 }

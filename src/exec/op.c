@@ -209,7 +209,7 @@ void tutti__op_extents_of(const struct tutti_op_desc *op, int rank, int nranks,
 void tutti__op_extents(const struct tutti_comm *comm, const struct tutti_op_desc *op,
                        size_t *send_bytes_p, size_t *recv_bytes_p)
 {
-    tutti__op_extents_of(op, comm->rank, comm->nranks, send_bytes_p, recv_bytes_p);
+    tutti__op_extents_of(op, comm->fab.rank, comm->fab.nranks, send_bytes_p, recv_bytes_p);
 }
 
 void tutti__op_bind_barrier(struct tutti_op_desc *op, uint8_t *byte)

@@ -107,7 +107,7 @@ static volatile uint64_t *done_flag(struct tutti_ipc_state *st, int q)
 
 static void shm_name(const struct tutti_comm *comm, int32_t pid0, char *out, size_t len)
 {
-    snprintf(out, len, "/tutti-ipc-%016" PRIx64 "-%d", comm->comm_id, (int)pid0);
+    snprintf(out, len, "/tutti-ipc-%016" PRIx64 "-%d", comm->fab.comm_id, (int)pid0);
 }
 
 static volatile uint64_t *gate(struct tutti_ipc_state *st, int q)
@@ -277,7 +277,7 @@ static void *watch(void *arg)
 {
     struct tutti_ipc_state *st = arg;
     /* the communicator's own timeout (params->timeout_ms, else TUTTI_TIMEOUT), as for host calls */
-    int64_t timeout = st->comm->cfg.timeout_ns;
+    int64_t timeout = st->comm->fab.cfg.timeout_ns;
     uint64_t seen_a[IPC_MAX_RANKS] = {0}, seen_g[IPC_MAX_RANKS] = {0};
     int64_t since[IPC_MAX_RANKS];
     /* a peer is waited for from now on, not since the clock's zero (boot): else a peer whose
@@ -417,12 +417,12 @@ static tutti_status_t setup(struct tutti_comm *comm)
     }
     st->ops = tutti__devops();
     st->comm = comm;
-    st->rank = comm->rank;
-    st->nranks = comm->nranks;
+    st->rank = comm->fab.rank;
+    st->nranks = comm->fab.nranks;
     st->chunk = (tutti__env()->IPC_CHUNK + 255) & ~(size_t)255;
     st->flags_bytes = FLAGS_BYTES + (size_t)IPC_MAX_RANKS * FP_RING * sizeof(struct tutti_fp);
     struct ipc_peer_info me = {.pid = (int32_t)getpid()},
-                         *all = calloc((size_t)comm->nranks, sizeof(*all));
+                         *all = calloc((size_t)comm->fab.nranks, sizeof(*all));
     if (all == NULL) {
         free(st);
         return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
@@ -431,7 +431,7 @@ static tutti_status_t setup(struct tutti_comm *comm)
     me.ok = setup_local(comm, st, &me) == 0;
     tutti_status_t rc = tutti__svc_allgather(comm, &me, all, sizeof(me), TUTTI_UINT8);
     int32_t ok = rc == TUTTI_OK && me.ok;
-    for (int q = 0; q < comm->nranks && ok; q++) {
+    for (int q = 0; q < comm->fab.nranks && ok; q++) {
         ok = all[q].ok;
     }
     if (ok) {
@@ -440,7 +440,7 @@ static tutti_status_t setup(struct tutti_comm *comm)
     if (rc == TUTTI_OK) {
         rc = tutti__svc_allreduce(comm, &ok, &ok, 1, TUTTI_INT32, TUTTI_MIN);
     }
-    if (comm->rank == 0 && all[0].pid != 0) { /* everyone has mapped the flags, or gave up */
+    if (comm->fab.rank == 0 && all[0].pid != 0) { /* everyone has mapped the flags, or gave up */
         char name[80];
         shm_name(comm, all[0].pid, name, sizeof(name));
         shm_unlink(name);
@@ -457,8 +457,8 @@ static tutti_status_t setup(struct tutti_comm *comm)
         st->usable = 0;
     }
     tutti_info(TUTTI_SUBSYS_COLL, "CUDA IPC all-reduce: %s (%d ranks, %zu-byte pieces)",
-               st->usable ? "ready" : "not available on every rank; staging instead", comm->nranks,
-               st->chunk);
+               st->usable ? "ready" : "not available on every rank; staging instead",
+               comm->fab.nranks, st->chunk);
     comm->ipc = st;
     return TUTTI_OK;
 }
@@ -471,8 +471,9 @@ tutti_status_t tutti__ipc_wanted(struct tutti_comm *comm, const struct tutti_op_
     /* A pre-multiplied sum goes staged: the host scales each rank's input as it reads it
      * (exec.c); the IPC path's kernels reduce the inputs as they are. */
     if (op->coll != TUTTI_COLL_ALLREDUCE || op->count == 0 || tutti__env()->IPC == 0 ||
-        (int)op->op == TUTTI_OP_PREMUL || comm->nranks < 2 || comm->nranks > IPC_MAX_RANKS ||
-        ops == NULL || !ipc_offered(ops) || (comm->layout != NULL && comm->layout->nhosts != 1)) {
+        (int)op->op == TUTTI_OP_PREMUL || comm->fab.nranks < 2 ||
+        comm->fab.nranks > IPC_MAX_RANKS || ops == NULL || !ipc_offered(ops) ||
+        (comm->fab.layout != NULL && comm->fab.layout->nhosts != 1)) {
         return TUTTI_OK;
     }
     int sdev = 0, rdev = 0;
@@ -605,7 +606,7 @@ tutti_status_t tutti__ipc_allreduce(struct tutti_comm *comm, const struct tutti_
                          "stream: %s",
                          st->ops->error_string(err));
         release_all(st);
-        return tutti__comm_fail(comm, TUTTI_ERR_SYSTEM, comm->rank);
+        return tutti__comm_fail(comm, TUTTI_ERR_SYSTEM, comm->fab.rank);
     }
     return TUTTI_OK;
 }
@@ -622,11 +623,11 @@ void tutti__ipc_fini(struct tutti_comm *comm, int aborting)
         int64_t start = tutti__now_ns();
         for (int q = 0; q < st->nranks; q++) {
             while (__atomic_load_n(done_flag(st, q), __ATOMIC_ACQUIRE) < st->seq &&
-                   tutti__now_ns() - start < comm->cfg.timeout_ns) {
+                   tutti__now_ns() - start < comm->fab.cfg.timeout_ns) {
                 usleep(100);
             }
         }
-        if (tutti__now_ns() - start >= comm->cfg.timeout_ns) {
+        if (tutti__now_ns() - start >= comm->fab.cfg.timeout_ns) {
             tutti_warn("tutti_comm_destroy: a rank's stream did not finish its CUDA IPC "
                        "all-reduces within the communicator's timeout; its memory is left mapped");
             aborting = 1;

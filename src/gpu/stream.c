@@ -262,7 +262,7 @@ static tutti_status_t stage_call(struct tutti_comm *comm, struct tutti_stream_st
     TUTTI_CHECK(stage_scalar(comm, ss, b, op, in, nin));
     size_t sl, rl;
     tutti__op_extents(comm, op, &sl, &rl);
-    int gaps = rl > 0 && tutti__op_recv_gaps(op, comm->rank, comm->nranks);
+    int gaps = rl > 0 && tutti__op_recv_gaps(op, comm->fab.rank, comm->fab.nranks);
     int sdev = 0, rdev = 0;
     if (sl > 0) {
         (void)ss->ops->is_device(op->sendbuf, &sdev);
@@ -424,7 +424,8 @@ static tutti_status_t batch_build(struct tutti_comm *comm, struct tutti_stream_s
         for (int i = 0; i < p->nops; i++) {
             p->ops[i] = ops[n == 1 ? 0 : i];
             int failed = 0;
-            b->vs[(n == 1 ? k : 0) + i] = tutti__op_own_counts(&p->ops[i], comm->nranks, &failed);
+            b->vs[(n == 1 ? k : 0) + i] =
+                tutti__op_own_counts(&p->ops[i], comm->fab.nranks, &failed);
             if (failed) {
                 return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
                                         "no memory for a call's counts");
@@ -445,7 +446,7 @@ static tutti_status_t stream_broken(struct tutti_comm *comm, const char *what, i
 {
     tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_SYSTEM, "enqueueing on the stream (%s): %s",
                      what, devops_err(comm->stream->ops, err));
-    return tutti__comm_fail(comm, TUTTI_ERR_SYSTEM, comm->rank);
+    return tutti__comm_fail(comm, TUTTI_ERR_SYSTEM, comm->fab.rank);
 }
 
 /* One rank: each collective is a copy of sendbuf into recvbuf (sizes equal for every kind when
@@ -455,7 +456,7 @@ static tutti_status_t stream_broken(struct tutti_comm *comm, const char *what, i
 static int one_rank(struct tutti_comm *comm, const struct tutti_op_desc *ops, int n, void *stream,
                     tutti_status_t *st_p)
 {
-    if (comm->nranks != 1) {
+    if (comm->fab.nranks != 1) {
         return 0;
     }
     int nsend = 0, nrecv = 0;
@@ -546,7 +547,7 @@ tutti_status_t tutti__stream_enqueue(struct tutti_comm *comm, const struct tutti
         }
         st = tutti__submit_gated(comm, p->ops, p->nops, on_piece_done, p, &p->req);
         if (st != TUTTI_OK) {
-            tutti__comm_fail(comm, st, comm->rank); /* the earlier pieces are queued */
+            tutti__comm_fail(comm, st, comm->fab.rank); /* the earlier pieces are queued */
             for (int j = 0; j < k; j++) {
                 tutti__request_open(b->pieces[j].req);
             }

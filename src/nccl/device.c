@@ -97,7 +97,7 @@ NCCL_API(ncclResult_t, CommQueryProperties, ncclComm_t comm, ncclCommProperties_
     p.railedGinType = NCCL_GIN_TYPE_NONE;
     p.ginConnectionType = NCCL_GIN_CONNECTION_NONE;
     p.nLsaTeams = c->nranks;
-    p.commHash = c->tc->comm_id;
+    p.commHash = c->tc->fab.comm_id;
     size_t from = offsetof(ncclCommProperties_t, rank);
     size_t to = props->size < sizeof(p) ? props->size : sizeof(p);
     memcpy((char *)props + from, (const char *)&p + from, to - from);

@@ -55,7 +55,7 @@ tutti_status_t tutti__group_record(struct tutti_comm *comm, const struct tutti_o
     struct tutti_group_op *g = &t->group_ops[t->group_nops];
     g->op = *op;
     int failed = 0;
-    g->owned_v = tutti__op_own_counts(&g->op, comm->nranks, &failed); /* the caller's go */
+    g->owned_v = tutti__op_own_counts(&g->op, comm->fab.nranks, &failed); /* the caller's go */
     if (failed) {
         return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
                                 "no memory to record a group call");
@@ -251,7 +251,7 @@ tutti_status_t tutti_group_end(void)
         if (member_enter(&ms[i]) == TUTTI_OK) {
             tutti__turn_take(ms[i].run.comm);
             ms[i].run.plan = &ms[i].run.comm->group_plan; /* the comm's, under its turn */
-            ms[i].run.ex = &ms[i].run.comm->exec;
+            ms[i].run.ex = &ms[i].run.comm->fab.exec;
             ms[i].run.status = tutti__comm_health(ms[i].run.comm);
         }
     }

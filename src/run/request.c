@@ -54,8 +54,8 @@ void tutti__request_release(struct tutti_request *req)
 static int head_waits(struct tutti_comm *comm)
 {
     struct tutti_comm_queue *q = &comm->queue;
-    return q->head != NULL && q->head->gated && !atomic_load(&comm->state.aborting) &&
-           atomic_load(&comm->state.status) == TUTTI_OK;
+    return q->head != NULL && q->head->gated && !atomic_load(&comm->fab.state.aborting) &&
+           atomic_load(&comm->fab.state.status) == TUTTI_OK;
 }
 
 /* Run a request: one call, or a group's batch (stream.c). */
@@ -81,7 +81,7 @@ static void *worker_main(void *arg)
 {
     struct tutti_comm *comm = arg;
     struct tutti_comm_queue *q = &comm->queue;
-    tutti__tls.rank = comm->rank;
+    tutti__tls.rank = comm->fab.rank;
     pthread_mutex_lock(&q->lock);
     for (;;) {
         /* A request to run, the end (stopped with nothing queued), or wait. A gated head keeps
@@ -101,9 +101,9 @@ static void *worker_main(void *arg)
         }
         q->busy = 1;
         pthread_mutex_unlock(&q->lock);
-        atomic_fetch_add(&comm->state.inflight, 1); /* tutti_comm_abort waits for us */
+        atomic_fetch_add(&comm->fab.state.inflight, 1); /* tutti_comm_abort waits for us */
         tutti_status_t st = run_request(comm, req);
-        atomic_fetch_sub(&comm->state.inflight, 1);
+        atomic_fetch_sub(&comm->fab.state.inflight, 1);
         complete(req, st);
         pthread_mutex_lock(&q->lock);
         q->busy = 0;
@@ -198,7 +198,7 @@ tutti_status_t tutti__submit(struct tutti_comm *comm, const struct tutti_op_desc
     struct tutti_request *req = NULL;
     TUTTI_CHECK(request_new(comm, op, &req));
     int failed = 0;
-    req->owned_v = tutti__op_own_counts(&req->op, comm->nranks, &failed); /* the caller's go */
+    req->owned_v = tutti__op_own_counts(&req->op, comm->fab.nranks, &failed); /* the caller's go */
     if (failed) {
         tutti__request_release(req);
         return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,

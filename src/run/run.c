@@ -18,29 +18,29 @@ void tutti__run_plan_params(struct tutti_comm *comm, const struct tutti_op_desc 
                             struct tutti_plan_params *pp)
 {
     size_t es = tutti_datatype_size(op->dt);
-    pp->rank = comm->rank;
-    pp->nranks = comm->nranks;
-    pp->nchannels = comm->cfg.nchannels;
-    pp->chunk_elems = comm->cfg.chunk_bytes / es > 0 ? comm->cfg.chunk_bytes / es : 1;
+    pp->rank = comm->fab.rank;
+    pp->nranks = comm->fab.nranks;
+    pp->nchannels = comm->fab.cfg.nchannels;
+    pp->chunk_elems = comm->fab.cfg.chunk_bytes / es > 0 ? comm->fab.cfg.chunk_bytes / es : 1;
     /* The cost model picks the channels itself, up to the communicator's (unless an algorithm
      * is forced: that one runs as the static rule would run it). Send and receive keep every
      * channel: both ends of a message must agree, and a grouped receive cannot know the size
      * of the send it pairs with. */
-    int model = comm->cfg.tuner && comm->cfg.forced[op->coll] < 0;
+    int model = comm->fab.cfg.tuner && comm->fab.cfg.forced[op->coll] < 0;
     if (op->coll != TUTTI_COLL_SEND && op->coll != TUTTI_COLL_RECV && !model) {
         pp->nchannels = tutti__algo_static_channels(op, pp);
     }
-    pp->direct_max = comm->cfg.direct_max;
-    pp->mem_budget = comm->cfg.mem_budget;
-    pp->conn_bytes = comm->cfg.conn_bytes;
-    pp->budget_strict = comm->cfg.budget_strict;
-    pp->forced = comm->cfg.forced[op->coll];
-    pp->tuner = comm->cfg.tuner;
-    pp->layout = comm->layout;
-    pp->nhosts = comm->layout != NULL ? comm->layout->nhosts : 1;
-    pp->cpu_load = comm->cfg.cpu_load;
+    pp->direct_max = comm->fab.cfg.direct_max;
+    pp->mem_budget = comm->fab.cfg.mem_budget;
+    pp->conn_bytes = comm->fab.cfg.conn_bytes;
+    pp->budget_strict = comm->fab.cfg.budget_strict;
+    pp->forced = comm->fab.cfg.forced[op->coll];
+    pp->tuner = comm->fab.cfg.tuner;
+    pp->layout = comm->fab.layout;
+    pp->nhosts = comm->fab.layout != NULL ? comm->fab.layout->nhosts : 1;
+    pp->cpu_load = comm->fab.cfg.cpu_load;
     pp->memo = &comm->tune;
-    pp->intra_tcp = comm->cfg.force_tcp;
+    pp->intra_tcp = comm->fab.cfg.force_tcp;
 }
 
 /* The error of a call no algorithm of which fits TUTTI_MEM_BUDGET, naming the cheapest. */
@@ -110,7 +110,7 @@ static tutti_status_t next_phase(struct tutti_comm *comm, const struct tutti_op_
     int rc = tutti__plan_continue(op, &pp, plan, why, sizeof(why));
     if (rc == -4) {
         tutti_status_t st = tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_MISMATCH, "%s", why);
-        tutti__comm_fail(comm, st, comm->rank);
+        tutti__comm_fail(comm, st, comm->fab.rank);
         return st;
     }
     if (rc != 0) {
@@ -131,7 +131,7 @@ tutti_status_t tutti__run_op(struct tutti_comm *comm, const struct tutti_op_desc
     uint64_t seq = tutti__comm_seq_post(comm);
     uint8_t byte = 0;
     TUTTI_CHECK(plan_one(comm, op, &byte, plan));
-    struct tutti_exec *ex = &comm->exec; /* ours while we hold the turn */
+    struct tutti_exec *ex = &comm->fab.exec; /* ours while we hold the turn */
     TUTTI_CHECK(tutti__exec_reuse(ex, comm, plan, seq));
     st = tutti__engine_run(&ex, 1);
     while (st == TUTTI_OK && plan->then != NULL) {
@@ -170,7 +170,7 @@ static int next_segment(struct tutti_run_member *m)
     if (is_p2p(first)) {
         struct tutti_plan_params pp;
         tutti__run_plan_params(comm, first, &pp);
-        pp.chunk_elems = comm->cfg.chunk_bytes; /* a group's merged p2p plan counts bytes */
+        pp.chunk_elems = comm->fab.cfg.chunk_bytes; /* a group's merged p2p plan counts bytes */
         int rc = tutti__p2p_group_build(m->ops + m->next, end - m->next, &pp, m->plan);
         if (rc == -2) {
             m->status = tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_USAGE,
@@ -256,7 +256,7 @@ tutti_status_t tutti__run_batch(struct tutti_comm *comm, const struct tutti_op_d
                                  .nops = n,
                                  .status = tutti__comm_health(comm),
                                  .plan = &comm->group_plan,
-                                 .ex = &comm->exec};
+                                 .ex = &comm->fab.exec};
     struct tutti_run_member *mp = &m;
     tutti__run_members(&mp, 1);
     free(list);

@@ -23,7 +23,7 @@ struct fp_args {
  * take their blocks from it); 0 or the first error. */
 static tutti_status_t each_call(tutti_comm_t *comm, size_t bytes)
 {
-    int n = comm->nranks;
+    int n = comm->fab.nranks;
     size_t count = bytes / sizeof(float) / (size_t)n * (size_t)n;
     count = count > 0 ? count : (size_t)n;
     float *a = calloc(count, sizeof(float)), *b = calloc(count, sizeof(float));
@@ -89,7 +89,7 @@ static int rank_body(void *arg, tutti_comm_t *comm)
 {
     const struct fp_args *a = arg;
     tutti_status_t st = each_call(comm, a->bytes);
-    struct tutti_footprint mine, *all = calloc((size_t)comm->nranks, sizeof(*all));
+    struct tutti_footprint mine, *all = calloc((size_t)comm->fab.nranks, sizeof(*all));
     tutti__comm_footprint(comm, &mine);
     if (st == TUTTI_OK && all == NULL) {
         st = TUTTI_ERR_NO_MEMORY;
@@ -97,11 +97,11 @@ static int rank_body(void *arg, tutti_comm_t *comm)
     if (st == TUTTI_OK) {
         st = tutti_allgather(&mine, all, sizeof(mine), TUTTI_UINT8, comm, NULL);
     }
-    if (st == TUTTI_OK && comm->rank == 0) {
-        print_all(all, comm->nranks);
+    if (st == TUTTI_OK && comm->fab.rank == 0) {
+        print_all(all, comm->fab.nranks);
     }
     if (st != TUTTI_OK) {
-        fprintf(stderr, "tutti-info --footprint: rank %d: %s\n", comm->rank,
+        fprintf(stderr, "tutti-info --footprint: rank %d: %s\n", comm->fab.rank,
                 tutti_last_error(comm));
     }
     free(all);

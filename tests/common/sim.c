@@ -160,24 +160,24 @@ struct tutti_comm *sim_comm(struct sim_net *net, int rank, int nchannels)
         return net->comms[rank];
     }
     struct tutti_comm *c = calloc(1, sizeof(*c));
-    c->rank = rank;
-    c->nranks = net->nranks;
-    c->peers = calloc((size_t)net->nranks, sizeof(*c->peers));
+    c->fab.rank = rank;
+    c->fab.nranks = net->nranks;
+    c->fab.peers = calloc((size_t)net->nranks, sizeof(*c->fab.peers));
     for (int r = 0; r < net->nranks; r++) {
-        c->peers[r].rank = r;
-        strcpy(c->peers[r].hostname, "sim");
+        c->fab.peers[r].rank = r;
+        strcpy(c->fab.peers[r].hostname, "sim");
     }
-    c->cfg.nchannels = nchannels;
-    c->cfg.chunk_bytes = net->slot_bytes;
-    c->cfg.timeout_ns = 1000000000;
-    pthread_mutex_init(&c->err.lock, NULL);
-    c->net.conns = calloc((size_t)net->nranks * TUTTI_MAX_CHANNELS, sizeof(*c->net.conns));
-    c->net.peer_transport = calloc((size_t)net->nranks, 1); /* all 0 = SHM slot: sim_ops */
-    c->net.ops[TUTTI_TRANSPORT_SHM] = &sim_ops;
+    c->fab.cfg.nchannels = nchannels;
+    c->fab.cfg.chunk_bytes = net->slot_bytes;
+    c->fab.cfg.timeout_ns = 1000000000;
+    pthread_mutex_init(&c->fab.err.lock, NULL);
+    c->fab.net.conns = calloc((size_t)net->nranks * TUTTI_MAX_CHANNELS, sizeof(*c->fab.net.conns));
+    c->fab.net.peer_transport = calloc((size_t)net->nranks, 1); /* all 0 = SHM slot: sim_ops */
+    c->fab.net.ops[TUTTI_TRANSPORT_SHM] = &sim_ops;
     net->ctxs[rank].net = net;
     net->ctxs[rank].rank = rank;
-    c->net.tctx[TUTTI_TRANSPORT_SHM] = &net->ctxs[rank];
-    c->state.wakefd = -1;
+    c->fab.net.tctx[TUTTI_TRANSPORT_SHM] = &net->ctxs[rank];
+    c->fab.state.wakefd = -1;
     net->comms[rank] = c;
     (void)tutti__handle_add(&tutti__g.live_comms, c); /* a live handle, as tutti_last_error wants */
     return c;
@@ -191,15 +191,15 @@ void sim_net_free(struct sim_net *net)
             continue;
         }
         for (size_t i = 0; i < (size_t)net->nranks * TUTTI_MAX_CHANNELS; i++) {
-            if (c->net.conns[i] != NULL) {
-                free(c->net.conns[i]);
+            if (c->fab.net.conns[i] != NULL) {
+                free(c->fab.net.conns[i]);
             }
         }
-        free(c->net.conns);
-        free(c->net.peer_transport);
-        free(c->peers);
+        free(c->fab.net.conns);
+        free(c->fab.net.peer_transport);
+        free(c->fab.peers);
         (void)tutti__handle_take(&tutti__g.live_comms, c);
-        pthread_mutex_destroy(&c->err.lock);
+        pthread_mutex_destroy(&c->fab.err.lock);
         free(c);
     }
     for (size_t i = 0; i < (size_t)net->nranks * net->nranks * TUTTI_MAX_CHANNELS; i++) {

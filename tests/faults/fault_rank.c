@@ -389,7 +389,7 @@ int main(int argc, char **argv)
                     ? (int)ntohs(sh.sa.sa_family == AF_INET6 ? sh.in6.sin6_port : sh.in.sin_port)
                     : -1;
             printf("READY rank %d pid %d comm_id %016llx shrink_port %d\n", rank, (int)getpid(),
-                   (unsigned long long)comm->comm_id, shport);
+                   (unsigned long long)comm->fab.comm_id, shport);
         } else if (it == 1) {
             fds0 = test_count_fds();
             rss0 = rss_kb();

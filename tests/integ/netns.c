@@ -215,10 +215,10 @@ int netns_comm_init(const struct integ_ctx *ctx, const int *host, int all_tcp,
     for (int r = 0; r < ctx->nranks; r++) {
         int same = host[r] == me;
         int want = (same && !all_tcp) ? TUTTI_TRANSPORT_SHM : TUTTI_TRANSPORT_TCP;
-        ICHECK(r == ctx->rank || comm->net.peer_transport[r] == want,
+        ICHECK(r == ctx->rank || comm->fab.net.peer_transport[r] == want,
                "rank %d (in %s, this rank in %s) is reached over %s, expected %s", r,
                netns_name(host[r]), netns_name(me),
-               tutti__transport_name((tutti_transport_id_t)comm->net.peer_transport[r]),
+               tutti__transport_name((tutti_transport_id_t)comm->fab.net.peer_transport[r]),
                tutti__transport_name((tutti_transport_id_t)want));
     }
     return 0;

@@ -422,8 +422,8 @@ static int shm_rank(const struct integ_ctx *ctx)
     struct shm_shared *sh = ctx->shared;
     tutti_comm_t *comm = NULL;
     ICHECK_OK(tutti_comm_init_env(&comm));
-    atomic_store(&sh->comm_id, comm->comm_id);
-    if (comm->net.ops[TUTTI_TRANSPORT_SHM] == NULL) {
+    atomic_store(&sh->comm_id, comm->fab.comm_id);
+    if (comm->fab.net.ops[TUTTI_TRANSPORT_SHM] == NULL) {
         atomic_fetch_add(&sh->shm_off, 1);
     }
     int64_t x = ctx->rank + 1, y = 0;

@@ -168,7 +168,7 @@ static int leak_rank(const struct integ_ctx *ctx)
     if (integ_comm_init(ctx, NULL, &comm) != 0) {
         return 1;
     }
-    atomic_store(&sh->comm_id, comm->comm_id);
+    atomic_store(&sh->comm_id, comm->fab.comm_id);
     int64_t x = 1;
     ICHECK_OK(tutti_allreduce(&x, &x, 1, TUTTI_INT64, TUTTI_SUM, comm, NULL));
     ICHECK_OK(tutti_allreduce(&x, &x, 1, TUTTI_INT64, TUTTI_SUM, comm, NULL));
@@ -321,7 +321,7 @@ static void *aborter(void *arg)
 {
     struct abort_job *j = arg;
     int64_t end = integ_now_ns() + 20 * SEC;
-    while (atomic_load(&j->comm->state.inflight) == 0 && integ_now_ns() < end) {
+    while (atomic_load(&j->comm->fab.state.inflight) == 0 && integ_now_ns() < end) {
         pause_ms(1);
     }
     pause_ms(20); /* let it settle into waiting for rank 1 */
@@ -632,9 +632,9 @@ static int port_rank(const struct integ_ctx *ctx)
     if (integ_comm_init(ctx, NULL, &comm) != 0) {
         return 1;
     }
-    memcpy(&sh->addr[ctx->rank], comm->peers[ctx->rank].blob[TUTTI_TRANSPORT_TCP],
+    memcpy(&sh->addr[ctx->rank], comm->fab.peers[ctx->rank].blob[TUTTI_TRANSPORT_TCP],
            sizeof(struct tutti_wire_addr));
-    atomic_store(&sh->comm_id, comm->comm_id);
+    atomic_store(&sh->comm_id, comm->fab.comm_id);
     atomic_fetch_add(&sh->published, 1);
     ICHECK(await_flag(&sh->attacked, 30), "the test process did not attack");
     int32_t any = 0;

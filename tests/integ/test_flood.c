@@ -58,7 +58,7 @@ static int flood_rank(const struct integ_ctx *ctx)
     int64_t x = ctx->rank + 1, y = 0;
     ICHECK_OK(tutti_allreduce(&x, &y, 1, TUTTI_INT64, TUTTI_SUM, comm, NULL));
     if (ctx->rank == VICTIM) {
-        memcpy(&sh->addr, comm->peers[VICTIM].blob[TUTTI_TRANSPORT_TCP], sizeof(sh->addr));
+        memcpy(&sh->addr, comm->fab.peers[VICTIM].blob[TUTTI_TRANSPORT_TCP], sizeof(sh->addr));
         atomic_store(&sh->published, 1);
     } else {
         ICHECK(await(&sh->flooded, 60), "the test process did not flood the port");

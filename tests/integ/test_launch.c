@@ -229,7 +229,7 @@ static int record_id_rank(const struct integ_ctx *ctx)
     tutti_comm_t *comm = NULL;
     ICHECK_OK(tutti_comm_init_env(&comm));
     if (ctx->rank == 0) {
-        comm_ids[*(int *)ctx->arg] = comm->comm_id;
+        comm_ids[*(int *)ctx->arg] = comm->fab.comm_id;
     }
     ICHECK_OK(tutti_barrier(comm, NULL));
     ICHECK_OK(tutti_comm_destroy(comm));

@@ -15,9 +15,9 @@
 /* Every rank's view in comm: ranks on one host, rank r on GPU (r mod 8) and its NIC. */
 static int check_views(const struct tutti_comm *c, const int *parent_rank)
 {
-    ICHECK(c->topo != NULL, "no global view");
-    for (int r = 0; r < c->nranks; r++) {
-        const struct tutti_topo_rank *v = &c->topo[r];
+    ICHECK(c->fab.topo != NULL, "no global view");
+    for (int r = 0; r < c->fab.nranks; r++) {
+        const struct tutti_topo_rank *v = &c->fab.topo[r];
         char want[16];
         snprintf(want, sizeof(want), "mlx5_%d", r % 8);
         ICHECK(v->magic == TUTTI_TOPO_RANK_MAGIC && (v->flags & TUTTI_TOPO_F_FILE),
@@ -48,7 +48,7 @@ static int views_rank(const struct integ_ctx *ctx)
     }
     /* The odd ranks form a child: its view is gathered again, with the child's local ranks. */
     ICHECK_OK(tutti_comm_split(comm, ctx->rank % 2, ctx->rank, &child));
-    for (int r = 0; r < child->nranks; r++) {
+    for (int r = 0; r < child->fab.nranks; r++) {
         ids[r] = 2 * r + ctx->rank % 2;
     }
     if (check_views(child, ids) != 0) {

@@ -144,9 +144,9 @@ static int body_auto(tutti_comm_t *comm, int rank, int nranks)
     for (int r = 0; r < nranks; r++) {
         int same = (r / 2) == (rank / 2);
         int want = r == rank ? -1 : same ? TUTTI_TRANSPORT_SHM : TUTTI_TRANSPORT_IB;
-        if (want >= 0 && comm->net.peer_transport[r] != want) {
+        if (want >= 0 && comm->fab.net.peer_transport[r] != want) {
             fprintf(stderr, "rank %d: rank %d is reached by transport %d, expected %d\n", rank, r,
-                    comm->net.peer_transport[r], want);
+                    comm->fab.net.peer_transport[r], want);
             bad = 1;
         }
     }
@@ -271,7 +271,7 @@ static int body_qp_error(tutti_comm_t *comm, int rank, int nranks)
         if (it == 5) {
             t0 = now_s();
             if (rank == 1 &&
-                tutti__ib_debug_qp_error(comm->net.tctx[TUTTI_TRANSPORT_IB], 2) != TUTTI_OK) {
+                tutti__ib_debug_qp_error(comm->fab.net.tctx[TUTTI_TRANSPORT_IB], 2) != TUTTI_OK) {
                 fprintf(stderr, "rank 1: the test hook found no queue pair to rank 2\n");
                 return 1;
             }
