@@ -26,15 +26,8 @@ LOWER = ('transports', 'topology', 'kernels')
 # next step is to split it into the parts each layer owns (run's turn and queue, exec's
 # executor and connections, comm's identity and bootstrap) behind accessors.
 KNOWN = set(l.strip() for l in '''
-src/exec/connect.c -> src/comm/comm.h
 src/exec/connect.c -> src/comm/peer.h
 src/exec/connect.h -> src/comm/bootstrap.h
-src/exec/engine.c -> src/comm/comm.h
-src/exec/exec.c -> src/comm/comm.h
-src/exec/exec_wait.c -> src/comm/comm.h
-src/exec/fail.c -> src/comm/comm.h
-src/exec/fp.c -> src/comm/comm.h
-src/exec/op.c -> src/comm/comm.h
 src/gpu/ipc.c -> src/comm/comm.h
 src/gpu/stream.c -> src/comm/comm.h
 src/run/group.c -> src/comm/comm.h

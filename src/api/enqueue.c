@@ -129,7 +129,7 @@ tutti_status_t tutti__op_validate(struct tutti_comm *comm, struct tutti_op_desc 
         TUTTI_CHECK(check_sizes(comm, op));
     }
     size_t sl, rl;
-    tutti__op_extents(comm, op, &sl, &rl);
+    tutti__op_extents(&comm->fab, op, &sl, &rl);
     if (sl > 0 && op->sendbuf == NULL) {
         return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
                                 "%s: %s is NULL with %zu bytes to send", name,
@@ -181,7 +181,7 @@ static tutti_status_t enqueue_entered(struct tutti_comm *comm, const struct tutt
                                 op->coll == TUTTI_COLL_SEND ? "recv" : "send");
     }
     tutti__ipc_check(comm);
-    tutti_status_t st = tutti__comm_health(comm);
+    tutti_status_t st = tutti__fabric_health(&comm->fab);
     if (st != TUTTI_OK) {
         return tutti__set_error_quiet(NULL, st, "%s on a communicator that failed earlier: %s",
                                       tutti__coll_name(op->coll), tutti_last_error(comm));
@@ -189,7 +189,7 @@ static tutti_status_t enqueue_entered(struct tutti_comm *comm, const struct tutt
     if (on_stream) {
         return tutti__stream_enqueue(comm, op, 1, stream); /* numbers each piece it makes */
     }
-    tutti__fp_issue(comm, &d); /* issued now: its place among the ranks' calls is fixed */
+    tutti__fp_issue(&comm->fab, &d); /* issued now: its place among the ranks' calls is fixed */
     if (req_p != NULL) {
         return tutti__submit(comm, &d, req_p);
     }

@@ -136,7 +136,7 @@ static tutti_status_t check_place(struct tutti_comm *comm, const struct tutti_op
                                   int in_place)
 {
     size_t sl, rl;
-    tutti__op_extents(comm, op, &sl, &rl);
+    tutti__op_extents(&comm->fab, op, &sl, &rl);
     uintptr_t s = (uintptr_t)op->sendbuf, r = (uintptr_t)op->recvbuf;
     if (in_place || sl == 0 || rl == 0 || s + sl <= r || r + rl <= s) {
         return TUTTI_OK;

@@ -57,7 +57,7 @@ tutti_status_t tutti_comm_get_async_error(tutti_comm_t *comm, tutti_status_t *st
         return tutti__comm_not_live(comm, "tutti_comm_get_async_error");
     }
     tutti__ipc_check(comm);
-    *st_p = tutti__comm_health(comm);
+    *st_p = tutti__fabric_health(&comm->fab);
     tutti__comm_leave(comm);
     return TUTTI_OK;
 }
@@ -86,7 +86,7 @@ tutti_status_t tutti_comm_destroy(tutti_comm_t *comm)
     tutti__comm_footprint_log(comm); /* what it held at its peak (info) */
     tutti__stream_fini(comm, 0);     /* and the streams pass their last host functions */
     tutti__ipc_fini(comm, 0);
-    tutti_status_t st = tutti__comm_health(comm);
+    tutti_status_t st = tutti__fabric_health(&comm->fab);
     tutti_debug(TUTTI_SUBSYS_INIT, "destroying communicator (%s)", tutti_status_name(st));
     tutti__comm_free(comm);
     return st;
@@ -99,16 +99,16 @@ tutti_status_t tutti__comm_stop(struct tutti_comm *comm, const char *why)
      * next check, fails its operation, tells the peers and leaves. Connections are driven by
      * one thread at a time, so this thread touches them only once the others are out. */
     do {
-        tutti__comm_wake(comm);
+        tutti__fabric_wake(&comm->fab);
         usleep(200);
     } while (atomic_load(&comm->fab.state.inflight) > 0);
     tutti__queue_drain(comm);
-    if (tutti__comm_health(comm) == TUTTI_OK) {
+    if (tutti__fabric_health(&comm->fab) == TUTTI_OK) {
         tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_ABORTED, "rank %d %s", comm->fab.rank,
                          why);
-        tutti__comm_fail(comm, TUTTI_ERR_ABORTED, comm->fab.rank);
+        tutti__fabric_fail(&comm->fab, TUTTI_ERR_ABORTED, comm->fab.rank);
     }
-    return tutti__comm_health(comm);
+    return tutti__fabric_health(&comm->fab);
 }
 
 tutti_status_t tutti_comm_abort(tutti_comm_t *comm)

@@ -57,25 +57,6 @@ struct tutti_comm {
     struct tutti_tune_memo tune;       /* coll/tuned.c: the cost model's answers, under the turn */
 };
 
-/** Number the next operation of comm (posted) and publish it to local peers. */
-static inline uint64_t tutti__comm_seq_post(struct tutti_comm *comm)
-{
-    uint64_t seq = atomic_fetch_add(&comm->fab.state.posted, 1) + 1;
-    if (comm->fab.net.board != NULL) {
-        atomic_store_explicit(&comm->fab.net.board->posted, seq, memory_order_relaxed);
-    }
-    return seq;
-}
-
-/** Operation seq of comm completed. */
-static inline void tutti__comm_seq_done(struct tutti_comm *comm, uint64_t seq)
-{
-    atomic_store(&comm->fab.state.completed, seq);
-    if (comm->fab.net.board != NULL) {
-        atomic_store_explicit(&comm->fab.net.board->completed, seq, memory_order_relaxed);
-    }
-}
-
 /**
  * Make a new communicator live (comm_live.c): from now on calls may use it. Gives it its serial.
  * @return TUTTI_OK; TUTTI_ERR_NO_MEMORY (logged).

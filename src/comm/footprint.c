@@ -14,7 +14,7 @@
 void tutti__comm_footprint(const struct tutti_comm *comm, struct tutti_footprint *fp)
 {
     memset(fp, 0, sizeof(*fp));
-    tutti__fabric_footprint(comm, fp);
+    tutti__fabric_footprint(&comm->fab, fp);
     fp->pinned += tutti__stream_pinned(comm);
 }
 

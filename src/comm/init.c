@@ -173,7 +173,7 @@ static struct tutti_comm *comm_alloc(int nranks, int rank)
     comm->fab.peers = calloc((size_t)nranks, sizeof(*comm->fab.peers));
     comm->fab.rank = rank;
     comm->fab.nranks = nranks;
-    if (comm->fab.peers == NULL || tutti__fp_init(comm) != 0) {
+    if (comm->fab.peers == NULL || tutti__fp_init(&comm->fab) != 0) {
         free(comm->fab.peers);
         free(comm);
         return NULL;
@@ -191,7 +191,7 @@ static struct tutti_comm *comm_alloc(int nranks, int rank)
 void tutti__comm_free(struct tutti_comm *comm)
 {
     tutti__reg_free_all(comm); /* registrations left by the program go before the transports */
-    tutti__fabric_fini(comm);
+    tutti__fabric_fini(&comm->fab);
     if (comm->fab.state.wakefd >= 0) {
         close(comm->fab.state.wakefd);
     }
@@ -207,7 +207,7 @@ void tutti__comm_free(struct tutti_comm *comm)
     tutti__exec_fini(&comm->fab.exec);
     free(comm->fab.topo);
     tutti__layout_free(comm->fab.layout);
-    tutti__fp_fini(comm);
+    tutti__fp_fini(&comm->fab);
     tutti__premul_free(comm);
     free(comm->fab.peers);
     free(comm);
@@ -333,7 +333,7 @@ static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr 
         st = shrink_listen(comm, root_hint, &me);
     }
     if (st == TUTTI_OK) {
-        st = tutti__fabric_init(comm, root_hint, &me);
+        st = tutti__fabric_init(&comm->fab, root_hint, &me);
     }
     tutti_status_t agreed;
     int culprit = -1;
@@ -367,7 +367,7 @@ static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr 
     end[PH_RECORDS] = tutti__now_ns();
     struct tutti_net_shape shape = {0};
     tutti_status_t pending;
-    TUTTI_CHECK(tutti__fabric_attach(comm, boot, &shape, &pending));
+    TUTTI_CHECK(tutti__fabric_attach(&comm->fab, boot, &shape, &pending));
     comm->fab.cfg.chunk_bytes = shape.chunk_bytes;
     comm->fab.cfg.conn_bytes = shape.conn_bytes;
     TUTTI_CHECK(check_budget(comm, boot, pending)); /* agrees on both */

@@ -69,7 +69,7 @@ static tutti_status_t register_entered(tutti_comm_t *comm, void *buf, size_t byt
                                 : handle_p == NULL ? "handle_p is NULL"
                                                    : "bytes is 0");
     }
-    TUTTI_CHECK(tutti__comm_health(comm));
+    TUTTI_CHECK(tutti__fabric_health(&comm->fab));
     struct tutti_reg *r = calloc(1, sizeof(*r));
     if (r == NULL) {
         return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,

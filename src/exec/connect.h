@@ -9,7 +9,7 @@
 #include "comm/bootstrap.h"
 #include "transports/transport.h"
 
-struct tutti_comm;
+struct tutti_fabric;
 struct tutti_peer_info;
 
 /**
@@ -17,11 +17,11 @@ struct tutti_peer_info;
  * skipped with TUTTI_TRANSPORT=tcp or when it cannot be set up (then every rank is told at
  * attach time and nobody uses it). Called before the all-gather.
  */
-tutti_status_t tutti__fabric_init(struct tutti_comm *comm, const union tutti_sockaddr *root_hint,
+tutti_status_t tutti__fabric_init(struct tutti_fabric *fab, const union tutti_sockaddr *root_hint,
                                   struct tutti_peer_info *me);
 
 /** What the transports in use mean for the communicator's settings, the same on every rank
- *  (derived from which transports any pair of ranks uses); the caller stores it in comm->cfg. */
+ *  (derived from which transports any pair of ranks uses); the caller stores it in fab->cfg. */
 struct tutti_net_shape {
     size_t chunk_bytes; /* the smallest slot of the transports in use */
     int remote;         /* some pair of ranks uses a transport other than shared memory */
@@ -30,7 +30,7 @@ struct tutti_net_shape {
 };
 
 /** Add what comm's connections and transports hold now to *fp (zeroed by the caller). */
-void tutti__fabric_footprint(const struct tutti_comm *comm, struct tutti_footprint *fp);
+void tutti__fabric_footprint(const struct tutti_fabric *fab, struct tutti_footprint *fp);
 
 /**
  * After the all-gather: attach the transports, agree with every rank (through `boot`) on
@@ -39,23 +39,23 @@ void tutti__fabric_footprint(const struct tutti_comm *comm, struct tutti_footpri
  * every rank made); *pending_p is this rank's own result of the last steps, not yet agreed:
  * the caller adds its own checks to it and agrees on it in one sync that every rank makes.
  */
-tutti_status_t tutti__fabric_attach(struct tutti_comm *comm, struct tutti_boot *boot,
+tutti_status_t tutti__fabric_attach(struct tutti_fabric *fab, struct tutti_boot *boot,
                                     struct tutti_net_shape *shape_p, tutti_status_t *pending_p);
 
 /** The connection to `peer` on `channel`; *conn_p stays NULL while it is being set up. */
-tutti_status_t tutti__comm_conn(struct tutti_comm *comm, int peer, int channel,
-                                struct tutti_tconn **conn_p);
+tutti_status_t tutti__fabric_conn(struct tutti_fabric *fab, int peer, int channel,
+                                  struct tutti_tconn **conn_p);
 
 /** The operation counters of `rank` if it is a local peer (shared memory), else NULL. */
-const struct tutti_seq_board *tutti__fabric_seq_board(struct tutti_comm *comm, int rank);
+const struct tutti_seq_board *tutti__fabric_seq_board(struct tutti_fabric *fab, int rank);
 
 /** Check every transport context (abort notices, dead peers). */
-tutti_status_t tutti__fabric_check(struct tutti_comm *comm);
+tutti_status_t tutti__fabric_check(struct tutti_fabric *fab);
 
 /** Tell every peer this rank can reach that it failed (best effort). */
-void tutti__fabric_abort(struct tutti_comm *comm, const struct tutti_abort_info *info);
+void tutti__fabric_abort(struct tutti_fabric *fab, const struct tutti_abort_info *info);
 
 /** Close every connection and free the transport contexts. */
-void tutti__fabric_fini(struct tutti_comm *comm);
+void tutti__fabric_fini(struct tutti_fabric *fab);
 
 #endif /* TUTTI_CONNECT_H */

@@ -11,7 +11,7 @@
  */
 #include "exec/engine.h"
 #include "check.h"
-#include "comm/comm.h"
+#include "exec/fabric.h"
 #include "exec/connect.h"
 #include "env.h"
 #include "exec/fail.h"
@@ -48,37 +48,37 @@ struct waiter {
  */
 static void log_hang_record(const struct tutti_exec *ex, tutti_status_t st)
 {
-    const struct tutti_comm *c = ex->comm;
+    const struct tutti_fabric *c = ex->fab;
     struct tutti_wait_point wp;
     tutti__exec_wait_point(ex, &wp);
     tutti_warn("tutti: hang rank=%d nranks=%d comm=%016llx pid=%d status=%s coll=%s seq=%llu "
                "seq_posted=%llu seq_done=%llu waiting_on=%d step=%zu/%zu channel=%d",
-               c->fab.rank, c->fab.nranks, (unsigned long long)c->fab.comm_id, (int)getpid(),
+               c->rank, c->nranks, (unsigned long long)c->comm_id, (int)getpid(),
                tutti_status_name(st), tutti__coll_name(ex->plan->op.coll),
-               (unsigned long long)ex->seq, (unsigned long long)atomic_load(&c->fab.state.posted),
-               (unsigned long long)atomic_load(&c->fab.state.completed), wp.peer, wp.step,
-               wp.nsteps, wp.channel);
+               (unsigned long long)ex->seq, (unsigned long long)atomic_load(&c->state.posted),
+               (unsigned long long)atomic_load(&c->state.completed), wp.peer, wp.step, wp.nsteps,
+               wp.channel);
 }
 
 /* A peer's failure ended this operation: say where this rank stood (a timeout says it already). */
 static void append_own_state(const struct tutti_exec *ex)
 {
-    struct tutti_comm *c = ex->comm;
+    struct tutti_fabric *c = ex->fab;
     struct tutti_wait_point wp;
     tutti__exec_wait_point(ex, &wp);
     char here[160];
     int n =
         snprintf(here, sizeof(here), " [rank %d: %s #%llu, operations posted %llu, completed %llu",
-                 c->fab.rank, tutti__coll_name(ex->plan->op.coll), (unsigned long long)ex->seq,
-                 (unsigned long long)atomic_load(&c->fab.state.posted),
-                 (unsigned long long)atomic_load(&c->fab.state.completed));
+                 c->rank, tutti__coll_name(ex->plan->op.coll), (unsigned long long)ex->seq,
+                 (unsigned long long)atomic_load(&c->state.posted),
+                 (unsigned long long)atomic_load(&c->state.completed));
     if (wp.peer >= 0 && n > 0 && (size_t)n < sizeof(here)) {
         snprintf(here + n, sizeof(here) - (size_t)n, ", waiting on rank %d at step %zu/%zu]",
                  wp.peer, wp.step, wp.nsteps);
     } else if (n > 0 && (size_t)n < sizeof(here)) {
         snprintf(here + n, sizeof(here) - (size_t)n, "]");
     }
-    tutti__errbuf_append(&c->fab.err, here);
+    tutti__errbuf_append(&c->err, here);
 }
 
 static tutti_status_t fail_exec_blaming(struct tutti_exec *ex, tutti_status_t st, int culprit)
@@ -87,11 +87,11 @@ static tutti_status_t fail_exec_blaming(struct tutti_exec *ex, tutti_status_t st
     if (tutti__status_is_fatal(st)) {
         log_hang_record(ex, st);
     }
-    if (st == TUTTI_ERR_REMOTE && tutti__comm_health(ex->comm) == TUTTI_OK) {
+    if (st == TUTTI_ERR_REMOTE && tutti__fabric_health(ex->fab) == TUTTI_OK) {
         append_own_state(ex);
     }
     if (tutti__status_is_fatal(st)) {
-        tutti__comm_fail(ex->comm, st, culprit);
+        tutti__fabric_fail(ex->fab, st, culprit);
     }
     return st;
 }
@@ -109,18 +109,18 @@ static tutti_status_t fail_exec(struct tutti_exec *ex, tutti_status_t st)
  */
 static int describe_behind(struct tutti_exec *ex, char *buf, size_t len)
 {
-    struct tutti_comm *c = ex->comm;
+    struct tutti_fabric *c = ex->fab;
     size_t o = 0;
     int first = -1;
     buf[0] = '\0';
-    for (int r = 0; r < c->fab.nranks && o + 1 < len; r++) {
-        const struct tutti_seq_board *b = r == c->fab.rank ? NULL : tutti__fabric_seq_board(c, r);
+    for (int r = 0; r < c->nranks && o + 1 < len; r++) {
+        const struct tutti_seq_board *b = r == c->rank ? NULL : tutti__fabric_seq_board(c, r);
         uint64_t posted = b != NULL ? atomic_load_explicit(&b->posted, memory_order_relaxed) : 0;
         if (b == NULL || posted >= ex->seq) {
             continue;
         }
         char who[128];
-        tutti__peer_str(&c->fab.peers[r], who, sizeof(who));
+        tutti__tpeer_name(c->net.targs.peers, r, who, sizeof(who));
         int n =
             snprintf(buf + o, len - o, "%s has not started it (posted %llu, completed %llu); ", who,
                      (unsigned long long)posted,
@@ -142,29 +142,29 @@ static tutti_status_t timeout_exec(struct tutti_exec *ex, int64_t idle_ns)
     char what[400], behind[300];
     tutti__exec_describe_wait(ex, what, sizeof(what));
     int late = describe_behind(ex, behind, sizeof(behind));
-    struct tutti_comm *c = ex->comm;
+    struct tutti_fabric *c = ex->fab;
     /* Who is to blame comes first: notices to other ranks carry only the start of this. */
-    tutti__set_error(tutti__comm_err(c), TUTTI_ERR_TIMEOUT,
+    tutti__set_error(tutti__fabric_err(c), TUTTI_ERR_TIMEOUT,
                      "%s #%llu: %srank %d was %s, without progress for %.1f s (TUTTI_TIMEOUT); "
                      "operations posted %llu, completed %llu",
                      tutti__coll_name(ex->plan->op.coll), (unsigned long long)ex->seq, behind,
-                     c->fab.rank, what, (double)idle_ns / 1e9,
-                     (unsigned long long)atomic_load(&c->fab.state.posted),
-                     (unsigned long long)atomic_load(&c->fab.state.completed));
+                     c->rank, what, (double)idle_ns / 1e9,
+                     (unsigned long long)atomic_load(&c->state.posted),
+                     (unsigned long long)atomic_load(&c->state.completed));
     return fail_exec_blaming(ex, TUTTI_ERR_TIMEOUT, late >= 0 ? late : tutti__exec_waited_rank(ex));
 }
 
 /* Periodic checks of one exec's communicator: abort requested, failed elsewhere, dead peers. */
 static tutti_status_t check_comm(struct tutti_exec *ex)
 {
-    struct tutti_comm *c = ex->comm;
-    if (atomic_load_explicit(&c->fab.state.aborting, memory_order_relaxed)) {
-        tutti__set_error(tutti__comm_err(c), TUTTI_ERR_ABORTED,
+    struct tutti_fabric *c = ex->fab;
+    if (atomic_load_explicit(&c->state.aborting, memory_order_relaxed)) {
+        tutti__set_error(tutti__fabric_err(c), TUTTI_ERR_ABORTED,
                          "%s #%llu aborted by tutti_comm_abort",
                          tutti__coll_name(ex->plan->op.coll), (unsigned long long)ex->seq);
         return fail_exec(ex, TUTTI_ERR_ABORTED);
     }
-    tutti_status_t health = tutti__comm_health(c);
+    tutti_status_t health = tutti__fabric_health(c);
     if (health != TUTTI_OK) {
         ex->status = health; /* another thread or plan failed it; the message is stored */
         return health;
@@ -191,8 +191,8 @@ static void sleep_once(struct tutti_exec **exs, int n, struct waiter *w, int64_t
             continue;
         }
         shm |= ex->uses_doorbell || ex->phase == TUTTI_EXEC_CONNECT;
-        if (ex->comm->fab.state.wakefd >= 0 && nfds < MAX_POLLFDS) {
-            fds[nfds++] = (struct pollfd){.fd = ex->comm->fab.state.wakefd, .events = POLLIN};
+        if (ex->fab->state.wakefd >= 0 && nfds < MAX_POLLFDS) {
+            fds[nfds++] = (struct pollfd){.fd = ex->fab->state.wakefd, .events = POLLIN};
         }
         for (int k = 0; ex->needs_progress && k < ex->nneeds; k++) {
             struct tutti_tconn *c = ex->conns[k];
@@ -213,7 +213,7 @@ static void sleep_once(struct tutti_exec **exs, int n, struct waiter *w, int64_t
         if (poll(fds, (nfds_t)nfds, ms) > 0) {
             for (int i = 0; i < nfds; i++) {
                 uint64_t v;
-                if ((fds[i].revents & POLLIN) != 0 && fds[i].fd == exs[0]->comm->fab.state.wakefd) {
+                if ((fds[i].revents & POLLIN) != 0 && fds[i].fd == exs[0]->fab->state.wakefd) {
                     ssize_t r = read(fds[i].fd, &v, sizeof(v));
                     (void)r;
                 }
@@ -232,7 +232,7 @@ static int arm_doorbell(struct tutti_exec **exs, int n, struct waiter *w)
     w->db = NULL;
     for (int i = 0; i < n && w->db == NULL; i++) {
         if (exs[i]->status == TUTTI_IN_PROGRESS) {
-            w->db = exs[i]->comm->fab.net.doorbell;
+            w->db = exs[i]->fab->net.doorbell;
         }
     }
     if (w->db == NULL) {
@@ -280,9 +280,9 @@ static int advance_all(struct tutti_exec **exs, int n, int *progress_p)
  */
 static int64_t vouched_progress(struct tutti_exec *ex)
 {
-    struct tutti_comm *c = ex->comm;
+    struct tutti_fabric *c = ex->fab;
     int r = tutti__exec_waited_rank(ex);
-    if (r < 0 || r >= c->fab.nranks || r == c->fab.rank) {
+    if (r < 0 || r >= c->nranks || r == c->rank) {
         return INT64_MIN;
     }
     int64_t seen = INT64_MIN;
@@ -317,7 +317,7 @@ static void send_beats(struct tutti_exec **exs, int n, int64_t age_ns)
 static void publish_fresh(struct tutti_exec **exs, int n, int64_t t)
 {
     for (int i = 0; i < n; i++) {
-        struct tutti_seq_board *b = exs[i]->comm->fab.net.board;
+        struct tutti_seq_board *b = exs[i]->fab->net.board;
         if (exs[i]->status == TUTTI_IN_PROGRESS && b != NULL) {
             atomic_store_explicit(&b->fresh, t, memory_order_relaxed);
         }
@@ -335,16 +335,16 @@ static int wait_step(struct tutti_exec **exs, int n, struct waiter *w, int64_t n
         if (ex->status != TUTTI_IN_PROGRESS) {
             continue;
         }
-        _Atomic int64_t *checked = &ex->comm->fab.state.checked;
-        if (atomic_load_explicit(&ex->comm->fab.state.aborting, memory_order_relaxed) ||
+        _Atomic int64_t *checked = &ex->fab->state.checked;
+        if (atomic_load_explicit(&ex->fab->state.aborting, memory_order_relaxed) ||
             now - w->last_check > CHECK_PERIOD_NS ||
             now - atomic_load_explicit(checked, memory_order_relaxed) > CHECK_PERIOD_NS) {
             atomic_store_explicit(checked, now, memory_order_relaxed);
             (void)check_comm(ex);
         }
-        if (ex->status == TUTTI_IN_PROGRESS && idle > ex->comm->fab.cfg.timeout_ns) {
+        if (ex->status == TUTTI_IN_PROGRESS && idle > ex->fab->cfg.timeout_ns) {
             int64_t seen = vouched_progress(ex);
-            if (seen > w->last_progress && now - seen <= ex->comm->fab.cfg.timeout_ns) {
+            if (seen > w->last_progress && now - seen <= ex->fab->cfg.timeout_ns) {
                 w->last_progress = seen; /* the peer moves: wait on, and vouch for it in turn */
                 idle = now - seen;
                 publish_fresh(exs, n, seen);
@@ -360,7 +360,7 @@ static int wait_step(struct tutti_exec **exs, int n, struct waiter *w, int64_t n
     }
     /* Beats, a quarter of the timeout apart, only when there is news to vouch for: a wait
      * shorter than that sends none. */
-    int64_t beat_every = exs[0]->comm->fab.cfg.timeout_ns / 4;
+    int64_t beat_every = exs[0]->fab->cfg.timeout_ns / 4;
     if (now - w->last_beat > beat_every && w->last_progress > w->beat_vouched) {
         w->last_beat = now;
         w->beat_vouched = w->last_progress;
@@ -369,7 +369,7 @@ static int wait_step(struct tutti_exec **exs, int n, struct waiter *w, int64_t n
     if (pending == 0) {
         return 0;
     }
-    int oversub = exs[0]->comm->fab.cfg.oversubscribed;
+    int oversub = exs[0]->fab->cfg.oversubscribed;
     int64_t spin = oversub ? 0 : env->SPIN; /* a waiting rank may hold the CPU its peer needs */
     w->spinning = idle < spin;
     if (w->spinning) {
@@ -379,7 +379,7 @@ static int wait_step(struct tutti_exec **exs, int n, struct waiter *w, int64_t n
     } else if (!w->armed && arm_doorbell(exs, n, w)) {
         /* armed: the caller advances once more before the sleep (lost-wake-up protocol) */
     } else {
-        sleep_once(exs, n, w, exs[0]->comm->fab.cfg.timeout_ns - idle);
+        sleep_once(exs, n, w, exs[0]->fab->cfg.timeout_ns - idle);
         w->last_check = 0; /* check right after waking */
     }
     return pending;

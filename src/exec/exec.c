@@ -6,7 +6,7 @@
  */
 #include "exec/exec.h"
 #include "check.h"
-#include "comm/comm.h"
+#include "exec/fabric.h"
 #include "exec/connect.h"
 #include "exec/op.h"
 #include "exec/fp.h"
@@ -109,20 +109,20 @@ static tutti_status_t find_needs(struct tutti_exec *ex)
     return TUTTI_OK;
 }
 
-tutti_status_t tutti__exec_init(struct tutti_exec *ex, struct tutti_comm *comm,
+tutti_status_t tutti__exec_init(struct tutti_exec *ex, struct tutti_fabric *fab,
                                 const struct tutti_plan *plan, uint64_t seq)
 {
     memset(ex, 0, sizeof(*ex));
-    return tutti__exec_reuse(ex, comm, plan, seq);
+    return tutti__exec_reuse(ex, fab, plan, seq);
 }
 
 /* The fingerprints of the plan's calls (one for a plan of one call), and the collective
  * history that names this rank's earlier calls in a mismatch message. */
 static tutti_status_t make_fps(struct tutti_exec *ex, const struct tutti_plan *plan)
 {
-    tutti__fp_make(&plan->op, ex->comm->fab.rank, &ex->fp1);
+    tutti__fp_make(&plan->op, ex->fab->rank, &ex->fp1);
     if (plan->op.coll != TUTTI_COLL_SEND && plan->op.coll != TUTTI_COLL_RECV) {
-        tutti__fp_remember(ex->comm, &ex->fp1); /* the call as made (a blockwise one's blocks
+        tutti__fp_remember(ex->fab, &ex->fp1); /* the call as made (a blockwise one's blocks
                                                    have fingerprints of their own, below) */
     }
     if (plan->ncalls == 0) {
@@ -149,7 +149,7 @@ static tutti_status_t make_fps(struct tutti_exec *ex, const struct tutti_plan *p
         ex->fps_cap = plan->ncalls;
     }
     for (uint32_t i = 0; i < plan->ncalls; i++) {
-        tutti__fp_make(&plan->calls[i], ex->comm->fab.rank, &ex->fps_mem[i]);
+        tutti__fp_make(&plan->calls[i], ex->fab->rank, &ex->fps_mem[i]);
     }
     ex->fps = ex->fps_mem;
     ex->fps_gen = plan->gen;
@@ -186,10 +186,10 @@ static size_t ref_bytes(const struct tutti_plan *p, size_t esize)
     return n * esize;
 }
 
-tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_comm *comm,
+tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_fabric *fab,
                                  const struct tutti_plan *plan, uint64_t seq)
 {
-    ex->comm = comm;
+    ex->fab = fab;
     ex->plan = plan;
     ex->esize = tutti_datatype_size(plan->op.dt);
     ex->seq = seq;
@@ -200,10 +200,10 @@ tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_comm *comm,
     /* A result larger than the caches is not read back soon: writing it with non-temporal
      * stores saves the read that a cached store of a missing line costs. */
     size_t send_bytes = 0, result_bytes = 0;
-    if (comm->fab.cfg.nt_min > 0) {
-        tutti__op_extents(comm, &plan->op, &send_bytes, &result_bytes);
+    if (fab->cfg.nt_min > 0) {
+        tutti__op_extents(fab, &plan->op, &send_bytes, &result_bytes);
     }
-    ex->nt_dst = comm->fab.cfg.nt_min > 0 && result_bytes >= comm->fab.cfg.nt_min;
+    ex->nt_dst = fab->cfg.nt_min > 0 && result_bytes >= fab->cfg.nt_min;
     ex->ref_bytes = ref_bytes(plan, ex->esize);
     ex->landed = 0;
     /* A pre-multiplied sum's scalar, read now: a call with it in memory reads it as it runs. */
@@ -249,7 +249,7 @@ tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_comm *comm,
         }
     }
     if (st != TUTTI_OK) {
-        return tutti__set_error(tutti__comm_err(comm), st, "no memory to run a %s",
+        return tutti__set_error(tutti__fabric_err(fab), st, "no memory to run a %s",
                                 tutti__coll_name(plan->op.coll));
     }
     return TUTTI_OK;
@@ -295,7 +295,7 @@ static tutti_status_t check_arrived(struct tutti_exec *ex)
         tutti_status_t st = c->ops->recv_peek(c, &buf, &len, &got);
         TUTTI_CHECK(st);
         if (st == TUTTI_OK && !tutti__fp_eq(got, want)) {
-            return tutti__fp_mismatch(ex->comm, c->peer, got, want);
+            return tutti__fp_mismatch(ex->fab, c->peer, got, want);
         }
     }
     return TUTTI_OK;
@@ -304,19 +304,18 @@ static tutti_status_t check_arrived(struct tutti_exec *ex)
 tutti_status_t tutti__exec_check_foreign(struct tutti_exec *ex)
 {
     const struct tutti_plan *plan = ex->plan;
-    struct tutti_comm *c = ex->comm;
+    struct tutti_fabric *c = ex->fab;
     struct tutti_fp_desc mine, d;
     char why[160];
     if (plan == NULL || plan->ncalls != 0 || plan->op.coll == TUTTI_COLL_SEND ||
         plan->op.coll == TUTTI_COLL_RECV ||
-        tutti__fp_decode(&ex->fp1, c->fab.nranks, &mine, why, sizeof(why)) != 0) {
+        tutti__fp_decode(&ex->fp1, c->nranks, &mine, why, sizeof(why)) != 0) {
         return TUTTI_OK; /* calls of their own (a group, blocks) or a message: not judged here */
     }
-    for (int peer = 0; peer < c->fab.nranks; peer++) {
+    for (int peer = 0; peer < c->nranks; peer++) {
         for (int ch = 0; ch < TUTTI_MAX_CHANNELS; ch++) {
-            struct tutti_tconn *t =
-                c->fab.net.conns[(size_t)peer * TUTTI_MAX_CHANNELS + (size_t)ch];
-            if (t == NULL || peer == c->fab.rank || t->ops->peek_fp == NULL) {
+            struct tutti_tconn *t = c->net.conns[(size_t)peer * TUTTI_MAX_CHANNELS + (size_t)ch];
+            if (t == NULL || peer == c->rank || t->ops->peek_fp == NULL) {
                 continue;
             }
             /* a look only (a peer that finished and left is no news: the steps that need it
@@ -325,7 +324,7 @@ tutti_status_t tutti__exec_check_foreign(struct tutti_exec *ex)
             if (t->ops->peek_fp(t, &got) != TUTTI_OK || tutti__fp_eq(got, &ex->fp1)) {
                 continue; /* nothing there, or this call's own data, for a later step */
             }
-            if (tutti__fp_decode(got, c->fab.nranks, &d, why, sizeof(why)) == 0 &&
+            if (tutti__fp_decode(got, c->nranks, &d, why, sizeof(why)) == 0 &&
                 d.coll != TUTTI_COLL_SEND && d.seq == mine.seq) {
                 return tutti__fp_mismatch(c, peer, got, &ex->fp1);
             }
@@ -340,8 +339,8 @@ static tutti_status_t connect_needs(struct tutti_exec *ex)
     int missing = 0;
     for (int i = 0; i < ex->nneeds; i++) {
         if (ex->conns[i] == NULL) {
-            TUTTI_CHECK(
-                tutti__comm_conn(ex->comm, ex->needs[i].peer, ex->needs[i].channel, &ex->conns[i]));
+            TUTTI_CHECK(tutti__fabric_conn(ex->fab, ex->needs[i].peer, ex->needs[i].channel,
+                                           &ex->conns[i]));
             missing += (ex->conns[i] == NULL);
         }
     }
@@ -362,16 +361,16 @@ static tutti_status_t connect_needs(struct tutti_exec *ex)
 /* The connection of a step's peer on the lane's channel (connected before steps run). */
 static inline struct tutti_tconn *conn_of(const struct tutti_exec *ex, int peer, int channel)
 {
-    return ex->comm->fab.net.conns[(size_t)peer * TUTTI_MAX_CHANNELS + (size_t)channel];
+    return ex->fab->net.conns[(size_t)peer * TUTTI_MAX_CHANNELS + (size_t)channel];
 }
 
 static tutti_status_t size_mismatch(struct tutti_exec *ex, int peer, size_t got, size_t want)
 {
     char who[128];
-    tutti__peer_str(&ex->comm->fab.peers[peer], who, sizeof(who));
+    tutti__tpeer_name(ex->fab->net.targs.peers, peer, who, sizeof(who));
     /* The fingerprints matched: the same call, planned differently (settings that choose
      * the algorithm, such as TUTTI_ALGO, differ between ranks). */
-    return tutti__set_error(tutti__comm_err(ex->comm), TUTTI_ERR_INVALID_USAGE,
+    return tutti__set_error(tutti__fabric_err(ex->fab), TUTTI_ERR_INVALID_USAGE,
                             "%s #%llu: received %zu bytes from %s where %zu were expected: the "
                             "calls match, their plans do not (do TUTTI_* settings differ between "
                             "ranks?)",
@@ -481,7 +480,7 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
         }
         /* Before anything reads the data: is it from the same call on the peer? */
         if (!tutti__fp_eq(rfp, fp)) {
-            return tutti__fp_mismatch(ex->comm, s->recv_peer, rfp, fp);
+            return tutti__fp_mismatch(ex->fab, s->recv_peer, rfp, fp);
         }
         if (rlen != bytes) {
             return size_mismatch(ex, s->recv_peer, rlen, bytes);
@@ -566,7 +565,7 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
         }
         break;
     default:
-        return tutti__set_error(tutti__comm_err(ex->comm), TUTTI_ERR_INTERNAL, "bad step kind %d",
+        return tutti__set_error(tutti__fabric_err(ex->fab), TUTTI_ERR_INTERNAL, "bad step kind %d",
                                 s->kind);
     }
 post:

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct tutti_comm;
+struct tutti_fabric;
 struct tutti_tconn;
 
 /** A (peer, channel) the plan talks to. */
@@ -28,7 +28,7 @@ struct tutti_exec_need {
 enum tutti_exec_phase { TUTTI_EXEC_CONNECT, TUTTI_EXEC_RUN, TUTTI_EXEC_FLUSH, TUTTI_EXEC_DONE };
 
 struct tutti_exec {
-    struct tutti_comm *comm;
+    struct tutti_fabric *fab;
     const struct tutti_plan *plan;
     size_t esize;
     uint64_t seq;
@@ -63,7 +63,7 @@ struct tutti_exec {
 };
 
 /** Prepare to run `plan` (whose op carries the buffers) as operation number `seq` of comm. */
-tutti_status_t tutti__exec_init(struct tutti_exec *ex, struct tutti_comm *comm,
+tutti_status_t tutti__exec_init(struct tutti_exec *ex, struct tutti_fabric *fab,
                                 const struct tutti_plan *plan, uint64_t seq);
 
 /**
@@ -71,7 +71,7 @@ tutti_status_t tutti__exec_init(struct tutti_exec *ex, struct tutti_comm *comm,
  * exec for all its operations, so small calls allocate nothing). ex must come from
  * tutti__exec_init or a previous reuse.
  */
-tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_comm *comm,
+tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_fabric *fab,
                                  const struct tutti_plan *plan, uint64_t seq);
 
 /** Free what tutti__exec_init and tutti__exec_reuse allocated. */
@@ -79,7 +79,7 @@ void tutti__exec_fini(struct tutti_exec *ex);
 
 /**
  * Do whatever can be done now. *progress_p is set non-zero when anything moved.
- * @return TUTTI_OK when the plan is complete; TUTTI_IN_PROGRESS; an error (recorded on comm).
+ * @return TUTTI_OK when the plan is complete; TUTTI_IN_PROGRESS; an error (recorded on fab).
  */
 tutti_status_t tutti__exec_advance(struct tutti_exec *ex, int *progress_p);
 

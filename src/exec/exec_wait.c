@@ -4,7 +4,7 @@
  * sentence a timeout message carries. Read-only views of a struct tutti_exec (exec.c runs it).
  */
 #include "exec/exec.h"
-#include "comm/comm.h"
+#include "exec/fabric.h"
 
 #include <stdio.h>
 
@@ -97,7 +97,7 @@ static void describe_connect(const struct tutti_exec *ex, char *buf, size_t len)
             continue;
         }
         char who[128];
-        tutti__peer_str(&ex->comm->fab.peers[ex->needs[i].peer], who, sizeof(who));
+        tutti__tpeer_name(ex->fab->net.targs.peers, ex->needs[i].peer, who, sizeof(who));
         int n = snprintf(buf + o, len - o, "%s %s on channel %d", listed++ ? ";" : "", who,
                          ex->needs[i].channel);
         if (n < 0) {
@@ -125,7 +125,7 @@ void tutti__exec_describe_wait(const struct tutti_exec *ex, char *buf, size_t le
             return;
         }
         char who[128];
-        tutti__peer_str(&ex->comm->fab.peers[ex->needs[i].peer], who, sizeof(who));
+        tutti__tpeer_name(ex->fab->net.targs.peers, ex->needs[i].peer, who, sizeof(who));
         snprintf(buf, len, "waiting for %s to take its last sends on channel %d", who,
                  ex->needs[i].channel);
         return;
@@ -139,7 +139,7 @@ void tutti__exec_describe_wait(const struct tutti_exec *ex, char *buf, size_t le
         const struct tutti_step *s = &l->steps[next];
         int peer = step_peer(s);
         char who[128];
-        tutti__peer_str(&ex->comm->fab.peers[peer], who, sizeof(who));
+        tutti__tpeer_name(ex->fab->net.targs.peers, peer, who, sizeof(who));
         int n = snprintf(buf + o, len - o, "%s%s %s for step %zu/%zu (%s) on channel %d",
                          o == 0 ? "" : "; ", peer == s->recv_peer ? "waiting on" : "sending to",
                          who, next + 1, l->nsteps, tutti__step_name(s->kind), l->channel);

@@ -15,6 +15,8 @@
 #include "net/handshake.h"
 #include "net/sock.h"
 #include "transports/transport.h"
+#include "tutti/comm.h"
+#include "tutti/types.h"
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -85,5 +87,30 @@ struct tutti_fabric {
     struct tutti_comm_fp fp; /* fp.c: fingerprint sequence numbers and recent collectives */
     struct tutti_exec exec;  /* the executor of the operation holding the turn */
 };
+
+/** fab's error buffer for tutti__set_error, or NULL when fab is NULL (check.h). */
+static inline struct tutti_errbuf *tutti__fabric_err(struct tutti_fabric *fab)
+{
+    return fab != NULL ? &fab->err : NULL;
+}
+
+/** Number the next operation (posted) and publish it to local peers. */
+static inline uint64_t tutti__fabric_seq_post(struct tutti_fabric *fab)
+{
+    uint64_t seq = atomic_fetch_add(&fab->state.posted, 1) + 1;
+    if (fab->net.board != NULL) {
+        atomic_store_explicit(&fab->net.board->posted, seq, memory_order_relaxed);
+    }
+    return seq;
+}
+
+/** Operation seq completed. */
+static inline void tutti__fabric_seq_done(struct tutti_fabric *fab, uint64_t seq)
+{
+    atomic_store(&fab->state.completed, seq);
+    if (fab->net.board != NULL) {
+        atomic_store_explicit(&fab->net.board->completed, seq, memory_order_relaxed);
+    }
+}
 
 #endif /* TUTTI_EXEC_FABRIC_H */

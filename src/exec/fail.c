@@ -1,11 +1,12 @@
 /*
- * fail.c - owns comm->state: the sticky failure status, abort notices to peers and waking the
- * engine. A rank that fails tells every peer it can reach, and peers that fail because of the
- * notice tell theirs, so a failure anywhere reaches every rank instead of leaving them waiting.
+ * fail.c - owns the fabric's state (fabric.h): the sticky failure status, abort notices to peers
+ * and waking the engine. A rank that fails tells every peer it can reach, and peers that fail
+ * because of the notice tell theirs, so a failure anywhere reaches every rank instead of leaving
+ * them waiting.
  */
 #include "exec/fail.h"
 #include "check.h"
-#include "comm/comm.h"
+#include "exec/fabric.h"
 #include "exec/connect.h"
 #include "global.h"
 
@@ -24,44 +25,43 @@ int tutti__status_is_fatal(tutti_status_t st)
            st == TUTTI_ERR_AUTH || st == TUTTI_ERR_NO_MEMORY || st == TUTTI_ERR_MISMATCH;
 }
 
-tutti_status_t tutti__comm_health(struct tutti_comm *comm)
+tutti_status_t tutti__fabric_health(struct tutti_fabric *fab)
 {
-    return (tutti_status_t)atomic_load_explicit(&comm->fab.state.status, memory_order_acquire);
+    return (tutti_status_t)atomic_load_explicit(&fab->state.status, memory_order_acquire);
 }
 
-void tutti__comm_wake(struct tutti_comm *comm)
+void tutti__fabric_wake(struct tutti_fabric *fab)
 {
-    struct tutti_doorbell *db = comm->fab.net.doorbell;
+    struct tutti_doorbell *db = fab->net.doorbell;
     if (db != NULL) {
         __atomic_fetch_add(&db->seq, 1, __ATOMIC_SEQ_CST);
         syscall(SYS_futex, &db->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
     }
-    if (comm->fab.state.wakefd >= 0) {
+    if (fab->state.wakefd >= 0) {
         uint64_t one = 1;
-        ssize_t w = write(comm->fab.state.wakefd, &one, sizeof(one));
+        ssize_t w = write(fab->state.wakefd, &one, sizeof(one));
         (void)w;
     }
 }
 
-tutti_status_t tutti__comm_fail(struct tutti_comm *comm, tutti_status_t st, int culprit)
+tutti_status_t tutti__fabric_fail(struct tutti_fabric *fab, tutti_status_t st, int culprit)
 {
     int expect = TUTTI_OK;
-    if (!atomic_compare_exchange_strong(&comm->fab.state.status, &expect, (int)st)) {
+    if (!atomic_compare_exchange_strong(&fab->state.status, &expect, (int)st)) {
         return (tutti_status_t)expect; /* failed before: that error stands */
     }
     struct tutti_abort_info info;
     memset(&info, 0, sizeof(info));
-    info.origin = comm->fab.rank;
+    info.origin = fab->rank;
     info.culprit = culprit;
     info.status = st;
-    info.seq = (uint32_t)atomic_load(&comm->fab.state.posted);
-    pthread_mutex_lock(&comm->fab.err.lock);
-    snprintf(info.reason, sizeof(info.reason), "%.*s", (int)sizeof(info.reason) - 1,
-             comm->fab.err.msg);
-    pthread_mutex_unlock(&comm->fab.err.lock);
+    info.seq = (uint32_t)atomic_load(&fab->state.posted);
+    pthread_mutex_lock(&fab->err.lock);
+    snprintf(info.reason, sizeof(info.reason), "%.*s", (int)sizeof(info.reason) - 1, fab->err.msg);
+    pthread_mutex_unlock(&fab->err.lock);
     tutti_debug(TUTTI_SUBSYS_INIT, "communicator failed (%s); telling peers",
                 tutti_status_name(st));
-    tutti__fabric_abort(comm, &info);
-    tutti__comm_wake(comm);
+    tutti__fabric_abort(fab, &info);
+    tutti__fabric_wake(fab);
     return st;
 }

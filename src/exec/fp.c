@@ -1,7 +1,7 @@
 /*
- * fp.c - owns comm->fp: operation fingerprints (fp.h). Sequence numbers given at issue, the
- * 32-byte wire form and its checks (pure functions, fuzzed), and the error that names both
- * calls when the data of one reaches the other.
+ * fp.c - owns the fabric's fp (fabric.h): operation fingerprints (fp.h). Sequence numbers given at
+ * issue, the 32-byte wire form and its checks (pure functions, fuzzed), and the error that names
+ * both calls when the data of one reaches the other.
  *
  * Wire form, four little-endian 64-bit words:
  *   w0 sequence number   w1 count (a blockwise collective's block: the block's count)
@@ -14,7 +14,7 @@
  */
 #include "exec/fp.h"
 #include "check.h"
-#include "comm/comm.h"
+#include "exec/fabric.h"
 #include "exec/op.h"
 #include "tutti/coll.h"
 
@@ -41,33 +41,33 @@ static int digested(int coll)
     return coll == TUTTI_COLL_ALLGATHERV || coll == TUTTI_COLL_REDUCE_SCATTERV;
 }
 
-int tutti__fp_init(struct tutti_comm *comm)
+int tutti__fp_init(struct tutti_fabric *fab)
 {
-    comm->fab.fp.sent = calloc((size_t)comm->fab.nranks, sizeof(*comm->fab.fp.sent));
-    comm->fab.fp.recvd = calloc((size_t)comm->fab.nranks, sizeof(*comm->fab.fp.recvd));
-    if (comm->fab.fp.sent == NULL || comm->fab.fp.recvd == NULL) {
-        tutti__fp_fini(comm);
+    fab->fp.sent = calloc((size_t)fab->nranks, sizeof(*fab->fp.sent));
+    fab->fp.recvd = calloc((size_t)fab->nranks, sizeof(*fab->fp.recvd));
+    if (fab->fp.sent == NULL || fab->fp.recvd == NULL) {
+        tutti__fp_fini(fab);
         return -1;
     }
     return 0;
 }
 
-void tutti__fp_fini(struct tutti_comm *comm)
+void tutti__fp_fini(struct tutti_fabric *fab)
 {
-    free(comm->fab.fp.sent);
-    free(comm->fab.fp.recvd);
-    comm->fab.fp.sent = comm->fab.fp.recvd = NULL;
+    free(fab->fp.sent);
+    free(fab->fp.recvd);
+    fab->fp.sent = fab->fp.recvd = NULL;
 }
 
-void tutti__fp_issue(struct tutti_comm *comm, struct tutti_op_desc *op)
+void tutti__fp_issue(struct tutti_fabric *fab, struct tutti_op_desc *op)
 {
-    if (op->coll == TUTTI_COLL_SEND && comm->fab.fp.sent != NULL) {
-        op->seq = ++comm->fab.fp.sent[op->peer];
-    } else if (op->coll == TUTTI_COLL_RECV && comm->fab.fp.recvd != NULL) {
-        op->seq = ++comm->fab.fp.recvd[op->peer];
+    if (op->coll == TUTTI_COLL_SEND && fab->fp.sent != NULL) {
+        op->seq = ++fab->fp.sent[op->peer];
+    } else if (op->coll == TUTTI_COLL_RECV && fab->fp.recvd != NULL) {
+        op->seq = ++fab->fp.recvd[op->peer];
     } else if (op->coll != TUTTI_COLL_SEND && op->coll != TUTTI_COLL_RECV) {
         /* atomic: a program that issues from two threads at once gets mismatches, not UB */
-        op->seq = atomic_fetch_add_explicit(&comm->fab.fp.coll, 1, memory_order_relaxed) + 1;
+        op->seq = atomic_fetch_add_explicit(&fab->fp.coll, 1, memory_order_relaxed) + 1;
     }
 }
 
@@ -230,38 +230,38 @@ void tutti__fp_str(const struct tutti_fp_desc *d, int compact, char *buf, size_t
     }
 }
 
-void tutti__fp_remember(struct tutti_comm *comm, const struct tutti_fp *fp)
+void tutti__fp_remember(struct tutti_fabric *fab, const struct tutti_fp *fp)
 {
     uint64_t seq = le64toh(fp->w[0]);
-    comm->fab.fp.hist[seq % TUTTI_FP_HISTORY] = *fp;
+    fab->fp.hist[seq % TUTTI_FP_HISTORY] = *fp;
 }
 
 /* "; rank 0's call #1 was broadcast #1 (...)" when this rank remembers its collective #seq. */
-static void own_call(const struct tutti_comm *comm, uint64_t seq, char *buf, size_t len)
+static void own_call(const struct tutti_fabric *fab, uint64_t seq, char *buf, size_t len)
 {
     struct tutti_fp_desc d;
     char why[8], s[160];
-    const struct tutti_fp *h = &comm->fab.fp.hist[seq % TUTTI_FP_HISTORY];
+    const struct tutti_fp *h = &fab->fp.hist[seq % TUTTI_FP_HISTORY];
     buf[0] = '\0';
-    if (tutti__fp_decode(h, comm->fab.nranks, &d, why, sizeof(why)) == 0 && d.seq == seq &&
+    if (tutti__fp_decode(h, fab->nranks, &d, why, sizeof(why)) == 0 && d.seq == seq &&
         d.coll != TUTTI_COLL_SEND) {
         tutti__fp_str(&d, 0, s, sizeof(s));
-        snprintf(buf, len, "; rank %d's collective #%llu was %s", comm->fab.rank,
+        snprintf(buf, len, "; rank %d's collective #%llu was %s", fab->rank,
                  (unsigned long long)seq, s);
     }
 }
 
-tutti_status_t tutti__fp_mismatch(struct tutti_comm *comm, int peer, const struct tutti_fp *got,
+tutti_status_t tutti__fp_mismatch(struct tutti_fabric *fab, int peer, const struct tutti_fp *got,
                                   const struct tutti_fp *want)
 {
     char who[128], why[160];
     struct tutti_fp_desc g, w;
-    tutti__peer_str(&comm->fab.peers[peer], who, sizeof(who));
-    if (tutti__fp_decode(got, comm->fab.nranks, &g, why, sizeof(why)) != 0) {
-        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_REMOTE,
+    tutti__tpeer_name(fab->net.targs.peers, peer, who, sizeof(who));
+    if (tutti__fp_decode(got, fab->nranks, &g, why, sizeof(why)) != 0) {
+        return tutti__set_error(tutti__fabric_err(fab), TUTTI_ERR_REMOTE,
                                 "protocol error: data from %s: %s", who, why);
     }
-    (void)tutti__fp_decode(want, comm->fab.nranks, &w, why, sizeof(why)); /* made here: valid */
+    (void)tutti__fp_decode(want, fab->nranks, &w, why, sizeof(why)); /* made here: valid */
     char gs[160], ws[160], gc[128], wc[128], more[224] = "";
     tutti__fp_str(&g, 0, gs, sizeof(gs));
     tutti__fp_str(&w, 0, ws, sizeof(ws));
@@ -271,13 +271,12 @@ tutti_status_t tutti__fp_mismatch(struct tutti_comm *comm, int peer, const struc
      * differed (the sender only sent, so it could not tell). */
     int leftover = (g.coll == TUTTI_COLL_SEND) == (w.coll == TUTTI_COLL_SEND) && g.seq < w.seq;
     if (leftover && g.coll != TUTTI_COLL_SEND) {
-        own_call(comm, g.seq, more, sizeof(more));
+        own_call(fab, g.seq, more, sizeof(more));
     }
     tutti_warn("tutti: mismatch rank=%d nranks=%d comm=%016llx peer=%d mine=%s theirs=%s "
                "leftover=%d",
-               comm->fab.rank, comm->fab.nranks, (unsigned long long)comm->fab.comm_id, peer, wc,
-               gc, leftover);
-    return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_MISMATCH,
+               fab->rank, fab->nranks, (unsigned long long)fab->comm_id, peer, wc, gc, leftover);
+    return tutti__set_error(tutti__fabric_err(fab), TUTTI_ERR_MISMATCH,
                             "mismatched calls: %sdata of %s from %s reached %s on rank %d%s",
-                            leftover ? "leftover " : "", gs, who, ws, comm->fab.rank, more);
+                            leftover ? "leftover " : "", gs, who, ws, fab->rank, more);
 }

@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct tutti_comm;
+struct tutti_fabric;
 
 /** Fingerprint format version (its first byte on the wire). */
 #define TUTTI_FP_VERSION 1u
@@ -58,18 +58,18 @@ struct tutti_fp_desc {
     uint32_t digest; /* allgatherv and reduce_scatterv: the digest of their counts, else 0 */
 };
 
-/** Allocate comm->fp's per-peer counters (nranks each). Returns 0, or -1 when out of memory. */
-int tutti__fp_init(struct tutti_comm *comm);
+/** Allocate fab->fp's per-peer counters (nranks each). Returns 0, or -1 when out of memory. */
+int tutti__fp_init(struct tutti_fabric *fab);
 
 /** Free them. */
-void tutti__fp_fini(struct tutti_comm *comm);
+void tutti__fp_fini(struct tutti_fabric *fab);
 
 /**
  * Give an operation its sequence number (op->seq) as it is issued: the next collective number,
  * or for a send (receive) the next number of its peer and direction. One thread issues a
  * communicator's calls at a time (issue order is what ranks must agree on).
  */
-void tutti__fp_issue(struct tutti_comm *comm, struct tutti_op_desc *op);
+void tutti__fp_issue(struct tutti_fabric *fab, struct tutti_op_desc *op);
 
 /** The fingerprint of op (with its seq) as issued by `rank`. Pure. */
 void tutti__fp_make(const struct tutti_op_desc *op, int rank, struct tutti_fp *fp);
@@ -103,7 +103,7 @@ void tutti__fp_str(const struct tutti_fp_desc *d, int compact, char *buf, size_t
 /**
  * Record what a call about to run on comm is (its collective history), under the turn.
  */
-void tutti__fp_remember(struct tutti_comm *comm, const struct tutti_fp *fp);
+void tutti__fp_remember(struct tutti_fabric *fab, const struct tutti_fp *fp);
 
 /**
  * Data from `peer` carried `got` where this rank's call expected `want`: record the error
@@ -111,7 +111,7 @@ void tutti__fp_remember(struct tutti_comm *comm, const struct tutti_fp *fp);
  * parse: a protocol error), log a `tutti: mismatch` record for `tutti-info --hang`, and return
  * the status. The caller fails the operation, which fails the communicator.
  */
-tutti_status_t tutti__fp_mismatch(struct tutti_comm *comm, int peer, const struct tutti_fp *got,
+tutti_status_t tutti__fp_mismatch(struct tutti_fabric *fab, int peer, const struct tutti_fp *got,
                                   const struct tutti_fp *want);
 
 #endif /* TUTTI_FP_H */

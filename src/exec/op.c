@@ -3,7 +3,8 @@
  * collective it is.
  */
 #include "exec/op.h"
-#include "comm/comm.h"
+#include "exec/fabric.h"
+#include "tutti/coll.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -206,10 +207,10 @@ void tutti__op_extents_of(const struct tutti_op_desc *op, int rank, int nranks,
     *recv_bytes_p = r;
 }
 
-void tutti__op_extents(const struct tutti_comm *comm, const struct tutti_op_desc *op,
+void tutti__op_extents(const struct tutti_fabric *fab, const struct tutti_op_desc *op,
                        size_t *send_bytes_p, size_t *recv_bytes_p)
 {
-    tutti__op_extents_of(op, comm->fab.rank, comm->fab.nranks, send_bytes_p, recv_bytes_p);
+    tutti__op_extents_of(op, fab->rank, fab->nranks, send_bytes_p, recv_bytes_p);
 }
 
 void tutti__op_bind_barrier(struct tutti_op_desc *op, uint8_t *byte)

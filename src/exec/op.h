@@ -11,10 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct tutti_comm;
+struct tutti_fabric;
 
 /** Bytes read from sendbuf and written to recvbuf by op on this rank (after validation). */
-void tutti__op_extents(const struct tutti_comm *comm, const struct tutti_op_desc *op,
+void tutti__op_extents(const struct tutti_fabric *fab, const struct tutti_op_desc *op,
                        size_t *send_bytes_p, size_t *recv_bytes_p);
 
 /** As tutti__op_extents, for `rank` of `nranks` (pure: plans and tests). */

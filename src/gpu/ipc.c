@@ -204,7 +204,7 @@ static void fail_mismatch(struct tutti_ipc_state *st, uint64_t k, int q)
     mismatch_msg(st, k, q, st->rank, msg, sizeof(msg));
     tutti__set_error(tutti__comm_err(st->comm), TUTTI_ERR_MISMATCH,
                      "allreduce on a stream (CUDA IPC): %s", msg);
-    tutti__comm_fail(st->comm, TUTTI_ERR_MISMATCH, q);
+    tutti__fabric_fail(&st->comm->fab, TUTTI_ERR_MISMATCH, q);
     volatile uint64_t *fi = fail_info(st);
     fi[1] = (uint64_t)q;
     fi[2] = (uint64_t)TUTTI_ERR_MISMATCH;
@@ -221,14 +221,15 @@ static int adopt_failure(struct tutti_ipc_state *st)
     if (reporter == 0 || reporter == (uint64_t)st->rank + 1) {
         return 0;
     }
-    if (tutti__comm_health(st->comm) == TUTTI_OK && (tutti_status_t)fi[2] == TUTTI_ERR_MISMATCH) {
+    if (tutti__fabric_health(&st->comm->fab) == TUTTI_OK &&
+        (tutti_status_t)fi[2] == TUTTI_ERR_MISMATCH) {
         char msg[300];
         mismatch_msg(st, fi[3], (int)fi[1], (int)reporter - 1, msg, sizeof(msg));
         tutti__set_error(tutti__comm_err(st->comm), TUTTI_ERR_MISMATCH,
                          "allreduce on a stream (CUDA IPC): rank %d reports: %s", (int)reporter - 1,
                          msg);
-        tutti__comm_fail(st->comm, TUTTI_ERR_MISMATCH, (int)fi[1]);
-    } else if (tutti__comm_health(st->comm) == TUTTI_OK) {
+        tutti__fabric_fail(&st->comm->fab, TUTTI_ERR_MISMATCH, (int)fi[1]);
+    } else if (tutti__fabric_health(&st->comm->fab) == TUTTI_OK) {
         int q = (int)fi[1];
         tutti_status_t why = (tutti_status_t)fi[2];
         tutti__set_error(tutti__comm_err(st->comm), TUTTI_ERR_REMOTE,
@@ -237,7 +238,7 @@ static int adopt_failure(struct tutti_ipc_state *st)
                          (int)reporter - 1, q, (int)st->pid[q],
                          why == TUTTI_ERR_REMOTE ? "died (its process ended)"
                                                  : "did not arrive within the timeout");
-        tutti__comm_fail(st->comm, TUTTI_ERR_REMOTE, q);
+        tutti__fabric_fail(&st->comm->fab, TUTTI_ERR_REMOTE, q);
     }
     return 1;
 }
@@ -261,7 +262,7 @@ static void fail_late(struct tutti_ipc_state *st, int q, uint64_t mine, int64_t 
                      "%s; rank %d waited %.1f s (the communicator's timeout)",
                      mine, q, (int)st->pid[q], gone ? "died (its process ended)" : "did not arrive",
                      st->rank, (double)waited / 1e9);
-    tutti__comm_fail(comm, err, q);
+    tutti__fabric_fail(&comm->fab, err, q);
     fi[1] = (uint64_t)q;
     fi[2] = (uint64_t)err;
     __atomic_store_n(&fi[0], (uint64_t)st->rank + 1, __ATOMIC_RELEASE);
@@ -591,7 +592,8 @@ tutti_status_t tutti__ipc_allreduce(struct tutti_comm *comm, const struct tutti_
 {
     struct tutti_ipc_state *st = comm->ipc;
     struct tutti_op_desc call = *op;
-    tutti__fp_issue(comm, &call); /* issued now, in order with the communicator's other calls */
+    tutti__fp_issue(&comm->fab,
+                    &call); /* issued now, in order with the communicator's other calls */
     op = &call;
     size_t es = tutti_datatype_size(op->dt), per = st->chunk / es;
     uint64_t gate_v = fp_gate(st, op);
@@ -606,7 +608,7 @@ tutti_status_t tutti__ipc_allreduce(struct tutti_comm *comm, const struct tutti_
                          "stream: %s",
                          st->ops->error_string(err));
         release_all(st);
-        return tutti__comm_fail(comm, TUTTI_ERR_SYSTEM, comm->fab.rank);
+        return tutti__fabric_fail(&comm->fab, TUTTI_ERR_SYSTEM, comm->fab.rank);
     }
     return TUTTI_OK;
 }

@@ -109,7 +109,7 @@ tutti_status_t tutti__stream_wanted(struct tutti_comm *comm, const struct tutti_
         return TUTTI_OK; /* no driver in this process: no pointer can be device memory */
     }
     size_t sl, rl;
-    tutti__op_extents(comm, op, &sl, &rl);
+    tutti__op_extents(&comm->fab, op, &sl, &rl);
     int sdev = 0, rdev = 0, err = 0;
     if (sl > 0) {
         err = ops->is_device(op->sendbuf, &sdev);
@@ -261,7 +261,7 @@ static tutti_status_t stage_call(struct tutti_comm *comm, struct tutti_stream_st
 {
     TUTTI_CHECK(stage_scalar(comm, ss, b, op, in, nin));
     size_t sl, rl;
-    tutti__op_extents(comm, op, &sl, &rl);
+    tutti__op_extents(&comm->fab, op, &sl, &rl);
     int gaps = rl > 0 && tutti__op_recv_gaps(op, comm->fab.rank, comm->fab.nranks);
     int sdev = 0, rdev = 0;
     if (sl > 0) {
@@ -446,7 +446,7 @@ static tutti_status_t stream_broken(struct tutti_comm *comm, const char *what, i
 {
     tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_SYSTEM, "enqueueing on the stream (%s): %s",
                      what, devops_err(comm->stream->ops, err));
-    return tutti__comm_fail(comm, TUTTI_ERR_SYSTEM, comm->fab.rank);
+    return tutti__fabric_fail(&comm->fab, TUTTI_ERR_SYSTEM, comm->fab.rank);
 }
 
 /* One rank: each collective is a copy of sendbuf into recvbuf (sizes equal for every kind when
@@ -478,7 +478,7 @@ static int one_rank(struct tutti_comm *comm, const struct tutti_op_desc *ops, in
     }
     for (int i = 0; i < n; i++) {
         size_t sl, rl;
-        tutti__op_extents(comm, &ops[i], &sl, &rl);
+        tutti__op_extents(&comm->fab, &ops[i], &sl, &rl);
         if (ops[i].coll == TUTTI_COLL_RECV) {
             continue;
         }
@@ -487,7 +487,7 @@ static int one_rank(struct tutti_comm *comm, const struct tutti_op_desc *ops, in
                 kr++;
             }
             size_t rs, rr;
-            tutti__op_extents(comm, &ops[kr], &rs, &rr);
+            tutti__op_extents(&comm->fab, &ops[kr], &rs, &rr);
             if (rr != sl) {
                 return 0; /* sizes differ: the general path names the mismatch */
             }
@@ -543,11 +543,11 @@ tutti_status_t tutti__stream_enqueue(struct tutti_comm *comm, const struct tutti
         struct piece *p = &b->pieces[k];
         p->ticket = ++ss->issued;
         for (int i = 0; i < p->nops; i++) {
-            tutti__fp_issue(comm, &p->ops[i]); /* each piece is a call of its own */
+            tutti__fp_issue(&comm->fab, &p->ops[i]); /* each piece is a call of its own */
         }
         st = tutti__submit_gated(comm, p->ops, p->nops, on_piece_done, p, &p->req);
         if (st != TUTTI_OK) {
-            tutti__comm_fail(comm, st, comm->fab.rank); /* the earlier pieces are queued */
+            tutti__fabric_fail(&comm->fab, st, comm->fab.rank); /* the earlier pieces are queued */
             for (int j = 0; j < k; j++) {
                 tutti__request_open(b->pieces[j].req);
             }

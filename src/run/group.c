@@ -184,7 +184,7 @@ static tutti_status_t run_on_stream(struct tutti_group_op *g, int n)
         }
         st = member_enter(&ms[k]);
         if (st == TUTTI_OK) {
-            st = tutti__comm_health(ms[k].run.comm);
+            st = tutti__fabric_health(&ms[k].run.comm->fab);
             if (st == TUTTI_OK) {
                 st = tutti__stream_enqueue(ms[k].run.comm, ops, ms[k].run.nops, g[0].stream);
             }
@@ -230,7 +230,7 @@ tutti_status_t tutti_group_end(void)
      * destroyed since is not touched (member_enter refuses its calls). */
     for (int i = 0; i < t->group_nops; i++) {
         if (tutti__handle_live(&tutti__g.live_comms, t->group_ops[i].comm)) {
-            tutti__fp_issue(t->group_ops[i].comm, &t->group_ops[i].op);
+            tutti__fp_issue(&t->group_ops[i].comm->fab, &t->group_ops[i].op);
         }
     }
     int nm = 0;
@@ -252,7 +252,7 @@ tutti_status_t tutti_group_end(void)
             tutti__turn_take(ms[i].run.comm);
             ms[i].run.plan = &ms[i].run.comm->group_plan; /* the comm's, under its turn */
             ms[i].run.ex = &ms[i].run.comm->fab.exec;
-            ms[i].run.status = tutti__comm_health(ms[i].run.comm);
+            ms[i].run.status = tutti__fabric_health(&ms[i].run.comm->fab);
         }
     }
     if (nm > 0) {

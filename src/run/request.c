@@ -62,7 +62,7 @@ static int head_waits(struct tutti_comm *comm)
 static tutti_status_t run_request(struct tutti_comm *comm, struct tutti_request *req)
 {
     if (req->gated) { /* failed or aborted before its stream came */
-        tutti_status_t st = tutti__comm_health(comm);
+        tutti_status_t st = tutti__fabric_health(&comm->fab);
         if (st != TUTTI_OK) {
             return st;
         }
@@ -218,6 +218,12 @@ tutti_status_t tutti__submit(struct tutti_comm *comm, const struct tutti_op_desc
     }
     *req_p = req;
     return TUTTI_OK;
+}
+
+tutti_status_t tutti__run_service(struct tutti_comm *comm, struct tutti_op_desc *op)
+{
+    tutti__fp_issue(&comm->fab, op);
+    return tutti__run_blocking(comm, op);
 }
 
 tutti_status_t tutti__run_blocking(struct tutti_comm *comm, const struct tutti_op_desc *op)

@@ -39,6 +39,9 @@ struct tutti_request {
 /** Blocking call: run in issue order after queued operations; returns the result. */
 tutti_status_t tutti__run_blocking(struct tutti_comm *comm, const struct tutti_op_desc *op);
 
+/** A call the library makes for itself (service.c): number its fingerprint, run it blocking. */
+tutti_status_t tutti__run_service(struct tutti_comm *comm, struct tutti_op_desc *op);
+
 /** Queue an operation; *req_p gets the request. */
 tutti_status_t tutti__submit(struct tutti_comm *comm, const struct tutti_op_desc *op,
                              tutti_request_t **req_p);

@@ -110,29 +110,29 @@ static tutti_status_t next_phase(struct tutti_comm *comm, const struct tutti_op_
     int rc = tutti__plan_continue(op, &pp, plan, why, sizeof(why));
     if (rc == -4) {
         tutti_status_t st = tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_MISMATCH, "%s", why);
-        tutti__comm_fail(comm, st, comm->fab.rank);
+        tutti__fabric_fail(&comm->fab, st, comm->fab.rank);
         return st;
     }
     if (rc != 0) {
         return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
                                 "no memory to plan a %s", tutti__coll_name(op->coll));
     }
-    return tutti__exec_reuse(ex, comm, plan, seq);
+    return tutti__exec_reuse(ex, &comm->fab, plan, seq);
 }
 
 tutti_status_t tutti__run_op(struct tutti_comm *comm, const struct tutti_op_desc *op,
                              struct tutti_plan *plan)
 {
-    tutti_status_t st = tutti__comm_health(comm);
+    tutti_status_t st = tutti__fabric_health(&comm->fab);
     if (st != TUTTI_OK) {
         return tutti__set_error_quiet(NULL, st, "%s on a communicator that failed earlier: %s",
                                       tutti__coll_name(op->coll), tutti_last_error(comm));
     }
-    uint64_t seq = tutti__comm_seq_post(comm);
+    uint64_t seq = tutti__fabric_seq_post(&comm->fab);
     uint8_t byte = 0;
     TUTTI_CHECK(plan_one(comm, op, &byte, plan));
     struct tutti_exec *ex = &comm->fab.exec; /* ours while we hold the turn */
-    TUTTI_CHECK(tutti__exec_reuse(ex, comm, plan, seq));
+    TUTTI_CHECK(tutti__exec_reuse(ex, &comm->fab, plan, seq));
     st = tutti__engine_run(&ex, 1);
     while (st == TUTTI_OK && plan->then != NULL) {
         st = next_phase(comm, op, plan, ex, seq);
@@ -140,7 +140,7 @@ tutti_status_t tutti__run_op(struct tutti_comm *comm, const struct tutti_op_desc
     }
     plan->then = NULL; /* a phase that failed has no next one */
     if (st == TUTTI_OK) {
-        tutti__comm_seq_done(comm, seq);
+        tutti__fabric_seq_done(&comm->fab, seq);
     }
     return st;
 }
@@ -154,7 +154,7 @@ static int is_p2p(const struct tutti_op_desc *op)
 static int next_segment(struct tutti_run_member *m)
 {
     if (m->status == TUTTI_OK && m->plan->then != NULL) { /* the second phase of the last */
-        uint64_t seq = tutti__comm_seq_post(m->comm);
+        uint64_t seq = tutti__fabric_seq_post(&m->comm->fab);
         m->status = next_phase(m->comm, m->ops[m->next - 1], m->plan, m->ex, seq);
         return m->status == TUTTI_OK ? 0 : -1;
     }
@@ -187,8 +187,8 @@ static int next_segment(struct tutti_run_member *m)
     if (m->status != TUTTI_OK) {
         return -1;
     }
-    uint64_t seq = tutti__comm_seq_post(comm);
-    m->status = tutti__exec_reuse(m->ex, comm, m->plan, seq);
+    uint64_t seq = tutti__fabric_seq_post(&comm->fab);
+    m->status = tutti__exec_reuse(m->ex, &comm->fab, m->plan, seq);
     return m->status == TUTTI_OK ? 0 : -1;
 }
 
@@ -231,7 +231,7 @@ void tutti__run_members(struct tutti_run_member **ms, int nm)
                 ran[i]->status = exs[i]->status;
                 ran[i]->plan->then = NULL; /* a phase that failed has no next one */
             } else {
-                tutti__comm_seq_done(ran[i]->comm, exs[i]->seq);
+                tutti__fabric_seq_done(&ran[i]->comm->fab, exs[i]->seq);
             }
         }
     }
@@ -254,7 +254,7 @@ tutti_status_t tutti__run_batch(struct tutti_comm *comm, const struct tutti_op_d
     struct tutti_run_member m = {.comm = comm,
                                  .ops = list,
                                  .nops = n,
-                                 .status = tutti__comm_health(comm),
+                                 .status = tutti__fabric_health(&comm->fab),
                                  .plan = &comm->group_plan,
                                  .ex = &comm->fab.exec};
     struct tutti_run_member *mp = &m;

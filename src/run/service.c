@@ -18,8 +18,7 @@ static tutti_status_t run(struct tutti_comm *comm, tutti_coll_t coll, const void
                               .op = op,
                               .root = -1,
                               .peer = -1};
-    tutti__fp_issue(comm, &d);
-    return tutti__run_blocking(comm, &d);
+    return tutti__run_service(comm, &d);
 }
 
 tutti_status_t tutti__svc_allreduce(struct tutti_comm *comm, const void *sendbuf, void *recvbuf,

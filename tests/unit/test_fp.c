@@ -215,7 +215,7 @@ static int run_calls(struct sim_net *net, int n, struct tutti_op_desc *ops)
     for (int r = 0; r < n; r++) {
         struct tutti_plan_params pp = params(r, n, 1, 64, -1);
         cr_assert_eq(tutti__plan_build(&ops[r], &pp, &plans[r]), 0);
-        cr_assert_eq(tutti__exec_init(&exs[r], sim_comm(net, r, 1), &plans[r], ops[r].seq),
+        cr_assert_eq(tutti__exec_init(&exs[r], &sim_comm(net, r, 1)->fab, &plans[r], ops[r].seq),
                      TUTTI_OK);
     }
     int rc = sim_run(exs, n);
@@ -299,8 +299,8 @@ Test(fp, each_call_of_a_merged_group_keeps_its_fingerprint)
     struct tutti_plan_params p0 = params(0, 2, 1, 256, -1), p1 = params(1, 2, 1, 256, -1);
     cr_assert_eq(tutti__p2p_group_build(sl, 2, &p0, &plans[0]), 0);
     cr_assert_eq(tutti__p2p_group_build(rl, 2, &p1, &plans[1]), 0);
-    cr_assert_eq(tutti__exec_init(&exs[0], sim_comm(net, 0, 1), &plans[0], 1), TUTTI_OK);
-    cr_assert_eq(tutti__exec_init(&exs[1], sim_comm(net, 1, 1), &plans[1], 1), TUTTI_OK);
+    cr_assert_eq(tutti__exec_init(&exs[0], &sim_comm(net, 0, 1)->fab, &plans[0], 1), TUTTI_OK);
+    cr_assert_eq(tutti__exec_init(&exs[1], &sim_comm(net, 1, 1)->fab, &plans[1], 1), TUTTI_OK);
     cr_assert_eq(sim_run(exs, 2), TUTTI_ERR_MISMATCH);
     const char *msg = tutti_last_error(sim_comm(net, 1, 1));
     cr_assert(strstr(msg, "data of send/recv #1 (4 x uint8, rank 0 -> rank 1) from rank 0") != NULL,
