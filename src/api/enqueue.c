@@ -12,7 +12,7 @@
 #include "comm/comm.h"
 #include "exec/fail.h"
 #include "global.h"
-#include "run/group.h"
+#include "comm/group.h"
 #include "run/request.h"
 #include "gpu/ipc.h"
 #include "exec/op.h"

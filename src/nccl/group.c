@@ -5,7 +5,7 @@
  * same time to meet. Those are deferred here and run at the outermost end, one thread each.
  */
 #include "shim.h"
-#include "run/group.h"
+#include "comm/group.h"
 
 #include <stdlib.h>
 

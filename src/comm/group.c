@@ -5,7 +5,7 @@
  * and runs segment k of every communicator together, which lets one thread drive several
  * communicators of the same job.
  */
-#include "run/group.h"
+#include "comm/group.h"
 #include "check.h"
 #include "coll/coll.h"
 #include "comm/comm.h"
