@@ -15,6 +15,7 @@
 #include "exec/exec.h"
 #include "exec/fp.h"
 #include "exec/fabric.h"
+#include "run/runner.h"
 #include "coll/coll.h"
 
 #include <pthread.h>
@@ -26,20 +27,9 @@ struct tutti_plan;
 struct tutti_topo_rank;
 struct tutti_layout;
 
-/* request.c: the asynchronous queue and its progress thread. */
 struct tutti_stream_state;
 struct tutti_ipc_state;
 struct tutti_premul_ops;
-
-struct tutti_comm_queue {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    struct tutti_request *head, *tail;
-    pthread_t worker;
-    int worker_started;
-    int busy; /* the worker is executing a request */
-    int stop;
-};
 
 struct tutti_comm {
     struct tutti_fabric fab; /* exec/fabric.h: ranks, settings, connections, failure state */
@@ -47,14 +37,11 @@ struct tutti_comm {
     uint32_t nsplits; /* children made by tutti_comm_split, to derive their ids */
     uint32_t nshrinks; /* ... and by tutti_comm_shrink */
     int shrink_fd;     /* shrink.c: listens for a shrink's bootstrap (when this rank leads it) */
-    struct tutti_reg *regs; /* register.c: memory registered with tutti_comm_register */
-    struct tutti_comm_queue queue;
+    struct tutti_reg *regs;  /* register.c: memory registered with tutti_comm_register */
+    struct tutti_runner run; /* run/runner.h: the turn, the queue, plan storage, the memo */
     struct tutti_stream_state *stream; /* stream.c: calls on CUDA streams; NULL until the first */
     struct tutti_ipc_state *ipc;       /* ipc.c: the CUDA IPC all-reduce; NULL until the first */
     struct tutti_premul_ops *premul;   /* comm/premul.c: its pre-multiplied sums, or NULL */
-    struct tutti_plan plan;            /* storage for blocking calls, under the turn */
-    struct tutti_plan group_plan;      /* storage for a group's segments, under the turn */
-    struct tutti_tune_memo tune;       /* coll/tuned.c: the cost model's answers, under the turn */
 };
 
 /**

@@ -250,7 +250,7 @@ tutti_status_t tutti_group_end(void)
         runs[i] = &ms[i].run;
         if (member_enter(&ms[i]) == TUTTI_OK) {
             tutti__turn_take(ms[i].run.comm);
-            ms[i].run.plan = &ms[i].run.comm->group_plan; /* the comm's, under its turn */
+            ms[i].run.plan = &ms[i].run.comm->run.group_plan; /* the comm's, under its turn */
             ms[i].run.ex = &ms[i].run.comm->fab.exec;
             ms[i].run.status = tutti__fabric_health(&ms[i].run.comm->fab);
         }

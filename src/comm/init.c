@@ -179,8 +179,9 @@ static struct tutti_comm *comm_alloc(int nranks, int rank)
         return NULL;
     }
     pthread_mutex_init(&comm->fab.err.lock, NULL);
-    pthread_mutex_init(&comm->queue.lock, NULL);
-    pthread_cond_init(&comm->queue.cond, NULL);
+    comm->run.fab = &comm->fab;
+    pthread_mutex_init(&comm->run.queue.lock, NULL);
+    pthread_cond_init(&comm->run.queue.cond, NULL);
     atomic_init(&comm->fab.state.status, TUTTI_OK);
     comm->fab.state.wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     comm->shrink_fd = -1;
@@ -200,10 +201,10 @@ void tutti__comm_free(struct tutti_comm *comm)
         close(comm->shrink_fd);
     }
     pthread_mutex_destroy(&comm->fab.err.lock);
-    pthread_mutex_destroy(&comm->queue.lock);
-    pthread_cond_destroy(&comm->queue.cond);
-    tutti__plan_free(&comm->plan);
-    tutti__plan_free(&comm->group_plan);
+    pthread_mutex_destroy(&comm->run.queue.lock);
+    pthread_cond_destroy(&comm->run.queue.cond);
+    tutti__plan_free(&comm->run.plan);
+    tutti__plan_free(&comm->run.group_plan);
     tutti__exec_fini(&comm->fab.exec);
     free(comm->fab.topo);
     tutti__layout_free(comm->fab.layout);

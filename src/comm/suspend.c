@@ -40,7 +40,7 @@ static void measure(const struct tutti_comm *comm, struct tutti_comm_mem *mem)
     tutti__comm_footprint(comm, &fp);
     memset(mem, 0, sizeof(*mem));
     mem->pinned = tutti__stream_pinned(comm);
-    mem->cache = mem->pinned + plan_bytes(&comm->plan) + plan_bytes(&comm->group_plan) +
+    mem->cache = mem->pinned + plan_bytes(&comm->run.plan) + plan_bytes(&comm->run.group_plan) +
                  exec_bytes(&comm->fab.exec);
     mem->persist = fp.shared + fp.registered;
 }
@@ -64,8 +64,8 @@ size_t tutti__comm_release_caches(struct tutti_comm *comm)
      * (which releases what still waits and then waits for the streams' last host functions)
      * takes nothing from a call. The next stream call makes the state again. */
     tutti__stream_fini(comm, 0);
-    tutti__plan_free(&comm->plan);
-    tutti__plan_free(&comm->group_plan);
+    tutti__plan_free(&comm->run.plan);
+    tutti__plan_free(&comm->run.group_plan);
     tutti__exec_fini(&comm->fab.exec);
     comm->fab.exec.needs_gen = 0;
     tutti__turn_give(comm);

@@ -53,7 +53,7 @@ void tutti__request_release(struct tutti_request *req)
  * ticket lets the stream go on; the results are undefined, as after any failure). */
 static int head_waits(struct tutti_comm *comm)
 {
-    struct tutti_comm_queue *q = &comm->queue;
+    struct tutti_comm_queue *q = &comm->run.queue;
     return q->head != NULL && q->head->gated && !atomic_load(&comm->fab.state.aborting) &&
            atomic_load(&comm->fab.state.status) == TUTTI_OK;
 }
@@ -80,7 +80,7 @@ static tutti_status_t run_request(struct tutti_comm *comm, struct tutti_request 
 static void *worker_main(void *arg)
 {
     struct tutti_comm *comm = arg;
-    struct tutti_comm_queue *q = &comm->queue;
+    struct tutti_comm_queue *q = &comm->run.queue;
     tutti__tls.rank = comm->fab.rank;
     pthread_mutex_lock(&q->lock);
     for (;;) {
@@ -132,7 +132,7 @@ static tutti_status_t request_new(struct tutti_comm *comm, const struct tutti_op
 
 static tutti_status_t enqueue(struct tutti_comm *comm, struct tutti_request *req)
 {
-    struct tutti_comm_queue *q = &comm->queue;
+    struct tutti_comm_queue *q = &comm->run.queue;
     pthread_mutex_lock(&q->lock);
     if (!q->worker_started) {
         int err = pthread_create(&q->worker, NULL, worker_main, comm);
@@ -185,7 +185,7 @@ tutti_status_t tutti__submit_gated(struct tutti_comm *comm, const struct tutti_o
 
 void tutti__request_open(tutti_request_t *req)
 {
-    struct tutti_comm_queue *q = &req->comm->queue;
+    struct tutti_comm_queue *q = &req->comm->run.queue;
     pthread_mutex_lock(&q->lock);
     req->gated = 0;
     pthread_cond_broadcast(&q->cond);
@@ -236,14 +236,14 @@ tutti_status_t tutti__run_blocking(struct tutti_comm *comm, const struct tutti_o
         tutti_request_free(req);
         return st;
     }
-    tutti_status_t st = tutti__run_op(comm, op, &comm->plan);
+    tutti_status_t st = tutti__run_op(comm, op, &comm->run.plan);
     tutti__turn_give(comm);
     return st;
 }
 
 void tutti__queue_drain(struct tutti_comm *comm)
 {
-    struct tutti_comm_queue *q = &comm->queue;
+    struct tutti_comm_queue *q = &comm->run.queue;
     pthread_mutex_lock(&q->lock);
     q->stop = 1;
     pthread_cond_broadcast(&q->cond);

@@ -39,7 +39,7 @@ void tutti__run_plan_params(struct tutti_comm *comm, const struct tutti_op_desc 
     pp->layout = comm->fab.layout;
     pp->nhosts = comm->fab.layout != NULL ? comm->fab.layout->nhosts : 1;
     pp->cpu_load = comm->fab.cfg.cpu_load;
-    pp->memo = &comm->tune;
+    pp->memo = &comm->run.tune;
     pp->intra_tcp = comm->fab.cfg.force_tcp;
 }
 
@@ -255,7 +255,7 @@ tutti_status_t tutti__run_batch(struct tutti_comm *comm, const struct tutti_op_d
                                  .ops = list,
                                  .nops = n,
                                  .status = tutti__fabric_health(&comm->fab),
-                                 .plan = &comm->group_plan,
+                                 .plan = &comm->run.group_plan,
                                  .ex = &comm->fab.exec};
     struct tutti_run_member *mp = &m;
     tutti__run_members(&mp, 1);

@@ -6,7 +6,7 @@
 
 void tutti__turn_take(struct tutti_comm *comm)
 {
-    struct tutti_comm_queue *q = &comm->queue;
+    struct tutti_comm_queue *q = &comm->run.queue;
     pthread_mutex_lock(&q->lock);
     while (q->busy || q->head != NULL) {
         pthread_cond_wait(&q->cond, &q->lock);
@@ -17,7 +17,7 @@ void tutti__turn_take(struct tutti_comm *comm)
 
 int tutti__turn_try(struct tutti_comm *comm)
 {
-    struct tutti_comm_queue *q = &comm->queue;
+    struct tutti_comm_queue *q = &comm->run.queue;
     pthread_mutex_lock(&q->lock);
     int mine = (q->head == NULL && !q->busy);
     if (mine) {
@@ -29,7 +29,7 @@ int tutti__turn_try(struct tutti_comm *comm)
 
 void tutti__turn_give(struct tutti_comm *comm)
 {
-    struct tutti_comm_queue *q = &comm->queue;
+    struct tutti_comm_queue *q = &comm->run.queue;
     pthread_mutex_lock(&q->lock);
     q->busy = 0;
     pthread_cond_broadcast(&q->cond);

@@ -178,6 +178,7 @@ struct tutti_comm *sim_comm(struct sim_net *net, int rank, int nchannels)
     net->ctxs[rank].rank = rank;
     c->fab.net.tctx[TUTTI_TRANSPORT_SHM] = &net->ctxs[rank];
     c->fab.state.wakefd = -1;
+    c->run.fab = &c->fab;
     net->comms[rank] = c;
     (void)tutti__handle_add(&tutti__g.live_comms, c); /* a live handle, as tutti_last_error wants */
     return c;

@@ -1,0 +1,36 @@
+/*
+ * runner.h - what run/ owns of a communicator (struct tutti_runner, issue 37): the turn and the
+ * asynchronous queue, the plan storage of blocking calls and of groups, the tuner's memo, and
+ * the fabric it runs on. The communicator (comm/comm.h) holds one.
+ */
+#ifndef TUTTI_RUN_RUNNER_H
+#define TUTTI_RUN_RUNNER_H
+
+#include "coll/coll.h"
+#include "exec/fabric.h"
+#include "exec/plan.h"
+
+#include <pthread.h>
+
+struct tutti_request;
+
+/* request.c: the asynchronous queue and its progress thread; turn.c: the turn it keeps. */
+struct tutti_comm_queue {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    struct tutti_request *head, *tail;
+    pthread_t worker;
+    int worker_started;
+    int busy; /* the worker is executing a request */
+    int stop;
+};
+
+struct tutti_runner {
+    struct tutti_fabric *fab; /* the communicator's (comm->fab) */
+    struct tutti_comm_queue queue;
+    struct tutti_plan plan;       /* storage for blocking calls, under the turn */
+    struct tutti_plan group_plan; /* storage for a group's segments, under the turn */
+    struct tutti_tune_memo tune;  /* coll/tuned.c: the cost model's answers, under the turn */
+};
+
+#endif /* TUTTI_RUN_RUNNER_H */
