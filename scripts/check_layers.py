@@ -30,9 +30,6 @@ src/exec/connect.c -> src/comm/peer.h
 src/exec/connect.h -> src/comm/bootstrap.h
 src/gpu/ipc.c -> src/comm/comm.h
 src/gpu/stream.c -> src/comm/comm.h
-src/run/request.c -> src/comm/comm.h
-src/run/run.c -> src/comm/comm.h
-src/run/turn.c -> src/comm/comm.h
 '''.splitlines() if l.strip())
 
 INC = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)

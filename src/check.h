@@ -12,6 +12,7 @@
 #include "log.h"
 
 #include <pthread.h>
+#include <stddef.h>
 
 /**
  * A last-error message that its owner keeps (a communicator's: comm/comm.h), written under its
@@ -25,6 +26,9 @@ struct tutti_errbuf {
 
 /** Replace err's message with msg. */
 void tutti__errbuf_store(struct tutti_errbuf *err, const char *msg);
+
+/** Copy err's message into buf (len bytes, terminated). */
+void tutti__errbuf_read(struct tutti_errbuf *err, char *buf, size_t len);
 
 /** Append suffix to err's message (and to the calling thread's copy of it). */
 void tutti__errbuf_append(struct tutti_errbuf *err, const char *suffix);

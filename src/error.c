@@ -16,6 +16,13 @@ void tutti__errbuf_store(struct tutti_errbuf *err, const char *msg)
     pthread_mutex_unlock(&err->lock);
 }
 
+void tutti__errbuf_read(struct tutti_errbuf *err, char *buf, size_t len)
+{
+    pthread_mutex_lock(&err->lock);
+    snprintf(buf, len, "%s", err->msg);
+    pthread_mutex_unlock(&err->lock);
+}
+
 void tutti__errbuf_append(struct tutti_errbuf *err, const char *suffix)
 {
     pthread_mutex_lock(&err->lock);

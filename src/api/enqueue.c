@@ -191,9 +191,9 @@ static tutti_status_t enqueue_entered(struct tutti_comm *comm, const struct tutt
     }
     tutti__fp_issue(&comm->fab, &d); /* issued now: its place among the ranks' calls is fixed */
     if (req_p != NULL) {
-        return tutti__submit(comm, &d, req_p);
+        return tutti__submit(&comm->run, &d, req_p);
     }
-    return tutti__run_blocking(comm, &d);
+    return tutti__run_blocking(&comm->run, &d);
 }
 
 tutti_status_t tutti__enqueue_async(struct tutti_comm *comm, const struct tutti_op_desc *op,

@@ -82,7 +82,7 @@ tutti_status_t tutti_comm_destroy(tutti_comm_t *comm)
             usleep(100);
         }
     }
-    tutti__queue_drain(comm);        /* asynchronous operations finish first, */
+    tutti__queue_drain(&comm->run);  /* asynchronous operations finish first, */
     tutti__comm_footprint_log(comm); /* what it held at its peak (info) */
     tutti__stream_fini(comm, 0);     /* and the streams pass their last host functions */
     tutti__ipc_fini(comm, 0);
@@ -102,7 +102,7 @@ tutti_status_t tutti__comm_stop(struct tutti_comm *comm, const char *why)
         tutti__fabric_wake(&comm->fab);
         usleep(200);
     } while (atomic_load(&comm->fab.state.inflight) > 0);
-    tutti__queue_drain(comm);
+    tutti__queue_drain(&comm->run);
     if (tutti__fabric_health(&comm->fab) == TUTTI_OK) {
         tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_ABORTED, "rank %d %s", comm->fab.rank,
                          why);

@@ -70,7 +70,8 @@ tutti_status_t tutti__group_record(struct tutti_comm *comm, const struct tutti_o
 
 /* One communicator's part of the group. */
 struct member {
-    struct tutti_run_member run; /* comm, its calls in order, status, plan */
+    struct tutti_comm *comm;
+    struct tutti_run_member run; /* its runner, its calls in order, status, plan */
     uint64_t serial;             /* comm's serial when its calls were recorded */
     int entered;                 /* tutti__comm_enter succeeded: comm is live, the same, and held */
 };
@@ -102,11 +103,12 @@ static struct member *collect(struct tutti_group_op *gops, int n, int *nm_p,
     int nm = 0;
     for (int i = 0; i < n; i++) {
         int k = 0;
-        while (k < nm && (ms[k].run.comm != gops[i].comm || ms[k].serial != gops[i].serial)) {
+        while (k < nm && (ms[k].comm != gops[i].comm || ms[k].serial != gops[i].serial)) {
             k++;
         }
         if (k == nm) {
-            ms[nm].run.comm = gops[i].comm;
+            ms[nm].comm = gops[i].comm;
+            ms[nm].run.runner = &gops[i].comm->run;
             ms[nm++].serial = gops[i].serial;
         }
         ms[k].run.nops++;
@@ -119,7 +121,7 @@ static struct member *collect(struct tutti_group_op *gops, int n, int *nm_p,
     }
     for (int i = 0; i < n; i++) {
         int k = 0;
-        while (ms[k].run.comm != gops[i].comm || ms[k].serial != gops[i].serial) {
+        while (ms[k].comm != gops[i].comm || ms[k].serial != gops[i].serial) {
             k++;
         }
         ms[k].run.ops[ms[k].run.nops++] = &gops[i].op;
@@ -143,12 +145,12 @@ static void members_free(struct member *ms, const struct members_small *small)
  */
 static tutti_status_t member_enter(struct member *m)
 {
-    if (tutti__comm_enter(m->run.comm, m->serial) != 0) {
+    if (tutti__comm_enter(m->comm, m->serial) != 0) {
         return m->run.status = tutti__set_error(
                    tutti__comm_err(NULL), TUTTI_ERR_INVALID_USAGE,
                    "tutti_group_end: comm %p was destroyed or aborted after %d call(s) on it were "
                    "recorded in this group; they did not run",
-                   (void *)m->run.comm, m->run.nops);
+                   (void *)m->comm, m->run.nops);
     }
     m->entered = 1;
     return TUTTI_OK;
@@ -184,11 +186,11 @@ static tutti_status_t run_on_stream(struct tutti_group_op *g, int n)
         }
         st = member_enter(&ms[k]);
         if (st == TUTTI_OK) {
-            st = tutti__fabric_health(&ms[k].run.comm->fab);
+            st = tutti__fabric_health(&ms[k].comm->fab);
             if (st == TUTTI_OK) {
-                st = tutti__stream_enqueue(ms[k].run.comm, ops, ms[k].run.nops, g[0].stream);
+                st = tutti__stream_enqueue(ms[k].comm, ops, ms[k].run.nops, g[0].stream);
             }
-            tutti__comm_leave(ms[k].run.comm);
+            tutti__comm_leave(ms[k].comm);
         }
     }
     members_free(ms, &small);
@@ -249,10 +251,10 @@ tutti_status_t tutti_group_end(void)
     for (int i = 0; i < nm; i++) {
         runs[i] = &ms[i].run;
         if (member_enter(&ms[i]) == TUTTI_OK) {
-            tutti__turn_take(ms[i].run.comm);
-            ms[i].run.plan = &ms[i].run.comm->run.group_plan; /* the comm's, under its turn */
-            ms[i].run.ex = &ms[i].run.comm->fab.exec;
-            ms[i].run.status = tutti__fabric_health(&ms[i].run.comm->fab);
+            tutti__turn_take(&ms[i].comm->run);
+            ms[i].run.plan = &ms[i].comm->run.group_plan; /* the comm's, under its turn */
+            ms[i].run.ex = &ms[i].comm->fab.exec;
+            ms[i].run.status = tutti__fabric_health(&ms[i].comm->fab);
         }
     }
     if (nm > 0) {
@@ -264,8 +266,8 @@ tutti_status_t tutti_group_end(void)
             st = ms[i].run.status;
         }
         if (ms[i].entered) {
-            tutti__turn_give(ms[i].run.comm);
-            tutti__comm_leave(ms[i].run.comm);
+            tutti__turn_give(&ms[i].comm->run);
+            tutti__comm_leave(ms[i].comm);
         }
     }
     members_free(ms, &small);
@@ -297,7 +299,7 @@ tutti_status_t tutti__group_simulate(double *time_us_p)
             st = tutti__comm_not_live(g->comm, "simulating a group's end");
             break;
         }
-        tutti__run_plan_params(g->comm, &g->op, &pp);
+        tutti__run_plan_params(&g->comm->run, &g->op, &pp);
         pp.memo = NULL; /* the communicator's answers are written under its turn, not here */
         if (tutti__algo_tuned(&g->op, &pp, NULL, &us) >= 0) {
             total += us;

@@ -77,13 +77,13 @@ static tutti_status_t register_entered(tutti_comm_t *comm, void *buf, size_t byt
     }
     r->buf = buf;
     r->len = bytes;
-    tutti__turn_take(comm);
+    tutti__turn_take(&comm->run);
     tutti_status_t st = reg_all(comm, r);
     if (st == TUTTI_OK) {
         r->next = comm->regs;
         comm->regs = r;
     }
-    tutti__turn_give(comm);
+    tutti__turn_give(&comm->run);
     if (st != TUTTI_OK) {
         free(r);
         return st;
@@ -101,7 +101,7 @@ static tutti_status_t deregister_entered(tutti_comm_t *comm, void *handle)
                                 comm == NULL ? "comm" : "handle");
     }
     tutti_status_t st = TUTTI_ERR_INVALID_ARG;
-    tutti__turn_take(comm);
+    tutti__turn_take(&comm->run);
     for (struct tutti_reg **pp = &comm->regs; *pp != NULL; pp = &(*pp)->next) {
         if (*pp == handle) {
             struct tutti_reg *r = *pp;
@@ -112,7 +112,7 @@ static tutti_status_t deregister_entered(tutti_comm_t *comm, void *handle)
             break;
         }
     }
-    tutti__turn_give(comm);
+    tutti__turn_give(&comm->run);
     if (st != TUTTI_OK) {
         return tutti__set_error(tutti__comm_err(comm), st,
                                 "tutti_comm_deregister: %p is not a registration of "

@@ -33,7 +33,7 @@ static tutti_status_t parent_allgather(struct tutti_boot *b, const void *mine, v
         return tutti__set_error(tutti__comm_err(p), TUTTI_ERR_NO_MEMORY,
                                 "split: no memory for the all-gather");
     }
-    tutti_status_t st = tutti__svc_allgather(p, mine, every, size, TUTTI_UINT8);
+    tutti_status_t st = tutti__svc_allgather(&p->run, mine, every, size, TUTTI_UINT8);
     for (int i = 0; st == TUTTI_OK && i < sb->nmembers; i++) {
         memcpy((char *)all + (size_t)i * size, every + (size_t)sb->members[i] * size, size);
     }
@@ -48,7 +48,7 @@ static tutti_status_t parent_sync(struct tutti_boot *b, tutti_status_t mine,
     struct split_boot *sb = (struct split_boot *)b;
     int64_t v = (int64_t)(((uint64_t)(int64_t)mine << 32) | (uint32_t)sb->parent->fab.rank);
     int64_t worst = 0;
-    TUTTI_CHECK(tutti__svc_allreduce(sb->parent, &v, &worst, 1, TUTTI_INT64, TUTTI_MIN));
+    TUTTI_CHECK(tutti__svc_allreduce(&sb->parent->run, &v, &worst, 1, TUTTI_INT64, TUTTI_MIN));
     *agreed_p = (tutti_status_t)(int32_t)(worst >> 32);
     *culprit_p = (int)(uint32_t)worst;
     return TUTTI_OK;
@@ -110,7 +110,7 @@ static tutti_status_t split_entered(tutti_comm_t *comm, int color, int key,
         free(members);
         return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY, "split: no memory");
     }
-    tutti_status_t st = tutti__svc_allgather(comm, &me, recs, sizeof(me), TUTTI_UINT8);
+    tutti_status_t st = tutti__svc_allgather(&comm->run, &me, recs, sizeof(me), TUTTI_UINT8);
     struct tutti_comm *child = NULL;
     if (st == TUTTI_OK) {
         struct split_boot sb = {{&split_boot_ops, 0, 0}, comm, members, 0};

@@ -47,18 +47,18 @@ static void measure(const struct tutti_comm *comm, struct tutti_comm_mem *mem)
 
 int tutti__comm_mem(struct tutti_comm *comm, struct tutti_comm_mem *mem)
 {
-    if (!tutti__turn_try(comm)) {
+    if (!tutti__turn_try(&comm->run)) {
         return -1;
     }
     measure(comm, mem);
-    tutti__turn_give(comm);
+    tutti__turn_give(&comm->run);
     return 0;
 }
 
 size_t tutti__comm_release_caches(struct tutti_comm *comm)
 {
     struct tutti_comm_mem mem;
-    tutti__turn_take(comm);
+    tutti__turn_take(&comm->run);
     measure(comm, &mem);
     /* Nothing is queued or running: every ticket of the stream path is written, so its fini
      * (which releases what still waits and then waits for the streams' last host functions)
@@ -68,6 +68,6 @@ size_t tutti__comm_release_caches(struct tutti_comm *comm)
     tutti__plan_free(&comm->run.group_plan);
     tutti__exec_fini(&comm->fab.exec);
     comm->fab.exec.needs_gen = 0;
-    tutti__turn_give(comm);
+    tutti__turn_give(&comm->run);
     return mem.cache;
 }

@@ -430,7 +430,7 @@ static tutti_status_t setup(struct tutti_comm *comm)
                                 "no memory for the CUDA IPC set-up");
     }
     me.ok = setup_local(comm, st, &me) == 0;
-    tutti_status_t rc = tutti__svc_allgather(comm, &me, all, sizeof(me), TUTTI_UINT8);
+    tutti_status_t rc = tutti__svc_allgather(&comm->run, &me, all, sizeof(me), TUTTI_UINT8);
     int32_t ok = rc == TUTTI_OK && me.ok;
     for (int q = 0; q < comm->fab.nranks && ok; q++) {
         ok = all[q].ok;
@@ -439,7 +439,7 @@ static tutti_status_t setup(struct tutti_comm *comm)
         ok = setup_peers(comm, st, all) == 0;
     }
     if (rc == TUTTI_OK) {
-        rc = tutti__svc_allreduce(comm, &ok, &ok, 1, TUTTI_INT32, TUTTI_MIN);
+        rc = tutti__svc_allreduce(&comm->run, &ok, &ok, 1, TUTTI_INT32, TUTTI_MIN);
     }
     if (comm->fab.rank == 0 && all[0].pid != 0) { /* everyone has mapped the flags, or gave up */
         char name[80];

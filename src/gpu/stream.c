@@ -545,7 +545,7 @@ tutti_status_t tutti__stream_enqueue(struct tutti_comm *comm, const struct tutti
         for (int i = 0; i < p->nops; i++) {
             tutti__fp_issue(&comm->fab, &p->ops[i]); /* each piece is a call of its own */
         }
-        st = tutti__submit_gated(comm, p->ops, p->nops, on_piece_done, p, &p->req);
+        st = tutti__submit_gated(&comm->run, p->ops, p->nops, on_piece_done, p, &p->req);
         if (st != TUTTI_OK) {
             tutti__fabric_fail(&comm->fab, st, comm->fab.rank); /* the earlier pieces are queued */
             for (int j = 0; j < k; j++) {

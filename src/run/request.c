@@ -1,15 +1,15 @@
 /*
- * request.c - owns comm->queue: the progress thread that runs asynchronous operations in
- * order and the requests users test and wait on; blocking calls wait for the queue to empty
- * (the communicator's turn, turn.c) and all run through run.c. The thread is started on the first
- * asynchronous call, so programs that only block never pay for it. A request handed to the user is
- * in the live set (tutti__g.live_reqs) until tutti_request_free takes it out: a freed one is
- * refused, not read.
+ * request.c - owns the runner's queue (runner.h): the progress thread that runs asynchronous
+ * operations in order and the requests users test and wait on; blocking calls wait for the queue to
+ * empty (the communicator's turn, turn.c) and all run through run.c. The thread is started on the
+ * first asynchronous call, so programs that only block never pay for it. A request handed to the
+ * user is in the live set (tutti__g.live_reqs) until tutti_request_free takes it out: a freed one
+ * is refused, not read.
  */
 #include "run/request.h"
 #include "check.h"
 #include "coll/coll.h"
-#include "comm/comm.h"
+#include "run/runner.h"
 #include "exec/fail.h"
 #include "exec/op.h"
 #include "global.h"
@@ -51,42 +51,42 @@ void tutti__request_release(struct tutti_request *req)
 /* A gated request at the head waits for its stream (tutti_comm_destroy too waits for it),
  * unless the communicator failed or is being aborted: then it completes with that error (its
  * ticket lets the stream go on; the results are undefined, as after any failure). */
-static int head_waits(struct tutti_comm *comm)
+static int head_waits(struct tutti_runner *runner)
 {
-    struct tutti_comm_queue *q = &comm->run.queue;
-    return q->head != NULL && q->head->gated && !atomic_load(&comm->fab.state.aborting) &&
-           atomic_load(&comm->fab.state.status) == TUTTI_OK;
+    struct tutti_comm_queue *q = &runner->queue;
+    return q->head != NULL && q->head->gated && !atomic_load(&runner->fab->state.aborting) &&
+           atomic_load(&runner->fab->state.status) == TUTTI_OK;
 }
 
 /* Run a request: one call, or a group's batch (stream.c). */
-static tutti_status_t run_request(struct tutti_comm *comm, struct tutti_request *req)
+static tutti_status_t run_request(struct tutti_runner *runner, struct tutti_request *req)
 {
     if (req->gated) { /* failed or aborted before its stream came */
-        tutti_status_t st = tutti__fabric_health(&comm->fab);
+        tutti_status_t st = tutti__fabric_health(runner->fab);
         if (st != TUTTI_OK) {
             return st;
         }
-        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_ABORTED,
+        return tutti__set_error(tutti__fabric_err(runner->fab), TUTTI_ERR_ABORTED,
                                 "%s on a stream: the communicator was aborted before the stream "
                                 "reached the call",
                                 tutti__coll_name(req->op.coll));
     }
     if (req->nops > 1) {
-        return tutti__run_batch(comm, req->ops, req->nops);
+        return tutti__run_batch(runner, req->ops, req->nops);
     }
-    return tutti__run_op(comm, &req->op, &req->plan);
+    return tutti__run_op(runner, &req->op, &req->plan);
 }
 
 static void *worker_main(void *arg)
 {
-    struct tutti_comm *comm = arg;
-    struct tutti_comm_queue *q = &comm->run.queue;
-    tutti__tls.rank = comm->fab.rank;
+    struct tutti_runner *runner = arg;
+    struct tutti_comm_queue *q = &runner->queue;
+    tutti__tls.rank = runner->fab->rank;
     pthread_mutex_lock(&q->lock);
     for (;;) {
         /* A request to run, the end (stopped with nothing queued), or wait. A gated head keeps
          * us waiting even when stopped: destroy waits for its stream's host function. */
-        if (q->head != NULL && !q->busy && !head_waits(comm)) {
+        if (q->head != NULL && !q->busy && !head_waits(runner)) {
             /* run it, below */
         } else if (q->head == NULL && q->stop) {
             break;
@@ -101,9 +101,9 @@ static void *worker_main(void *arg)
         }
         q->busy = 1;
         pthread_mutex_unlock(&q->lock);
-        atomic_fetch_add(&comm->fab.state.inflight, 1); /* tutti_comm_abort waits for us */
-        tutti_status_t st = run_request(comm, req);
-        atomic_fetch_sub(&comm->fab.state.inflight, 1);
+        atomic_fetch_add(&runner->fab->state.inflight, 1); /* tutti_comm_abort waits for us */
+        tutti_status_t st = run_request(runner, req);
+        atomic_fetch_sub(&runner->fab->state.inflight, 1);
         complete(req, st);
         pthread_mutex_lock(&q->lock);
         q->busy = 0;
@@ -113,15 +113,15 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-static tutti_status_t request_new(struct tutti_comm *comm, const struct tutti_op_desc *op,
+static tutti_status_t request_new(struct tutti_runner *runner, const struct tutti_op_desc *op,
                                   struct tutti_request **req_p)
 {
     struct tutti_request *req = calloc(1, sizeof(*req));
     if (req == NULL) {
-        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+        return tutti__set_error(tutti__fabric_err(runner->fab), TUTTI_ERR_NO_MEMORY,
                                 "no memory for a request");
     }
-    req->comm = comm;
+    req->runner = runner;
     req->op = *op;
     req->status = TUTTI_IN_PROGRESS;
     pthread_mutex_init(&req->lock, NULL);
@@ -130,15 +130,15 @@ static tutti_status_t request_new(struct tutti_comm *comm, const struct tutti_op
     return TUTTI_OK;
 }
 
-static tutti_status_t enqueue(struct tutti_comm *comm, struct tutti_request *req)
+static tutti_status_t enqueue(struct tutti_runner *runner, struct tutti_request *req)
 {
-    struct tutti_comm_queue *q = &comm->run.queue;
+    struct tutti_comm_queue *q = &runner->queue;
     pthread_mutex_lock(&q->lock);
     if (!q->worker_started) {
-        int err = pthread_create(&q->worker, NULL, worker_main, comm);
+        int err = pthread_create(&q->worker, NULL, worker_main, runner);
         if (err != 0) {
             pthread_mutex_unlock(&q->lock);
-            return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_SYSTEM,
+            return tutti__set_error(tutti__fabric_err(runner->fab), TUTTI_ERR_SYSTEM,
                                     "starting the progress thread: %s", strerror(err));
         }
         q->worker_started = 1;
@@ -154,17 +154,17 @@ static tutti_status_t enqueue(struct tutti_comm *comm, struct tutti_request *req
     return TUTTI_OK;
 }
 
-tutti_status_t tutti__submit_gated(struct tutti_comm *comm, const struct tutti_op_desc *ops,
+tutti_status_t tutti__submit_gated(struct tutti_runner *runner, const struct tutti_op_desc *ops,
                                    int nops, void (*on_done)(void *, tutti_status_t), void *arg,
                                    tutti_request_t **req_p)
 {
     struct tutti_request *req = NULL;
-    TUTTI_CHECK(request_new(comm, &ops[0], &req));
+    TUTTI_CHECK(request_new(runner, &ops[0], &req));
     if (nops > 1) {
         struct tutti_op_desc *copy = malloc((size_t)nops * sizeof(*copy));
         if (copy == NULL) {
             tutti__request_release(req);
-            return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+            return tutti__set_error(tutti__fabric_err(runner->fab), TUTTI_ERR_NO_MEMORY,
                                     "no memory for a group's batch");
         }
         memcpy(copy, ops, (size_t)nops * sizeof(*copy));
@@ -174,7 +174,7 @@ tutti_status_t tutti__submit_gated(struct tutti_comm *comm, const struct tutti_o
     req->gated = 1;
     req->on_done = on_done;
     req->on_done_arg = arg;
-    tutti_status_t st = enqueue(comm, req);
+    tutti_status_t st = enqueue(runner, req);
     if (st != TUTTI_OK) {
         tutti__request_release(req);
         return st;
@@ -185,29 +185,30 @@ tutti_status_t tutti__submit_gated(struct tutti_comm *comm, const struct tutti_o
 
 void tutti__request_open(tutti_request_t *req)
 {
-    struct tutti_comm_queue *q = &req->comm->run.queue;
+    struct tutti_comm_queue *q = &req->runner->queue;
     pthread_mutex_lock(&q->lock);
     req->gated = 0;
     pthread_cond_broadcast(&q->cond);
     pthread_mutex_unlock(&q->lock);
 }
 
-tutti_status_t tutti__submit(struct tutti_comm *comm, const struct tutti_op_desc *op,
+tutti_status_t tutti__submit(struct tutti_runner *runner, const struct tutti_op_desc *op,
                              tutti_request_t **req_p)
 {
     struct tutti_request *req = NULL;
-    TUTTI_CHECK(request_new(comm, op, &req));
+    TUTTI_CHECK(request_new(runner, op, &req));
     int failed = 0;
-    req->owned_v = tutti__op_own_counts(&req->op, comm->fab.nranks, &failed); /* the caller's go */
+    req->owned_v =
+        tutti__op_own_counts(&req->op, runner->fab->nranks, &failed); /* the caller's go */
     if (failed) {
         tutti__request_release(req);
-        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+        return tutti__set_error(tutti__fabric_err(runner->fab), TUTTI_ERR_NO_MEMORY,
                                 "no memory for a request's counts");
     }
     /* Live before it is queued: the worker may complete it at once, and the caller frees it. */
     tutti_status_t st = tutti__handle_add(&tutti__g.live_reqs, req);
     if (st == TUTTI_OK) {
-        st = enqueue(comm, req);
+        st = enqueue(runner, req);
         if (st != TUTTI_OK) {
             (void)tutti__handle_take(&tutti__g.live_reqs, req);
         }
@@ -220,30 +221,30 @@ tutti_status_t tutti__submit(struct tutti_comm *comm, const struct tutti_op_desc
     return TUTTI_OK;
 }
 
-tutti_status_t tutti__run_service(struct tutti_comm *comm, struct tutti_op_desc *op)
+tutti_status_t tutti__run_service(struct tutti_runner *runner, struct tutti_op_desc *op)
 {
-    tutti__fp_issue(&comm->fab, op);
-    return tutti__run_blocking(comm, op);
+    tutti__fp_issue(runner->fab, op);
+    return tutti__run_blocking(runner, op);
 }
 
-tutti_status_t tutti__run_blocking(struct tutti_comm *comm, const struct tutti_op_desc *op)
+tutti_status_t tutti__run_blocking(struct tutti_runner *runner, const struct tutti_op_desc *op)
 {
-    if (!tutti__turn_try(comm)) {
+    if (!tutti__turn_try(runner)) {
         /* Asynchronous operations are queued or running: go after them, in order. */
         tutti_request_t *req = NULL;
-        TUTTI_CHECK(tutti__submit(comm, op, &req));
+        TUTTI_CHECK(tutti__submit(runner, op, &req));
         tutti_status_t st = tutti_wait(req);
         tutti_request_free(req);
         return st;
     }
-    tutti_status_t st = tutti__run_op(comm, op, &comm->run.plan);
-    tutti__turn_give(comm);
+    tutti_status_t st = tutti__run_op(runner, op, &runner->plan);
+    tutti__turn_give(runner);
     return st;
 }
 
-void tutti__queue_drain(struct tutti_comm *comm)
+void tutti__queue_drain(struct tutti_runner *runner)
 {
-    struct tutti_comm_queue *q = &comm->run.queue;
+    struct tutti_comm_queue *q = &runner->queue;
     pthread_mutex_lock(&q->lock);
     q->stop = 1;
     pthread_cond_broadcast(&q->cond);

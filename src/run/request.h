@@ -12,16 +12,16 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-struct tutti_comm;
+struct tutti_runner;
 
 struct tutti_request {
-    struct tutti_comm *comm;
+    struct tutti_runner *runner;
     struct tutti_op_desc op;
     /* Stream-ordered requests (stream.c): `gated` until a host function on the user's stream
      * opens it (tutti__request_open), so the operation keeps its place in issue order but moves
      * data only once the stream has staged it; a batch of a group carries its calls in `ops`;
      * `on_done` runs on the progress thread when it completes, whatever the status. */
-    int gated; /* under comm->queue.lock */
+    int gated; /* under the runner's queue.lock */
     const struct tutti_op_desc *ops;
     int nops;
     void (*on_done)(void *arg, tutti_status_t st);
@@ -37,13 +37,13 @@ struct tutti_request {
 };
 
 /** Blocking call: run in issue order after queued operations; returns the result. */
-tutti_status_t tutti__run_blocking(struct tutti_comm *comm, const struct tutti_op_desc *op);
+tutti_status_t tutti__run_blocking(struct tutti_runner *runner, const struct tutti_op_desc *op);
 
 /** A call the library makes for itself (service.c): number its fingerprint, run it blocking. */
-tutti_status_t tutti__run_service(struct tutti_comm *comm, struct tutti_op_desc *op);
+tutti_status_t tutti__run_service(struct tutti_runner *runner, struct tutti_op_desc *op);
 
 /** Queue an operation; *req_p gets the request. */
-tutti_status_t tutti__submit(struct tutti_comm *comm, const struct tutti_op_desc *op,
+tutti_status_t tutti__submit(struct tutti_runner *runner, const struct tutti_op_desc *op,
                              tutti_request_t **req_p);
 
 /**
@@ -52,7 +52,7 @@ tutti_status_t tutti__submit(struct tutti_comm *comm, const struct tutti_op_desc
  * worker's last touch of it. The caller owns *req_p: it opens it (tutti__request_open) and
  * frees it (tutti__request_release) once on_done has run.
  */
-tutti_status_t tutti__submit_gated(struct tutti_comm *comm, const struct tutti_op_desc *ops,
+tutti_status_t tutti__submit_gated(struct tutti_runner *runner, const struct tutti_op_desc *ops,
                                    int nops, void (*on_done)(void *, tutti_status_t), void *arg,
                                    tutti_request_t **req_p);
 
@@ -63,6 +63,6 @@ void tutti__request_release(tutti_request_t *req);
 void tutti__request_open(tutti_request_t *req);
 
 /** Wait until the queue is empty and stop the progress thread (destroy, abort). */
-void tutti__queue_drain(struct tutti_comm *comm);
+void tutti__queue_drain(struct tutti_runner *runner);
 
 #endif /* TUTTI_REQUEST_H */

@@ -12,14 +12,14 @@
 
 #include <stdint.h>
 
-struct tutti_comm;
+struct tutti_runner;
 
 /**
  * One communicator's part of a run of several calls. Its calls run in segments: a collective,
  * or a run of sends and receives merged into one plan so that pairs cannot deadlock.
  */
 struct tutti_run_member {
-    struct tutti_comm *comm;
+    struct tutti_runner *runner;
     const struct tutti_op_desc **ops; /* its calls in order */
     int nops;
     int next;              /* first call of the next segment */
@@ -32,11 +32,11 @@ struct tutti_run_member {
 };
 
 /** The plan parameters of op on comm (rank, channels, chunk, tuner settings, its memo). */
-void tutti__run_plan_params(struct tutti_comm *comm, const struct tutti_op_desc *op,
+void tutti__run_plan_params(struct tutti_runner *runner, const struct tutti_op_desc *op,
                             struct tutti_plan_params *pp);
 
 /** Run one operation now, planned into plan (its storage, kept between calls). */
-tutti_status_t tutti__run_op(struct tutti_comm *comm, const struct tutti_op_desc *op,
+tutti_status_t tutti__run_op(struct tutti_runner *runner, const struct tutti_op_desc *op,
                              struct tutti_plan *plan);
 
 /**
@@ -47,6 +47,7 @@ tutti_status_t tutti__run_op(struct tutti_comm *comm, const struct tutti_op_desc
 void tutti__run_members(struct tutti_run_member **ms, int nm);
 
 /** Run n calls of one communicator as a group (a stream batch). */
-tutti_status_t tutti__run_batch(struct tutti_comm *comm, const struct tutti_op_desc *ops, int n);
+tutti_status_t tutti__run_batch(struct tutti_runner *runner, const struct tutti_op_desc *ops,
+                                int n);
 
 #endif /* TUTTI_RUN_H */

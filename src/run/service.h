@@ -12,14 +12,14 @@
 
 #include <stddef.h>
 
-struct tutti_comm;
+struct tutti_runner;
 
 /** All-reduce count elements of dt from sendbuf into recvbuf (may be the same) with op. */
-tutti_status_t tutti__svc_allreduce(struct tutti_comm *comm, const void *sendbuf, void *recvbuf,
+tutti_status_t tutti__svc_allreduce(struct tutti_runner *runner, const void *sendbuf, void *recvbuf,
                                     size_t count, tutti_datatype_t dt, tutti_op_t op);
 
 /** All-gather count elements of dt from every rank into recvbuf, in rank order. */
-tutti_status_t tutti__svc_allgather(struct tutti_comm *comm, const void *sendbuf, void *recvbuf,
+tutti_status_t tutti__svc_allgather(struct tutti_runner *runner, const void *sendbuf, void *recvbuf,
                                     size_t count, tutti_datatype_t dt);
 
 #endif /* TUTTI_SERVICE_H */

@@ -1,12 +1,13 @@
 /*
- * turn.c - the communicator's turn (turn.h), kept in comm->queue beside the requests it orders.
+ * turn.c - the communicator's turn (turn.h), kept in its runner's queue beside the requests it
+ * orders.
  */
 #include "run/turn.h"
-#include "comm/comm.h"
+#include "run/runner.h"
 
-void tutti__turn_take(struct tutti_comm *comm)
+void tutti__turn_take(struct tutti_runner *runner)
 {
-    struct tutti_comm_queue *q = &comm->run.queue;
+    struct tutti_comm_queue *q = &runner->queue;
     pthread_mutex_lock(&q->lock);
     while (q->busy || q->head != NULL) {
         pthread_cond_wait(&q->cond, &q->lock);
@@ -15,9 +16,9 @@ void tutti__turn_take(struct tutti_comm *comm)
     pthread_mutex_unlock(&q->lock);
 }
 
-int tutti__turn_try(struct tutti_comm *comm)
+int tutti__turn_try(struct tutti_runner *runner)
 {
-    struct tutti_comm_queue *q = &comm->run.queue;
+    struct tutti_comm_queue *q = &runner->queue;
     pthread_mutex_lock(&q->lock);
     int mine = (q->head == NULL && !q->busy);
     if (mine) {
@@ -27,9 +28,9 @@ int tutti__turn_try(struct tutti_comm *comm)
     return mine;
 }
 
-void tutti__turn_give(struct tutti_comm *comm)
+void tutti__turn_give(struct tutti_runner *runner)
 {
-    struct tutti_comm_queue *q = &comm->run.queue;
+    struct tutti_comm_queue *q = &runner->queue;
     pthread_mutex_lock(&q->lock);
     q->busy = 0;
     pthread_cond_broadcast(&q->cond);

@@ -7,15 +7,15 @@
 #ifndef TUTTI_TURN_H
 #define TUTTI_TURN_H
 
-struct tutti_comm;
+struct tutti_runner;
 
-/** Wait until nothing is queued or running on comm, then hold its turn. */
-void tutti__turn_take(struct tutti_comm *comm);
+/** Wait until nothing is queued or running on runner, then hold its turn. */
+void tutti__turn_take(struct tutti_runner *runner);
 
 /** Hold comm's turn if nothing is queued or running: 1 when taken, 0 (nothing held) if not. */
-int tutti__turn_try(struct tutti_comm *comm);
+int tutti__turn_try(struct tutti_runner *runner);
 
 /** Give the turn back and wake whoever waits for it (the progress thread, other callers). */
-void tutti__turn_give(struct tutti_comm *comm);
+void tutti__turn_give(struct tutti_runner *runner);
 
 #endif /* TUTTI_TURN_H */

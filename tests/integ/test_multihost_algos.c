@@ -194,7 +194,7 @@ static int applies(tutti_comm_t *comm, tutti_coll_t c, const struct coll_case *c
                                .root = cs->root,
                                .peer = -1};
     struct tutti_plan_params pp;
-    tutti__run_plan_params(comm, &op, &pp);
+    tutti__run_plan_params(&comm->run, &op, &pp);
     return a->applies(&op, &pp);
 }
 
