@@ -141,7 +141,7 @@ struct tutti_seq_board {
 };
 
 /** Common head of every connection; each transport embeds it as its first member. */
-/** What a communicator holds now, for its footprint report (tutti__net_footprint). */
+/** What a communicator holds now, for its footprint report (tutti__fabric_footprint). */
 struct tutti_footprint {
     int conns[TUTTI_TRANSPORT_COUNT]; /* connections, by transport */
     size_t shared;                    /* shared-memory segments this rank made (/dev/shm) */
