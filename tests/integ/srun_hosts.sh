@@ -77,9 +77,16 @@ for _ in $(seq 60); do
 done
 [ "$("${A[@]}" sinfo -h -N -o '%T' 2>/dev/null | grep -c idle)" = 2 ] || fail "the nodes are not idle: $("${A[@]}" sinfo -N 2>&1)"
 
+# The program and its libtutti go where n2 sees them too: its /tmp is its own, and the build
+# may be under /tmp (CI clones there).
+mkdir -p "$work/bin"
+cp "$prog" "$work/bin/" || fail "cannot copy $prog"
+lib=$(ldd "$prog" | awk '/libtutti/ { print $3 }')
+[ -n "$lib" ] && cp -L "$lib" "$work/bin/" || fail "no libtutti for $prog: $(ldd "$prog" | grep tutti)"
 port=$(( 20000 + $$ % 20000 ))
-timeout 120 "${A[@]}" srun -N 2 -n 2 --mpi=pmix \
-    --export=ALL,TUTTI_LOG_LEVEL=info,TUTTI_ROOT="${addr[0]}:$port" "$prog" >"$work/job.log" 2>&1
+timeout 120 "${A[@]}" srun -N 2 -n 2 --mpi=pmix --chdir="$work" \
+    --export=ALL,LD_LIBRARY_PATH="$work/bin",TUTTI_LOG_LEVEL=info,TUTTI_ROOT="${addr[0]}:$port" \
+    "$work/bin/$(basename "$prog")" >"$work/job.log" 2>&1
 rc=$?
 grep -E 'secret|launcher slurm|WARN|rank [01] of 2 ready' "$work/job.log"
 [ $rc = 0 ] || { tail -20 "$work/job.log"; fail "srun exited $rc"; }
