@@ -84,8 +84,10 @@ cp "$prog" "$work/bin/" || fail "cannot copy $prog"
 lib=$(ldd "$prog" | awk '/libtutti/ { print $3 }')
 [ -n "$lib" ] && cp -L "$lib" "$work/bin/" || fail "no libtutti for $prog: $(ldd "$prog" | grep tutti)"
 port=$(( 20000 + $$ % 20000 ))
-timeout 120 "${A[@]}" srun -N 2 -n 2 --mpi=pmix --chdir="$work" \
-    --export=ALL,LD_LIBRARY_PATH="$work/bin",TUTTI_LOG_LEVEL=info,TUTTI_ROOT="${addr[0]}:$port" \
+# (LD_LIBRARY_PATH in srun's own environment: --export=ALL,LD_LIBRARY_PATH=... does not replace
+# one that is set already, as meson sets it)
+LD_LIBRARY_PATH="$work/bin" timeout 120 "${A[@]}" srun -N 2 -n 2 --mpi=pmix --chdir="$work" \
+    --export=ALL,TUTTI_LOG_LEVEL=info,TUTTI_ROOT="${addr[0]}:$port" \
     "$work/bin/$(basename "$prog")" >"$work/job.log" 2>&1
 rc=$?
 grep -E 'secret|launcher slurm|WARN|rank [01] of 2 ready' "$work/job.log"
