@@ -7,9 +7,9 @@
 #include "kernels/cuda/tutti_cuda.h"
 #include "kernels/cuda_config.h"
 #include "kernels/module_open.h"
-#include "check.h"
-#include "env.h"
-#include "log.h"
+#include "base/check.h"
+#include "base/env.h"
+#include "base/log.h"
 
 #include <dlfcn.h>
 #include <limits.h>

@@ -13,7 +13,7 @@
  */
 #include "kernels/cuda/tutti_cuda.h"
 #include "tutti/coll.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

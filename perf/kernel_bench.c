@@ -10,7 +10,7 @@
 #include "kernels/reduce.h"
 #include "kernels/reduce_isa.h"
 #include "tutti/coll.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

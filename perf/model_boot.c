@@ -21,7 +21,7 @@
  * and to each of its children; per all-gather it sends the n records to each child.
  */
 #include "model_boot.h"
-#include "comm/peer.h"
+#include "exec/peer.h"
 #include "topology/topo.h"
 
 #include <math.h>

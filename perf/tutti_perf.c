@@ -10,7 +10,7 @@
  */
 #include "tutti_perf.h"
 #include "perf_data.h"
-#include "env.h"
+#include "base/env.h"
 #include "tools/local_ranks.h"
 
 #include <stdio.h>

@@ -9,10 +9,10 @@
 #include "topology/topo.h"
 #include "topology/host_share.h"
 #include "topology/xml_probe.h"
-#include "check.h"
-#include "env.h"
-#include "log.h"
-#include "util.h"
+#include "base/check.h"
+#include "base/env.h"
+#include "base/log.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <hwloc.h>

@@ -14,8 +14,8 @@
  * falls back to detecting alone.
  */
 #include "topology/host_share.h"
-#include "log.h"
-#include "util.h"
+#include "base/log.h"
+#include "base/util.h"
 
 #include <dirent.h>
 #include <errno.h>

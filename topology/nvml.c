@@ -7,7 +7,7 @@
  * each other. Missing NVML is normal (no driver, a container without it): the note says so.
  */
 #include "topology/topo.h"
-#include "log.h"
+#include "base/log.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

@@ -7,8 +7,8 @@
  * layout (hosts, locality ring: layout.h) from them.
  */
 #include "topology/view.h"
-#include "check.h"
-#include "log.h"
+#include "base/check.h"
+#include "base/log.h"
 #include "topology/layout.h"
 
 #include <stdio.h>

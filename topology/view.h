@@ -6,7 +6,7 @@
 #ifndef TUTTI_TOPO_VIEW_H
 #define TUTTI_TOPO_VIEW_H
 
-#include "check.h"
+#include "base/check.h"
 
 #include "topology/topo.h"
 

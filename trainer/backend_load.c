@@ -6,7 +6,7 @@
 #include "backend_load.h"
 #include "cuda/train_cuda_config.h"
 #include "gpu/devops.h"
-#include "env.h"
+#include "base/env.h"
 #include "kernels/cuda/tutti_cuda.h"
 #include "kernels/module_open.h"
 

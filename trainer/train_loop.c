@@ -13,7 +13,7 @@
  * looked for after every step and evaluation and handled like a communication failure.
  */
 #include "check.h"
-#include "env.h"
+#include "base/env.h"
 #include "report.h"
 #include "train.h"
 

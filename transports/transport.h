@@ -14,9 +14,10 @@
  * it: payloads may travel from and into user memory) and does not interpret.
  *
  * Nothing blocks (ncclNet semantics): every call returns TUTTI_IN_PROGRESS when it cannot act
- * yet, and the engine calls again. Tables are const with designated initializers; operations a
- * transport lacks point at tutti__op_unsupported-style stubs (registry.c fills the NULLs), so
- * dispatch never tests for NULL.
+ * yet, and the engine calls again. Tables are const with designated initializers and every
+ * transport fills every operation, so dispatch never tests for NULL (the side connections, an
+ * optional interface, are the exception: .side is NULL where none is offered). The list of
+ * transports and the choice per pair live above them, in src/exec/registry.h.
  */
 #ifndef TUTTI_TRANSPORT_H
 #define TUTTI_TRANSPORT_H
@@ -332,35 +333,5 @@ struct tutti_transport_ops {
     /** Side connections this transport offers another (NULL: none). */
     const struct tutti_side_ops *side;
 };
-
-/** Registered transports, indexed by tutti_transport_id_t; NULL slots are not built. */
-const struct tutti_transport_ops *tutti__transport_get(tutti_transport_id_t id);
-
-/**
- * The transport that carries the traffic between ranks a and b (a != b): the first, in the
- * registry's order of preference (shm, verbs, TCP; not the order of the ids, in which contexts
- * are made), whose can_connect takes the pair. ops[id] and tctx[id], indexed by
- * tutti_transport_id_t, are the transports in use (ops[id] NULL: not in use). Every rank gets the
- * same answer for a pair when every rank passes the same transports. TUTTI_ERR_UNSUPPORTED: none
- * takes it (nothing recorded: the caller names the pair).
- */
-tutti_status_t tutti__transport_pick(const struct tutti_transport_ops *const ops[],
-                                     void *const tctx[], int a, int b, tutti_transport_id_t *id_p);
-
-/**
- * The transports that some pair of the n ranks uses (bit 1 << id each), as
- * tutti__transport_pick answers pair by pair, found by asking about one pair of each kind
- * (transport_used.c): O(n log n), not n^2 / 2 questions. TUTTI_ERR_UNSUPPORTED with bad[0..1]
- * a pair that no transport takes (nothing recorded); TUTTI_ERR_NO_MEMORY (nothing recorded).
- */
-tutti_status_t tutti__transport_used(const struct tutti_transport_ops *const ops[],
-                                     void *const tctx[], const struct tutti_tpeer *peers, int n,
-                                     unsigned *used_p, int bad[2]);
-
-/** Name of a transport id ("shm"). */
-const char *tutti__transport_name(tutti_transport_id_t id);
-
-/** The stub that fills missing operations: returns TUTTI_ERR_UNSUPPORTED. */
-tutti_status_t tutti__op_unsupported(void);
 
 #endif /* TUTTI_TRANSPORT_H */

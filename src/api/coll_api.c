@@ -3,7 +3,7 @@
  * asynchronous. Each one only describes the call; enqueue.c validates and dispatches.
  */
 #include "api/enqueue.h"
-#include "check.h"
+#include "base/check.h"
 #include "tutti/coll.h"
 
 tutti_status_t tutti_allreduce(const void *sendbuf, void *recvbuf, size_t count,

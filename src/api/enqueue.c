@@ -6,18 +6,18 @@
  */
 #include "api/enqueue.h"
 #include "api/vcheck.h"
-#include "check.h"
+#include "base/check.h"
 #include "comm/premul.h"
 #include "kernels/reduce.h"
 #include "comm/comm.h"
 #include "exec/fail.h"
-#include "global.h"
+#include "base/global.h"
 #include "comm/group.h"
 #include "run/request.h"
 #include "gpu/ipc.h"
 #include "exec/op.h"
 #include "gpu/stream.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <stdint.h>
 
@@ -157,7 +157,7 @@ static tutti_status_t enqueue_entered(struct tutti_comm *comm, const struct tutt
     }
     TUTTI_CHECK(tutti__op_validate(comm, op, call->v != NULL ? &v : NULL));
     int on_stream = 0;
-    TUTTI_CHECK(tutti__stream_wanted(comm, op, stream, &on_stream));
+    TUTTI_CHECK(tutti__stream_wanted(&comm->gpu, op, stream, &on_stream));
     if (on_stream && req_p != NULL) {
         return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_UNSUPPORTED,
                                 "i%s: device buffers need the stream form (tutti_%s with a "
@@ -180,14 +180,14 @@ static tutti_status_t enqueue_entered(struct tutti_comm *comm, const struct tutt
                                 tutti__coll_name(op->coll),
                                 op->coll == TUTTI_COLL_SEND ? "recv" : "send");
     }
-    tutti__ipc_check(comm);
+    tutti__ipc_check(&comm->gpu);
     tutti_status_t st = tutti__fabric_health(&comm->fab);
     if (st != TUTTI_OK) {
         return tutti__set_error_quiet(NULL, st, "%s on a communicator that failed earlier: %s",
                                       tutti__coll_name(op->coll), tutti_last_error(comm));
     }
     if (on_stream) {
-        return tutti__stream_enqueue(comm, op, 1, stream); /* numbers each piece it makes */
+        return tutti__stream_enqueue(&comm->gpu, op, 1, stream); /* numbers each piece it makes */
     }
     tutti__fp_issue(&comm->fab, &d); /* issued now: its place among the ranks' calls is fixed */
     if (req_p != NULL) {

@@ -5,10 +5,10 @@
  * passes alike. Each error names the argument and the entry.
  */
 #include "api/vcheck.h"
-#include "check.h"
+#include "base/check.h"
 #include "comm/comm.h"
 #include "exec/op.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 

@@ -13,7 +13,7 @@
  */
 #include "coll/coll.h"
 #include "exec/op.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * carry its own fingerprint (plan->calls).
  */
 #include "coll/coll.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <stdint.h>
 #include <stdlib.h>

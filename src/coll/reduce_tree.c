@@ -8,7 +8,7 @@
  * of one chunk per part: the next step sends it on before the lane takes the next chunk.
  */
 #include "coll/coll.h"
-#include "util.h"
+#include "base/util.h"
 
 /* Elements of scratch per part: a chunk, or the whole message when it is smaller. */
 static size_t stride(const struct tutti_op_desc *op, const struct tutti_plan_params *pp)

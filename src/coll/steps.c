@@ -6,7 +6,7 @@
  */
 #include "coll/coll.h"
 #include "exec/op.h"
-#include "util.h"
+#include "base/util.h"
 
 void tutti__coll_channel_share(size_t total, size_t chunk, int nchannels, int ch, size_t *off_p,
                                size_t *len_p)

@@ -10,7 +10,7 @@
  */
 #include "coll/coll.h"
 #include "topology/tree.h"
-#include "util.h"
+#include "base/util.h"
 
 static int map_rank(int v, int shift, int n)
 {

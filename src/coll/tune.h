@@ -18,7 +18,7 @@
 #ifndef TUTTI_TUNE_H
 #define TUTTI_TUNE_H
 
-#include "coll_id.h"
+#include "base/coll_id.h"
 
 #include <stddef.h>
 

@@ -5,10 +5,10 @@
  */
 #include "comm/boot_client.h"
 #include "comm/boot_wire.h"
-#include "check.h"
-#include "global.h"
+#include "base/check.h"
+#include "base/global.h"
 #include "tutti/comm.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -6,8 +6,8 @@
  * taken), fails the set-up for every rank. After a failure, a rank that joins gets the verdict.
  */
 #include "comm/boot_root.h"
-#include "check.h"
-#include "util.h"
+#include "base/check.h"
+#include "base/util.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -11,10 +11,10 @@
  * root itself ever accepts at its port.
  */
 #include "comm/boot_root.h"
-#include "check.h"
-#include "env.h"
-#include "fork_gate.h"
-#include "util.h"
+#include "base/check.h"
+#include "base/env.h"
+#include "base/fork_gate.h"
+#include "base/util.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -12,37 +12,13 @@
 #ifndef TUTTI_BOOTSTRAP_H
 #define TUTTI_BOOTSTRAP_H
 
+#include "exec/boot.h"
 #include "net/handshake.h"
 #include "net/sock.h"
 #include "tutti/status.h"
 
 #include <stddef.h>
 #include <stdint.h>
-
-struct tutti_boot;
-
-struct tutti_boot_ops {
-    /** all[r * size .. ] = rank r's `mine`, for every rank. */
-    tutti_status_t (*allgather)(struct tutti_boot *b, const void *mine, void *all, size_t size);
-    /** Agree on the worst status (most negative) and the lowest rank that reported it. */
-    tutti_status_t (*sync)(struct tutti_boot *b, tutti_status_t mine, tutti_status_t *agreed_p,
-                           int *culprit_p);
-    /**
-     * Leave and free. ok != 0: this rank finished its set-up; ok == 0: it gives up, and the
-     * other ranks are told it left early.
-     */
-    void (*close)(struct tutti_boot *b, int ok);
-};
-
-struct tutti_boot {
-    const struct tutti_boot_ops *ops;
-    /* A sync ended the set-up with a failure that every rank learned of: each leaves as one
-     * that finished (close(b, 1)), so the root knows nobody is left to tell. */
-    int failed_together;
-    /* How long joining took (the rendezvous: connect, handshake), for init's phase times; 0
-     * where there is nothing to join (a parent communicator's collectives). */
-    int64_t join_ns;
-};
 
 /** Identity of a job's bootstrap: where the root listens, the secret, the job id. */
 struct tutti_boot_id {

@@ -7,9 +7,9 @@
  */
 #include "comm/comm.h"
 #include "comm/footprint.h"
-#include "check.h"
+#include "base/check.h"
 #include "exec/fail.h"
-#include "global.h"
+#include "base/global.h"
 #include "run/request.h"
 #include "gpu/ipc.h"
 #include "gpu/stream.h"
@@ -56,7 +56,7 @@ tutti_status_t tutti_comm_get_async_error(tutti_comm_t *comm, tutti_status_t *st
     if (tutti__comm_enter(comm, 0) != 0) {
         return tutti__comm_not_live(comm, "tutti_comm_get_async_error");
     }
-    tutti__ipc_check(comm);
+    tutti__ipc_check(&comm->gpu);
     *st_p = tutti__fabric_health(&comm->fab);
     tutti__comm_leave(comm);
     return TUTTI_OK;
@@ -82,10 +82,10 @@ tutti_status_t tutti_comm_destroy(tutti_comm_t *comm)
             usleep(100);
         }
     }
-    tutti__queue_drain(&comm->run);  /* asynchronous operations finish first, */
-    tutti__comm_footprint_log(comm); /* what it held at its peak (info) */
-    tutti__stream_fini(comm, 0);     /* and the streams pass their last host functions */
-    tutti__ipc_fini(comm, 0);
+    tutti__queue_drain(&comm->run);    /* asynchronous operations finish first, */
+    tutti__comm_footprint_log(comm);   /* what it held at its peak (info) */
+    tutti__stream_fini(&comm->gpu, 0); /* and the streams pass their last host functions */
+    tutti__ipc_fini(&comm->gpu, 0);
     tutti_status_t st = tutti__fabric_health(&comm->fab);
     tutti_debug(TUTTI_SUBSYS_INIT, "destroying communicator (%s)", tutti_status_name(st));
     tutti__comm_free(comm);
@@ -122,8 +122,8 @@ tutti_status_t tutti_comm_abort(tutti_comm_t *comm)
         return tutti__comm_not_live(comm, "tutti_comm_abort");
     }
     tutti__comm_stop(comm, "aborted its communicator");
-    tutti__stream_fini(comm, 1);
-    tutti__ipc_fini(comm, 1);
+    tutti__stream_fini(&comm->gpu, 1);
+    tutti__ipc_fini(&comm->gpu, 1);
     tutti__comm_free(comm);
     return TUTTI_OK;
 }

@@ -6,16 +6,17 @@
 #define TUTTI_COMM_INTERNAL_H
 
 #include "tutti/comm.h"
-#include "check.h"
+#include "base/check.h"
 #include "transports/transport.h"
 #include "net/handshake.h"
 #include "net/sock.h"
-#include "comm/peer.h"
+#include "exec/peer.h"
 #include "exec/plan.h"
 #include "exec/exec.h"
 #include "exec/fp.h"
 #include "exec/fabric.h"
 #include "run/runner.h"
+#include "gpu/gpu.h"
 #include "coll/coll.h"
 
 #include <pthread.h>
@@ -27,8 +28,6 @@ struct tutti_plan;
 struct tutti_topo_rank;
 struct tutti_layout;
 
-struct tutti_stream_state;
-struct tutti_ipc_state;
 struct tutti_premul_ops;
 
 struct tutti_comm {
@@ -39,9 +38,8 @@ struct tutti_comm {
     int shrink_fd;     /* shrink.c: listens for a shrink's bootstrap (when this rank leads it) */
     struct tutti_reg *regs;  /* register.c: memory registered with tutti_comm_register */
     struct tutti_runner run; /* run/runner.h: the turn, the queue, plan storage, the memo */
-    struct tutti_stream_state *stream; /* stream.c: calls on CUDA streams; NULL until the first */
-    struct tutti_ipc_state *ipc;       /* ipc.c: the CUDA IPC all-reduce; NULL until the first */
-    struct tutti_premul_ops *premul;   /* comm/premul.c: its pre-multiplied sums, or NULL */
+    struct tutti_gpu gpu;    /* gpu/gpu.h: calls on CUDA streams and the CUDA IPC all-reduce */
+    struct tutti_premul_ops *premul; /* comm/premul.c: its pre-multiplied sums, or NULL */
 };
 
 /**

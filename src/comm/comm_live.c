@@ -3,9 +3,9 @@
  * (a destroyed or aborted handle is refused with TUTTI_ERR_INVALID_USAGE, never read), and
  * tutti_last_error, which reads a communicator's message only while it is live.
  */
-#include "check.h"
+#include "base/check.h"
 #include "comm/comm.h"
-#include "global.h"
+#include "base/global.h"
 
 #include <stdio.h>
 

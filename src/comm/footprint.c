@@ -6,7 +6,7 @@
 #include "comm/comm.h"
 #include "exec/connect.h"
 #include "gpu/stream.h"
-#include "log.h"
+#include "base/log.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -15,7 +15,7 @@ void tutti__comm_footprint(const struct tutti_comm *comm, struct tutti_footprint
 {
     memset(fp, 0, sizeof(*fp));
     tutti__fabric_footprint(&comm->fab, fp);
-    fp->pinned += tutti__stream_pinned(comm);
+    fp->pinned += tutti__stream_pinned(&comm->gpu);
 }
 
 /* "12.0 MiB", "640 B" */

@@ -6,12 +6,12 @@
  * communicators of the same job.
  */
 #include "comm/group.h"
-#include "check.h"
+#include "base/check.h"
 #include "coll/coll.h"
 #include "comm/comm.h"
 #include "exec/fail.h"
 #include "exec/op.h"
-#include "global.h"
+#include "base/global.h"
 #include "run/run.h"
 #include "run/turn.h"
 #include "gpu/stream.h"
@@ -188,7 +188,7 @@ static tutti_status_t run_on_stream(struct tutti_group_op *g, int n)
         if (st == TUTTI_OK) {
             st = tutti__fabric_health(&ms[k].comm->fab);
             if (st == TUTTI_OK) {
-                st = tutti__stream_enqueue(ms[k].comm, ops, ms[k].run.nops, g[0].stream);
+                st = tutti__stream_enqueue(&ms[k].comm->gpu, ops, ms[k].run.nops, g[0].stream);
             }
             tutti__comm_leave(ms[k].comm);
         }

@@ -5,18 +5,19 @@
  * bootstrap's sync, so no rank is left waiting for one that gave up.
  */
 #include "comm/init.h"
-#include "check.h"
+#include "base/check.h"
+#include "exec/registry.h"
 #include "coll/coll.h"
 #include "comm/comm.h"
 #include "exec/connect.h"
-#include "env.h"
-#include "fork_gate.h"
-#include "global.h"
-#include "comm/peer.h"
+#include "base/env.h"
+#include "base/fork_gate.h"
+#include "base/global.h"
+#include "exec/peer.h"
 #include "comm/premul.h"
 #include "comm/register.h"
 #include "topology/layout.h"
-#include "util.h"
+#include "base/util.h"
 #include "topology/host_share.h"
 #include "transports/shm/shm.h"
 #include "topology/topo.h"
@@ -182,6 +183,7 @@ static struct tutti_comm *comm_alloc(int nranks, int rank)
     comm->run.fab = &comm->fab;
     pthread_mutex_init(&comm->run.queue.lock, NULL);
     pthread_cond_init(&comm->run.queue.cond, NULL);
+    tutti__gpu_init(&comm->gpu, &comm->run);
     atomic_init(&comm->fab.state.status, TUTTI_OK);
     comm->fab.state.wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     comm->shrink_fd = -1;

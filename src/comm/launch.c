@@ -6,13 +6,13 @@
  * in the environment (rendezvous.c). README "Launching" documents every case.
  */
 #include "comm/bootstrap.h"
-#include "check.h"
-#include "env.h"
-#include "global.h"
+#include "base/check.h"
+#include "base/env.h"
+#include "base/global.h"
 #include "comm/init.h"
 #include "comm/launch.h"
 #include "comm/pmix.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <ctype.h>
 #include <errno.h>

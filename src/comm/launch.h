@@ -5,7 +5,7 @@
 #define TUTTI_LAUNCH_H
 
 #include "comm/bootstrap.h"
-#include "proc.h"
+#include "base/proc.h"
 
 struct tutti_launch {
     const char *source; /* "tutti", "torchrun", "mpirun", "slurm" */

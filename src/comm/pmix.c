@@ -15,9 +15,9 @@
  * tutti__pmix_open says why and the launch goes on as before.
  */
 #include "comm/pmix.h"
-#include "check.h"
-#include "env.h"
-#include "log.h"
+#include "base/check.h"
+#include "base/env.h"
+#include "base/log.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * destroyed while the call is queued, on a stream or in a group changes nothing for it.
  */
 #include "comm/premul.h"
-#include "check.h"
+#include "base/check.h"
 #include "comm/comm.h"
 #include "exec/op.h"
 #include "kernels/reduce.h"

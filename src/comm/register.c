@@ -6,7 +6,7 @@
  * undone there.
  */
 #include "comm/register.h"
-#include "check.h"
+#include "base/check.h"
 #include "comm/comm.h"
 #include "exec/connect.h"
 #include "gpu/devops.h"

@@ -12,10 +12,10 @@
  * ranks. A file whose writer has ended (a rank 0 that was killed) is stale: a reader waits for
  * the next rank 0 to replace it instead of following it to a root that is gone, and says so.
  */
-#include "check.h"
+#include "base/check.h"
 #include "comm/launch.h"
-#include "env.h"
-#include "log.h"
+#include "base/env.h"
+#include "base/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

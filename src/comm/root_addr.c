@@ -7,8 +7,8 @@
  * address elsewhere) leaves the root on every interface, with a warning naming the fix. The
  * root port must lie inside TUTTI_PORT_RANGE when that is set. docs/SECURITY.md states the rule.
  */
-#include "check.h"
-#include "env.h"
+#include "base/check.h"
+#include "base/env.h"
 #include "comm/launch.h"
 
 #include <arpa/inet.h>

@@ -13,11 +13,11 @@
  * communicators.
  */
 #include "comm/bootstrap.h"
-#include "check.h"
+#include "base/check.h"
 #include "comm/comm.h"
-#include "global.h"
+#include "base/global.h"
 #include "comm/init.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <poll.h>

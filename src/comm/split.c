@@ -7,9 +7,9 @@
  * Ranks passing TUTTI_SPLIT_NOCOLOR take part in the same collectives and get NULL.
  */
 #include "comm/bootstrap.h"
-#include "check.h"
+#include "base/check.h"
 #include "comm/comm.h"
-#include "global.h"
+#include "base/global.h"
 #include "comm/init.h"
 #include "run/service.h"
 

@@ -39,7 +39,7 @@ static void measure(const struct tutti_comm *comm, struct tutti_comm_mem *mem)
     struct tutti_footprint fp;
     tutti__comm_footprint(comm, &fp);
     memset(mem, 0, sizeof(*mem));
-    mem->pinned = tutti__stream_pinned(comm);
+    mem->pinned = tutti__stream_pinned(&comm->gpu);
     mem->cache = mem->pinned + plan_bytes(&comm->run.plan) + plan_bytes(&comm->run.group_plan) +
                  exec_bytes(&comm->fab.exec);
     mem->persist = fp.shared + fp.registered;
@@ -63,7 +63,7 @@ size_t tutti__comm_release_caches(struct tutti_comm *comm)
     /* Nothing is queued or running: every ticket of the stream path is written, so its fini
      * (which releases what still waits and then waits for the streams' last host functions)
      * takes nothing from a call. The next stream call makes the state again. */
-    tutti__stream_fini(comm, 0);
+    tutti__stream_fini(&comm->gpu, 0);
     tutti__plan_free(&comm->run.plan);
     tutti__plan_free(&comm->run.group_plan);
     tutti__exec_fini(&comm->fab.exec);

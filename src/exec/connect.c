@@ -3,13 +3,14 @@
  * reaches each peer, and the table of connections, filled on first use by the engine.
  */
 #include "exec/connect.h"
-#include "check.h"
+#include "exec/registry.h"
+#include "base/check.h"
 #include "exec/fabric.h"
-#include "env.h"
-#include "comm/peer.h"
+#include "base/env.h"
+#include "exec/peer.h"
 #include "topology/layout.h"
 #include "topology/topo.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
 #ifndef TUTTI_CONNECT_H
 #define TUTTI_CONNECT_H
 
-#include "comm/bootstrap.h"
+#include "exec/boot.h"
 #include "transports/transport.h"
 
 struct tutti_fabric;

@@ -10,12 +10,12 @@
  * the communicator with a report of what it waited for.
  */
 #include "exec/engine.h"
-#include "check.h"
+#include "base/check.h"
 #include "exec/fabric.h"
 #include "exec/connect.h"
-#include "env.h"
+#include "base/env.h"
 #include "exec/fail.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <linux/futex.h>

@@ -5,7 +5,7 @@
  * stops another from moving.
  */
 #include "exec/exec.h"
-#include "check.h"
+#include "base/check.h"
 #include "exec/fabric.h"
 #include "exec/connect.h"
 #include "exec/op.h"

@@ -8,8 +8,8 @@
 #ifndef TUTTI_EXEC_FABRIC_H
 #define TUTTI_EXEC_FABRIC_H
 
-#include "check.h"
-#include "coll_id.h"
+#include "base/check.h"
+#include "base/coll_id.h"
 #include "exec/exec.h"
 #include "exec/fp.h"
 #include "net/handshake.h"

@@ -5,10 +5,10 @@
  * them waiting.
  */
 #include "exec/fail.h"
-#include "check.h"
+#include "base/check.h"
 #include "exec/fabric.h"
 #include "exec/connect.h"
-#include "global.h"
+#include "base/global.h"
 
 #include <limits.h>
 #include <linux/futex.h>

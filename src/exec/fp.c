@@ -13,7 +13,7 @@
  *      reduce_scatterv; zero otherwise)
  */
 #include "exec/fp.h"
-#include "check.h"
+#include "base/check.h"
 #include "exec/fabric.h"
 #include "exec/op.h"
 #include "tutti/coll.h"

@@ -12,7 +12,7 @@
 #ifndef TUTTI_PLAN_H
 #define TUTTI_PLAN_H
 
-#include "coll_id.h"
+#include "base/coll_id.h"
 #include "tutti/types.h"
 
 #include <stddef.h>

@@ -7,7 +7,7 @@
  */
 #include "gpu/devops.h"
 #include "kernels/cuda/tutti_cuda.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <link.h>
 #include <pthread.h>

@@ -41,16 +41,16 @@
  * again, before freeing memory the others map.
  */
 #include "gpu/ipc.h"
-#include "check.h"
-#include "comm/comm.h"
+#include "base/check.h"
+#include "gpu/gpu.h"
 #include "gpu/devops.h"
-#include "env.h"
+#include "base/env.h"
 #include "exec/fail.h"
 #include "exec/fp.h"
-#include "log.h"
+#include "base/log.h"
 #include "run/service.h"
 #include "topology/layout.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -92,7 +92,7 @@ struct tutti_ipc_state {
     pthread_t watchdog;
     int watching;
     _Atomic int stop;
-    struct tutti_comm *comm;
+    struct tutti_gpu *gpu;
 };
 
 static volatile uint64_t *arrived(struct tutti_ipc_state *st, int q)
@@ -105,9 +105,9 @@ static volatile uint64_t *done_flag(struct tutti_ipc_state *st, int q)
     return st->flags + (size_t)(IPC_MAX_RANKS + q) * FLAG_STRIDE;
 }
 
-static void shm_name(const struct tutti_comm *comm, int32_t pid0, char *out, size_t len)
+static void shm_name(const struct tutti_gpu *gpu, int32_t pid0, char *out, size_t len)
 {
-    snprintf(out, len, "/tutti-ipc-%016" PRIx64 "-%d", comm->fab.comm_id, (int)pid0);
+    snprintf(out, len, "/tutti-ipc-%016" PRIx64 "-%d", gpu->fab->comm_id, (int)pid0);
 }
 
 static volatile uint64_t *gate(struct tutti_ipc_state *st, int q)
@@ -202,9 +202,9 @@ static void fail_mismatch(struct tutti_ipc_state *st, uint64_t k, int q)
 {
     char msg[300];
     mismatch_msg(st, k, q, st->rank, msg, sizeof(msg));
-    tutti__set_error(tutti__comm_err(st->comm), TUTTI_ERR_MISMATCH,
-                     "allreduce on a stream (CUDA IPC): %s", msg);
-    tutti__fabric_fail(&st->comm->fab, TUTTI_ERR_MISMATCH, q);
+    tutti__set_error(&st->gpu->fab->err, TUTTI_ERR_MISMATCH, "allreduce on a stream (CUDA IPC): %s",
+                     msg);
+    tutti__fabric_fail(st->gpu->fab, TUTTI_ERR_MISMATCH, q);
     volatile uint64_t *fi = fail_info(st);
     fi[1] = (uint64_t)q;
     fi[2] = (uint64_t)TUTTI_ERR_MISMATCH;
@@ -221,48 +221,48 @@ static int adopt_failure(struct tutti_ipc_state *st)
     if (reporter == 0 || reporter == (uint64_t)st->rank + 1) {
         return 0;
     }
-    if (tutti__fabric_health(&st->comm->fab) == TUTTI_OK &&
+    if (tutti__fabric_health(st->gpu->fab) == TUTTI_OK &&
         (tutti_status_t)fi[2] == TUTTI_ERR_MISMATCH) {
         char msg[300];
         mismatch_msg(st, fi[3], (int)fi[1], (int)reporter - 1, msg, sizeof(msg));
-        tutti__set_error(tutti__comm_err(st->comm), TUTTI_ERR_MISMATCH,
+        tutti__set_error(&st->gpu->fab->err, TUTTI_ERR_MISMATCH,
                          "allreduce on a stream (CUDA IPC): rank %d reports: %s", (int)reporter - 1,
                          msg);
-        tutti__fabric_fail(&st->comm->fab, TUTTI_ERR_MISMATCH, (int)fi[1]);
-    } else if (tutti__fabric_health(&st->comm->fab) == TUTTI_OK) {
+        tutti__fabric_fail(st->gpu->fab, TUTTI_ERR_MISMATCH, (int)fi[1]);
+    } else if (tutti__fabric_health(st->gpu->fab) == TUTTI_OK) {
         int q = (int)fi[1];
         tutti_status_t why = (tutti_status_t)fi[2];
-        tutti__set_error(tutti__comm_err(st->comm), TUTTI_ERR_REMOTE,
+        tutti__set_error(&st->gpu->fab->err, TUTTI_ERR_REMOTE,
                          "allreduce on a stream (CUDA IPC): rank %d reports that rank %d (pid %d) "
                          "%s",
                          (int)reporter - 1, q, (int)st->pid[q],
                          why == TUTTI_ERR_REMOTE ? "died (its process ended)"
                                                  : "did not arrive within the timeout");
-        tutti__fabric_fail(&st->comm->fab, TUTTI_ERR_REMOTE, q);
+        tutti__fabric_fail(st->gpu->fab, TUTTI_ERR_REMOTE, q);
     }
     return 1;
 }
 
-void tutti__ipc_check(struct tutti_comm *comm)
+void tutti__ipc_check(struct tutti_gpu *gpu)
 {
-    if (comm->ipc != NULL && comm->ipc->usable) {
-        (void)adopt_failure(comm->ipc);
+    if (gpu->ipc != NULL && gpu->ipc->usable) {
+        (void)adopt_failure(gpu->ipc);
     }
 }
 
 /* A peer that did not arrive within the communicator's timeout: fail, tell the others, release. */
 static void fail_late(struct tutti_ipc_state *st, int q, uint64_t mine, int64_t waited)
 {
-    struct tutti_comm *comm = st->comm;
+    struct tutti_gpu *gpu = st->gpu;
     volatile uint64_t *fi = fail_info(st);
     int gone = kill(st->pid[q], 0) != 0 && errno == ESRCH;
     tutti_status_t err = gone ? TUTTI_ERR_REMOTE : TUTTI_ERR_TIMEOUT;
-    tutti__set_error(tutti__comm_err(comm), err,
+    tutti__set_error(&gpu->fab->err, err,
                      "allreduce on a stream (CUDA IPC), piece %" PRIu64 ": rank %d (pid %d) "
                      "%s; rank %d waited %.1f s (the communicator's timeout)",
                      mine, q, (int)st->pid[q], gone ? "died (its process ended)" : "did not arrive",
                      st->rank, (double)waited / 1e9);
-    tutti__fabric_fail(&comm->fab, err, q);
+    tutti__fabric_fail(gpu->fab, err, q);
     fi[1] = (uint64_t)q;
     fi[2] = (uint64_t)err;
     __atomic_store_n(&fi[0], (uint64_t)st->rank + 1, __ATOMIC_RELEASE);
@@ -278,7 +278,7 @@ static void *watch(void *arg)
 {
     struct tutti_ipc_state *st = arg;
     /* the communicator's own timeout (params->timeout_ms, else TUTTI_TIMEOUT), as for host calls */
-    int64_t timeout = st->comm->fab.cfg.timeout_ns;
+    int64_t timeout = st->gpu->fab->cfg.timeout_ns;
     uint64_t seen_a[IPC_MAX_RANKS] = {0}, seen_g[IPC_MAX_RANKS] = {0};
     int64_t since[IPC_MAX_RANKS];
     /* a peer is waited for from now on, not since the clock's zero (boot): else a peer whose
@@ -325,8 +325,7 @@ static int ipc_offered(const struct tutti_devops *ops)
 }
 
 /* This rank's half of the set-up before the exchange: scratch, handle, rank 0's segment. */
-static int setup_local(struct tutti_comm *comm, struct tutti_ipc_state *st,
-                       struct ipc_peer_info *me)
+static int setup_local(struct tutti_gpu *gpu, struct tutti_ipc_state *st, struct ipc_peer_info *me)
 {
     const struct tutti_devops *ops = st->ops;
     void *scratch = NULL;
@@ -339,7 +338,7 @@ static int setup_local(struct tutti_comm *comm, struct tutti_ipc_state *st,
     }
     if (st->rank == 0) {
         char name[80];
-        shm_name(comm, me->pid, name, sizeof(name));
+        shm_name(gpu, me->pid, name, sizeof(name));
         int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
         if (fd < 0 || ftruncate(fd, (off_t)st->flags_bytes) != 0) {
             if (fd >= 0) {
@@ -360,7 +359,7 @@ static int setup_local(struct tutti_comm *comm, struct tutti_ipc_state *st,
 }
 
 /* After the exchange: map the peers' scratch and the flags. */
-static int setup_peers(struct tutti_comm *comm, struct tutti_ipc_state *st,
+static int setup_peers(struct tutti_gpu *gpu, struct tutti_ipc_state *st,
                        const struct ipc_peer_info *all)
 {
     for (int q = 0; q < st->nranks; q++) {
@@ -371,7 +370,7 @@ static int setup_peers(struct tutti_comm *comm, struct tutti_ipc_state *st,
     }
     if (st->rank != 0) {
         char name[80];
-        shm_name(comm, all[0].pid, name, sizeof(name));
+        shm_name(gpu, all[0].pid, name, sizeof(name));
         int fd = shm_open(name, O_RDWR, 0600);
         if (fd < 0) {
             return -1;
@@ -408,42 +407,42 @@ static void teardown(struct tutti_ipc_state *st)
     free(st);
 }
 
-/* The collective set-up; comm->ipc is set either way (usable or not). */
-static tutti_status_t setup(struct tutti_comm *comm)
+/* The collective set-up; gpu->ipc is set either way (usable or not). */
+static tutti_status_t setup(struct tutti_gpu *gpu)
 {
     struct tutti_ipc_state *st = calloc(1, sizeof(*st));
     if (st == NULL) {
-        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+        return tutti__set_error(&gpu->fab->err, TUTTI_ERR_NO_MEMORY,
                                 "no memory for the CUDA IPC state");
     }
     st->ops = tutti__devops();
-    st->comm = comm;
-    st->rank = comm->fab.rank;
-    st->nranks = comm->fab.nranks;
+    st->gpu = gpu;
+    st->rank = gpu->fab->rank;
+    st->nranks = gpu->fab->nranks;
     st->chunk = (tutti__env()->IPC_CHUNK + 255) & ~(size_t)255;
     st->flags_bytes = FLAGS_BYTES + (size_t)IPC_MAX_RANKS * FP_RING * sizeof(struct tutti_fp);
     struct ipc_peer_info me = {.pid = (int32_t)getpid()},
-                         *all = calloc((size_t)comm->fab.nranks, sizeof(*all));
+                         *all = calloc((size_t)gpu->fab->nranks, sizeof(*all));
     if (all == NULL) {
         free(st);
-        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+        return tutti__set_error(&gpu->fab->err, TUTTI_ERR_NO_MEMORY,
                                 "no memory for the CUDA IPC set-up");
     }
-    me.ok = setup_local(comm, st, &me) == 0;
-    tutti_status_t rc = tutti__svc_allgather(&comm->run, &me, all, sizeof(me), TUTTI_UINT8);
+    me.ok = setup_local(gpu, st, &me) == 0;
+    tutti_status_t rc = tutti__svc_allgather(gpu->run, &me, all, sizeof(me), TUTTI_UINT8);
     int32_t ok = rc == TUTTI_OK && me.ok;
-    for (int q = 0; q < comm->fab.nranks && ok; q++) {
+    for (int q = 0; q < gpu->fab->nranks && ok; q++) {
         ok = all[q].ok;
     }
     if (ok) {
-        ok = setup_peers(comm, st, all) == 0;
+        ok = setup_peers(gpu, st, all) == 0;
     }
     if (rc == TUTTI_OK) {
-        rc = tutti__svc_allreduce(&comm->run, &ok, &ok, 1, TUTTI_INT32, TUTTI_MIN);
+        rc = tutti__svc_allreduce(gpu->run, &ok, &ok, 1, TUTTI_INT32, TUTTI_MIN);
     }
-    if (comm->fab.rank == 0 && all[0].pid != 0) { /* everyone has mapped the flags, or gave up */
+    if (gpu->fab->rank == 0 && all[0].pid != 0) { /* everyone has mapped the flags, or gave up */
         char name[80];
-        shm_name(comm, all[0].pid, name, sizeof(name));
+        shm_name(gpu, all[0].pid, name, sizeof(name));
         shm_unlink(name);
     }
     free(all);
@@ -459,22 +458,21 @@ static tutti_status_t setup(struct tutti_comm *comm)
     }
     tutti_info(TUTTI_SUBSYS_COLL, "CUDA IPC all-reduce: %s (%d ranks, %zu-byte pieces)",
                st->usable ? "ready" : "not available on every rank; staging instead",
-               comm->fab.nranks, st->chunk);
-    comm->ipc = st;
+               gpu->fab->nranks, st->chunk);
+    gpu->ipc = st;
     return TUTTI_OK;
 }
 
-tutti_status_t tutti__ipc_wanted(struct tutti_comm *comm, const struct tutti_op_desc *op,
-                                 int *use_p)
+tutti_status_t tutti__ipc_wanted(struct tutti_gpu *gpu, const struct tutti_op_desc *op, int *use_p)
 {
     *use_p = 0;
     const struct tutti_devops *ops = tutti__devops();
     /* A pre-multiplied sum goes staged: the host scales each rank's input as it reads it
      * (exec.c); the IPC path's kernels reduce the inputs as they are. */
     if (op->coll != TUTTI_COLL_ALLREDUCE || op->count == 0 || tutti__env()->IPC == 0 ||
-        (int)op->op == TUTTI_OP_PREMUL || comm->fab.nranks < 2 ||
-        comm->fab.nranks > IPC_MAX_RANKS || ops == NULL || !ipc_offered(ops) ||
-        (comm->fab.layout != NULL && comm->fab.layout->nhosts != 1)) {
+        (int)op->op == TUTTI_OP_PREMUL || gpu->fab->nranks < 2 ||
+        gpu->fab->nranks > IPC_MAX_RANKS || ops == NULL || !ipc_offered(ops) ||
+        (gpu->fab->layout != NULL && gpu->fab->layout->nhosts != 1)) {
         return TUTTI_OK;
     }
     int sdev = 0, rdev = 0;
@@ -482,10 +480,10 @@ tutti_status_t tutti__ipc_wanted(struct tutti_comm *comm, const struct tutti_op_
         !sdev || !rdev) {
         return TUTTI_OK;
     }
-    if (comm->ipc == NULL) {
-        TUTTI_CHECK(setup(comm));
+    if (gpu->ipc == NULL) {
+        TUTTI_CHECK(setup(gpu));
     }
-    *use_p = comm->ipc->usable;
+    *use_p = gpu->ipc->usable;
     return TUTTI_OK;
 }
 
@@ -587,13 +585,12 @@ static uint64_t fp_gate(struct tutti_ipc_state *st, const struct tutti_op_desc *
     return tutti__ipc_gate_value(op->seq, h);
 }
 
-tutti_status_t tutti__ipc_allreduce(struct tutti_comm *comm, const struct tutti_op_desc *op,
+tutti_status_t tutti__ipc_allreduce(struct tutti_gpu *gpu, const struct tutti_op_desc *op,
                                     void *stream)
 {
-    struct tutti_ipc_state *st = comm->ipc;
+    struct tutti_ipc_state *st = gpu->ipc;
     struct tutti_op_desc call = *op;
-    tutti__fp_issue(&comm->fab,
-                    &call); /* issued now, in order with the communicator's other calls */
+    tutti__fp_issue(gpu->fab, &call); /* issued now, in order with the communicator's other calls */
     op = &call;
     size_t es = tutti_datatype_size(op->dt), per = st->chunk / es;
     uint64_t gate_v = fp_gate(st, op);
@@ -603,33 +600,33 @@ tutti_status_t tutti__ipc_allreduce(struct tutti_comm *comm, const struct tutti_
                     first == 0 ? &gate_v : NULL, stream);
     }
     if (err != 0) {
-        tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_SYSTEM,
+        tutti__set_error(&gpu->fab->err, TUTTI_ERR_SYSTEM,
                          "allreduce (CUDA IPC): enqueueing on the "
                          "stream: %s",
                          st->ops->error_string(err));
         release_all(st);
-        return tutti__fabric_fail(&comm->fab, TUTTI_ERR_SYSTEM, comm->fab.rank);
+        return tutti__fabric_fail(gpu->fab, TUTTI_ERR_SYSTEM, gpu->fab->rank);
     }
     return TUTTI_OK;
 }
 
-void tutti__ipc_fini(struct tutti_comm *comm, int aborting)
+void tutti__ipc_fini(struct tutti_gpu *gpu, int aborting)
 {
-    struct tutti_ipc_state *st = comm->ipc;
+    struct tutti_ipc_state *st = gpu->ipc;
     if (st == NULL) {
         return;
     }
-    comm->ipc = NULL;
+    gpu->ipc = NULL;
     if (st->usable && !aborting) {
         /* Every rank's stream must be past its last reduction, which reads this scratch. */
         int64_t start = tutti__now_ns();
         for (int q = 0; q < st->nranks; q++) {
             while (__atomic_load_n(done_flag(st, q), __ATOMIC_ACQUIRE) < st->seq &&
-                   tutti__now_ns() - start < comm->fab.cfg.timeout_ns) {
+                   tutti__now_ns() - start < gpu->fab->cfg.timeout_ns) {
                 usleep(100);
             }
         }
-        if (tutti__now_ns() - start >= comm->fab.cfg.timeout_ns) {
+        if (tutti__now_ns() - start >= gpu->fab->cfg.timeout_ns) {
             tutti_warn("tutti_comm_destroy: a rank's stream did not finish its CUDA IPC "
                        "all-reduces within the communicator's timeout; its memory is left mapped");
             aborting = 1;

@@ -22,16 +22,16 @@
  * H100 the staged form took 21.6 ms for 128 MiB where the copy takes 0.1 ms.
  */
 #include "gpu/stream.h"
-#include "check.h"
-#include "comm/comm.h"
+#include "base/check.h"
+#include "gpu/gpu.h"
 #include "gpu/devops.h"
 #include "exec/op.h"
-#include "env.h"
+#include "base/env.h"
 #include "exec/fail.h"
 #include "gpu/ipc.h"
-#include "log.h"
+#include "base/log.h"
 #include "run/request.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -94,7 +94,7 @@ static const char *devops_err(const struct tutti_devops *ops, int err)
     return s != NULL ? s : "unknown error";
 }
 
-tutti_status_t tutti__stream_wanted(struct tutti_comm *comm, const struct tutti_op_desc *op,
+tutti_status_t tutti__stream_wanted(struct tutti_gpu *gpu, const struct tutti_op_desc *op,
                                     void *stream, int *use_p)
 {
     const char *name = tutti__coll_name(op->coll);
@@ -102,14 +102,14 @@ tutti_status_t tutti__stream_wanted(struct tutti_comm *comm, const struct tutti_
     *use_p = 0;
     if (ops == NULL) {
         if (stream != NULL) {
-            return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_UNSUPPORTED,
+            return tutti__set_error(&gpu->fab->err, TUTTI_ERR_UNSUPPORTED,
                                     "%s: a stream was given, but no GPU runtime is usable: %s",
                                     name, tutti__devops_why());
         }
         return TUTTI_OK; /* no driver in this process: no pointer can be device memory */
     }
     size_t sl, rl;
-    tutti__op_extents(&comm->fab, op, &sl, &rl);
+    tutti__op_extents(gpu->fab, op, &sl, &rl);
     int sdev = 0, rdev = 0, err = 0;
     if (sl > 0) {
         err = ops->is_device(op->sendbuf, &sdev);
@@ -123,7 +123,7 @@ tutti_status_t tutti__stream_wanted(struct tutti_comm *comm, const struct tutti_
         sdev |= cdev;
     }
     if (err != 0) {
-        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_SYSTEM,
+        return tutti__set_error(&gpu->fab->err, TUTTI_ERR_SYSTEM,
                                 "%s: asking %s what a buffer is: %s", name, ops->name,
                                 devops_err(ops, err));
     }
@@ -133,7 +133,7 @@ tutti_status_t tutti__stream_wanted(struct tutti_comm *comm, const struct tutti_
     int capturing = 0;
     err = ops->capturing(stream, &capturing);
     if (err != 0 || capturing) {
-        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_UNSUPPORTED, "%s: %s", name,
+        return tutti__set_error(&gpu->fab->err, TUTTI_ERR_UNSUPPORTED, "%s: %s", name,
                                 err != 0 ? devops_err(ops, err)
                                          : "the stream is being captured into a CUDA graph, "
                                            "which tutti does not support (each call's host "
@@ -143,15 +143,15 @@ tutti_status_t tutti__stream_wanted(struct tutti_comm *comm, const struct tutti_
     return TUTTI_OK;
 }
 
-static tutti_status_t state_get(struct tutti_comm *comm, struct tutti_stream_state **ss_p)
+static tutti_status_t state_get(struct tutti_gpu *gpu, struct tutti_stream_state **ss_p)
 {
-    if (comm->stream != NULL) {
-        *ss_p = comm->stream;
+    if (gpu->stream != NULL) {
+        *ss_p = gpu->stream;
         return TUTTI_OK;
     }
     struct tutti_stream_state *ss = calloc(1, sizeof(*ss));
     if (ss == NULL) {
-        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+        return tutti__set_error(&gpu->fab->err, TUTTI_ERR_NO_MEMORY,
                                 "no memory for the stream state");
     }
     const struct tutti_devops *ops = tutti__devops();
@@ -160,20 +160,20 @@ static tutti_status_t state_get(struct tutti_comm *comm, struct tutti_stream_sta
     int err = ops->host_alloc(&word, 64);
     if (err != 0) {
         free(ss);
-        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_SYSTEM,
+        return tutti__set_error(&gpu->fab->err, TUTTI_ERR_SYSTEM,
                                 "pinned memory for the stream path: %s", devops_err(ops, err));
     }
     ss->done = word;
     *ss->done = 0;
     atomic_init(&ss->pinned, 64);
     pthread_mutex_init(&ss->lock, NULL);
-    comm->stream = ss;
+    gpu->stream = ss;
     *ss_p = ss;
     return TUTTI_OK;
 }
 
 /* A pinned block of at least `bytes`: from the cache when one fits, else a new one. */
-static tutti_status_t stage_get(struct tutti_comm *comm, struct tutti_stream_state *ss,
+static tutti_status_t stage_get(struct tutti_gpu *gpu, struct tutti_stream_state *ss,
                                 struct batch *b, size_t bytes, void **ptr_p)
 {
     size_t want = STAGE_MIN_BYTES;
@@ -195,7 +195,7 @@ static tutti_status_t stage_get(struct tutti_comm *comm, struct tutti_stream_sta
         int err = st != NULL ? ss->ops->host_alloc(&st->ptr, want) : 0;
         if (st == NULL || err != 0) {
             free(st);
-            return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+            return tutti__set_error(&gpu->fab->err, TUTTI_ERR_NO_MEMORY,
                                     "%zu bytes of pinned memory to stage device buffers: %s", want,
                                     st == NULL ? "no memory" : devops_err(ss->ops, err));
         }
@@ -233,7 +233,7 @@ static void stages_free(struct tutti_stream_state *ss, struct stage *list)
 }
 
 /* A device scalar of a pre-multiplied sum is read when the call runs: staged, as an input. */
-static tutti_status_t stage_scalar(struct tutti_comm *comm, struct tutti_stream_state *ss,
+static tutti_status_t stage_scalar(struct tutti_gpu *gpu, struct tutti_stream_state *ss,
                                    struct batch *b, struct tutti_op_desc *op, struct copy *in,
                                    int *nin)
 {
@@ -243,7 +243,7 @@ static tutti_status_t stage_scalar(struct tutti_comm *comm, struct tutti_stream_
     }
     void *blk = NULL;
     size_t es = tutti_datatype_size(op->dt);
-    TUTTI_CHECK(stage_get(comm, ss, b, es, &blk));
+    TUTTI_CHECK(stage_get(gpu, ss, b, es, &blk));
     in[(*nin)++] = (struct copy){blk, op->scalar_ptr, es};
     op->scalar_ptr = blk;
     return TUTTI_OK;
@@ -255,14 +255,14 @@ static tutti_status_t stage_scalar(struct tutti_comm *comm, struct tutti_stream_
  * blocks of a blockwise call may leave gaps in the range copied out: those are copied in first,
  * so the copy out writes back what the user had there.
  */
-static tutti_status_t stage_call(struct tutti_comm *comm, struct tutti_stream_state *ss,
+static tutti_status_t stage_call(struct tutti_gpu *gpu, struct tutti_stream_state *ss,
                                  struct batch *b, struct tutti_op_desc *op, struct copy *in,
                                  int *nin, struct copy *out, int *nout)
 {
-    TUTTI_CHECK(stage_scalar(comm, ss, b, op, in, nin));
+    TUTTI_CHECK(stage_scalar(gpu, ss, b, op, in, nin));
     size_t sl, rl;
-    tutti__op_extents(&comm->fab, op, &sl, &rl);
-    int gaps = rl > 0 && tutti__op_recv_gaps(op, comm->fab.rank, comm->fab.nranks);
+    tutti__op_extents(gpu->fab, op, &sl, &rl);
+    int gaps = rl > 0 && tutti__op_recv_gaps(op, gpu->fab->rank, gpu->fab->nranks);
     int sdev = 0, rdev = 0;
     if (sl > 0) {
         (void)ss->ops->is_device(op->sendbuf, &sdev);
@@ -274,7 +274,7 @@ static tutti_status_t stage_call(struct tutti_comm *comm, struct tutti_stream_st
     if (sdev && rdev && s < r + rl && r < s + sl) {
         uintptr_t lo = TUTTI_MIN(s, r), hi = TUTTI_MAX(s + sl, r + rl);
         void *blk = NULL;
-        TUTTI_CHECK(stage_get(comm, ss, b, hi - lo, &blk));
+        TUTTI_CHECK(stage_get(gpu, ss, b, hi - lo, &blk));
         if (gaps) {
             in[(*nin)++] = (struct copy){(char *)blk + (r - lo), op->recvbuf, rl};
         }
@@ -286,13 +286,13 @@ static tutti_status_t stage_call(struct tutti_comm *comm, struct tutti_stream_st
     }
     if (sdev) {
         void *blk = NULL;
-        TUTTI_CHECK(stage_get(comm, ss, b, sl, &blk));
+        TUTTI_CHECK(stage_get(gpu, ss, b, sl, &blk));
         in[(*nin)++] = (struct copy){blk, op->sendbuf, sl};
         op->sendbuf = blk;
     }
     if (rdev) {
         void *blk = NULL;
-        TUTTI_CHECK(stage_get(comm, ss, b, rl, &blk));
+        TUTTI_CHECK(stage_get(gpu, ss, b, rl, &blk));
         if (gaps) {
             in[(*nin)++] = (struct copy){blk, op->recvbuf, rl};
         }
@@ -387,7 +387,7 @@ static void batches_add(struct tutti_stream_state *ss, int d)
 }
 
 /* Cut the calls into pieces and stage them. */
-static tutti_status_t batch_build(struct tutti_comm *comm, struct tutti_stream_state *ss,
+static tutti_status_t batch_build(struct tutti_gpu *gpu, struct tutti_stream_state *ss,
                                   const struct tutti_op_desc *ops, int n, struct batch **b_p)
 {
     size_t step = n == 1 ? piece_elems(&ops[0]) : 0;
@@ -410,7 +410,7 @@ static tutti_status_t batch_build(struct tutti_comm *comm, struct tutti_stream_s
         if (b != NULL) {
             batch_free(b);
         }
-        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+        return tutti__set_error(&gpu->fab->err, TUTTI_ERR_NO_MEMORY,
                                 "no memory for a stream batch");
     }
     *b_p = b;
@@ -425,16 +425,16 @@ static tutti_status_t batch_build(struct tutti_comm *comm, struct tutti_stream_s
             p->ops[i] = ops[n == 1 ? 0 : i];
             int failed = 0;
             b->vs[(n == 1 ? k : 0) + i] =
-                tutti__op_own_counts(&p->ops[i], comm->fab.nranks, &failed);
+                tutti__op_own_counts(&p->ops[i], gpu->fab->nranks, &failed);
             if (failed) {
-                return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+                return tutti__set_error(&gpu->fab->err, TUTTI_ERR_NO_MEMORY,
                                         "no memory for a call's counts");
             }
             if (n == 1 && np > 1) {
                 size_t first = (size_t)k * step;
                 offset_call(&p->ops[i], first, TUTTI_MIN(step, ops[0].count - first));
             }
-            TUTTI_CHECK(stage_call(comm, ss, b, &p->ops[i], p->in, &p->nin, p->out, &p->nout));
+            TUTTI_CHECK(stage_call(gpu, ss, b, &p->ops[i], p->in, &p->nin, p->out, &p->nout));
         }
     }
     return TUTTI_OK;
@@ -442,21 +442,21 @@ static tutti_status_t batch_build(struct tutti_comm *comm, struct tutti_stream_s
 
 /* A stream operation failed after some pieces were queued: the communicator cannot continue
  * (its peers would wait for calls this rank cannot run in order). */
-static tutti_status_t stream_broken(struct tutti_comm *comm, const char *what, int err)
+static tutti_status_t stream_broken(struct tutti_gpu *gpu, const char *what, int err)
 {
-    tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_SYSTEM, "enqueueing on the stream (%s): %s",
-                     what, devops_err(comm->stream->ops, err));
-    return tutti__fabric_fail(&comm->fab, TUTTI_ERR_SYSTEM, comm->fab.rank);
+    tutti__set_error(&gpu->fab->err, TUTTI_ERR_SYSTEM, "enqueueing on the stream (%s): %s", what,
+                     devops_err(gpu->stream->ops, err));
+    return tutti__fabric_fail(gpu->fab, TUTTI_ERR_SYSTEM, gpu->fab->rank);
 }
 
 /* One rank: each collective is a copy of sendbuf into recvbuf (sizes equal for every kind when
  * nranks is 1), and in a group of sends to and receives from oneself the k-th receive gets the
  * k-th send (the order tutti_send documents). Sends and receives that do not pair up that way
  * keep the general path, which reports them. 1 when done. */
-static int one_rank(struct tutti_comm *comm, const struct tutti_op_desc *ops, int n, void *stream,
+static int one_rank(struct tutti_gpu *gpu, const struct tutti_op_desc *ops, int n, void *stream,
                     tutti_status_t *st_p)
 {
-    if (comm->fab.nranks != 1) {
+    if (gpu->fab->nranks != 1) {
         return 0;
     }
     int nsend = 0, nrecv = 0;
@@ -478,7 +478,7 @@ static int one_rank(struct tutti_comm *comm, const struct tutti_op_desc *ops, in
     }
     for (int i = 0; i < n; i++) {
         size_t sl, rl;
-        tutti__op_extents(&comm->fab, &ops[i], &sl, &rl);
+        tutti__op_extents(gpu->fab, &ops[i], &sl, &rl);
         if (ops[i].coll == TUTTI_COLL_RECV) {
             continue;
         }
@@ -487,7 +487,7 @@ static int one_rank(struct tutti_comm *comm, const struct tutti_op_desc *ops, in
                 kr++;
             }
             size_t rs, rr;
-            tutti__op_extents(&comm->fab, &ops[kr], &rs, &rr);
+            tutti__op_extents(gpu->fab, &ops[kr], &rs, &rr);
             if (rr != sl) {
                 return 0; /* sizes differ: the general path names the mismatch */
             }
@@ -504,7 +504,7 @@ static int one_rank(struct tutti_comm *comm, const struct tutti_op_desc *ops, in
         }
         int err = d->copy_async(c[i].dst, c[i].src, c[i].bytes, stream);
         if (err != 0) {
-            *st_p = tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_SYSTEM,
+            *st_p = tutti__set_error(&gpu->fab->err, TUTTI_ERR_SYSTEM,
                                      "%s of one rank: the copy on the stream: %s",
                                      tutti__coll_name(ops[0].coll), devops_err(d, err));
             return 1;
@@ -513,24 +513,24 @@ static int one_rank(struct tutti_comm *comm, const struct tutti_op_desc *ops, in
     return 1;
 }
 
-tutti_status_t tutti__stream_enqueue(struct tutti_comm *comm, const struct tutti_op_desc *ops,
-                                     int n, void *stream)
+tutti_status_t tutti__stream_enqueue(struct tutti_gpu *gpu, const struct tutti_op_desc *ops, int n,
+                                     void *stream)
 {
     tutti_status_t one = TUTTI_OK;
-    if (one_rank(comm, ops, n, stream, &one)) {
+    if (one_rank(gpu, ops, n, stream, &one)) {
         return one;
     }
     int ipc = 0;
     if (n == 1) {
-        TUTTI_CHECK(tutti__ipc_wanted(comm, &ops[0], &ipc));
+        TUTTI_CHECK(tutti__ipc_wanted(gpu, &ops[0], &ipc));
     }
     if (ipc) {
-        return tutti__ipc_allreduce(comm, &ops[0], stream);
+        return tutti__ipc_allreduce(gpu, &ops[0], stream);
     }
     struct tutti_stream_state *ss = NULL;
-    TUTTI_CHECK(state_get(comm, &ss));
+    TUTTI_CHECK(state_get(gpu, &ss));
     struct batch *b = NULL;
-    tutti_status_t st = batch_build(comm, ss, ops, n, &b);
+    tutti_status_t st = batch_build(gpu, ss, ops, n, &b);
     if (st != TUTTI_OK) {
         if (b != NULL) {
             stages_free(ss, b->stages);
@@ -543,11 +543,11 @@ tutti_status_t tutti__stream_enqueue(struct tutti_comm *comm, const struct tutti
         struct piece *p = &b->pieces[k];
         p->ticket = ++ss->issued;
         for (int i = 0; i < p->nops; i++) {
-            tutti__fp_issue(&comm->fab, &p->ops[i]); /* each piece is a call of its own */
+            tutti__fp_issue(gpu->fab, &p->ops[i]); /* each piece is a call of its own */
         }
-        st = tutti__submit_gated(&comm->run, p->ops, p->nops, on_piece_done, p, &p->req);
+        st = tutti__submit_gated(gpu->run, p->ops, p->nops, on_piece_done, p, &p->req);
         if (st != TUTTI_OK) {
-            tutti__fabric_fail(&comm->fab, st, comm->fab.rank); /* the earlier pieces are queued */
+            tutti__fabric_fail(gpu->fab, st, gpu->fab->rank); /* the earlier pieces are queued */
             for (int j = 0; j < k; j++) {
                 tutti__request_open(b->pieces[j].req);
             }
@@ -581,23 +581,23 @@ tutti_status_t tutti__stream_enqueue(struct tutti_comm *comm, const struct tutti
          * their tickets. The batch is not freed: host functions already on the stream may
          * still run and use it (after a runtime error they normally never do). */
         batches_add(ss, -1);
-        return stream_broken(comm, tutti__coll_name(ops[0].coll), err);
+        return stream_broken(gpu, tutti__coll_name(ops[0].coll), err);
     }
     return TUTTI_OK;
 }
 
-size_t tutti__stream_pinned(const struct tutti_comm *comm)
+size_t tutti__stream_pinned(const struct tutti_gpu *gpu)
 {
-    return comm->stream != NULL ? atomic_load(&comm->stream->pinned) : 0;
+    return gpu->stream != NULL ? atomic_load(&gpu->stream->pinned) : 0;
 }
 
-void tutti__stream_fini(struct tutti_comm *comm, int aborting)
+void tutti__stream_fini(struct tutti_gpu *gpu, int aborting)
 {
-    struct tutti_stream_state *ss = comm->stream;
+    struct tutti_stream_state *ss = gpu->stream;
     if (ss == NULL) {
         return;
     }
-    comm->stream = NULL;
+    gpu->stream = NULL;
     /* Every ticket is written by now (the queue drained); this also frees streams of a
      * communicator that failed before all its tickets were written. */
     __atomic_store_n(ss->done, UINT64_MAX, __ATOMIC_RELEASE);

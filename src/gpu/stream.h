@@ -10,7 +10,7 @@
 #include "exec/plan.h"
 #include "tutti/status.h"
 
-struct tutti_comm;
+struct tutti_gpu;
 struct tutti_stream_state;
 
 /**
@@ -18,22 +18,23 @@ struct tutti_stream_state;
  * Sets *use_p; returns an error (naming the call) when it does but cannot: no GPU runtime, or
  * the stream is being captured into a graph.
  */
-tutti_status_t tutti__stream_wanted(struct tutti_comm *comm, const struct tutti_op_desc *op,
+tutti_status_t tutti__stream_wanted(struct tutti_gpu *gpu, const struct tutti_op_desc *op,
                                     void *stream, int *use_p);
 
-/** Enqueue n validated calls of comm on stream as one batch (n > 1: a group). Returns at once. */
-tutti_status_t tutti__stream_enqueue(struct tutti_comm *comm, const struct tutti_op_desc *ops,
-                                     int n, void *stream);
+/** Enqueue n validated calls of the communicator on stream as one batch (n > 1: a group). Returns
+ * at once. */
+tutti_status_t tutti__stream_enqueue(struct tutti_gpu *gpu, const struct tutti_op_desc *ops, int n,
+                                     void *stream);
 
 /**
- * At destroy or abort, after the queue drained: release every stream waiting on comm. Destroy
- * then waits until the streams have passed their last host function and frees the pinned
+ * At destroy or abort, after the queue drained: release every stream waiting on the communicator.
+ * Destroy then waits until the streams have passed their last host function and frees the pinned
  * memory; abort does not wait (batches still on streams keep what they use, and leak their
  * pinned blocks).
  */
-void tutti__stream_fini(struct tutti_comm *comm, int aborting);
+void tutti__stream_fini(struct tutti_gpu *gpu, int aborting);
 
-/** Bytes of pinned host memory comm's stream path holds (its staging cache), or 0. */
-size_t tutti__stream_pinned(const struct tutti_comm *comm);
+/** Bytes of pinned host memory the stream path holds (its staging cache), or 0. */
+size_t tutti__stream_pinned(const struct tutti_gpu *gpu);
 
 #endif /* TUTTI_STREAM_H */

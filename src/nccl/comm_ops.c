@@ -12,7 +12,7 @@
 #include "gpu/devops.h"
 #include "comm/comm.h"
 #include "comm/suspend.h"
-#include "log.h"
+#include "base/log.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,8 +8,8 @@
  * config's once per field and communicator. The list with the reasons: docs/FRAMEWORKS.md.
  */
 #include "shim.h"
-#include "env.h"
-#include "log.h"
+#include "base/env.h"
+#include "base/log.h"
 
 #include <stdio.h>
 #include <string.h>

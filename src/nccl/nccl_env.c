@@ -8,8 +8,8 @@
  * library this is.
  */
 #include "shim.h"
-#include "env.h"
-#include "log.h"
+#include "base/env.h"
+#include "base/log.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
  * nanoseconds) and the string with its terminating NUL.
  */
 #include "shim.h"
-#include "env.h"
+#include "base/env.h"
 
 #include <inttypes.h>
 #include <pthread.h>

@@ -4,7 +4,7 @@
  * that have none, never a process global), ncclGetVersion and ncclResetDebugInit.
  */
 #include "shim.h"
-#include "log.h"
+#include "base/log.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -177,7 +177,7 @@ NCCL_API(ncclResult_t, GetVersion, int *version)
 }
 
 /* NCCL re-reads its logging variables here. tutti reads TUTTI_LOG_* once per process
- * (src/env.c), so a reload would change nothing; the call is accepted and says so at info. */
+ * (src/base/env.c), so a reload would change nothing; the call is accepted and says so at info. */
 NCCL_API(void, ResetDebugInit, void)
 {
     tutti_info(TUTTI_SUBSYS_INIT, "nccl shim: ncclResetDebugInit: tutti reads TUTTI_LOG_* once "

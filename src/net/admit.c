@@ -3,8 +3,8 @@
  * which one to evict, and a log that sums up instead of writing a line per stranger.
  */
 #include "net/admit.h"
-#include "log.h"
-#include "util.h"
+#include "base/log.h"
+#include "base/util.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -8,9 +8,9 @@
  * Integers on the wire are little-endian.
  */
 #include "net/handshake.h"
-#include "check.h"
+#include "base/check.h"
 #include "net/sock.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <poll.h>
 #include <pthread.h>

@@ -8,8 +8,8 @@
  * that went away is an error code, never a SIGPIPE.
  */
 #include "net/sock.h"
-#include "check.h"
-#include "env.h"
+#include "base/check.h"
+#include "base/env.h"
 #include "net/ifmatch.h"
 
 #include <arpa/inet.h>

@@ -7,12 +7,12 @@
  * is refused, not read.
  */
 #include "run/request.h"
-#include "check.h"
+#include "base/check.h"
 #include "coll/coll.h"
 #include "run/runner.h"
 #include "exec/fail.h"
 #include "exec/op.h"
-#include "global.h"
+#include "base/global.h"
 #include "run/run.h"
 #include "run/turn.h"
 

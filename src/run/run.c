@@ -4,7 +4,7 @@
  * a group's end.
  */
 #include "run/run.h"
-#include "check.h"
+#include "base/check.h"
 #include "coll/coll.h"
 #include "run/runner.h"
 #include "exec/engine.h"

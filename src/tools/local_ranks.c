@@ -9,7 +9,7 @@
  */
 #include "local_ranks.h"
 #include "comm/init.h"
-#include "env.h"
+#include "base/env.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,7 +6,7 @@
  * follows locality (topology/ring.c) as a table, and as a Graphviz picture (--dot, --png).
  */
 #include "topo_tool.h"
-#include "env.h"
+#include "base/env.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * tutti_info.c - `tutti-info`: what this tutti is and sees (--help lists it all). Without
  * options: version, build,
  * transports, machine. --env: every TUTTI_* variable with its type, default, current value and
- * help (the one table in src/env.c). --algos: the algorithms of each collective, as TUTTI_ALGO
+ * help (the one table in src/base/env.c). --algos: the algorithms of each collective, as TUTTI_ALGO
  * names them. --host-id: this process's host identity. --hang LOGFILE...: which ranks are behind
  * (hang_report.c). --topo, --topo-file, --rings/--ranks: the topology and its rings (topo_tool.c).
  * --tune N: the automatic algorithm choice per collective and size (tune_tool.c). --footprint N:
@@ -16,11 +16,12 @@
 #include "hang_report.h"
 #include "topo_tool.h"
 #include "tune_tool.h"
-#include "env.h"
-#include "comm/peer.h"
+#include "base/env.h"
+#include "exec/peer.h"
 #include "topology/topo.h"
 #include "transports/ibverbs/ib_devices.h"
 #include "transports/transport.h"
+#include "exec/registry.h"
 #include "tutti.h"
 #include "kernels/reduce.h"
 

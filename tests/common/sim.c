@@ -4,8 +4,8 @@
  */
 #include "sim.h"
 #include "comm/comm.h"
-#include "global.h"
-#include "handle.h"
+#include "base/global.h"
+#include "base/handle.h"
 
 #include <stdlib.h>
 #include <string.h>

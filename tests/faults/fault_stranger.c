@@ -16,7 +16,7 @@
  */
 #include "net/handshake.h"
 #include "net/sock.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <poll.h>

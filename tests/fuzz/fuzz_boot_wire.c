@@ -13,7 +13,7 @@
 #include "fuzz.h"
 #include "comm/boot_wire.h"
 #include "net/handshake.h"
-#include "comm/peer.h"
+#include "exec/peer.h"
 
 #include <arpa/inet.h>
 

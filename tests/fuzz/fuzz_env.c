@@ -1,12 +1,12 @@
 /*
- * fuzz_env.c - the parsers of environment values (src/env.c, src/comm/launch.c): SIZE ("512k"),
- * DURATION ("10us"), INT, the job secret (32 hex digits) and Slurm node lists. The first byte
- * picks the parser, the rest is the value. Invariants: SIZE agrees with an independent strict
+ * fuzz_env.c - the parsers of environment values (src/base/env.c, src/comm/launch.c): SIZE
+ * ("512k"), DURATION ("10us"), INT, the job secret (32 hex digits) and Slurm node lists. The first
+ * byte picks the parser, the rest is the value. Invariants: SIZE agrees with an independent strict
  * parser; DURATION and INT round-trip through their printed form; a decoded secret prints back
  * as the input; a node list's first host fits its buffer and has no list syntax left.
  */
 #include "fuzz.h"
-#include "env.h"
+#include "base/env.h"
 #include "comm/launch.h"
 
 #include <ctype.h>

@@ -8,7 +8,7 @@
  */
 #include "fuzz.h"
 #include "exec/fp.h"
-#include "coll_id.h"
+#include "base/coll_id.h"
 #include "tutti/coll.h"
 
 static void check_desc(const struct tutti_fp_desc *d, int nranks)

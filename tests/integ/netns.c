@@ -5,6 +5,7 @@
 #include "netns.h"
 
 #include "comm/comm.h"
+#include "exec/registry.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>

@@ -16,7 +16,7 @@
 #include "comm/init.h"
 #include "comm/launch.h"
 #include "transports/shm/shm.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>

@@ -13,7 +13,7 @@
  */
 #include "comm/bootstrap.h"
 #include "comm/init.h"
-#include "env.h"
+#include "base/env.h"
 #include "harness.h"
 
 #include <criterion/criterion.h>

@@ -12,7 +12,7 @@
 #include "comm/comm.h"
 #include "harness.h"
 #include "comm/init.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>

@@ -10,7 +10,7 @@
  */
 #include "comm/comm.h"
 #include "harness.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>

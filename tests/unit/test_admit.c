@@ -5,8 +5,8 @@
  * ranks (slow on a crowded host), and a log that sums up a flood in a few lines.
  */
 #include "net/admit.h"
-#include "global.h"
-#include "log.h"
+#include "base/global.h"
+#include "base/log.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -3,9 +3,9 @@
  * ranges, malformed and out-of-range values (errors), unknown TUTTI_* names, and the launcher
  * helpers (hex secrets, secret files, Slurm node lists).
  */
-#include "env.h"
+#include "base/env.h"
 #include "comm/launch.h"
-#include "log.h"
+#include "base/log.h"
 #include "tutti.h"
 
 #include <criterion/criterion.h>

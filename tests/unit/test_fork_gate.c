@@ -1,11 +1,11 @@
 /*
- * test_fork_gate.c - src/fork_gate.c: a fork waits until the library's gated threads are out
+ * test_fork_gate.c - src/base/fork_gate.c: a fork waits until the library's gated threads are out
  * of the gate (the child never gets a copy of one caught half-way through its work), does not
  * wait for one that blocks outside it, and joins the ones that have exited. A child keeps no
  * listening socket of the library: a running gated thread's hook closes its own, registered
  * ones become /dev/null.
  */
-#include "fork_gate.h"
+#include "base/fork_gate.h"
 
 #include <arpa/inet.h>
 #include <criterion/criterion.h>

@@ -6,7 +6,7 @@
 #include "net/handshake.h"
 #include "net/sock.h"
 #include "tutti.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

@@ -6,7 +6,7 @@
  * for the reader's own CPU affinity.
  */
 #include "topology/host_share.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>

@@ -9,7 +9,7 @@
  * The test process is rank 0 and forks rank 1; pipes serve as barriers. The forked rank reports
  * a failed check through its exit status (the line number).
  */
-#include "env.h"
+#include "base/env.h"
 #include "transports/shm/shm.h"
 #include "tutti.h"
 

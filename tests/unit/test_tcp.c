@@ -6,12 +6,12 @@
  * pipes, which also serve as barriers. Criterion's asserts belong to the test process, so the
  * forked rank reports a failure through its exit status (the line of the failed check).
  */
-#include "env.h"
+#include "base/env.h"
 #include "net/handshake.h"
 #include "net/sock.h"
 #include "transports/tcp/tcp.h"
 #include "tutti.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <criterion/criterion.h>
 #include <signal.h>

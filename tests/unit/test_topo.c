@@ -8,7 +8,7 @@
 #include "topology/view.h"
 #include "../topo/check.h"
 #include "../topo/gen.h"
-#include "comm/peer.h"
+#include "exec/peer.h"
 #include "tutti/comm.h"
 #include "topology/layout.h"
 

@@ -7,6 +7,7 @@
 #include "transports/ibverbs/ib.h"
 #include "transports/shm/shm.h"
 #include "transports/transport.h"
+#include "exec/registry.h"
 
 #include <criterion/criterion.h>
 #include <string.h>

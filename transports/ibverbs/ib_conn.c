@@ -12,10 +12,10 @@
  * tells at once when the peer's process ends, which queue pairs learn only after their retries.
  */
 #include "ib.h"
-#include "check.h"
+#include "base/check.h"
 #include "tutti/comm.h"
 #include "ib_wire.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

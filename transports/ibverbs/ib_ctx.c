@@ -10,9 +10,9 @@
  * peer's end) and the device's asynchronous events (a queue pair in error, a port going down).
  */
 #include "ib.h"
-#include "check.h"
+#include "base/check.h"
 #include "tutti/comm.h"
-#include "env.h"
+#include "base/env.h"
 
 #include <endian.h>
 #include <errno.h>

@@ -9,9 +9,9 @@
  * next progress(), and the context's eventfd (kick) makes the engine's poll() return at once.
  */
 #include "ib.h"
-#include "check.h"
+#include "base/check.h"
 #include "ib_wire.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

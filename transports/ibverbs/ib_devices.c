@@ -2,7 +2,7 @@
  * ib_devices.c - enumeration of the RDMA ports (ib_devices.h) with libibverbs.
  */
 #include "ib_devices.h"
-#include "env.h"
+#include "base/env.h"
 #include "ib_hca.h"
 
 #include <arpa/inet.h>

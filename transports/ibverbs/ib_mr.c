@@ -15,7 +15,7 @@
  * transport (src/gpu/stream.c).
  */
 #include "ib.h"
-#include "check.h"
+#include "base/check.h"
 
 #include <errno.h>
 #include <stdatomic.h>

@@ -2,7 +2,7 @@
  * ib_qp.c - device contexts and RC queue pairs (ib_qp.h).
  */
 #include "ib_qp.h"
-#include "env.h"
+#include "base/env.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -20,7 +20,7 @@
 #ifndef TUTTI_SHM_H
 #define TUTTI_SHM_H
 
-#include "proc.h"
+#include "base/proc.h"
 #include "transports/transport.h"
 
 #include <stdatomic.h>

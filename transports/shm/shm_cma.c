@@ -20,8 +20,8 @@
  * the data as it was posted.
  */
 #include "shm.h"
-#include "check.h"
-#include "env.h"
+#include "base/check.h"
+#include "base/env.h"
 
 #include <errno.h>
 #include <inttypes.h>

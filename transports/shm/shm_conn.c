@@ -9,8 +9,8 @@
  * so a crash leaves little behind in /dev/shm.
  */
 #include "shm.h"
-#include "check.h"
-#include "util.h"
+#include "base/check.h"
+#include "base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

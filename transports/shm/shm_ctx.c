@@ -5,10 +5,10 @@
  * processes that ended are shm_stale.c's.
  */
 #include "shm.h"
-#include "check.h"
-#include "env.h"
-#include "tutti/comm.h"
-#include "util.h"
+#include "base/check.h"
+#include "base/env.h"
+#include "base/global.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -153,7 +153,7 @@ static tutti_status_t dir_open(struct shm_ctx *ctx, int make)
 {
     tutti_status_t st = tutti__shm_dir_open(ctx, make);
     if (st != TUTTI_OK && st != TUTTI_ERR_UNSUPPORTED) {
-        tutti_info(TUTTI_SUBSYS_SHM, "shared memory unavailable: %s", tutti_last_error(NULL));
+        tutti_info(TUTTI_SUBSYS_SHM, "shared memory unavailable: %s", tutti__tls.last_error);
         st = TUTTI_ERR_UNSUPPORTED;
     }
     return st;

@@ -9,7 +9,7 @@
  * address of its data in the sender instead of the data (shm_cma.c).
  */
 #include "shm.h"
-#include "check.h"
+#include "base/check.h"
 
 #include <limits.h>
 #include <linux/futex.h>

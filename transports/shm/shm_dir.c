@@ -17,8 +17,8 @@
  * it is in another /dev/shm (a container): the communicator then uses TCP on every rank.
  */
 #include "shm.h"
-#include "check.h"
-#include "util.h"
+#include "base/check.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

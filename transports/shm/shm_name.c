@@ -11,7 +11,7 @@
  * 600, by the rank that uses it first.
  */
 #include "shm.h"
-#include "check.h"
+#include "base/check.h"
 
 #include <inttypes.h>
 #include <sodium.h>

@@ -13,9 +13,9 @@
  * its first store) is only replaced when in the way and 10 s old, never swept.
  */
 #include "shm.h"
-#include "check.h"
+#include "base/check.h"
 #include "tutti/comm.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -124,8 +124,8 @@ static void sweep_once(void)
     }
 }
 
-/* Process-wide, yet here rather than in tutti__g (src/global.h): the transport layer sits below
- * src/ and the flag is this file's alone. */
+/* Process-wide, yet here rather than in tutti__g (src/base/global.h): the transport layer sits
+ * below src/ and the flag is this file's alone. */
 static pthread_once_t sweep_done = PTHREAD_ONCE_INIT;
 
 void tutti__shm_sweep(void)

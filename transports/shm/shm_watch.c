@@ -11,7 +11,7 @@
  * hop, on a rank that is connected to it and checks it.
  */
 #include "shm.h"
-#include "check.h"
+#include "base/check.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -7,8 +7,8 @@
  * up in the log rather than written one line each.
  */
 #include "tcp.h"
-#include "check.h"
-#include "util.h"
+#include "base/check.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <stdio.h>

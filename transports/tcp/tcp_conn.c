@@ -10,11 +10,11 @@
  * it evicts handshakes, and a rank whose handshake was closed connects again.
  */
 #include "tcp.h"
-#include "check.h"
-#include "env.h"
-#include "fork_gate.h"
+#include "base/check.h"
+#include "base/env.h"
+#include "base/fork_gate.h"
 #include "tutti/comm.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <endian.h>
 #include <errno.h>

@@ -11,9 +11,9 @@
  * needs a slot that socket can no longer bring, or wants to send.
  */
 #include "tcp.h"
-#include "check.h"
+#include "base/check.h"
 #include "tutti/comm.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <stdarg.h>

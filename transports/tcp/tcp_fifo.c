@@ -4,8 +4,8 @@
  * by-reference payloads (tcp.h), its place in the context's list, and its close.
  */
 #include "tcp.h"
-#include "check.h"
-#include "util.h"
+#include "base/check.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <poll.h>

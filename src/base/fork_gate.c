@@ -4,8 +4,8 @@
  * keeps them out, the threads that have exited but are not joined yet, and what a forked child
  * must release: the running gated threads' hooks and the listening sockets of communicators.
  */
-#include "fork_gate.h"
-#include "global.h"
+#include "base/fork_gate.h"
+#include "base/global.h"
 
 #include <errno.h>
 #include <fcntl.h>

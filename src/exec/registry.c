@@ -1,10 +1,11 @@
 /*
- * registry.c - the transports built into this library, their order of preference, and the stub
- * that stands for operations a transport does not provide. One explicit list: no constructor
- * registration, no plugins yet (a later dlopen of libtutti-net-<name>.so slots in here).
+ * registry.c - the transports built into this library and their order of preference. One
+ * explicit list: no constructor registration, no plugins yet (a later dlopen of
+ * libtutti-net-<name>.so slots in here). It lives with its user, the executor, above the
+ * transports, so that no transport depends on a file that depends on every transport.
  */
-#include "transports/transport.h"
-#include "check.h"
+#include "exec/registry.h"
+#include "base/check.h"
 #include "transports/shm/shm.h"
 #include "transports/tcp/tcp.h"
 #include "transports/ibverbs/ib.h"
@@ -50,9 +51,4 @@ const char *tutti__transport_name(tutti_transport_id_t id)
 {
     const struct tutti_transport_ops *ops = tutti__transport_get(id);
     return ops != NULL ? ops->name : "none";
-}
-
-tutti_status_t tutti__op_unsupported(void)
-{
-    return TUTTI_ERR_UNSUPPORTED;
 }

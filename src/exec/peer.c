@@ -2,9 +2,9 @@
  * peer.c - this process's identity (host id, host name, pid) and checks of peer records that
  * arrive from the network.
  */
-#include "comm/peer.h"
-#include "check.h"
-#include "env.h"
+#include "exec/peer.h"
+#include "base/check.h"
+#include "base/env.h"
 
 #include <sodium.h>
 #include <stdio.h>

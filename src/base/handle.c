@@ -4,8 +4,8 @@
  * tombstone; the table is rebuilt when live entries and tombstones fill half of it. The sets
  * themselves (communicators, requests) live in tutti__g.
  */
-#include "handle.h"
-#include "check.h"
+#include "base/handle.h"
+#include "base/check.h"
 
 #include <stdlib.h>
 

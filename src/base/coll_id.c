@@ -1,7 +1,7 @@
 /*
  * coll_id.c - the collectives' names (coll_id.h), for messages, fingerprints and reports.
  */
-#include "coll_id.h"
+#include "base/coll_id.h"
 
 static const char *const coll_names[TUTTI_COLL_COUNT] = {
     [TUTTI_COLL_ALLREDUCE] = "allreduce",

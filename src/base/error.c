@@ -2,8 +2,8 @@
  * error.c - last-error messages: per communicator and per thread (never a process global), and
  * tutti__set_error(), the one way errors are recorded and logged where they are detected.
  */
-#include "check.h"
-#include "global.h"
+#include "base/check.h"
+#include "base/global.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /*
  * proc.c - process identity and liveness (proc.h), from /proc and kill(pid, 0).
  */
-#include "proc.h"
+#include "base/proc.h"
 
 #include <errno.h>
 #include <signal.h>

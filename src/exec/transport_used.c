@@ -10,8 +10,8 @@
  * for pairs across hosts a class keeps two ranks on different hosts, which finds an example
  * whenever one exists.
  */
-#include "transports/transport.h"
-#include "check.h"
+#include "exec/registry.h"
+#include "base/check.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -6,10 +6,10 @@
  * error every creating call returns), warns about unknown TUTTI_* names, and offers
  * tutti__env_foreign() for the variables that launchers set (RANK, SLURM_PROCID, ...).
  */
-#include "env.h"
-#include "check.h"
-#include "global.h"
-#include "log.h"
+#include "base/env.h"
+#include "base/check.h"
+#include "base/global.h"
+#include "base/log.h"
 
 #include <ctype.h>
 #include <errno.h>

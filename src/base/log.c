@@ -5,9 +5,9 @@
  * lines of concurrent ranks and threads do not interleave. The log file is opened without
  * following links and created private (open_log).
  */
-#include "log.h"
-#include "env.h"
-#include "global.h"
+#include "base/log.h"
+#include "base/env.h"
+#include "base/global.h"
 
 #include <errno.h>
 #include <fcntl.h>

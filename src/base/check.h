@@ -9,7 +9,7 @@
 #define TUTTI_CHECK_H
 
 #include "tutti/status.h"
-#include "log.h"
+#include "base/log.h"
 
 #include <pthread.h>
 #include <stddef.h>

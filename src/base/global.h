@@ -8,8 +8,8 @@
 #ifndef TUTTI_GLOBAL_H
 #define TUTTI_GLOBAL_H
 
-#include "env.h"
-#include "handle.h"
+#include "base/env.h"
+#include "base/handle.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * status.c - messages and names of status codes, and the errno -> status mapping.
  * Everything here is generated from TUTTI_STATUS_MAP so the lists cannot drift apart.
  */
-#include "check.h"
+#include "base/check.h"
 
 #include <errno.h>
 

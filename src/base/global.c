@@ -2,8 +2,8 @@
  * global.c - definitions of the only mutable process state (tutti__g) and per-thread state
  * (tutti__tls). See global.h for the rule.
  */
-#include "global.h"
-#include "log.h"
+#include "base/global.h"
+#include "base/log.h"
 
 struct tutti_global tutti__g = {
     .log_lock = PTHREAD_MUTEX_INITIALIZER,

@@ -1,8 +1,8 @@
 /*
  * env.h - every TUTTI_* environment variable, in one table, parsed once.
  *
- * The table gives name, type, default, range and help. src/env.c parses all of them on first use
- * into a const struct tutti_env. Values are typed and accept units: sizes "4k", "2M", "1G";
+ * The table gives name, type, default, range and help. src/base/env.c parses all of them on first
+ * use into a const struct tutti_env. Values are typed and accept units: sizes "4k", "2M", "1G";
  * durations "250us", "10ms", "30s", "5m" (a bare number is seconds); integers are decimal only.
  * Every number has a range, lo to hi inclusive, written in the same units (a STRING has none:
  * ""). A malformed value or one out of its range keeps the default in the table and is an error

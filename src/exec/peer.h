@@ -5,8 +5,8 @@
  * split), so it is fixed-size, has no pointers and is checked on arrival: magic, rank in range,
  * strings NUL-terminated.
  */
-#ifndef TUTTI_PEER_H
-#define TUTTI_PEER_H
+#ifndef TUTTI_EXEC_PEER_H
+#define TUTTI_EXEC_PEER_H
 
 #include "topology/topo.h"
 #include "transports/transport.h"
@@ -49,4 +49,4 @@ char *tutti__peer_str(const struct tutti_peer_info *p, char *buf, size_t len);
  */
 void tutti__host_id(uint8_t out[TUTTI_HOSTID_BYTES]);
 
-#endif /* TUTTI_PEER_H */
+#endif /* TUTTI_EXEC_PEER_H */
