@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Only src/env.c reads the environment: every setting goes through env.h's table (TUTTI_*) or
+# Only src/base/env.c reads the environment: every setting goes through env.h's table (TUTTI_*) or
 # tutti__env_foreign() (launchers' variables), so that it is parsed, range-checked and listed in
 # one place. Fails when getenv, secure_getenv or environ appears in the code (comments aside) of
-# the library's C and CUDA files outside src/env.c.
+# the library's C and CUDA files outside src/base/env.c.
 # Scope: src/ (tools included), transports/, topology/, kernels/, include/. Not checked: tests/,
 # perf/ and trainer/ (programs and harnesses that set up the environment of the ranks they start,
 # not the library) and src/python (Python: it reads TUTTI_LIBRARY to find the library before the
@@ -19,7 +19,7 @@ for d in src transports topology kernels include; do
 done
 bad=0
 while IFS= read -r -d '' f; do
-  [ "$f" = src/env.c ] && continue
+  [ "$f" = src/base/env.c ] && continue
   # code lines only: drop // comments, /* ... */ on one line, and lines inside block comments
   hits=$(awk '
     { line = $0
@@ -40,8 +40,8 @@ while IFS= read -r -d '' f; do
 done < <(find "${dirs[@]}" -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \) \
            -print0 | sort -z)
 if [ "$bad" -ne 0 ]; then
-  echo "check_env: $bad files read the environment outside src/env.c; add the variable to"
-  echo "src/env.h's table (or use tutti__env_foreign) instead"
+  echo "check_env: $bad files read the environment outside src/base/env.c; add the variable to"
+  echo "src/base/env.h's table (or use tutti__env_foreign) instead"
   exit 1
 fi
-echo "check_env: only src/env.c reads the environment"
+echo "check_env: only src/base/env.c reads the environment"

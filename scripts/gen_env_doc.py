@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""gen_env_doc.py - docs/ENV.md from the one table of environment variables (src/env.h).
+"""gen_env_doc.py - docs/ENV.md from the one table of environment variables (src/base/env.h).
 
     scripts/gen_env_doc.py            # write docs/ENV.md
     scripts/gen_env_doc.py --check    # exit 1, saying so, when docs/ENV.md is not what it writes
@@ -12,12 +12,12 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-HEADER = os.path.join(ROOT, "src", "env.h")
+HEADER = os.path.join(ROOT, "src", "base", "env.h")
 DOC = os.path.join(ROOT, "docs", "ENV.md")
 
 PREAMBLE = """# Environment variables
 
-Generated from the table in `src/env.h` by `scripts/gen_env_doc.py` (a test fails when this
+Generated from the table in `src/base/env.h` by `scripts/gen_env_doc.py` (a test fails when this
 file is stale). `tutti-info --env` prints the same table with the values now set.
 
 Integers are decimal (`010` is ten); sizes are digits and `k`, `m`, `g` or `t` (binary, either
@@ -55,14 +55,14 @@ def rows():
 def main():
     r = rows()
     if len(r) < 40:
-        sys.exit(f"gen_env_doc: only {len(r)} variables found in src/env.h: the parser is out of "
+        sys.exit(f"gen_env_doc: only {len(r)} variables found in src/base/env.h: the parser is out of "
                  "step with the table")
     doc = PREAMBLE + "\n".join(r) + "\n"
     if "--check" in sys.argv[1:]:
         have = open(DOC, encoding="utf-8").read() if os.path.exists(DOC) else ""
         if have != doc:
             sys.exit("gen_env_doc: docs/ENV.md is stale: run scripts/gen_env_doc.py")
-        print(f"gen_env_doc: docs/ENV.md lists the {len(r)} variables of src/env.h")
+        print(f"gen_env_doc: docs/ENV.md lists the {len(r)} variables of src/base/env.h")
         return
     open(DOC, "w", encoding="utf-8").write(doc)
     print(f"gen_env_doc: wrote docs/ENV.md ({len(r)} variables)")
