@@ -4,7 +4,7 @@
  * figures of the links between them, the model predicts how long each algorithm takes, and the
  * tuner picks the fastest algorithm with its chunk size, channel count and protocol.
  *
- * The model is alpha-beta with pipelining (docs/ARCHITECTURE.md, "Tuner"): an operation costs
+ * The model is alpha-beta with pipelining (docs/design/tuner.md): an operation costs
  *   base + sum of the hop latencies on its critical path + bytes / bandwidth on its busiest link
  *   + the pipeline fill (the first chunk crossing the path) + a gap per message posted
  *   + on a host path, the CPU time of the busiest rank's messages (each one sent or received),

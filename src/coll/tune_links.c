@@ -1,7 +1,7 @@
 /*
  * tune_links.c - the figures the cost model (tune.c) works with: per link kind a latency, a
  * per-message gap and a bandwidth; per protocol how it scales them; default systems. Where each
- * number comes from is said beside it; docs/ARCHITECTURE.md ("Tuner") and
+ * number comes from is said beside it; docs/design/tuner.md and
  * perf/results/2026-11-22-model.md give the commands of the measurements.
  */
 #include "tune.h"

@@ -46,7 +46,7 @@
 # crash (a signal other than the injected one, or exit 2); no hang (a run still going after
 # the outer timeout is killed and counted as a hang). A slow link must complete with right
 # results: the data keeps moving, so a timeout there is a false alarm, counted as "slow-link
-# timeout" (clean, but not what a user wants; see docs/ARCHITECTURE.md, beats). A mismatch must
+# timeout" (clean, but not what a user wants; see docs/design/call-path.md, beats). A mismatch must
 # end every rank with an error in time that names another rank (a rank whose calls all
 # returned OK makes one more call: one that only sent cannot tell, its next call must; see
 # fault_rank.c), and some rank's error must be TUTTI_ERR_MISMATCH naming the calls

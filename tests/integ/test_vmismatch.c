@@ -58,7 +58,7 @@ static const char *const views[NKINDS][2] = {
 /*
  * Every rank fails, at its call or its next one: with TUTTI_ERR_MISMATCH (it received a bad
  * block, or the notice of a rank that did), or over TCP with TUTTI_ERR_REMOTE where it saw a
- * failed peer go away before any notice came (docs/ARCHITECTURE.md, "Failure model"). At least
+ * failed peer go away before any notice came (docs/design/failure.md). At least
  * one rank must report TUTTI_ERR_MISMATCH naming both views; the ranks meet in shared memory to
  * check that.
  */
