@@ -40,12 +40,7 @@ int tutti__allgather_ring(const struct tutti_op_desc *op, const struct tutti_pla
 {
     int n = pp->nranks, pos = tutti__ring_pos(pp, pp->rank);
     struct allgather_ring c = {pp, n, pp->rank, pos, op->count};
-    struct tutti_ring_walk w = {op->count,
-                                pp->chunk_elems,
-                                n > 1 ? tutti__ring_rank(pp, pos + 1) : -1,
-                                n > 1 ? tutti__ring_rank(pp, pos - 1) : -1,
-                                allgather_chunk,
-                                allgather_alone,
-                                &c};
+    struct tutti_ring_walk w =
+        tutti__ring_around(pp, op->count, allgather_chunk, allgather_alone, &c);
     return tutti__ring_walk(plan, pp, &w);
 }

@@ -219,6 +219,14 @@ struct tutti_ring_walk {
     const void *arg;
 };
 
+/** A walk of `total` elements around the whole ring in pieces of pp->chunk_elems: each rank
+ * sends to the next rank in ring order and receives from the one before it (none when alone). */
+struct tutti_ring_walk
+tutti__ring_around(const struct tutti_plan_params *pp, size_t total,
+                   int (*chunk)(struct tutti_plan *, size_t, size_t, const void *),
+                   int (*alone)(struct tutti_plan *, size_t, size_t, const void *),
+                   const void *arg);
+
 /** `alone` for a builder whose one rank copies its input to its output in place. */
 int tutti__ring_copy_alone(struct tutti_plan *plan, size_t off, size_t len, const void *arg);
 

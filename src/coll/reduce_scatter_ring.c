@@ -36,12 +36,7 @@ int tutti__reduce_scatter_ring(const struct tutti_op_desc *op, const struct tutt
     int n = pp->nranks, pos = tutti__ring_pos(pp, pp->rank);
     struct rs_ring c = {pp, n, pp->rank, pos, op->count};
     plan->divisor = (op->op == TUTTI_AVG) ? n : 1;
-    struct tutti_ring_walk w = {op->count,
-                                pp->chunk_elems,
-                                n > 1 ? tutti__ring_rank(pp, pos + 1) : -1,
-                                n > 1 ? tutti__ring_rank(pp, pos - 1) : -1,
-                                rs_chunk,
-                                tutti__ring_copy_alone,
-                                &c};
+    struct tutti_ring_walk w =
+        tutti__ring_around(pp, op->count, rs_chunk, tutti__ring_copy_alone, &c);
     return tutti__ring_walk(plan, pp, &w);
 }

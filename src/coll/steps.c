@@ -37,6 +37,22 @@ int tutti__ring_copy_alone(struct tutti_plan *plan, size_t off, size_t len, cons
     return tutti__coll_copy(plan, TUTTI_BUF_SEND, off, TUTTI_BUF_RECV, off, len);
 }
 
+struct tutti_ring_walk
+tutti__ring_around(const struct tutti_plan_params *pp, size_t total,
+                   int (*chunk)(struct tutti_plan *, size_t, size_t, const void *),
+                   int (*alone)(struct tutti_plan *, size_t, size_t, const void *), const void *arg)
+{
+    int n = pp->nranks, pos = tutti__ring_pos(pp, pp->rank);
+    struct tutti_ring_walk w = {total,
+                                pp->chunk_elems,
+                                n > 1 ? tutti__ring_rank(pp, pos + 1) : -1,
+                                n > 1 ? tutti__ring_rank(pp, pos - 1) : -1,
+                                chunk,
+                                alone,
+                                arg};
+    return w;
+}
+
 int tutti__ring_walk(struct tutti_plan *plan, const struct tutti_plan_params *pp,
                      const struct tutti_ring_walk *w)
 {

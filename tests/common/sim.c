@@ -3,9 +3,8 @@
  * real ones, so a schedule that would deadlock on full FIFOs deadlocks here too.
  */
 #include "sim.h"
-#include "comm/comm.h"
-#include "base/global.h"
-#include "base/handle.h"
+#include "exec/fabric.h"
+#include "exec/peer.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +26,8 @@ struct sim_net {
     size_t slot_bytes;
     struct sim_fifo *fifos; /* [src][dst][channel] */
     struct sim_ctx *ctxs;
-    struct tutti_comm **comms;
+    struct tutti_fabric **fabs;
+    char msg[512]; /* sim_error's copy */
 };
 
 struct sim_conn {
@@ -150,58 +150,64 @@ struct sim_net *sim_net_new(int nranks, int nslots, size_t slot_bytes)
     net->slot_bytes = slot_bytes;
     net->fifos = calloc((size_t)nranks * nranks * TUTTI_MAX_CHANNELS, sizeof(*net->fifos));
     net->ctxs = calloc((size_t)nranks, sizeof(*net->ctxs));
-    net->comms = calloc((size_t)nranks, sizeof(*net->comms));
+    net->fabs = calloc((size_t)nranks, sizeof(*net->fabs));
     return net;
 }
 
-struct tutti_comm *sim_comm(struct sim_net *net, int rank, int nchannels)
+struct tutti_fabric *sim_fabric(struct sim_net *net, int rank, int nchannels)
 {
-    if (net->comms[rank] != NULL) {
-        return net->comms[rank];
+    if (net->fabs[rank] != NULL) {
+        return net->fabs[rank];
     }
-    struct tutti_comm *c = calloc(1, sizeof(*c));
-    c->fab.rank = rank;
-    c->fab.nranks = net->nranks;
-    c->fab.peers = calloc((size_t)net->nranks, sizeof(*c->fab.peers));
+    struct tutti_fabric *f = calloc(1, sizeof(*f));
+    f->rank = rank;
+    f->nranks = net->nranks;
+    f->peers = calloc((size_t)net->nranks, sizeof(*f->peers));
     for (int r = 0; r < net->nranks; r++) {
-        c->fab.peers[r].rank = r;
-        strcpy(c->fab.peers[r].hostname, "sim");
+        f->peers[r].rank = r;
+        strcpy(f->peers[r].hostname, "sim");
     }
-    c->fab.cfg.nchannels = nchannels;
-    c->fab.cfg.chunk_bytes = net->slot_bytes;
-    c->fab.cfg.timeout_ns = 1000000000;
-    pthread_mutex_init(&c->fab.err.lock, NULL);
-    c->fab.net.conns = calloc((size_t)net->nranks * TUTTI_MAX_CHANNELS, sizeof(*c->fab.net.conns));
-    c->fab.net.peer_transport = calloc((size_t)net->nranks, 1); /* all 0 = SHM slot: sim_ops */
-    c->fab.net.ops[TUTTI_TRANSPORT_SHM] = &sim_ops;
+    f->cfg.nchannels = nchannels;
+    f->cfg.chunk_bytes = net->slot_bytes;
+    f->cfg.timeout_ns = 1000000000;
+    pthread_mutex_init(&f->err.lock, NULL);
+    f->net.conns = calloc((size_t)net->nranks * TUTTI_MAX_CHANNELS, sizeof(*f->net.conns));
+    f->net.peer_transport = calloc((size_t)net->nranks, 1); /* all 0 = SHM slot: sim_ops */
+    f->net.ops[TUTTI_TRANSPORT_SHM] = &sim_ops;
     net->ctxs[rank].net = net;
     net->ctxs[rank].rank = rank;
-    c->fab.net.tctx[TUTTI_TRANSPORT_SHM] = &net->ctxs[rank];
-    c->fab.state.wakefd = -1;
-    c->run.fab = &c->fab;
-    net->comms[rank] = c;
-    (void)tutti__handle_add(&tutti__g.live_comms, c); /* a live handle, as tutti_last_error wants */
-    return c;
+    f->net.tctx[TUTTI_TRANSPORT_SHM] = &net->ctxs[rank];
+    f->state.wakefd = -1;
+    net->fabs[rank] = f;
+    return f;
+}
+
+const char *sim_error(struct sim_net *net, int rank)
+{
+    net->msg[0] = '\0';
+    if (net->fabs[rank] != NULL) {
+        tutti__errbuf_read(&net->fabs[rank]->err, net->msg, sizeof(net->msg));
+    }
+    return net->msg;
 }
 
 void sim_net_free(struct sim_net *net)
 {
     for (int r = 0; r < net->nranks; r++) {
-        struct tutti_comm *c = net->comms[r];
-        if (c == NULL) {
+        struct tutti_fabric *f = net->fabs[r];
+        if (f == NULL) {
             continue;
         }
         for (size_t i = 0; i < (size_t)net->nranks * TUTTI_MAX_CHANNELS; i++) {
-            if (c->fab.net.conns[i] != NULL) {
-                free(c->fab.net.conns[i]);
+            if (f->net.conns[i] != NULL) {
+                free(f->net.conns[i]);
             }
         }
-        free(c->fab.net.conns);
-        free(c->fab.net.peer_transport);
-        free(c->fab.peers);
-        (void)tutti__handle_take(&tutti__g.live_comms, c);
-        pthread_mutex_destroy(&c->fab.err.lock);
-        free(c);
+        free(f->net.conns);
+        free(f->net.peer_transport);
+        free(f->peers);
+        pthread_mutex_destroy(&f->err.lock);
+        free(f);
     }
     for (size_t i = 0; i < (size_t)net->nranks * net->nranks * TUTTI_MAX_CHANNELS; i++) {
         free(net->fifos[i].data);
@@ -210,7 +216,7 @@ void sim_net_free(struct sim_net *net)
     }
     free(net->fifos);
     free(net->ctxs);
-    free(net->comms);
+    free(net->fabs);
     free(net);
 }
 

@@ -1,5 +1,5 @@
 /*
- * sim.h - a simulated network for unit tests: every rank of a communicator lives in this
+ * sim.h - a simulated network for unit tests: every rank lives in this
  * process, connections are bounded in-memory slot FIFOs behind a real transport ops table, and
  * the real executor (src/exec/exec.c) runs each rank's real plan. A round in which no rank can move
  * is a deadlock, reported instead of hanging.
@@ -13,14 +13,18 @@
 #include <stddef.h>
 
 struct sim_net;
-struct tutti_comm;
+struct tutti_fabric;
 
 /** A network of nranks ranks whose FIFOs have nslots slots of slot_bytes bytes. */
 struct sim_net *sim_net_new(int nranks, int nslots, size_t slot_bytes);
 void sim_net_free(struct sim_net *net);
 
-/** The simulated communicator of one rank (chunk size = slot_bytes, nchannels as given). */
-struct tutti_comm *sim_comm(struct sim_net *net, int rank, int nchannels);
+/** The fabric of one rank (chunk size = slot_bytes, nchannels as given): no communicator is
+ * made, as the executor needs none. */
+struct tutti_fabric *sim_fabric(struct sim_net *net, int rank, int nchannels);
+
+/** The last error recorded in rank's fabric ("" when none); valid until the next call. */
+const char *sim_error(struct sim_net *net, int rank);
 
 /**
  * Run one plan per rank until all complete. Returns 0 when all completed, -1 on deadlock

@@ -101,11 +101,11 @@ int run_algo(struct world *w, tutti_coll_t c, tutti_op_t op, int nch, size_t slo
     struct tutti_exec exs[MAXN];
     memset(plans, 0, sizeof(plans));
     for (int r = 0; r < w->n; r++) {
-        struct tutti_comm *comm = sim_comm(net, r, nch);
+        struct tutti_fabric *fab = sim_fabric(net, r, nch);
         struct tutti_plan_params pp = params(r, w->n, nch, slot_elems, algo);
         struct tutti_op_desc d = desc(w, c, r, op);
         cr_assert_eq(tutti__plan_build(&d, &pp, &plans[r]), 0, "plan build failed");
-        cr_assert_eq(tutti__exec_init(&exs[r], &comm->fab, &plans[r], 1), TUTTI_OK);
+        cr_assert_eq(tutti__exec_init(&exs[r], fab, &plans[r], 1), TUTTI_OK);
     }
     int rc = sim_run(exs, w->n);
     for (int r = 0; r < w->n; r++) {
@@ -187,7 +187,7 @@ void check_float_bitwise(int n, int algo, size_t slot)
         struct tutti_op_desc d = desc(&w, TUTTI_COLL_ALLREDUCE, r, TUTTI_SUM);
         d.dt = TUTTI_FLOAT32;
         cr_assert_eq(tutti__plan_build(&d, &pp, &plans[r]), 0);
-        cr_assert_eq(tutti__exec_init(&exs[r], &sim_comm(net, r, 1)->fab, &plans[r], 1), TUTTI_OK);
+        cr_assert_eq(tutti__exec_init(&exs[r], sim_fabric(net, r, 1), &plans[r], 1), TUTTI_OK);
     }
     cr_assert_eq(sim_run(exs, n), 0, "%s n=%d", name, n);
     for (int r = 0; r < n; r++) {

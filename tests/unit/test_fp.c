@@ -215,7 +215,7 @@ static int run_calls(struct sim_net *net, int n, struct tutti_op_desc *ops)
     for (int r = 0; r < n; r++) {
         struct tutti_plan_params pp = params(r, n, 1, 64, -1);
         cr_assert_eq(tutti__plan_build(&ops[r], &pp, &plans[r]), 0);
-        cr_assert_eq(tutti__exec_init(&exs[r], &sim_comm(net, r, 1)->fab, &plans[r], ops[r].seq),
+        cr_assert_eq(tutti__exec_init(&exs[r], sim_fabric(net, r, 1), &plans[r], ops[r].seq),
                      TUTTI_OK);
     }
     int rc = sim_run(exs, n);
@@ -242,7 +242,7 @@ Test(fp, data_of_another_call_fails_before_it_is_used)
         ops[r].recvbuf = out[r];
     }
     cr_assert_eq(run_calls(net, 2, ops), TUTTI_ERR_MISMATCH);
-    const char *msg = tutti_last_error(sim_comm(net, 0, 1));
+    const char *msg = sim_error(net, 0);
     cr_assert(
         strstr(msg, "mismatched calls: data of broadcast #1 (8 x int32, root 1) from rank 1") !=
             NULL,
@@ -270,7 +270,7 @@ Test(fp, leftover_data_of_a_call_that_only_sent_is_named)
     }
     cr_assert_eq(run_calls(net, 2, bc), 0, "roots only send: nothing to check yet");
     cr_assert_eq(run_calls(net, 2, ar), TUTTI_ERR_MISMATCH);
-    const char *msg = tutti_last_error(sim_comm(net, 0, 1));
+    const char *msg = sim_error(net, 0);
     cr_assert(strstr(msg, "leftover data of broadcast #1 (8 x int32, root 1) from rank 1") != NULL,
               "%s", msg);
     cr_assert(strstr(msg, "reached allreduce #2 (8 x int32, sum) on rank 0; rank 0's collective "
@@ -299,10 +299,10 @@ Test(fp, each_call_of_a_merged_group_keeps_its_fingerprint)
     struct tutti_plan_params p0 = params(0, 2, 1, 256, -1), p1 = params(1, 2, 1, 256, -1);
     cr_assert_eq(tutti__p2p_group_build(sl, 2, &p0, &plans[0]), 0);
     cr_assert_eq(tutti__p2p_group_build(rl, 2, &p1, &plans[1]), 0);
-    cr_assert_eq(tutti__exec_init(&exs[0], &sim_comm(net, 0, 1)->fab, &plans[0], 1), TUTTI_OK);
-    cr_assert_eq(tutti__exec_init(&exs[1], &sim_comm(net, 1, 1)->fab, &plans[1], 1), TUTTI_OK);
+    cr_assert_eq(tutti__exec_init(&exs[0], sim_fabric(net, 0, 1), &plans[0], 1), TUTTI_OK);
+    cr_assert_eq(tutti__exec_init(&exs[1], sim_fabric(net, 1, 1), &plans[1], 1), TUTTI_OK);
     cr_assert_eq(sim_run(exs, 2), TUTTI_ERR_MISMATCH);
-    const char *msg = tutti_last_error(sim_comm(net, 1, 1));
+    const char *msg = sim_error(net, 1);
     cr_assert(strstr(msg, "data of send/recv #1 (4 x uint8, rank 0 -> rank 1) from rank 0") != NULL,
               "%s", msg);
     cr_assert(strstr(msg, "reached send/recv #1 (6 x uint8, rank 0 -> rank 1) on rank 1") != NULL,

@@ -121,8 +121,7 @@ Test(schedule, barrier_completes_for_every_nranks)
                                       .root = -1,
                                       .peer = -1};
             cr_assert_eq(tutti__plan_build(&d, &pp, &plans[r]), 0);
-            cr_assert_eq(tutti__exec_init(&exs[r], &sim_comm(net, r, 2)->fab, &plans[r], 1),
-                         TUTTI_OK);
+            cr_assert_eq(tutti__exec_init(&exs[r], sim_fabric(net, r, 2), &plans[r], 1), TUTTI_OK);
         }
         cr_assert_eq(sim_run(exs, n), 0, "barrier n=%d did not complete", n);
         for (int r = 0; r < n; r++) {
@@ -151,8 +150,7 @@ Test(schedule, barrier_waits_for_the_last_rank)
                                       .root = -1,
                                       .peer = -1};
             cr_assert_eq(tutti__plan_build(&d, &pp, &plans[r]), 0);
-            cr_assert_eq(tutti__exec_init(&exs[r], &sim_comm(net, r, 1)->fab, &plans[r], 1),
-                         TUTTI_OK);
+            cr_assert_eq(tutti__exec_init(&exs[r], sim_fabric(net, r, 1), &plans[r], 1), TUTTI_OK);
         }
         /* Everyone but the last rank keeps trying: nobody may get through. */
         for (int round = 0; round < 100; round++) {
@@ -368,7 +366,7 @@ static tutti_status_t run_two(const size_t cnt[2], const size_t chunk[2])
                                   .root = -1,
                                   .peer = -1};
         cr_assert_eq(tutti__plan_build(&d, &pp, &plans[r]), 0);
-        cr_assert_eq(tutti__exec_init(&exs[r], &sim_comm(net, r, 1)->fab, &plans[r], 1), TUTTI_OK);
+        cr_assert_eq(tutti__exec_init(&exs[r], sim_fabric(net, r, 1), &plans[r], 1), TUTTI_OK);
     }
     tutti_status_t st = (tutti_status_t)sim_run(exs, n);
     for (int r = 0; r < n; r++) {
@@ -431,8 +429,7 @@ Test(schedule, grouped_sendrecv_ring_shift_and_self_copy)
             list[3] = &self_send;
             struct tutti_plan_params pp = params(r, n, 2, 64, -1);
             cr_assert_eq(tutti__p2p_group_build(list, 4, &pp, &plans[r]), 0);
-            cr_assert_eq(tutti__exec_init(&exs[r], &sim_comm(net, r, 2)->fab, &plans[r], 1),
-                         TUTTI_OK);
+            cr_assert_eq(tutti__exec_init(&exs[r], sim_fabric(net, r, 2), &plans[r], 1), TUTTI_OK);
         }
         cr_assert_eq(sim_run(exs, n), 0, "n=%d", n);
         for (int r = 0; r < n; r++) {
@@ -504,8 +501,7 @@ Test(schedule, grouped_inplace_ring_shift_reads_before_it_writes)
             const struct tutti_op_desc *list[2] = {&recv, &send};
             struct tutti_plan_params pp = params(r, n, 1, 64, -1);
             cr_assert_eq(tutti__p2p_group_build(list, 2, &pp, &plans[r]), 0);
-            cr_assert_eq(tutti__exec_init(&exs[r], &sim_comm(net, r, 1)->fab, &plans[r], 1),
-                         TUTTI_OK);
+            cr_assert_eq(tutti__exec_init(&exs[r], sim_fabric(net, r, 1), &plans[r], 1), TUTTI_OK);
         }
         cr_assert_eq(sim_run(exs, n), 0, "n=%d", n);
         for (int r = 0; r < n; r++) {

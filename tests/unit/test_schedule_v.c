@@ -326,8 +326,7 @@ static void run(struct vworld *w, int algo, int nch, size_t slot, int depth)
         ds[r] = call(w, r);
         int rc = tutti__plan_build(&ds[r], &pps[r], &plans[r]);
         cr_assert_eq(rc, 0, "%s: plan of rank %d: %d", what, r, rc);
-        cr_assert_eq(tutti__exec_init(&exs[r], &sim_comm(net, r, nch)->fab, &plans[r], 1),
-                     TUTTI_OK);
+        cr_assert_eq(tutti__exec_init(&exs[r], sim_fabric(net, r, nch), &plans[r], 1), TUTTI_OK);
     }
     int rc = sim_run(exs, w->n);
     /* A plan in two phases (alltoallv's Bruck): every rank's second phase, as run.c builds it. */
@@ -336,7 +335,7 @@ static void run(struct vworld *w, int algo, int nch, size_t slot, int depth)
             char why[256] = "";
             cr_assert_eq(tutti__plan_continue(&ds[r], &pps[r], &plans[r], why, sizeof(why)), 0,
                          "%s: second phase of rank %d: %s", what, r, why);
-            cr_assert_eq(tutti__exec_reuse(&exs[r], &sim_comm(net, r, nch)->fab, &plans[r], 1),
+            cr_assert_eq(tutti__exec_reuse(&exs[r], sim_fabric(net, r, nch), &plans[r], 1),
                          TUTTI_OK);
         }
         rc = sim_run(exs, w->n);
