@@ -106,10 +106,11 @@ struct ib_conn {
 struct ib_reg; /* ib_mr.c */
 
 struct ib_ctx {
-    const struct tutti_tctx_args *args; /* owned by the communicator */
-    int usable;                         /* this rank has a port to use */
-    struct tutti_ib_port port;          /* the port it uses (after attach) */
-    struct tutti_ib_dev dev;            /* opened at attach when needed */
+    const struct tutti_tctx_args *args;    /* owned by the communicator */
+    const struct tutti_transport_ops *ops; /* tutti__ib_ops, for the connections it makes */
+    int usable;                            /* this rank has a port to use */
+    struct tutti_ib_port port;             /* the port it uses (after attach) */
+    struct tutti_ib_dev dev;               /* opened at attach when needed */
     int nqps, nslots, inline_max, timeout_exp, retries;
     size_t slot_size;
     int kick;               /* eventfd: readable while a stashed completion waits (see ib_data.c) */
@@ -130,6 +131,10 @@ static inline size_t ib_stride(const struct ib_conn *c)
 /* ib_ctx.c */
 
 /** Open the device of the chosen port once (attach or the first connect needs it). */
+/** The usable ports of one link layer (the first usable port's), in enumeration order; -1 with
+ * why filled when none can be listed (ib_port.c). */
+int tutti__ib_usable_ports(struct tutti_ib_port *out, int max, char *why, size_t len);
+
 tutti_status_t tutti__ib_ctx_open(struct ib_ctx *ctx);
 
 /**

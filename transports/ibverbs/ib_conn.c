@@ -228,7 +228,7 @@ static struct ib_conn *conn_new(struct ib_ctx *ctx, int peer, int channel)
     if (c == NULL) {
         return NULL;
     }
-    c->base.ops = &tutti__ib_ops;
+    c->base.ops = ctx->ops;
     c->base.peer = peer;
     c->base.channel = channel;
     c->base.slot_size = ctx->slot_size;

@@ -99,11 +99,12 @@ struct shm_peer {
 
 struct shm_ctx {
     struct tutti_tctx_args args;
-    char prefix[40];                    /* "/tutti-<comm id in hex>" */
-    uint8_t mine[TUTTI_SHM_SALT_BYTES]; /* drawn at init, published in this rank's blob */
-    uint8_t salt[TUTTI_SHM_SALT_BYTES]; /* the host's first rank's: keys the names (phase 0) */
-    struct shm_ctl *ctl;                /* mine: my page of the directory */
-    void *dir;                          /* the control directory (shm_dir.c), mapped whole */
+    const struct tutti_transport_ops *ops; /* tutti__shm_ops, for the connections it makes */
+    char prefix[40];                       /* "/tutti-<comm id in hex>" */
+    uint8_t mine[TUTTI_SHM_SALT_BYTES];    /* drawn at init, published in this rank's blob */
+    uint8_t salt[TUTTI_SHM_SALT_BYTES];    /* the host's first rank's: keys the names (phase 0) */
+    struct shm_ctl *ctl;                   /* mine: my page of the directory */
+    void *dir;                             /* the control directory (shm_dir.c), mapped whole */
     size_t dir_len;
     int dir_linked;         /* its name may still exist (no local rank has removed it) */
     struct shm_peer *peers; /* [nranks]; ctl == NULL for ranks on other hosts */

@@ -9,7 +9,8 @@
  * slot. The sender's memory stays in use until the receiver releases the frame, so flushed()
  * waits for that, and the engine does not end the operation (or reuse the buffer) before.
  *
- * Whether it is allowed is found once per connection, by the receiver when it makes the FIFO:
+ * Whether it is allowed is found once per connection (shm_cma_probe.c), by the receiver when it
+ * makes the FIFO:
  * it reads the sender's probe (a value in the sender's control page, at the address that
  * process has it) and compares it with what the page shows. The kernel may refuse (Yama's
  * ptrace_scope, seccomp, another pid namespace, a different user): then the FIFO header says
@@ -34,39 +35,6 @@
 size_t tutti__shm_cma_min(const struct tutti_env *env)
 {
     return env->SHM_CMA != 0 ? env->SHM_CMA_MIN : SIZE_MAX;
-}
-
-void tutti__shm_cma_publish(struct shm_ctl *me)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    /* Not a secret: only a value that another process is unlikely to hold at that address. */
-    uint64_t x = ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
-                 (uint64_t)(uintptr_t)me;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    me->cma_nonce = x | 1; /* never 0: a page that was not written reads 0 */
-    me->cma_addr = (uint64_t)(uintptr_t)&me->cma_nonce;
-}
-
-int tutti__shm_cma_probe(const struct shm_ctx *ctx, int peer)
-{
-    const struct shm_ctl *ctl = ctx->peers[peer].ctl;
-    if (ctx->cma_min == SIZE_MAX || ctl == NULL || ctl->cma_nonce == 0) {
-        return 0;
-    }
-    uint64_t seen = 0;
-    struct iovec local = {.iov_base = &seen, .iov_len = sizeof(seen)};
-    struct iovec remote = {.iov_base = (void *)(uintptr_t)ctl->cma_addr, .iov_len = sizeof(seen)};
-    ssize_t n = process_vm_readv((pid_t)ctl->pid, &local, 1, &remote, 1, 0);
-    int ok = n == (ssize_t)sizeof(seen) && seen == ctl->cma_nonce;
-    tutti_debug(TUTTI_SUBSYS_SHM, "one copy from rank %d (pid %u): %s%s", peer, ctl->pid,
-                ok ? "yes" : "no, frames are copied through the FIFO",
-                n < 0 ? (errno == EPERM ? " (process_vm_readv not permitted)"
-                                        : " (process_vm_readv failed)")
-                      : "");
-    return ok;
 }
 
 tutti_status_t tutti__shm_send_post_ref(struct tutti_tconn *conn, const void *buf, size_t bytes,

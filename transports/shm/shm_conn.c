@@ -140,7 +140,7 @@ tutti_status_t tutti__shm_connect(void *tctx, int peer, int channel, struct tutt
     if (c == NULL) {
         return tutti__set_error(ctx->args.err, TUTTI_ERR_NO_MEMORY, "no memory for a conn");
     }
-    c->base.ops = &tutti__shm_ops;
+    c->base.ops = ctx->ops;
     c->base.peer = peer;
     c->base.channel = channel;
     c->base.slot_size = ctx->slot_size;

@@ -1,8 +1,9 @@
 /*
  * shm_ctx.c - the shared-memory transport's per-communicator context: this rank's control
  * page (doorbell, abort board) and its local peers' in the control directory (shm_dir.c,
- * shm_watch.c), and the transport's ops table. Segments left by
- * processes that ended are shm_stale.c's.
+ * shm_watch.c), and the transport's ops table, the top of the transport: the other files do not
+ * call back into it. Segments are made by shm_seg.c; segments left by processes that ended are
+ * shm_stale.c's.
  */
 #include "shm.h"
 #include "base/check.h"
@@ -25,105 +26,6 @@
 
 _Static_assert(sizeof(struct shm_ctl) <= TUTTI_SHM_CTL_BYTES, "a control page fits one page");
 
-tutti_status_t tutti__shm_reserve(int fd, size_t off, size_t len, const char *name,
-                                  struct tutti_errbuf *eb)
-{
-    /* Reserved now, so that a full /dev/shm is this error and never a SIGBUS later. */
-    int err = posix_fallocate(fd, (off_t)off, (off_t)len);
-    if (err == 0) {
-        return TUTTI_OK;
-    }
-    struct statvfs vs;
-    unsigned long long avail = 0, size = 0;
-    if (statvfs("/dev/shm", &vs) == 0) {
-        avail = (unsigned long long)vs.f_bavail * vs.f_frsize;
-        size = (unsigned long long)vs.f_blocks * vs.f_frsize;
-    }
-    return tutti__set_error(
-        eb, TUTTI_ERR_SYSTEM,
-        "reserving %zu bytes of shared memory for %s: %s; /dev/shm has %llu of %llu bytes "
-        "free (df /dev/shm; in a container, give it more: docker run --shm-size, or a "
-        "larger tmpfs), or lower TUTTI_MEM_BUDGET / TUTTI_SHM_NSLOTS",
-        len, name, strerror(err), avail, size);
-}
-
-tutti_status_t tutti__shm_fd_ours(int fd, const char *name, struct tutti_errbuf *eb)
-{
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        return tutti__set_error(eb, TUTTI_ERR_SYSTEM, "fstat %s: %s", name, strerror(errno));
-    }
-    if (sb.st_uid != geteuid() || (sb.st_mode & 077) != 0) {
-        return tutti__set_error(eb, TUTTI_ERR_SYSTEM,
-                                "%s belongs to uid %u with mode %o, not to this user (uid %u) "
-                                "with mode 600: another user made this name; it is not used",
-                                name, (unsigned)sb.st_uid, (unsigned)(sb.st_mode & 07777),
-                                (unsigned)geteuid());
-    }
-    return TUTTI_OK;
-}
-
-void *tutti__shm_map(const char *name, size_t len, int create, tutti_status_t *st_p,
-                     struct tutti_errbuf *eb)
-{
-    int fd = shm_open(name, create ? (O_RDWR | O_CREAT | O_EXCL) : O_RDWR, 0600);
-    if (fd < 0 && create && errno == EEXIST) {
-        if (tutti__shm_reclaim(name, eb) != 0) {
-            *st_p = TUTTI_ERR_SYSTEM; /* in use by a live process: recorded, naming it */
-            return NULL;
-        }
-        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
-    }
-    if (fd < 0) {
-        int err = errno;
-        *st_p = (!create && err == ENOENT) ? TUTTI_IN_PROGRESS : TUTTI_ERR_SYSTEM;
-        if (*st_p != TUTTI_IN_PROGRESS) {
-            tutti__set_error(eb, TUTTI_ERR_SYSTEM, "shm_open %s: %s", name, strerror(err));
-        }
-        return NULL;
-    }
-    if (create) {
-        *st_p = tutti__shm_reserve(fd, 0, len, name, eb);
-        if (*st_p != TUTTI_OK) {
-            close(fd);
-            shm_unlink(name);
-            return NULL;
-        }
-    } else {
-        /* A segment opened, not made: the peer's, unless another user made the name first
-         * (issue 36: a FIFO planted 0666 by another user received a rank's first frame). */
-        if ((*st_p = tutti__shm_fd_ours(fd, name, eb)) != TUTTI_OK) {
-            close(fd);
-            return NULL;
-        }
-        struct stat sb;
-        if (fstat(fd, &sb) != 0 || (size_t)sb.st_size < len) {
-            close(fd);
-            *st_p = TUTTI_IN_PROGRESS; /* the owner has not sized it yet */
-            return NULL;
-        }
-    }
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    int err = errno;
-    close(fd);
-    if (p == MAP_FAILED) {
-        if (create) {
-            shm_unlink(name);
-        }
-        *st_p = tutti__set_error(eb, TUTTI_ERR_SYSTEM, "mmap %s (%zu bytes): %s", name, len,
-                                 strerror(err));
-        return NULL;
-    }
-    if (create) {
-        /* First of all, so that a maker killed from now on leaves a segment known as its. */
-        struct shm_owner *own = p;
-        tutti__proc_self(&own->id);
-        atomic_store_explicit(&own->tag, TUTTI_SHM_OWNER_TAG, memory_order_release);
-    }
-    *st_p = TUTTI_OK;
-    return p;
-}
-
 static tutti_status_t shm_init(const struct tutti_tctx_args *args, void **tctx_p, void *blob)
 {
     struct shm_ctx *ctx = calloc(1, sizeof(*ctx));
@@ -131,6 +33,7 @@ static tutti_status_t shm_init(const struct tutti_tctx_args *args, void **tctx_p
         return tutti__set_error(args->err, TUTTI_ERR_NO_MEMORY, "no memory for the shm context");
     }
     ctx->args = *args;
+    ctx->ops = &tutti__shm_ops;
     tutti__shm_sweep(); /* names left by jobs whose ranks were killed */
     snprintf(ctx->prefix, sizeof(ctx->prefix), "/tutti-%016" PRIx64, args->comm_id);
     ctx->slot_size = tutti__align_up(TUTTI_MAX(args->env->SHM_SLOT_SIZE, (size_t)64), 64);
@@ -210,47 +113,6 @@ static tutti_status_t shm_can_connect(void *tctx, int a, int b, int *score_p)
     const struct shm_ctx *ctx = tctx;
     *score_p = ctx->args.peers[a].host == ctx->args.peers[b].host ? 10 : 0;
     return TUTTI_OK;
-}
-
-/*
- * An abort notice a peer posted on this rank's board: TUTTI_ERR_REMOTE naming the peer, or
- * TUTTI_OK when there is none. The peer's own status (TIMEOUT, ABORTED...) is its business: here
- * it is a peer that reported a failure, which tutti/coll.h calls REMOTE (as TCP's notices are);
- * only calls that differ between ranks stay MISMATCH everywhere (tutti__notice_status).
- */
-tutti_status_t tutti__shm_board_notice(struct shm_ctx *ctx)
-{
-    if (atomic_load_explicit(&ctx->ctl->abort_flag, memory_order_acquire) != 2) {
-        return TUTTI_OK;
-    }
-    const struct tutti_abort_info *ai = &ctx->ctl->abort_info;
-    char reason[sizeof(ai->reason) + 1];
-    memcpy(reason, ai->reason, sizeof(ai->reason));
-    reason[sizeof(ai->reason)] = '\0';
-    tutti_status_t st = tutti__notice_status(ai);
-    if (ai->culprit >= 0 && ai->culprit != ai->origin) {
-        return tutti__set_error(ctx->args.err, st, "rank %d reports that rank %d failed: %s",
-                                ai->origin, ai->culprit, reason);
-    }
-    return tutti__set_error(ctx->args.err, st, "rank %d reports: %s", ai->origin, reason);
-}
-
-tutti_status_t tutti__shm_peer_gone(struct shm_ctx *ctx, int rank)
-{
-    /* A peer that failed posts its notice before it closes or exits: the notice says why. */
-    tutti_status_t st = tutti__shm_board_notice(ctx);
-    if (st != TUTTI_OK) {
-        return st;
-    }
-    const struct shm_peer *p = &ctx->peers[rank];
-    char who[128];
-    tutti__tpeer_name(ctx->args.peers, rank, who, sizeof(who));
-    if (atomic_load(&p->ctl->closed)) {
-        return tutti__set_error(ctx->args.err, TUTTI_ERR_REMOTE,
-                                "%s destroyed its communicator while this rank still needed it",
-                                who);
-    }
-    return tutti__set_error(ctx->args.err, TUTTI_ERR_REMOTE, "%s died (its process ended)", who);
 }
 
 static tutti_status_t shm_check(void *tctx)
