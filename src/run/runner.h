@@ -26,7 +26,7 @@ struct tutti_comm_queue {
 };
 
 struct tutti_runner {
-    struct tutti_fabric *fab; /* the communicator's (comm->fab) */
+    struct tutti_fabric *fab; /* the communicator's fabric */
     struct tutti_comm_queue queue;
     struct tutti_plan plan;       /* storage for blocking calls, under the turn */
     struct tutti_plan group_plan; /* storage for a group's segments, under the turn */

@@ -7,7 +7,7 @@
  * those calls holds at most. Honours TUTTI_* variables (TUTTI_MEM_BUDGET, TUTTI_TRANSPORT...).
  */
 #include "footprint_tool.h"
-#include "comm/comm.h"
+#include "tutti.h"
 #include "comm/footprint.h"
 #include "local_ranks.h"
 
@@ -23,7 +23,8 @@ struct fp_args {
  * take their blocks from it); 0 or the first error. */
 static tutti_status_t each_call(tutti_comm_t *comm, size_t bytes)
 {
-    int n = comm->fab.nranks;
+    int n = 1;
+    (void)tutti_comm_size(comm, &n);
     size_t count = bytes / sizeof(float) / (size_t)n * (size_t)n;
     count = count > 0 ? count : (size_t)n;
     float *a = calloc(count, sizeof(float)), *b = calloc(count, sizeof(float));
@@ -88,8 +89,11 @@ static void print_all(const struct tutti_footprint *all, int n)
 static int rank_body(void *arg, tutti_comm_t *comm)
 {
     const struct fp_args *a = arg;
+    int rank = 0, n = 1;
+    (void)tutti_comm_rank(comm, &rank);
+    (void)tutti_comm_size(comm, &n);
     tutti_status_t st = each_call(comm, a->bytes);
-    struct tutti_footprint mine, *all = calloc((size_t)comm->fab.nranks, sizeof(*all));
+    struct tutti_footprint mine, *all = calloc((size_t)n, sizeof(*all));
     tutti__comm_footprint(comm, &mine);
     if (st == TUTTI_OK && all == NULL) {
         st = TUTTI_ERR_NO_MEMORY;
@@ -97,12 +101,11 @@ static int rank_body(void *arg, tutti_comm_t *comm)
     if (st == TUTTI_OK) {
         st = tutti_allgather(&mine, all, sizeof(mine), TUTTI_UINT8, comm, NULL);
     }
-    if (st == TUTTI_OK && comm->fab.rank == 0) {
-        print_all(all, comm->fab.nranks);
+    if (st == TUTTI_OK && rank == 0) {
+        print_all(all, n);
     }
     if (st != TUTTI_OK) {
-        fprintf(stderr, "tutti-info --footprint: rank %d: %s\n", comm->fab.rank,
-                tutti_last_error(comm));
+        fprintf(stderr, "tutti-info --footprint: rank %d: %s\n", rank, tutti_last_error(comm));
     }
     free(all);
     tutti_status_t dst = tutti_comm_destroy(comm);
