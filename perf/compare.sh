@@ -18,7 +18,9 @@
 # shared memory and TCP alternating), --launches times each (default 5). A launch runs every
 # --series of sizes (default "-b 8 -e 1M -f 2" and "-b 4M -e 256M -f 4 -n 10 -w 2": 8 B to
 # 1 MiB in powers of two with nccl-tests' -n 20 -w 5, then 4, 16, 64 and 256 MiB with 10 timed
-# calls; float sum; results checked; out of place only). A launch that runs past --timeout
+# calls; float sum; results checked; out of place, except where a peer has only the in-place
+# form (broadcast: MPI_Bcast, torch's broadcast): there every library runs in place, so that
+# like is compared with like, and the tables say so). A launch that runs past --timeout
 # (default 600 s) per series runs once more; one that has written its results and does not exit
 # within 30 s is ended and counts. Transports: shm is tutti's default, Open MPI's
 # --mca btl self,vader and MPICH's default; tcp is TUTTI_TRANSPORT=tcp, --mca btl self,tcp and
@@ -34,6 +36,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ALL_COLLS="all_reduce all_gather broadcast reduce reduce_scatter alltoall sendrecv"
+IN_PLACE_ONLY="broadcast" # a peer has only the in-place form (compare_table.py IN_PLACE_ONLY)
+halves_of() { if [[ " $IN_PLACE_ONLY " == *" $1 "* ]]; then echo in; else echo out; fi; }
 V_COLLS="alltoallv allgatherv gather scatter reduce_scatterv" # they take -v (--skew)
 launches=5
 ranks="2 4"
@@ -203,7 +207,7 @@ run_one() {
   local label="$1" cmd="$2" k=0 rc s summary="" attempt
   for s in "${series[@]}"; do
     k=$((k + 1))
-    local full="$cmd $s --halves out ${perf_args[*]:-}"
+    local full="$cmd $s --halves $halves ${perf_args[*]:-}"
     printf '\n=== %s series %d (%s, load %s): %s\n' "$label" "$k" "$(date -u +%TZ)" \
       "$(cut -d' ' -f1-3 /proc/loadavg)" "$full" >>"$log"
     local json="$raw/$label.s$k.json" launch watcher
@@ -263,6 +267,7 @@ versions=(--meta "ompi_version=$(mpirun.openmpi --version 2>/dev/null | head -1 
   --meta "gloo_version=$("$python" -c 'import torch; print("PyTorch", torch.__version__, "(Gloo)")' 2>/dev/null || true)")
 all_start=$(date +%s)
 for coll in $colls; do
+  halves=$(halves_of "$coll") # run_one's form of the call for this collective
   name="$stem-$coll"
   log="$out/$name.log"
   old=()
@@ -300,7 +305,7 @@ for coll in $colls; do
 run again on $(date -u +%FT%TZ) and replace the earlier ones; the paragraph above describes that rerun."
   cmds=()
   for lib in tutti $peers; do
-    cmds+=(--meta "${lib}_cmd=$("cmd_$lib" any "<ranks>" "$coll") <series> --halves out --json F")
+    cmds+=(--meta "${lib}_cmd=$("cmd_$lib" any "<ranks>" "$coll") <series> --halves $halves --json F")
   done
   "$python" perf/compare_table.py coll --coll "$coll" --out-md "$out/$name.md" \
     --out-json "$out/$name.json" ${note:+--meta "note=$note"} \

@@ -9,7 +9,9 @@ coll: reads the perf tools' --json files named <lib>-<ranks>-<transport>-<launch
 earlier comparisons' JSON files (their runs are read too; a later input replaces a run with the
 same library, ranks, transport, launch and series: this is how --merge reruns part of a
 comparison). Per size it takes the median (and the best) over launches of each library's
-out-of-place time and busbw and writes one markdown table per rank count and transport, with
+time and busbw, out of place, or in place for the collectives a peer has only in place
+(IN_PLACE_ONLY: compare.sh runs every library in place there, so like is held against like),
+and writes one markdown table per rank count and transport, with
 the tutti/peer ratios of the busbw medians, plus one JSON file holding every raw run.
 Gloo always runs over TCP: its column appears in the shared-memory tables too, marked so.
 For gather, scatter and the v collectives the runs also say which call each library timed and
@@ -28,6 +30,18 @@ NAME = re.compile(r"^(tutti|ompi|mpich|gloo|mpi)-(\d+)-(\w+)-(\d+)(?:\.s(\d+))?\
 TRANSPORTS = {"shm": "shared memory", "tcp": "TCP"}
 PEERS = ("ompi", "mpich", "gloo")
 TITLE = {"tutti": "tutti", "ompi": "Open MPI", "mpich": "MPICH", "gloo": "Gloo"}
+# Collectives that a peer offers only in place: MPI_Bcast has one buffer, as has torch's (Gloo's)
+# broadcast. compare.sh times them in place for every library (--halves in).
+IN_PLACE_ONLY = {"broadcast": "MPI_Bcast and Gloo's broadcast have only the in-place form"}
+
+
+def half_of(run):
+    """The half a run timed: "out_of_place", or "in_place" when it timed only that one."""
+    rows = run["data"]["results"]
+    if rows and all(r.get("out_of_place") is None for r in rows) and \
+            any(r.get("in_place") is not None for r in rows):
+        return "in_place"
+    return "out_of_place"
 V_COLLS = ("alltoallv", "allgatherv", "gather", "scatter", "reduce_scatterv")
 ABSENT = {("gloo", "reduce_scatter"): "torch's Gloo backend has no reduce-scatter"}
 ABSENT.update({("gloo", c): "gloo_perf.py does not run it" for c in V_COLLS})
@@ -61,11 +75,13 @@ def load_runs(paths):
 
 
 def per_size(runs):
-    """{bytes: {"time": [...], "busbw": [...], "wrong": total}} over the runs' out-of-place rows."""
+    """{bytes: {"time": [...], "busbw": [...], "wrong": total}} over the runs' rows (the half
+    each run timed, half_of)."""
     sizes = {}
     for run in runs:
+        key = half_of(run)
         for row in run["data"]["results"]:
-            half = row["out_of_place"]
+            half = row[key]
             if half is None:
                 continue
             s = sizes.setdefault(row["bytes"], {"time": [], "busbw": [], "wrong": 0})
@@ -214,8 +230,17 @@ def coll_markdown(runs, meta, coll):
                 "equal-block collectives; \"padded / size\" is what padding every block to the "
                 "largest block of any rank would move instead (nranks x that block), as an "
                 "all-to-all or all-gather of equal blocks must." % meta.get("skew", "none")]
+    halves = {half_of(r) for r in runs}
+    if halves == {"in_place"}:
+        form = "in-place result (%s; every library is timed in place, like against like)" % \
+            IN_PLACE_ONLY.get(coll, "every library timed only its in-place form")
+    elif halves == {"out_of_place"}:
+        form = "out-of-place result"
+    else:
+        form = "result of mixed forms (out of place for some runs, in place for others: not " \
+            "like against like; rerun them)"
     out += ["",
-            "Each cell is the median over launches of the out-of-place result (time: the "
+            "Each cell is the median over launches of the " + form + " (time: the "
             "average over ranks of the time per call, in microseconds; busbw in GB/s as "
             "nccl-tests computes it, with the best launch in brackets). The ratios are those of "
             "the busbw medians (for a given size, the inverse ratio of the times): above 1, tutti "
