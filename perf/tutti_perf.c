@@ -263,7 +263,7 @@ static int rank_main(void *arg, tutti_comm_t *comm)
     return bench_comm(a->coll, a->o, a->tool, comm);
 }
 
-/* --print-env: tutti's variables (the one table in src/env.h) with defaults, ranges and help. */
+/* --print-env: tutti's variables (the one table in src/base/env.h) with defaults, ranges and help. */
 static void print_env(void)
 {
     static const char *const types[] = {"string", "int", "size", "duration"};

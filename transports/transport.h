@@ -84,7 +84,7 @@ static inline tutti_status_t tutti__notice_status(const struct tutti_abort_info 
 /**
  * What the transports know of one rank of the communicator: what it published at init, handed
  * down by the communicator's layer (src/exec/connect.c fills it from the all-gathered records of
- * src/comm/peer.h, which the transport layer never sees). Every rank holds the same table.
+ * src/exec/peer.h, which the transport layer never sees). Every rank holds the same table.
  */
 struct tutti_tpeer {
     int host;             /* the lowest rank on this rank's host: equal values share a host */

@@ -76,7 +76,7 @@ struct tutti_fabric {
     uint64_t comm_id;
     uint8_t secret[TUTTI_SECRET_BYTES];
     union tutti_sockaddr root_hint; /* toward the other ranks: children listen there too */
-    struct tutti_peer_info *peers;  /* nranks records (comm/peer.h) */
+    struct tutti_peer_info *peers;  /* nranks records (exec/peer.h) */
     int nlocal;                     /* ranks on this host, this one included */
     struct tutti_topo_rank *topo;   /* topology/view.c: every rank's view, nranks records */
     struct tutti_layout *layout;    /* topology/layout.h: hosts and the ring the schedules use */

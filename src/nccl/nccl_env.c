@@ -1,6 +1,6 @@
 /*
  * nccl_env.c - NCCL's environment variables under the shim. Where tutti has the same concept,
- * an NCCL_* variable stands in for the TUTTI_* one that is not set (src/env.h's fallback): the
+ * an NCCL_* variable stands in for the TUTTI_* one that is not set (src/base/env.h's fallback): the
  * debug level, subsystems and file, the socket interface and family, the RDMA devices and their
  * settings, the root address, the host id, sockets per connection, a forced algorithm, and
  * NCCL_SHM_DISABLE (TCP between every pair). Every other NCCL_* variable that is set gets one

@@ -1,5 +1,5 @@
 /*
- * params.c - NCCL 2.32's parameter API over tutti's environment table (src/env.h): every
+ * params.c - NCCL 2.32's parameter API over tutti's environment table (src/base/env.h): every
  * TUTTI_* variable is a parameter under its own name, and every NCCL_* variable the shim reads
  * in its place (nccl_env.c) is one under the NCCL name, with the tutti value in effect (so
  * NCCL_DEBUG reads TUTTI_LOG_LEVEL, as tutti spells it). Values are what tutti read once at

@@ -1,5 +1,5 @@
 /*
- * fuzz_boot_wire.c - bootstrap messages (src/comm/boot_wire.c, src/comm/peer.c): what the root
+ * fuzz_boot_wire.c - bootstrap messages (src/comm/boot_wire.c, src/exec/peer.c): what the root
  * checks in a joining rank's hello and requests, and what a rank checks in the root's replies. The
  * first byte picks the reader:
  *   0: a hello (32 bytes) and what the root knows (nranks so far);

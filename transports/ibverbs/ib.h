@@ -119,7 +119,7 @@ struct ib_ctx {
     struct ib_reg *regs;    /* registered user memory (ib_mr.c) */
 };
 
-/** The transport's table (registered by transports/registry.c). */
+/** The transport's table (listed in src/exec/registry.c). */
 extern const struct tutti_transport_ops tutti__ib_ops;
 
 /** Bytes from one slot of a FIFO to the next: the slot and room for the trailer. */

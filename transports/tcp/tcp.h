@@ -179,7 +179,7 @@ struct tcp_ctx {
     struct tcp_conn *conns;  /* open connections */
 };
 
-/** The transport's table (registered by transports/registry.c). */
+/** The transport's table (listed in src/exec/registry.c). */
 extern const struct tutti_transport_ops tutti__tcp_ops;
 
 /** The slot size connections of `kind` use. */
