@@ -135,7 +135,12 @@ static int vm_rank(const struct integ_ctx *ctx)
     int64_t t0 = integ_now_ns();
     tutti_status_t st = call(m->kind, r, in, out, c);
     struct meet *meet = ctx->shared;
-    int bystander = !((involved[m->kind] >> r) & 1) && st == TUTTI_ERR_TIMEOUT;
+    /* Over TCP a rank still waiting for the connection of a rank that failed first may learn
+     * of it only from TUTTI_TIMEOUT (the gap docs/design/failure.md names): seen once in CI under
+     * ASan, reduce_scatterv, rank 2 waiting for rank 1's channel 0. */
+    int unconnected =
+        m->tcp && st == TUTTI_ERR_TIMEOUT && strstr(tutti_last_error(c), "did not connect") != NULL;
+    int bystander = (!((involved[m->kind] >> r) & 1) && st == TUTTI_ERR_TIMEOUT) || unconnected;
     ICHECK(st == TUTTI_ERR_MISMATCH || st == TUTTI_OK || st == TUTTI_ERR_REMOTE || bystander,
            "%s: rank %d's call returned %s: %s", names[m->kind], r, tutti_status_name(st),
            tutti_last_error(c));
