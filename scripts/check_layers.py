@@ -22,7 +22,7 @@ import os, re, sys
 from collections import Counter
 
 # src/ folders from the top (entry points) down; a folder may include those after it.
-ORDER = ['src/tools', 'src/nccl', 'src/api', 'src/comm', 'src/gpu', 'src/run', 'src/coll',
+ORDER = ['src/tools', 'src/nccl', 'src/api', 'src/comm', 'src/gpu', 'src/run', 'src/win', 'src/coll',
          'src/exec', 'topology', 'transports', 'kernels', 'src/net', 'src/base']
 BASE = ('src/base', 'src/net')
 LOWER = ('transports', 'topology', 'kernels')

@@ -18,6 +18,7 @@
 #include "comm/register.h"
 #include "topology/layout.h"
 #include "base/util.h"
+#include "win/win.h"
 #include "topology/host_share.h"
 #include "transports/shm/shm.h"
 #include "topology/topo.h"
@@ -194,6 +195,8 @@ static struct tutti_comm *comm_alloc(int nranks, int rank)
 void tutti__comm_free(struct tutti_comm *comm)
 {
     tutti__reg_free_all(comm); /* registrations left by the program go before the transports */
+    tutti__winset_free(comm->run.win);
+    comm->run.win = NULL;
     tutti__fabric_fini(&comm->fab);
     if (comm->fab.state.wakefd >= 0) {
         close(comm->fab.state.wakefd);

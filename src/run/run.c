@@ -11,6 +11,7 @@
 #include "exec/fail.h"
 #include "exec/op.h"
 #include "topology/layout.h"
+#include "win/win.h"
 
 #include <stdlib.h>
 
@@ -132,6 +133,12 @@ tutti_status_t tutti__run_op(struct tutti_runner *runner, const struct tutti_op_
                                       tutti__coll_name(op->coll), why);
     }
     uint64_t seq = tutti__fabric_seq_post(runner->fab);
+    if (tutti__win_try(runner->win, runner->fab, op, &st)) { /* on shared windows, in place */
+        if (st == TUTTI_OK) {
+            tutti__fabric_seq_done(runner->fab, seq);
+        }
+        return st;
+    }
     uint8_t byte = 0;
     TUTTI_CHECK(plan_one(runner, op, &byte, plan));
     struct tutti_exec *ex = &runner->fab->exec; /* ours while we hold the turn */
@@ -184,6 +191,7 @@ static int next_segment(struct tutti_run_member *m)
                                          "no memory to plan a group");
         }
     } else {
+        tutti__win_note(runner->win, first); /* a group's calls take the ordinary path */
         m->status = plan_one(runner, first, &m->barrier_byte, m->plan);
     }
     m->next = end;

@@ -13,6 +13,7 @@
 #include <pthread.h>
 
 struct tutti_request;
+struct tutti_winset;
 
 /* request.c: the asynchronous queue and its progress thread; turn.c: the turn it keeps. */
 struct tutti_comm_queue {
@@ -31,6 +32,7 @@ struct tutti_runner {
     struct tutti_plan plan;       /* storage for blocking calls, under the turn */
     struct tutti_plan group_plan; /* storage for a group's segments, under the turn */
     struct tutti_tune_memo tune;  /* coll/tuned.c: the cost model's answers, under the turn */
+    struct tutti_winset *win;     /* win/win.h: the windows, from the first registration */
 };
 
 #endif /* TUTTI_RUN_RUNNER_H */

@@ -1,0 +1,169 @@
+/*
+ * window.c - tutti_comm_window_register and its kin (tutti/mem.h): the collective exchange of
+ * the ranks' records (two service collectives: the records, then whether every rank mapped
+ * every peer), and the windows' place in the runner's window set, changed under the turn.
+ */
+#include "base/check.h"
+#include "comm/comm.h"
+#include "exec/fail.h"
+#include "run/service.h"
+#include "run/turn.h"
+#include "tutti/mem.h"
+#include "win/win.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Exchange records and map: the window, made and mapped as far as every rank agrees. */
+static tutti_status_t exchange(tutti_comm_t *comm, struct tutti_winset *ws, struct tutti_window *w)
+{
+    int n = comm->fab.nranks;
+    struct tutti_win_rec mine, *recs = calloc((size_t)n, sizeof(*recs));
+    if (recs == NULL) {
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+                                "tutti_comm_window_register: no memory for %d records", n);
+    }
+    tutti__win_rec(ws, w->buf, w->len, &mine, &w->block);
+    tutti_status_t st = tutti__svc_allgather(&comm->run, &mine, recs, sizeof(mine), TUTTI_UINT8);
+    int32_t ok[2] = {0, 0};
+    if (st == TUTTI_OK) {
+        int got = tutti__win_map(ws, w, recs);
+        ok[0] = ws->ready || (got & 1) != 0;
+        ok[1] = ok[0] && (got & 2) != 0;
+        st = tutti__svc_allreduce(&comm->run, ok, ok, 2, TUTTI_INT32, TUTTI_MIN);
+    }
+    free(recs);
+    if (st != TUTTI_OK || !ok[1]) {
+        tutti__win_unmap(w);
+    }
+    if (st == TUTTI_OK && !ok[0] && !ws->ready) {
+        tutti__winset_unmap_ctl(ws);
+    }
+    if (st == TUTTI_OK) {
+        w->shared = ok[1];
+        ws->ready = ok[0];
+        tutti_debug(TUTTI_SUBSYS_ALLOC, "window %u: %zu bytes, %s", w->id, w->len,
+                    w->shared          ? "shared with every rank"
+                    : w->block == NULL ? "not tutti_mem_alloc memory here: not shared"
+                                       : "some rank could not map a peer's buffer: not shared");
+    }
+    return st;
+}
+
+static tutti_status_t register_entered(tutti_comm_t *comm, void *buf, size_t bytes,
+                                       tutti_window_t **win_p)
+{
+    if (comm == NULL || buf == NULL || win_p == NULL || bytes == 0) {
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
+                                "tutti_comm_window_register: %s",
+                                comm == NULL    ? "comm is NULL"
+                                : buf == NULL   ? "buf is NULL"
+                                : win_p == NULL ? "win_p is NULL"
+                                                : "bytes is 0");
+    }
+    TUTTI_CHECK(tutti__fabric_health(&comm->fab));
+    int n = comm->fab.nranks;
+    struct tutti_window *w = tutti__window_new(n);
+    tutti__turn_take(&comm->run);
+    if (comm->run.win == NULL && w != NULL) {
+        comm->run.win = tutti__winset_new(comm->fab.rank, n);
+    }
+    struct tutti_winset *ws = comm->run.win;
+    if (ws != NULL && w != NULL) {
+        w->set = ws;
+        w->id = ws->next_id++;
+    }
+    tutti__turn_give(&comm->run);
+    if (ws == NULL || w == NULL) {
+        tutti__window_free(w);
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_NO_MEMORY,
+                                "tutti_comm_window_register: no memory for a window");
+    }
+    w->buf = buf;
+    w->len = bytes;
+    w->base[comm->fab.rank] = buf;
+    w->blen[comm->fab.rank] = bytes;
+    tutti_status_t st = exchange(comm, ws, w);
+    if (st != TUTTI_OK) {
+        w->block = NULL; /* not held yet */
+        tutti__window_free(w);
+        return st;
+    }
+    if (w->block != NULL) {
+        tutti__mem_hold(w->block, 1);
+    }
+    tutti__turn_take(&comm->run);
+    w->next = ws->wins;
+    ws->wins = w;
+    tutti__turn_give(&comm->run);
+    *win_p = w;
+    return TUTTI_OK;
+}
+
+static tutti_status_t deregister_entered(tutti_comm_t *comm, tutti_window_t *win)
+{
+    if (comm == NULL || win == NULL) {
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
+                                "tutti_comm_window_deregister: %s is NULL",
+                                comm == NULL ? "comm" : "win");
+    }
+    struct tutti_window *found = NULL;
+    tutti__turn_take(&comm->run);
+    struct tutti_winset *ws = comm->run.win;
+    for (struct tutti_window **pp = ws != NULL ? &ws->wins : NULL; pp != NULL && *pp != NULL;
+         pp = &(*pp)->next) {
+        if (*pp == win) {
+            found = win;
+            *pp = win->next;
+            break;
+        }
+    }
+    tutti__turn_give(&comm->run);
+    if (found == NULL) {
+        return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,
+                                "tutti_comm_window_deregister: %p is not a window of this "
+                                "communicator",
+                                (void *)win);
+    }
+    tutti__window_free(found);
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti_comm_window_register(tutti_comm_t *comm, void *buf, size_t bytes,
+                                          tutti_window_t **win_p)
+{
+    if (comm != NULL && tutti__comm_enter(comm, 0) != 0) {
+        return tutti__comm_not_live(comm, "tutti_comm_window_register");
+    }
+    tutti_status_t st = register_entered(comm, buf, bytes, win_p);
+    if (comm != NULL) {
+        tutti__comm_leave(comm);
+    }
+    return st;
+}
+
+tutti_status_t tutti_comm_window_deregister(tutti_comm_t *comm, tutti_window_t *win)
+{
+    if (comm != NULL && tutti__comm_enter(comm, 0) != 0) {
+        return tutti__comm_not_live(comm, "tutti_comm_window_deregister");
+    }
+    tutti_status_t st = deregister_entered(comm, win);
+    if (comm != NULL) {
+        tutti__comm_leave(comm);
+    }
+    return st;
+}
+
+tutti_status_t tutti_window_query(const tutti_window_t *win, int *shared_p, uint64_t *calls_p)
+{
+    if (win == NULL) {
+        return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "tutti_window_query: win is NULL");
+    }
+    if (shared_p != NULL) {
+        *shared_p = win->shared;
+    }
+    if (calls_p != NULL) {
+        *calls_p = atomic_load_explicit(&win->calls, memory_order_relaxed);
+    }
+    return TUTTI_OK;
+}
