@@ -45,8 +45,10 @@ void perf_args_usage(const char *tool, int mpi)
            "fit the CPUs,\n\t    like mpirun's default (default core)\n"
            "\t[--memory <host/device>] buffers in host memory or, on the GPU, device memory "
            "(calls on\n\t    the default CUDA stream; default host)\n"
-           "\t[--register <0/1>] 1: register the buffers with tutti_comm_register (RDMA: sends "
-           "without\n\t    a copy into tutti's FIFOs; tutti's tools only; default 0)\n"
+           "\t[-R,--register <0/1/2>] 1: register the buffers with tutti_comm_register (RDMA: "
+           "sends\n\t    without a copy into tutti's FIFOs); 2: allocate them with "
+           "tutti_mem_alloc and\n\t    register them as windows (all-reduce in place across "
+           "ranks, as nccl-tests' -R 2);\n\t    tutti's tools only; default 0\n"
            "\t[-J,--json <file>] write every result as JSON (nccl-tests' keys and tutti's)\n"
            "\t[-I,--per_iter_timing <0/1>] 1: time every iteration on its own; the JSON gets "
            "each size's\n\t    per-iteration times (the slowest rank's) and every rank's, "
@@ -203,6 +205,7 @@ static const char *opt_hint(int c)
     case 'M':
         return "host or device";
     case 'R':
+        return "0, 1 or 2";
     case 'I':
         return "0 or 1";
     case 'v':
@@ -262,7 +265,10 @@ static int one_opt(int c, const char *arg, struct perf_opts *o)
         o->device = strcmp(arg, "device") == 0 ? 1 : strcmp(arg, "host") == 0 ? 0 : -1;
         return o->device < 0 ? -1 : 0;
     case 'R':
-        o->reg = strcmp(arg, "1") == 0 ? 1 : strcmp(arg, "0") == 0 ? 0 : -1;
+        o->reg = strcmp(arg, "2") == 0   ? 2
+                 : strcmp(arg, "1") == 0 ? 1
+                 : strcmp(arg, "0") == 0 ? 0
+                                         : -1;
         return o->reg < 0 ? -1 : 0;
     case 'I':
         o->per_iter = strcmp(arg, "1") == 0 ? 1 : strcmp(arg, "0") == 0 ? 0 : -1;
@@ -297,7 +303,7 @@ int perf_args_parse(int argc, char **argv, const char *tool, int mpi, struct per
     optind = 1;
     for (;;) {
         int c =
-            getopt_long(argc, argv, "t:g:b:e:i:f:n:m:w:c:o:d:r:a:z:G:N:J:I:v:h", long_opts, NULL);
+            getopt_long(argc, argv, "t:g:b:e:i:f:n:m:w:c:o:d:r:a:z:G:N:J:I:R:v:h", long_opts, NULL);
         if (c == -1) {
             break;
         }

@@ -348,8 +348,13 @@ static int alloc_buffers(struct bench *b)
 {
     size_t bytes = (b->o->max_bytes + 4095) & ~(size_t)4095;
     bytes = bytes ? bytes : 4096;
-    b->sendbuf = aligned_alloc(4096, bytes);
-    b->recvbuf = aligned_alloc(4096, bytes);
+    if (b->o->reg == 2) {
+        b->sendbuf = b->be->mem_alloc(b->be, bytes);
+        b->recvbuf = b->be->mem_alloc(b->be, bytes);
+    } else {
+        b->sendbuf = aligned_alloc(4096, bytes);
+        b->recvbuf = aligned_alloc(4096, bytes);
+    }
     if (b->sendbuf == NULL || b->recvbuf == NULL) {
         fprintf(stderr, "%s: rank %d: cannot allocate 2 x %zu bytes\n", b->tool, b->be->rank,
                 bytes);
@@ -416,9 +421,10 @@ int perf_bench_run(const struct perf_coll *coll, const struct perf_opts *o, stru
         }
         return PERF_EXIT_USAGE;
     }
-    if (o->reg && (be->register_buffers == NULL || o->device)) {
+    if (o->reg && (be->register_buffers == NULL || be->mem_alloc == NULL || o->device)) {
         if (be->rank == 0) {
-            fprintf(stderr, "%s: --register 1 takes host buffers and tutti's tools\n", tool);
+            fprintf(stderr, "%s: --register %d takes host buffers and tutti's tools\n", tool,
+                    o->reg);
         }
         return PERF_EXIT_USAGE;
     }
@@ -446,11 +452,11 @@ int perf_bench_run(const struct perf_coll *coll, const struct perf_opts *o, stru
     int rc = alloc_buffers(&b) == 0 && header(&b) == 0 ? 0 : -1;
     size_t bytes = (o->max_bytes + 4095) & ~(size_t)4095;
     if (rc == 0 && o->reg) {
-        rc = be->register_buffers(be, b.sendbuf, b.recvbuf, bytes ? bytes : 4096);
+        rc = be->register_buffers(be, b.sendbuf, b.recvbuf, bytes ? bytes : 4096, o->reg);
     }
     rc = rc == 0 ? run_all(&b) : rc;
     if (o->reg && rc == 0) {
-        rc = be->register_buffers(be, b.sendbuf, b.recvbuf, 0);
+        rc = be->register_buffers(be, b.sendbuf, b.recvbuf, 0, o->reg);
     }
     struct perf_summary s = {.tool = tool,
                              .coll = coll->name,
@@ -477,8 +483,13 @@ int perf_bench_run(const struct perf_coll *coll, const struct perf_opts *o, stru
     }
     free(b.rows);
     free(b.ranks);
-    free(b.sendbuf);
-    free(b.recvbuf);
+    if (o->reg == 2) {
+        be->mem_free(be, b.sendbuf);
+        be->mem_free(be, b.recvbuf);
+    } else {
+        free(b.sendbuf);
+        free(b.recvbuf);
+    }
     if (b.vform) {
         perf_vcounts_free(&b.vc);
     }

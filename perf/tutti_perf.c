@@ -20,7 +20,8 @@
 struct tutti_ctx {
     tutti_comm_t *comm; /* NULL once aborted */
     const char *tool;
-    void *reg[2]; /* --register: the buffers' registrations */
+    void *reg[2];           /* --register 1: the buffers' registrations */
+    tutti_window_t *win[2]; /* --register 2: their windows */
     /* -o premulsum: the op made for each datatype on first use (0: not yet) */
     tutti_op_t premul[TUTTI_NUM_DATATYPES];
 };
@@ -197,19 +198,46 @@ static int gather_f64(struct perf_backend *be, const double *mine, int n, double
     return st == TUTTI_OK ? 0 : failed(be, "per-iteration times all-gather", st);
 }
 
-static int register_buffers(struct perf_backend *be, void *send, void *recv, size_t bytes)
+static int register_buffers(struct perf_backend *be, void *send, void *recv, size_t bytes,
+                            int how)
 {
     COMM_OR_FAIL(be, "tutti_comm_register");
     struct tutti_ctx *t = be->ctx;
     void *buf[2] = {send, recv};
+    const char *what = how == 2 ? (bytes > 0 ? "tutti_comm_window_register"
+                                             : "tutti_comm_window_deregister")
+                                : (bytes > 0 ? "tutti_comm_register" : "tutti_comm_deregister");
     for (int i = 0; i < 2; i++) {
-        tutti_status_t st = bytes > 0 ? tutti_comm_register(t->comm, buf[i], bytes, &t->reg[i])
-                                      : tutti_comm_deregister(t->comm, t->reg[i]);
+        tutti_status_t st;
+        if (how == 2) {
+            st = bytes > 0 ? tutti_comm_window_register(t->comm, buf[i], bytes, &t->win[i])
+                           : tutti_comm_window_deregister(t->comm, t->win[i]);
+        } else {
+            st = bytes > 0 ? tutti_comm_register(t->comm, buf[i], bytes, &t->reg[i])
+                           : tutti_comm_deregister(t->comm, t->reg[i]);
+        }
         if (st != TUTTI_OK) {
-            return failed(be, bytes > 0 ? "tutti_comm_register" : "tutti_comm_deregister", st);
+            return failed(be, what, st);
         }
     }
     return 0;
+}
+
+static void *mem_alloc(struct perf_backend *be, size_t bytes)
+{
+    void *p = NULL;
+    if (tutti_mem_alloc(&p, bytes) != TUTTI_OK) {
+        fprintf(stderr, "%s: rank %d: tutti_mem_alloc: %s\n", ((struct tutti_ctx *)be->ctx)->tool,
+                be->rank, tutti_last_error(NULL));
+        return NULL;
+    }
+    return p;
+}
+
+static void mem_free(struct perf_backend *be, void *p)
+{
+    (void)be;
+    (void)tutti_mem_free(p);
 }
 
 static const char *call_name(const struct perf_coll *coll, int vform)
@@ -236,6 +264,8 @@ static int bench_comm(const struct perf_coll *coll, const struct perf_opts *o, c
                               .gather_info = gather_info,
                               .gather_f64 = gather_f64,
                               .register_buffers = register_buffers,
+                              .mem_alloc = mem_alloc,
+                              .mem_free = mem_free,
                               .call_name = call_name};
     tutti_comm_rank(comm, &be.rank);
     tutti_comm_size(comm, &be.nranks);

@@ -47,7 +47,7 @@ struct perf_opts {
     int bind;                                /* --bind: 1 = pin forked ranks to CPUs */
     int corrupt;                             /* hidden --debug-corrupt: flip one output element */
     int device;                              /* --memory device: buffers in GPU memory */
-    int reg;                                 /* --register 1: tutti_comm_register the buffers */
+    int reg; /* --register 1: tutti_comm_register the buffers; 2: tutti_mem_alloc and windows */
     int skew;                                /* -v: enum perf_skew (perf_vcounts.h) */
     double zipf_s;                           /* -v zipf:S: the exponent */
 };
@@ -175,9 +175,13 @@ struct perf_backend {
                        struct perf_rank_info *all);
     /** -I 1: gather n doubles of every rank to rank 0 (all: nranks x n there, rank order). */
     int (*gather_f64)(struct perf_backend *be, const double *mine, int n, double *all);
-    /** --register: register (bytes > 0) or deregister (bytes 0) the buffers; NULL: no such
-     * thing in this library. */
-    int (*register_buffers)(struct perf_backend *be, void *send, void *recv, size_t bytes);
+    /** --register: register (bytes > 0) or deregister (bytes 0) the buffers, as windows when
+     * how is 2; NULL: no such thing in this library. */
+    int (*register_buffers)(struct perf_backend *be, void *send, void *recv, size_t bytes,
+                            int how);
+    /** --register 2: the buffers from the library's symmetric memory (NULL: none). */
+    void *(*mem_alloc)(struct perf_backend *be, size_t bytes);
+    void (*mem_free)(struct perf_backend *be, void *p);
     /** The library call a v-capable collective times, for the header (vform: its v form). */
     const char *(*call_name)(const struct perf_coll *coll, int vform);
 };
