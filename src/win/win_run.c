@@ -176,8 +176,8 @@ static void reduce_share(struct tutti_winset *ws, const struct tutti_op_desc *op
     int n = ws->nranks;
     size_t es = tutti_datatype_size(op->dt);
     if (n == 2) {
-        tutti__reduce(out[0] + lo * es, out[1] + lo * es, in[0] + lo * es, in[1] + lo * es,
-                      hi - lo, op->dt, op->op, n);
+        tutti__reduce(out[0] + lo * es, out[1] + lo * es, in[0] + lo * es, in[1] + lo * es, hi - lo,
+                      op->dt, op->op, n);
         return;
     }
     tutti_op_t part = op->op == TUTTI_AVG ? TUTTI_SUM : op->op;
