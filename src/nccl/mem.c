@@ -1,11 +1,13 @@
 /*
  * mem.c - ncclMemAlloc/ncclMemFree and buffer registration. Memory comes from the GPU runtime
  * when the process has one (device memory of the current device, through tutti's GPU module),
- * else it is page-aligned host memory, the memory tutti's host path serves; every block is
- * remembered, so ncclMemFree refuses a pointer it did not hand out. ncclCommRegister and
+ * else it is tutti_mem_alloc's host memory (tutti/mem.h), which local peers can map; every block
+ * is remembered, so ncclMemFree refuses a pointer it did not hand out. ncclCommRegister and
  * ncclCommWindowRegister record and check the buffer, register it with tutti_comm_register (over
  * RDMA verbs sends from it then need no copy; elsewhere nothing is pinned) and hand back a
- * handle the deregistration must match (windows are local here, not collective). Windows are
+ * handle the deregistration must match. A window is also a tutti window, registered by every
+ * rank together as in NCCL: all-reduces on host windows of ncclMemAlloc memory then read and
+ * write the peers' buffers in place; its deregistration is local. Windows are
  * also listed for the whole process, so that the device API's window calls, which take no
  * communicator, find theirs (shim_window_enter). What those calls can answer is answered: the
  * buffer a window was registered with (ncclWinGetUserPtr) and this rank's own address of it
@@ -42,8 +44,6 @@ static struct block *blocks;
  */
 static pthread_mutex_t windows_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shim_reg *windows;
-
-#define HOST_ALIGN 4096
 
 #define NO_PEERS                                                                                   \
     "tutti gives kernels no access to other ranks' memory: its LSA team is this rank alone"
@@ -128,9 +128,10 @@ NCCL_API(ncclResult_t, MemAlloc, void **ptr, size_t size)
                               dev->error_string(err));
         }
         b->device = 1;
-    } else if (posix_memalign(&b->ptr, HOST_ALIGN, size) != 0) {
+    } else if (tutti_mem_alloc(&b->ptr, size) != TUTTI_OK) {
         free(b);
-        return shim_error(NULL, ncclSystemError, "ncclMemAlloc: no memory for %zu bytes", size);
+        return shim_error(NULL, ncclSystemError, "ncclMemAlloc: %zu bytes: %s", size,
+                          tutti_last_error(NULL));
     }
     pthread_mutex_lock(&blocks_lock);
     b->next = blocks;
@@ -165,8 +166,12 @@ NCCL_API(ncclResult_t, MemFree, void *ptr)
     const struct tutti_devops *dev = b->device ? tutti__devops() : NULL;
     if (b->device) {
         err = dev != NULL ? dev->dev_free(ptr) : -1;
-    } else {
-        free(ptr);
+    } else if (tutti_mem_free(ptr) != TUTTI_OK) { /* still in a window: keep it listed */
+        pthread_mutex_lock(&blocks_lock);
+        b->next = blocks;
+        blocks = b;
+        pthread_mutex_unlock(&blocks_lock);
+        return shim_error(NULL, ncclInvalidUsage, "ncclMemFree: %s", tutti_last_error(NULL));
     }
     free(b);
     if (err != 0) {
@@ -200,6 +205,12 @@ static ncclResult_t reg_add(ncclComm_t comm, void *buf, size_t size, int window,
         r = shim_error(c, ncclSystemError, "%s: no memory", what);
     } else if (c->tc != NULL && tutti_comm_register(c->tc, buf, size, &reg->th) != TUTTI_OK) {
         r = shim_error(c, ncclSystemError, "%s: %s", what, tutti_last_error(c->tc));
+        free(reg);
+        reg = NULL;
+    } else if (window && c->tc != NULL &&
+               tutti_comm_window_register(c->tc, buf, size, &reg->tw) != TUTTI_OK) {
+        r = shim_error(c, ncclSystemError, "%s: %s", what, tutti_last_error(c->tc));
+        (void)tutti_comm_deregister(c->tc, reg->th);
         free(reg);
         reg = NULL;
     } else {
@@ -246,6 +257,9 @@ static ncclResult_t reg_remove(ncclComm_t comm, const void *handle, int window, 
     } else {
         if (found->window) {
             window_unlist(found);
+        }
+        if (found->tw != NULL && c->tc != NULL) {
+            (void)tutti_comm_window_deregister(c->tc, found->tw);
         }
         if (found->th != NULL && c->tc != NULL) {
             (void)tutti_comm_deregister(c->tc, found->th); /* destroy undoes it otherwise */

@@ -44,6 +44,7 @@ struct shim_reg {
     int flags;
     int rank; /* the communicator's rank (a window's own rank in the device API) */
     void *th; /* tutti_comm_register's handle (RDMA: sends from it need no copy), or NULL */
+    tutti_window_t *tw;    /* windows: tutti's window (all-reduce in place on host memory) */
     struct ncclComm *comm; /* the communicator it belongs to */
 };
 

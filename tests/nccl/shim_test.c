@@ -567,7 +567,16 @@ static int t_misc(ncclComm_t comm, int rank, int n)
     CHECK(ncclCommWindowRegister(comm, (char *)m + 8, 64, &win, NCCL_WIN_COLL_SYMMETRIC) ==
               ncclInvalidArgument,
           "misaligned symmetric window accepted");
-    NCCLOK(ncclCommWindowRegister(comm, m, 4096, &win, NCCL_WIN_COLL_SYMMETRIC));
+    NCCLOK(ncclCommWindowRegister(comm, m, 4096 * sizeof(float), &win, NCCL_WIN_COLL_SYMMETRIC));
+    for (int i = 0; i < 4096; i++) { /* on the window: each rank writes its peers' results */
+        m[i] = (float)(rank + i % 5);
+    }
+    NCCLOK(ncclAllReduce(m, m, 4096, ncclFloat32, ncclSum, comm, NULL));
+    for (int i = 0; i < 4096; i++) {
+        CHECK(m[i] == (float)(n * (n - 1) / 2 + n * (i % 5)), "allreduce on a window: [%d] = %g", i,
+              m[i]);
+    }
+    CHECK(ncclMemFree(m) == ncclInvalidUsage, "ncclMemFree of a block in a window accepted");
     NCCLOK(ncclCommWindowDeregister(comm, win));
     NCCLOK(ncclMemFree(m));
     CHECK(ncclMemFree(m) == ncclInvalidArgument, "double ncclMemFree accepted");
