@@ -11,6 +11,7 @@
  * picks one (GCC target_clones).
  */
 #include "backend.h"
+#include "tutti/mem.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -239,18 +240,14 @@ static void cpu_destroy(void *ctx)
 static void *cpu_alloc(void *ctx, size_t bytes)
 {
     (void)ctx;
-    void *p = NULL;
-    if (posix_memalign(&p, 64, bytes > 0 ? bytes : 64) != 0) {
-        return NULL;
-    }
-    memset(p, 0, bytes);
-    return p;
+    void *p = NULL; /* memory local peers can map: the gradients become a window (sync.c) */
+    return tutti_mem_alloc(&p, bytes > 0 ? bytes : 64) == TUTTI_OK ? p : NULL; /* zeroed */
 }
 
 static void cpu_free(void *ctx, void *p)
 {
     (void)ctx;
-    free(p);
+    (void)tutti_mem_free(p);
 }
 
 static void cpu_copy(void *ctx, void *dst, const void *src, size_t bytes)

@@ -201,9 +201,27 @@ static void release(struct train_sync *s)
     if (s->cuda != NULL) {
         train_sync_dev_destroy(s);
     } else {
-        free(s->wire);
+        if (s->win != NULL) {
+            (void)tutti_comm_window_deregister(s->comm, s->win);
+            s->win = NULL;
+        }
+        (void)tutti_mem_free(s->wire);
         s->wire = NULL;
     }
+}
+
+/* Host gradients: the buffer the all-reduces work on (grads, or wire) as a window. With the CPU
+ * backend's memory (tutti_mem_alloc) every rank then reduces its share of each bucket straight
+ * from the peers' buffers into theirs (tutti/mem.h). Collective: every rank is here together. */
+static int host_window(struct train_sync *s, char *err, size_t errlen)
+{
+    size_t bytes = s->m->nparams * (s->wire != NULL ? train_wire_size(s->prec) : sizeof(float));
+    void *buf = s->wire != NULL ? s->wire : (void *)s->grads;
+    if (s->m->nparams == 0 || tutti_comm_window_register(s->comm, buf, bytes, &s->win) == TUTTI_OK) {
+        return 0;
+    }
+    snprintf(err, errlen, "registering the gradients as a window: %s", tutti_last_error(s->comm));
+    return -1;
 }
 
 int train_sync_init(struct train_sync *s, tutti_comm_t *comm, const struct train_mlp *m,
@@ -222,11 +240,15 @@ int train_sync_init(struct train_sync *s, tutti_comm_t *comm, const struct train
             train_sync_dev_destroy(s);
             return -1;
         }
-    } else if (prec != TRAIN_PREC_FP32) {
-        s->wire = malloc(m->nparams * train_wire_size(prec));
-        if (s->wire == NULL) {
-            snprintf(err, errlen, "no memory for %zu %s gradients", m->nparams,
-                     train_prec_name(prec));
+    } else {
+        if (prec != TRAIN_PREC_FP32 &&
+            tutti_mem_alloc(&s->wire, m->nparams * train_wire_size(prec)) != TUTTI_OK) {
+            snprintf(err, errlen, "no memory for %zu %s gradients: %s", m->nparams,
+                     train_prec_name(prec), tutti_last_error(NULL));
+            return -1;
+        }
+        if (host_window(s, err, errlen) != 0) {
+            release(s);
             return -1;
         }
     }

@@ -82,6 +82,7 @@ struct train_sync {
     enum train_prec prec;
     float *grads; /* the model's gradients (reduced in place, or through wire) */
     void *wire;   /* staging for bf16/fp16/fixed; NULL for fp32 */
+    tutti_window_t *win; /* host: the buffer all-reduced (grads or wire) as a tutti window */
     int nbuckets;
     struct train_bucket b[TRAIN_MAX_LAYERS];
     double encode_s; /* this step's conversions on the training thread */

@@ -4,6 +4,7 @@
  * every peer), and the windows' place in the runner's window set, changed under the turn.
  */
 #include "base/check.h"
+#include "base/env.h"
 #include "comm/comm.h"
 #include "exec/fail.h"
 #include "run/service.h"
@@ -27,8 +28,8 @@ static tutti_status_t exchange(tutti_comm_t *comm, struct tutti_winset *ws, stru
     tutti_status_t st = tutti__svc_allgather(&comm->run, &mine, recs, sizeof(mine), TUTTI_UINT8);
     int32_t ok[2] = {0, 0};
     if (st == TUTTI_OK) {
-        int got = tutti__win_map(ws, w, recs);
-        ok[0] = ws->ready || (got & 1) != 0;
+        int got = tutti__win_map(ws, w, recs), on = tutti__env()->WINDOWS;
+        ok[0] = on && (ws->ready || (got & 1) != 0);
         ok[1] = ok[0] && (got & 2) != 0;
         st = tutti__svc_allreduce(&comm->run, ok, ok, 2, TUTTI_INT32, TUTTI_MIN);
     }

@@ -283,3 +283,35 @@ Test(window, misuse_is_refused_with_a_reason, .timeout = 60)
     quick_env("20s");
     integ_run_ranks(2, misuse_rank, NULL, 0);
 }
+
+/* TUTTI_WINDOWS=0: windows are registered but not shared, and all-reduces take the ordinary
+ * path with the same results. */
+static int off_rank(const struct integ_ctx *ctx)
+{
+    tutti_comm_t *c = NULL;
+    if (integ_comm_init(ctx, NULL, &c) != 0) {
+        return 1;
+    }
+    int32_t *p = NULL;
+    tutti_window_t *w = NULL;
+    int shared = 1;
+    uint64_t calls = 1;
+    ICHECK_OK(tutti_mem_alloc((void **)&p, 4096));
+    ICHECK_OK(tutti_comm_window_register(c, p, 4096, &w));
+    p[0] = ctx->rank + 5;
+    ICHECK_OK(tutti_allreduce(p, p, 1, TUTTI_INT32, TUTTI_SUM, c, NULL));
+    ICHECK_OK(tutti_window_query(w, &shared, &calls));
+    ICHECK(shared == 0 && calls == 0 && p[0] == 11, "shared %d, %llu calls in place, sum %d",
+           shared, (unsigned long long)calls, p[0]);
+    ICHECK_OK(tutti_comm_window_deregister(c, w));
+    ICHECK_OK(tutti_mem_free(p));
+    ICHECK_OK(tutti_comm_destroy(c));
+    return 0;
+}
+
+Test(window, tutti_windows_0_turns_sharing_off, .timeout = 60)
+{
+    quick_env("20s");
+    integ_setenv("TUTTI_WINDOWS", "0");
+    integ_run_ranks(2, off_rank, NULL, 0);
+}
