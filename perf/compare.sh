@@ -5,7 +5,8 @@
 # Usage: perf/compare.sh [--quick] [--colls "all_reduce ..."|all|new] [--ranks "2 4"]
 #          [--transports "shm tcp"] [--peers "ompi mpich gloo"] [--launches N]
 #          [--series "PERF OPTIONS"]... [--skew none|uniform|zipf[:S]] [--merge STEM]
-#          [--no-install] [--build DIR] [--out DIR] [--timeout S] [-- perf options for every launch]
+#          [--no-install] [--build DIR] [--out DIR] [--timeout S] [--tutti-args "OPTIONS"]
+#          [-- perf options for every launch]
 #
 # --colls all: the seven collectives of issue 3; new: alltoallv allgatherv gather scatter
 # reduce_scatterv (MPI: MPI_Alltoallv, MPI_Allgatherv, MPI_Gather or MPI_Gatherv, MPI_Scatter or
@@ -28,6 +29,8 @@
 # TCP launches and appears in both tables.
 # Writes perf/results/<date>-<host>-<coll>.md (medians, ratios), .json (every run), .log (every
 # table as printed), .png (busbw vs size), and <date>-<host>-summary.md (the goals of issue 3).
+# --tutti-args: options for tutti's launches only (e.g. "-R 2": buffers in windows), named in
+# the tables' commands.
 # --quick: a smoke run (2 launches of "-b 8 -e 1M -f 32 -n 5 -w 2") written under the build
 # directory. --merge STEM (e.g. perf/results/2026-11-21-vm) writes into an earlier
 # comparison: its runs are kept except those launched again, and the summary covers every
@@ -52,6 +55,7 @@ merge=""
 timeout_s=600
 series=()
 perf_args=()
+tutti_args=""
 skew=none
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -68,6 +72,7 @@ while [ $# -gt 0 ]; do
     --build) build="$2"; shift ;;
     --out) out="$2"; shift ;;
     --timeout) timeout_s="$2"; shift ;;
+    --tutti-args) tutti_args="$2"; shift ;;
     --) shift; perf_args=("$@"); break ;;
     -h|--help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
     *) echo "compare: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -158,7 +163,7 @@ cmd_tutti() {
   local env=(env -u TUTTI_TRANSPORT)
   [ "$1" = tcp ] && env=(env TUTTI_TRANSPORT=tcp)
   [ "$1" = any ] && env=(env "[TUTTI_TRANSPORT=tcp]")
-  echo "${env[*]}" "$build/perf/$3_perf" -N "$2" --bind "$(bind_of "$2")" $(vopt "$3")
+  echo "${env[*]}" "$build/perf/$3_perf" -N "$2" --bind "$(bind_of "$2")" $(vopt "$3") $tutti_args
 }
 cmd_ompi() {
   local btl=self,vader

@@ -478,6 +478,9 @@ static int train_epochs(struct run *r)
 static void teardown(struct run *r)
 {
     if (r->sync_up) {
+        if (r->comm == NULL) { /* aborted: that undid the gradients' window with the rest */
+            r->sync.win = NULL;
+        }
         train_sync_destroy(&r->sync);
     }
     if (r->rep_up) {

@@ -77,16 +77,17 @@ static tutti_status_t check_wait(struct tutti_winset *ws, struct tutti_fabric *f
     if (atomic_load_explicit(c, memory_order_acquire) >= op->seq) {
         return TUTTI_OK; /* it came, and may have left since: a peer that is done may exit */
     }
+    char who[128];
+    tutti__tpeer_name(fab->net.targs.peers, r, who, sizeof(who));
     if (gone) {
         st = tutti__set_error(tutti__fabric_err(fab), TUTTI_ERR_REMOTE,
-                              "allreduce #%llu on windows: rank %d (pid %d) exited before it "
-                              "could %s",
-                              (unsigned long long)op->seq, r, (int)ws->pids[r], what);
+                              "allreduce #%llu on windows: %s exited before it could %s",
+                              (unsigned long long)op->seq, who, what);
     } else if (fab->cfg.timeout_ns > 0 && waited > fab->cfg.timeout_ns) {
         st = tutti__set_error(tutti__fabric_err(fab), TUTTI_ERR_TIMEOUT,
-                              "allreduce #%llu on windows: rank %d did not %s within "
-                              "TUTTI_TIMEOUT (%.1f s)",
-                              (unsigned long long)op->seq, r, what, (double)waited / 1e9);
+                              "allreduce #%llu on windows: %s did not %s within TUTTI_TIMEOUT "
+                              "(%.1f s)",
+                              (unsigned long long)op->seq, who, what, (double)waited / 1e9);
     } else {
         return TUTTI_OK;
     }
