@@ -114,7 +114,7 @@ done
 b1=$(membw_all)
 echo "memory again: read+write $b1 GB/s"
 median() {
-  printf '%s\n' "$@" | grep -E '^[0-9.]+$' | sort -g |
+  printf '%s\n' "$@" | { grep -E '^[0-9.]+$' || true; } | sort -g |
     awk '{ v[NR] = $1 } END { if (NR == 0) print "N/A"; else print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 echo
