@@ -163,6 +163,7 @@ cmd_tutti() {
   local env=(env -u TUTTI_TRANSPORT)
   [ "$1" = tcp ] && env=(env TUTTI_TRANSPORT=tcp)
   [ "$1" = any ] && env=(env "[TUTTI_TRANSPORT=tcp]")
+  # shellcheck disable=SC2086 # tutti_args is a word list
   echo "${env[*]}" "$build/perf/$3_perf" -N "$2" --bind "$(bind_of "$2")" $(vopt "$3") $tutti_args
 }
 cmd_ompi() {
