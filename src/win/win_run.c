@@ -176,6 +176,12 @@ static void reduce_share(struct tutti_winset *ws, const struct tutti_op_desc *op
 {
     int n = ws->nranks;
     size_t es = tutti_datatype_size(op->dt);
+    if (n == 1) { /* the sum of one input, whatever the op */
+        if (out[0] != in[0]) {
+            memcpy(out[0] + lo * es, in[0] + lo * es, (hi - lo) * es);
+        }
+        return;
+    }
     if (n == 2) {
         tutti__reduce(out[0] + lo * es, out[1] + lo * es, in[0] + lo * es, in[1] + lo * es, hi - lo,
                       op->dt, op->op, n);
