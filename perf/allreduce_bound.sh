@@ -41,24 +41,10 @@ done
 ranks=2
 [ "$(nproc)" -ge "$ranks" ] || { echo "allreduce_bound: needs $ranks cores" >&2; exit 2; }
 
-# Read+write GB/s of every core 0..ranks-1 copying at once, summed.
-membw_all() {
-  local pids=() f total=0 d
-  d="$(mktemp -d)"
-  for ((c = 0; c < ranks; c++)); do
-    taskset -c "$c" "$build/perf/membw" -r 9 >"$d/$c" &
-    pids+=($!)
-  done
-  wait "${pids[@]}"
-  for ((c = 0; c < ranks; c++)); do
-    f=$(sed -n 's/.*read+write \([0-9.]*\) GB\/s.*/\1/p' "$d/$c")
-    total=$(awk -v a="$total" -v b="$f" 'BEGIN { printf "%.2f", a + b }')
-  done
-  rm -rf "$d"
-  echo "$total"
-}
+# shellcheck source=perf/membw_lib.sh
+. perf/membw_lib.sh
 
-b0=$(membw_all)
+b0=$(membw_all "$build" "$ranks")
 echo "memory, cores 0-$((ranks - 1)) copying at once: read+write $b0 GB/s"
 declare -A oop inp
 for ((i = 1; i <= launches; i++)); do
@@ -71,9 +57,8 @@ for ((i = 1; i <= launches; i++)); do
     inp[$r]+="$p "
   done
 done
-b1=$(membw_all)
+b1=$(membw_all "$build" "$ranks")
 echo "memory again: read+write $b1 GB/s"
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 awk -v b0="$b0" -v b1="$b1" -v n="$ranks" 'BEGIN {
   b = (b0 + b1) / 2; bound = b / (2 * n)
   printf "bound: B / (2 x %d ranks) = %.2f / %d = %.2f GB/s (B: mean of %.2f and %.2f)\n", n, b, 2 * n, bound, b0, b1

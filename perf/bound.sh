@@ -63,22 +63,8 @@ cores=$(nproc)
 bind=core
 [ "$cores" -ge "$ranks" ] || bind=none
 
-# Read+write GB/s of every core of the ranks copying at once, summed.
-membw_all() {
-  local pids=() f total=0 d c
-  d="$(mktemp -d)"
-  for ((c = 0; c < ranks && c < cores; c++)); do
-    taskset -c "$c" "$build/perf/membw" -r 9 >"$d/$c" &
-    pids+=($!)
-  done
-  wait "${pids[@]}"
-  for ((c = 0; c < ranks && c < cores; c++)); do
-    f=$(sed -n 's/.*read+write \([0-9.]*\) GB\/s.*/\1/p' "$d/$c")
-    total=$(awk -v a="$total" -v b="$f" 'BEGIN { printf "%.2f", a + b }')
-  done
-  rm -rf "$d"
-  echo "$total"
-}
+# shellcheck source=perf/membw_lib.sh
+. perf/membw_lib.sh
 
 # f for the out-of-place (half 0) or in-place (half 1) form, and the bus factor.
 factor() {
@@ -97,7 +83,7 @@ busf() {
   esac
 }
 
-b0=$(membw_all)
+b0=$(membw_all "$build" "$ranks")
 echo "memory, $ranks cores copying at once: read+write $b0 GB/s"
 declare -A oop inp
 for ((i = 1; i <= launches; i++)); do
@@ -111,12 +97,8 @@ for ((i = 1; i <= launches; i++)); do
     inp[$c]+="$p "
   done
 done
-b1=$(membw_all)
+b1=$(membw_all "$build" "$ranks")
 echo "memory again: read+write $b1 GB/s"
-median() {
-  printf '%s\n' "$@" | { grep -E '^[0-9.]+$' || true; } | sort -g |
-    awk '{ v[NR] = $1 } END { if (NR == 0) print "N/A"; else print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 echo
 echo "B = mean of $b0 and $b1 GB/s; $ranks ranks; ${targs:-plain buffers}"
 printf '%-15s %10s %8s %7s %10s %8s %7s\n' collective "oop GB/s" bound "" "ip GB/s" bound ""
