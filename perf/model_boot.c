@@ -7,7 +7,9 @@
  * What a communicator's set-up asks of the bootstrap, counted from the code: 4 syncs (one in
  * setup(), two in tutti__fabric_attach, one in check_budget) and 1 all-gather of the peer records
  * (each with its rank's topology view), then BYE; where some rank has a GPU, a second
- * all-gather of the views (each with its rank's GPU: topology/view.c).
+ * all-gather of the views (each with its rank's GPU: topology/view.c); where all ranks share
+ * one host (at most TUTTI_WIN_CTL_RANKS), two more: the control pages' records and whether
+ * every rank mapped them (comm/window.c).
  *
  * Star: each rank opens one TCP connection to the root and runs the handshake (3 messages, two
  * HMACs at the root), then sends each of the 6 requests and gets each answer: the root handles
@@ -23,15 +25,18 @@
 #include "model_boot.h"
 #include "exec/peer.h"
 #include "topology/topo.h"
+#include "win/win.h"
 
 #include <math.h>
 
 #define PEER_RECORD_BYTES ((double)sizeof(struct tutti_peer_info))
 #define TOPO_RECORD_BYTES ((double)sizeof(struct tutti_topo_rank))
 #define SYNCS             4 /* status agreements per communicator (init.c, connect.c) */
+#define CTL_RECORD_BYTES  ((double)(sizeof(struct tutti_win_rec) + sizeof(int32_t)))
 /* All-gathers, and the bytes of one rank's records in all of them. */
-#define ALLGATHERS(l)     ((l)->gpus ? 2 : 1)
-#define RECORD_BYTES(l)   (PEER_RECORD_BYTES + ((l)->gpus ? TOPO_RECORD_BYTES : 0))
+#define ALLGATHERS(l)     (((l)->gpus ? 2 : 1) + ((l)->ctl ? 2 : 0))
+#define RECORD_BYTES(l)                                                                             \
+    (PEER_RECORD_BYTES + ((l)->gpus ? TOPO_RECORD_BYTES : 0) + ((l)->ctl ? CTL_RECORD_BYTES : 0))
 #define ROUNDS(l)         (SYNCS + ALLGATHERS(l))
 #define HS_MSGS           3   /* HELLO, PROVE, ACCEPT (src/net/handshake.h) */
 #define HS_BYTES          140 /* their sizes with headers, about */

@@ -12,6 +12,7 @@ struct model_boot_link {
     double hs_us;  /* the root's cost of one authenticated connection (handshake) */
     double gbps;   /* the root's link */
     int gpus;      /* some host has GPUs: the topology views take an all-gather of their own */
+    int ctl;       /* one host, 2 to TUTTI_WIN_CTL_RANKS ranks: the control pages take two */
 };
 
 struct model_boot {

@@ -6,6 +6,7 @@
  * the bootstrap's cost (model_boot.c). --check turns the growth claims into an exit status.
  */
 #include "model_boot.h"
+#include "win/win.h"
 #include "coll/tune.h"
 
 #include <math.h>
@@ -68,7 +69,8 @@ static int parse(int argc, char **argv, struct opts *o)
         if (strcmp(a, "--boot-counts") == 0 && val != NULL) {
             /* What the root's closing info line should say, for perf/check_boot_model.sh */
             int n = atoi(val);
-            struct model_boot_link bl = {1, 1, 1, 1, 0}; /* this machine's test: no GPU */
+            /* this machine's test: no GPU, one host */
+            struct model_boot_link bl = {1, 1, 1, 1, 0, n >= 2 && n <= TUTTI_WIN_CTL_RANKS};
             struct model_boot s, t;
             model_boot_star(n, &bl, &s);
             model_boot_tree(n, &bl, &t);
@@ -248,7 +250,7 @@ static void print_boot(const struct opts *o, struct growth *g)
      * or a receive), a handshake of 3 messages and 2 HMACs (~1 us each), over a 10 GbE link
      * (1.25 GB/s). */
     const struct tutti_link *tcp = tutti__link_default(TUTTI_LINK_TCP);
-    struct model_boot_link bl = {tcp->lat_us, tcp->cpu_us, 3 * tcp->cpu_us + 2, 1.25, 1};
+    struct model_boot_link bl = {tcp->lat_us, tcp->cpu_us, 3 * tcp->cpu_us + 2, 1.25, 1, 0};
     printf("\n## bootstrap: building a communicator of n ranks (link: %.0f us, %.0f us per "
            "message at the root, %.0f us per handshake, %.2f GB/s; hosts with GPUs)\n\n",
            bl.lat_us, bl.msg_us, bl.hs_us, bl.gbps);

@@ -19,6 +19,8 @@
  * (when one rank's buffers are not in windows, all take the ordinary path), and they compare
  * their calls' fingerprints before any byte moves (TUTTI_ERR_MISMATCH on every rank when they
  * differ). A rank that does not come within TUTTI_TIMEOUT fails the call with TUTTI_ERR_TIMEOUT.
+ * An all-reduce of at most 1 KiB travels in the control pages themselves, windows or not (the
+ * carried path, docs/design/windows.md), and does not count as a call on the window.
  */
 #ifndef TUTTI_MEM_H
 #define TUTTI_MEM_H
@@ -70,8 +72,8 @@ TUTTI_API tutti_status_t tutti_comm_window_deregister(tutti_comm_t *comm, tutti_
 
 /**
  * What became of win: whether it is shared (every rank of comm maps every other rank's buffer)
- * and how many all-reduces ran on it in place (those whose output lay in it). Either out
- * pointer may be NULL.
+ * and how many all-reduces ran on it in place (those whose output lay in it, carried ones not
+ * counted). Either out pointer may be NULL.
  * @return TUTTI_OK; TUTTI_ERR_INVALID_ARG for a NULL window.
  */
 TUTTI_API tutti_status_t tutti_window_query(const tutti_window_t *win, int *shared_p,

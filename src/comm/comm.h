@@ -42,11 +42,18 @@ struct tutti_comm {
     struct tutti_premul_ops *premul; /* comm/premul.c: its pre-multiplied sums, or NULL */
 };
 
+struct tutti_boot;
+
 /**
  * Make a new communicator live (comm_live.c): from now on calls may use it. Gives it its serial.
  * @return TUTTI_OK; TUTTI_ERR_NO_MEMORY (logged).
  */
 tutti_status_t tutti__comm_publish(struct tutti_comm *comm);
+
+/** Give a communicator whose ranks all live on this host (at most TUTTI_WIN_CTL_RANKS) its
+ * control pages, so that its collectives can take the carried path (window.c). Collective over
+ * the bootstrap that made it (no collective number used). */
+tutti_status_t tutti__comm_notes_setup(struct tutti_comm *comm, struct tutti_boot *boot);
 
 /**
  * Enter comm for a call (comm_live.c): it must be live, and when serial is not 0 the communicator

@@ -195,6 +195,7 @@ static struct tutti_comm *comm_alloc(int nranks, int rank)
 void tutti__comm_free(struct tutti_comm *comm)
 {
     tutti__reg_free_all(comm); /* registrations left by the program go before the transports */
+    comm->fab.watch = NULL;
     tutti__winset_free(comm->run.win);
     comm->run.win = NULL;
     tutti__fabric_fini(&comm->fab);
@@ -411,6 +412,9 @@ tutti_status_t tutti__comm_create(int nranks, int rank, uint64_t comm_id,
     tutti_status_t st = init_config(comm, params);
     if (st == TUTTI_OK) {
         st = setup(comm, root_hint, boot);
+    }
+    if (st == TUTTI_OK) {
+        st = tutti__comm_notes_setup(comm, boot);
     }
     if (st == TUTTI_OK) {
         st = tutti__comm_publish(comm); /* live: calls may use it now */

@@ -113,7 +113,7 @@ static tutti_status_t split_entered(tutti_comm_t *comm, int color, int key,
     tutti_status_t st = tutti__svc_allgather(&comm->run, &me, recs, sizeof(me), TUTTI_UINT8);
     struct tutti_comm *child = NULL;
     if (st == TUTTI_OK) {
-        struct split_boot sb = {{&split_boot_ops, 0, 0}, comm, members, 0};
+        struct split_boot sb = {{&split_boot_ops, 0, 0, 1}, comm, members, 0};
         sb.nmembers = members_of(recs, comm->fab.nranks, color, members);
         int child_rank = 0;
         while (members[child_rank] != comm->fab.rank) {

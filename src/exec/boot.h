@@ -35,6 +35,9 @@ struct tutti_boot {
     /* How long joining took (the rendezvous: connect, handshake), for init's phase times; 0
      * where there is nothing to join (a parent communicator's collectives). */
     int64_t join_ns;
+    /* Its calls are collectives of a parent that the other children's set-ups share (a
+     * split): every child must make the same calls, whatever its own size and place. */
+    int lockstep;
 };
 
 #endif /* TUTTI_EXEC_BOOT_H */

@@ -177,6 +177,14 @@ static tutti_status_t check_comm(struct tutti_exec *ex)
     if (st < 0) {
         return fail_exec(ex, st);
     }
+    const struct tutti_plan *plan = ex->plan;
+    if (c->watch != NULL && plan != NULL && plan->ncalls == 0 && plan->op.coll != TUTTI_COLL_SEND &&
+        plan->op.coll != TUTTI_COLL_RECV) {
+        st = c->watch(c->watch_arg, &ex->fp1);
+        if (st < 0) {
+            return fail_exec(ex, st);
+        }
+    }
     return TUTTI_OK;
 }
 

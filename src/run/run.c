@@ -133,7 +133,7 @@ tutti_status_t tutti__run_op(struct tutti_runner *runner, const struct tutti_op_
                                       tutti__coll_name(op->coll), why);
     }
     uint64_t seq = tutti__fabric_seq_post(runner->fab);
-    if (tutti__win_try(runner->win, runner->fab, op, &st)) { /* on shared windows, in place */
+    if (tutti__win_try(runner->win, runner->fab, op, seq, &st)) { /* on shared windows, in place */
         if (st == TUTTI_OK) {
             tutti__fabric_seq_done(runner->fab, seq);
         }
@@ -191,8 +191,9 @@ static int next_segment(struct tutti_run_member *m)
                                          "no memory to plan a group");
         }
     } else {
-        tutti__win_note(runner->win, first); /* a group's calls take the ordinary path */
-        m->status = plan_one(runner, first, &m->barrier_byte, m->plan);
+        m->status = tutti__win_note(runner->win, runner->fab, first); /* ordinary in groups */
+        m->status =
+            m->status == TUTTI_OK ? plan_one(runner, first, &m->barrier_byte, m->plan) : m->status;
     }
     m->next = end;
     if (m->status != TUTTI_OK) {

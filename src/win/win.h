@@ -1,9 +1,12 @@
 /*
- * win.h - a communicator's windows (tutti/mem.h): the buffers its ranks registered, each peer's
- * mapped here (win_map.c), and the control pages through which the ranks agree, call by call,
- * whether an all-reduce reads and writes the windows in place (win_run.c).
+ * win.h - a communicator's control pages and windows (tutti/mem.h): every rank's page of notes
+ * and the buffers its ranks registered, each peer's mapped here (win_map.c). Through the notes
+ * the ranks agree, call by call, on the path a collective takes (win_run.c): carried in the
+ * notes when it is small (win_carry.c), an all-reduce read and written in place when its
+ * buffers lie in windows (win_share.c), or the ordinary path.
  *
- * The run layer owns one struct tutti_winset per communicator (runner->win), made by the first
+ * The run layer owns one struct tutti_winset per communicator (runner->win), made when the
+ * communicator is (every rank on one host, at most TUTTI_WIN_CTL_RANKS) or by its first
  * registration; it is changed only under the communicator's turn.
  */
 #ifndef TUTTI_WIN_WIN_H
@@ -19,16 +22,50 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* A rank's control page, in a memory file of its own that every local rank maps. The rank
- * writes its note (mode, buffers, fingerprint), then `arrive` = the call's collective number;
- * after moving data, `depart` = that number. */
-struct tutti_win_slot {
-    _Alignas(128) _Atomic uint64_t arrive;
-    uint32_t mode; /* 1: this rank's buffers lie in shared windows (the fields below hold) */
-    uint32_t send_win, recv_win;
+/** Bytes a rank's note may carry (the carried path: no window needed). */
+#define TUTTI_WIN_CARRY 1024
+
+/** At most this many ranks get control pages when a communicator is made (more: only once a
+ * window is registered), as every rank reads every peer's note each call. */
+#define TUTTI_WIN_CTL_RANKS 64
+
+/* Modes of a note. */
+enum { TUTTI_WIN_ORDINARY = 0, TUTTI_WIN_WINDOWS = 1, TUTTI_WIN_CARRIED = 2 };
+
+/* A rank's note for one call: two of them, by the parity of the note's number, so that a rank
+ * may write its next note while a peer still reads this one. The stamp is written last (release);
+ * a call that carries at most TUTTI_WIN_SMALL bytes carries them in the stamp's cache line, with
+ * the call's fingerprint and a hash of the fingerprint of the rank's collective before it. */
+#define TUTTI_WIN_SMALL 8
+struct tutti_win_note {
+    _Alignas(64) _Atomic uint64_t stamp; /* the note's number */
+    uint32_t mode;                       /* TUTTI_WIN_* */
     uint32_t pad;
-    uint64_t send_off, recv_off; /* offsets in those windows */
     struct tutti_fp fp;
+    uint64_t prev;                  /* hash of prev_fp: ranks whose earlier calls differed */
+    uint8_t small[TUTTI_WIN_SMALL]; /* carried, that small: this rank's input */
+    union {
+        struct { /* windows: this rank's buffers, as offsets in its windows */
+            uint32_t send_win, recv_win;
+            uint64_t send_off, recv_off;
+        } w;
+        _Alignas(64) uint8_t data[TUTTI_WIN_CARRY]; /* carried: this rank's input */
+    } u;
+    struct tutti_fp prev_fp; /* the rank's collective before this one, as it remembers it */
+};
+
+/** Where a note carrying `bytes` bytes holds them. */
+static inline const uint8_t *tutti__win_carried(const struct tutti_win_note *n, size_t bytes)
+{
+    return bytes <= TUTTI_WIN_SMALL ? n->small : n->u.data;
+}
+
+/* A rank's control page, in a memory file of its own that every local rank maps. Each
+ * collective, the rank writes its note k (its k-th since the set became ready) into note[k & 1]
+ * and stamps it k; before, it waits until every peer has stamped note k - 1 (so no peer still
+ * reads note k - 2, the one it replaces). On the window path, after moving data, `depart` = k. */
+struct tutti_win_slot {
+    struct tutti_win_note note[2];
     _Alignas(128) _Atomic uint64_t depart;
 };
 
@@ -37,7 +74,7 @@ struct tutti_win_rec {
     int32_t pid;
     int32_t fd;     /* the window's memory file, -1: not tutti_mem_alloc memory */
     int32_t ctl_fd; /* the control page's */
-    int32_t pad;
+    int32_t ctl_ok; /* at a communicator's making: 1 when this rank made its control page */
     uint64_t maplen, offset, len, ctl_len;
     uint8_t cookie[TUTTI_MEM_COOKIE_BYTES], ctl_cookie[TUTTI_MEM_COOKIE_BYTES];
 };
@@ -60,7 +97,14 @@ struct tutti_window {
 struct tutti_winset {
     int rank, nranks;
     uint32_t next_id;
-    int ready; /* every rank maps every rank's control page: notes are posted */
+    int ready;      /* every rank maps every rank's control page: notes are posted */
+    uint64_t notes; /* notes this rank posted since then (the last one's number) */
+    uint64_t seen;  /* every peer has stamped its note of this number (as far as seen here) */
+    uint64_t noted; /* the collective number (op->seq) of the last call that posted a note */
+    int windowed;   /* a registration made a shared window (every rank alike): all-reduces post */
+    struct tutti_fabric *fab; /* the communicator's, for the watch */
+    uint64_t xseq;            /* the operation number (fabric.h) of the call in hand, for errors */
+    int64_t live_checked;     /* when a waiting rank last looked whether a peer still runs */
     int ctl_fd;
     struct tutti_win_slot *ctl; /* this rank's control page (in a file of ctl_len bytes) */
     size_t ctl_len;
@@ -103,14 +147,49 @@ struct tutti_window *tutti__window_new(int nranks);
 void tutti__window_free(struct tutti_window *w);
 
 /**
- * Run op (numbered) through the windows when it can: an all-reduce whose buffers lie in shared
- * windows on every rank. Posts this rank's note for every collective once ws is ready. Returns
- * 1 when it ran op here (its status in *st_p), 0 when op takes the ordinary path.
+ * Post this rank's note for op (a collective) once ws is ready, and run op here when every
+ * rank's note names the same path past the ordinary one: carried, or on windows. Returns 1 when
+ * it ran op here (its status in *st_p), 0 when op takes the ordinary path. xseq: the
+ * operation's number as the engine counts them (tutti__fabric_seq_post), for errors.
  */
 int tutti__win_try(struct tutti_winset *ws, struct tutti_fabric *fab,
-                   const struct tutti_op_desc *op, tutti_status_t *st_p);
+                   const struct tutti_op_desc *op, uint64_t xseq, tutti_status_t *st_p);
 
 /** Post this rank's note for a collective that takes the ordinary path (groups). */
-void tutti__win_note(struct tutti_winset *ws, const struct tutti_op_desc *op);
+tutti_status_t tutti__win_note(struct tutti_winset *ws, struct tutti_fabric *fab,
+                               const struct tutti_op_desc *op);
+
+/** The engine's watch (fabric.h) for a communicator with control pages: a peer whose note names
+ * the call this rank runs on the ordinary path without a note of its own took it carried or on
+ * windows, so the calls differ (TUTTI_ERR_MISMATCH, recorded). arg: the window set. */
+tutti_status_t tutti__win_watch(void *arg, const struct tutti_fp *mine);
+
+/* Inside the layer: win_run.c for the others. */
+
+/** Wait until every peer's note k is stamped (depart 0), or its depart reaches k (1). */
+tutti_status_t tutti__win_wait(struct tutti_winset *ws, struct tutti_fabric *fab,
+                               const struct tutti_op_desc *op, int depart, uint64_t k);
+
+/** Whether op can take the carried path (a barrier, or one of the six collectives with at most
+ * TUTTI_WIN_CARRY bytes from each rank, 512 if it reduces, and then a built-in op; not one whose
+ * algorithm TUTTI_ALGO forces), and then the bytes each rank's note carries in *bytes
+ * (win_carry.c). */
+int tutti__win_carry_size(const struct tutti_winset *ws, const struct tutti_op_desc *op,
+                          size_t *bytes);
+
+/** Run op from every rank's note (each carrying its input, `bytes` bytes): the result here
+ * (win_carry.c). */
+void tutti__win_carry_run(const struct tutti_winset *ws, const struct tutti_op_desc *op,
+                          const struct tutti_win_note *const *notes, size_t bytes);
+
+/** Whether op's buffers here lie in shared windows (filled into note n), and the scratch it
+ * needs is there (win_share.c). */
+int tutti__win_share_fill(struct tutti_winset *ws, const struct tutti_op_desc *op,
+                          struct tutti_win_note *n);
+
+/** Run the all-reduce op (note k) on windows, every note naming its windows (win_share.c). */
+tutti_status_t tutti__win_share_run(struct tutti_winset *ws, struct tutti_fabric *fab,
+                                    const struct tutti_op_desc *op,
+                                    const struct tutti_win_note *const *notes, uint64_t k);
 
 #endif /* TUTTI_WIN_WIN_H */

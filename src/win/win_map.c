@@ -21,7 +21,8 @@ struct tutti_winset *tutti__winset_new(int rank, int nranks)
     }
     ws->rank = rank;
     ws->nranks = nranks;
-    ws->ctl_len = tutti__mem_header() * 2; /* the cookie page, then the slot */
+    size_t page = tutti__mem_header(); /* the cookie page, then the slot */
+    ws->ctl_len = page + (sizeof(struct tutti_win_slot) + page - 1) / page * page;
     ws->slots = calloc((size_t)nranks, sizeof(*ws->slots));
     ws->pids = calloc((size_t)nranks, sizeof(*ws->pids));
     void *m = NULL;

@@ -1,300 +1,331 @@
 /*
- * win_run.c - the all-reduce on shared windows (win.h): the ranks' notes, the choice of path
- * they all make alike, the fingerprint check, and the reduction of this rank's share straight
- * from every rank's input into every rank's output.
+ * win_run.c - the ranks' notes (win.h) and the path each collective takes through them.
  *
- * Each collective, once the window set is ready, a rank posts its note (arrive = the call's
- * collective number). A rank whose own buffers are in shared windows then waits for every
- * peer's note; it runs the call here only when every note says the same. Otherwise every such
- * rank takes the ordinary path, as the others already did. A peer's note can be overwritten
- * only by a peer that got past the call, which it cannot do on the window path without this
- * rank: a note newer than the call, or one that changed while read, means the ordinary path.
+ * Once the set is ready, every call that might leave the ordinary path posts a note: one that the
+ * carried path could take (win_carry.c), or an all-reduce once a window was shared. Which calls
+ * those are follows from the call as its fingerprint describes it, so ranks that agree on their
+ * calls post the same sequence of notes, and a note's number k names the same call on every
+ * rank. A rank fills its note, waits for every peer's note k and takes the path its note names
+ * only if every note names it; otherwise every such rank takes the ordinary path, as the ranks
+ * whose notes said so (a group's calls, buffers outside windows) already did. Ranks that agree
+ * on the path and not on the call get TUTTI_ERR_MISMATCH, every one of them, before a byte is
+ * written. A rank whose call posts no note while a peer's does runs a different call: the
+ * engine's watch (tutti__win_watch) finds the peer's note for that collective number and says
+ * so, while the peer waits for a note that does not come.
+ *
+ * Waiting spins, then yields, and stops for an abort, a peer's failure notice, a peer's process
+ * that is gone (TUTTI_ERR_REMOTE) or TUTTI_TIMEOUT (TUTTI_ERR_TIMEOUT).
  */
 #include "win/win.h"
 #include "base/check.h"
+#include "base/env.h"
+#include "base/log.h"
+#include "base/proc.h"
 #include "base/util.h"
+#include "exec/connect.h"
 #include "exec/fail.h"
 #include "exec/fp.h"
-#include "kernels/reduce.h"
 #include "tutti/coll.h"
 
-#include <errno.h>
+#include <endian.h>
 #include <sched.h>
-#include <signal.h>
-#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
-#define SCRATCH_BYTES (16u << 10) /* the accumulator chunk for more than 2 ranks */
+#define LIVE_PERIOD_NS 1000000 /* how often a waiting rank looks whether its peer still runs */
+#define NAP_NS         50000   /* a rank that waited past TUTTI_SPIN + TUTTI_YIELD naps this long */
 
-static void post(struct tutti_win_slot *s, uint64_t seq, int mode)
+/* The counter to wait on in rank r's page for note k: its stamp, or its depart. */
+static _Atomic uint64_t *counter(struct tutti_winset *ws, int r, int depart, uint64_t k)
 {
-    s->mode = (uint32_t)mode;
-    atomic_store_explicit(&s->arrive, seq, memory_order_release);
+    return depart ? &ws->slots[r]->depart : &ws->slots[r]->note[k & 1].stamp;
 }
 
-void tutti__win_note(struct tutti_winset *ws, const struct tutti_op_desc *op)
+/* The record tutti-info --hang reads, as the engine writes it for a call that failed waiting. */
+static void hang_record(const struct tutti_winset *ws, const struct tutti_fabric *fab,
+                        const struct tutti_op_desc *op, tutti_status_t st, int r)
 {
-    if (ws != NULL && ws->ready && op->coll != TUTTI_COLL_SEND && op->coll != TUTTI_COLL_RECV) {
-        post(ws->ctl, op->seq, 0);
-    }
+    tutti_warn("tutti: hang rank=%d nranks=%d comm=%016llx pid=%d status=%s coll=%s seq=%llu "
+               "seq_posted=%llu seq_done=%llu waiting_on=%d step=0/1 channel=-1",
+               fab->rank, fab->nranks, (unsigned long long)fab->comm_id, (int)getpid(),
+               tutti_status_name(st), tutti__coll_name(op->coll), (unsigned long long)ws->xseq,
+               (unsigned long long)atomic_load(&fab->state.posted),
+               (unsigned long long)atomic_load(&fab->state.completed), r);
 }
 
-/* The shared window that holds [p, p + len) on this rank, or NULL. */
-static struct tutti_window *find(struct tutti_winset *ws, const void *p, size_t len)
-{
-    uintptr_t a = (uintptr_t)p;
-    for (struct tutti_window *w = ws->wins; w != NULL; w = w->next) {
-        uintptr_t lo = (uintptr_t)w->buf;
-        if (w->shared && a >= lo && a - lo <= w->len && len <= w->len - (a - lo)) {
-            return w;
-        }
-    }
-    return NULL;
-}
-
-static struct tutti_window *by_id(struct tutti_winset *ws, uint32_t id)
-{
-    for (struct tutti_window *w = ws->wins; w != NULL; w = w->next) {
-        if (w->id == id) {
-            return w;
-        }
-    }
-    return NULL;
-}
-
-/* Why waiting on rank r must stop, or TUTTI_OK: the communicator failed, r exited, or the
- * timeout passed (the error recorded and the communicator failed for the latter two). */
-static tutti_status_t check_wait(struct tutti_winset *ws, struct tutti_fabric *fab,
-                                 const struct tutti_op_desc *op, int r, int64_t start,
-                                 _Atomic uint64_t *c, const char *what)
+/* The communicator's failure, or a peer's notice of one (or a dead peer) that the transports
+ * hold, which then fails it with a hang record, as the engine does: TUTTI_OK when there is none.
+ * r: the peer waited for. */
+static tutti_status_t notices(struct tutti_winset *ws, struct tutti_fabric *fab,
+                              const struct tutti_op_desc *op, int r)
 {
     tutti_status_t st = tutti__fabric_health(fab);
+    if (st == TUTTI_OK) {
+        st = tutti__fabric_check(fab);
+        if (tutti__status_is_fatal(st)) {
+            hang_record(ws, fab, op, st, r);
+            tutti__fabric_fail(fab, st, -1);
+        }
+    }
+    return st;
+}
+
+/* Why waiting on rank r must stop, or TUTTI_OK: the communicator failed or is aborted, r exited,
+ * or the timeout passed (the error recorded, in the engine's words, and the communicator failed
+ * for all but the second). */
+static tutti_status_t check_wait(struct tutti_winset *ws, struct tutti_fabric *fab,
+                                 const struct tutti_op_desc *op, int r, int64_t start, int depart,
+                                 uint64_t k)
+{
+    const char *coll = tutti__coll_name(op->coll);
+    unsigned long long xseq = (unsigned long long)ws->xseq;
+    tutti_status_t st = notices(ws, fab, op, r);
     if (st != TUTTI_OK) {
         return st;
     }
-    int64_t waited = tutti__now_ns() - start;
-    int gone = kill(ws->pids[r], 0) != 0 && errno == ESRCH;
-    if (atomic_load_explicit(c, memory_order_acquire) >= op->seq) {
+    if (atomic_load_explicit(&fab->state.aborting, memory_order_relaxed)) {
+        st = tutti__set_error(tutti__fabric_err(fab), TUTTI_ERR_ABORTED,
+                              "%s #%llu aborted by tutti_comm_abort", coll, xseq);
+        tutti__fabric_fail(fab, st, -1);
+        return st;
+    }
+    int64_t now = tutti__now_ns(), waited = now - start;
+    int gone = 0;
+    if (now - ws->live_checked > LIVE_PERIOD_NS) { /* a zombie counts as gone: /proc, not kill */
+        struct tutti_proc_id self, id = {.pid = (uint32_t)ws->pids[r]};
+        tutti__proc_self(&self);
+        id.pidns = self.pidns;
+        gone = tutti__proc_alive(&id) == 0;
+        ws->live_checked = now;
+    }
+    if (atomic_load_explicit(counter(ws, r, depart, k), memory_order_acquire) >= k) {
         return TUTTI_OK; /* it came, and may have left since: a peer that is done may exit */
     }
+    st = gone ? notices(ws, fab, op, r) : TUTTI_OK;
+    if (st != TUTTI_OK) {
+        return st; /* it failed the communicator (and said why) before it exited */
+    }
     char who[128];
+    const char *what = depart ? "finish its share" : "reach the call";
     tutti__tpeer_name(fab->net.targs.peers, r, who, sizeof(who));
     if (gone) {
         st = tutti__set_error(tutti__fabric_err(fab), TUTTI_ERR_REMOTE,
-                              "allreduce #%llu on windows: %s exited before it could %s",
-                              (unsigned long long)op->seq, who, what);
+                              "%s #%llu: %s exited before it could %s (through shared memory); "
+                              "operations posted %llu, completed %llu",
+                              coll, xseq, who, what,
+                              (unsigned long long)atomic_load(&fab->state.posted),
+                              (unsigned long long)atomic_load(&fab->state.completed));
     } else if (fab->cfg.timeout_ns > 0 && waited > fab->cfg.timeout_ns) {
         st = tutti__set_error(tutti__fabric_err(fab), TUTTI_ERR_TIMEOUT,
-                              "allreduce #%llu on windows: %s did not %s within TUTTI_TIMEOUT "
-                              "(%.1f s)",
-                              (unsigned long long)op->seq, who, what, (double)waited / 1e9);
+                              "%s #%llu: rank %d was waiting for %s to %s (through shared memory), "
+                              "without progress for %.1f s (TUTTI_TIMEOUT); operations posted "
+                              "%llu, completed %llu",
+                              coll, xseq, fab->rank, who, what, (double)waited / 1e9,
+                              (unsigned long long)atomic_load(&fab->state.posted),
+                              (unsigned long long)atomic_load(&fab->state.completed));
     } else {
         return TUTTI_OK;
     }
+    hang_record(ws, fab, op, st, r);
     tutti__fabric_fail(fab, st, r);
     return st;
 }
 
-/* Wait until every peer's counter (arrive, or depart) reaches seq. */
-static tutti_status_t wait_all(struct tutti_winset *ws, struct tutti_fabric *fab,
-                               const struct tutti_op_desc *op, int depart)
+tutti_status_t tutti__win_wait(struct tutti_winset *ws, struct tutti_fabric *fab,
+                               const struct tutti_op_desc *op, int depart, uint64_t k)
 {
+    /* As the engine waits: spin (not when ranks outnumber their CPUs: a peer may need this
+     * one), then yield, then nap; and every so often look at the communicator and the peer. */
+    const struct tutti_env *env = tutti__env();
+    unsigned spin_polls = fab->cfg.oversubscribed ? 0 : 512;
     int64_t start = 0;
+    int napping = 0;
     for (int r = 0; r < ws->nranks; r++) {
         if (r == ws->rank) {
             continue;
         }
-        _Atomic uint64_t *c = depart ? &ws->slots[r]->depart : &ws->slots[r]->arrive;
-        for (unsigned spins = 0; atomic_load_explicit(c, memory_order_acquire) < op->seq;) {
-            if (++spins < 512) {
+        _Atomic uint64_t *c = counter(ws, r, depart, k);
+        for (unsigned polls = 0; atomic_load_explicit(c, memory_order_acquire) < k;) {
+            if (++polls < spin_polls) {
                 tutti__cpu_relax();
                 continue;
             }
-            sched_yield(); /* ranks may outnumber cores */
-            if ((spins & 63) != 0) {
-                continue;
+            if (napping) {
+                struct timespec nap = {0, NAP_NS};
+                nanosleep(&nap, NULL);
+            } else {
+                sched_yield(); /* ranks may outnumber cores */
+                if ((polls & 63) != 0) {
+                    continue;
+                }
             }
-            start = start != 0 ? start : tutti__now_ns();
-            TUTTI_CHECK(check_wait(ws, fab, op, r, start, c,
-                                   depart ? "finish its share" : "reach the call"));
+            int64_t now = tutti__now_ns();
+            start = start != 0 ? start : now;
+            napping = now - start > env->SPIN + env->YIELD;
+            TUTTI_CHECK(check_wait(ws, fab, op, r, start, depart, k));
         }
     }
     return TUTTI_OK;
 }
 
-/* A note as read. */
-struct note {
-    uint32_t mode, send_win, recv_win;
-    uint64_t send_off, recv_off;
-    struct tutti_fp fp;
-};
-
-/* Copy slot s's note into *n. */
-static void copy_note(const struct tutti_win_slot *s, struct note *n)
+/* This rank's next note, to fill (its number in *k): once every peer has stamped the one
+ * before, and so has read the note this one replaces. */
+static tutti_status_t note_begin(struct tutti_winset *ws, struct tutti_fabric *fab,
+                                 const struct tutti_op_desc *op, struct tutti_win_note **n_p,
+                                 uint64_t *k)
 {
-    n->mode = s->mode;
-    n->send_win = s->send_win;
-    n->recv_win = s->recv_win;
-    n->send_off = s->send_off;
-    n->recv_off = s->recv_off;
-    n->fp = s->fp;
+    *k = ws->notes + 1;
+    if (*k > 1 && ws->seen < *k - 1) {
+        TUTTI_CHECK(tutti__win_wait(ws, fab, op, 0, *k - 1));
+        ws->seen = *k - 1;
+    }
+    *n_p = &ws->ctl->note[*k & 1];
+    return TUTTI_OK;
 }
 
-/* Read rank r's note for the call: 1 when it says windows (copied into *n), else 0. */
-static int read_note(const struct tutti_win_slot *s, uint64_t seq, struct note *n)
+/* Publish the note filled since note_begin. */
+static void note_post(struct tutti_winset *ws, struct tutti_win_note *n, uint64_t k,
+                      uint64_t op_seq, int mode)
 {
-    uint64_t a = atomic_load_explicit(&s->arrive, memory_order_acquire);
-    if (a != seq) {
-        return 0; /* past the call: it took the ordinary path */
-    }
-    copy_note(s, n);
-    atomic_thread_fence(memory_order_acquire);
-    return atomic_load_explicit(&s->arrive, memory_order_relaxed) == seq && n->mode == 1;
+    n->mode = (uint32_t)mode;
+    ws->notes = k;
+    ws->noted = op_seq;
+    atomic_store_explicit(&n->stamp, k, memory_order_release);
 }
 
-/* Resolve rank r's buffers from its note: 0, or -1 (a window it names is not one here, or the
- * range lies outside it). */
-static int resolve(struct tutti_winset *ws, int r, const struct note *n, size_t bytes,
-                   const uint8_t **in, uint8_t **out)
+/* Whether op posts a note (ws ready): it could take the carried path, or it is an all-reduce
+ * once a window was shared (and so could take the window path). */
+static int takes_notes(const struct tutti_winset *ws, const struct tutti_op_desc *op)
 {
-    struct tutti_window *sw = by_id(ws, n->send_win), *rw = by_id(ws, n->recv_win);
-    if (sw == NULL || rw == NULL || !sw->shared || !rw->shared || n->send_off > sw->blen[r] ||
-        bytes > sw->blen[r] - n->send_off || n->recv_off > rw->blen[r] ||
-        bytes > rw->blen[r] - n->recv_off) {
-        return -1;
-    }
-    *in = sw->base[r] + n->send_off;
-    *out = rw->base[r] + n->recv_off;
-    return 0;
-}
-
-/* out[k][lo, hi) = op of in[0..n-1][lo, hi), for every rank k, in rank order, stored through
- * the caches (streaming the results past them measured a third slower here, out of place at
- * 64-256 MiB on 2 ranks: issue 38's note). */
-static void reduce_share(struct tutti_winset *ws, const struct tutti_op_desc *op,
-                         const uint8_t **in, uint8_t **out, size_t lo, size_t hi)
-{
-    int n = ws->nranks;
-    size_t es = tutti_datatype_size(op->dt);
-    if (n == 1) { /* the sum of one input, whatever the op */
-        if (out[0] != in[0]) {
-            memcpy(out[0] + lo * es, in[0] + lo * es, (hi - lo) * es);
-        }
-        return;
-    }
-    if (n == 2) {
-        tutti__reduce(out[0] + lo * es, out[1] + lo * es, in[0] + lo * es, in[1] + lo * es, hi - lo,
-                      op->dt, op->op, n);
-        return;
-    }
-    tutti_op_t part = op->op == TUTTI_AVG ? TUTTI_SUM : op->op;
-    size_t step = SCRATCH_BYTES / es;
-    uint8_t *acc = ws->scratch;
-    for (size_t i = lo; i < hi; i += step) {
-        size_t c = hi - i < step ? hi - i : step, at = i * es;
-        const uint8_t *first = in[0] + at;
-        for (int k = 1; k < n - 1; k++) {
-            tutti__reduce(acc, NULL, first, in[k] + at, c, op->dt, part, 1);
-            first = acc;
-        }
-        tutti__reduce(out[0] + at, out[1] + at, first, in[n - 1] + at, c, op->dt, op->op, n);
-        for (int k = 2; k < n; k += 2) {
-            tutti__copy2(out[k] + at, k + 1 < n ? out[k + 1] + at : NULL, out[0] + at, c * es);
-        }
-    }
-}
-
-/* The call on windows, every note saying so: check, move, depart. */
-static tutti_status_t run_here(struct tutti_winset *ws, struct tutti_fabric *fab,
-                               const struct tutti_op_desc *op, struct note *notes)
-{
-    int n = ws->nranks;
-    size_t es = tutti_datatype_size(op->dt), bytes = op->count * es;
-    const uint8_t *in[n];
-    uint8_t *out[n];
-    for (int r = 0; r < n; r++) {
-        if (!tutti__fp_eq(&notes[r].fp, &ws->ctl->fp)) {
-            tutti_status_t st = tutti__fp_mismatch(fab, r, &notes[r].fp, &ws->ctl->fp);
-            tutti__fabric_fail(fab, st, ws->rank);
-            return st;
-        }
-        if (resolve(ws, r, &notes[r], bytes, &in[r], &out[r]) != 0) {
-            tutti_status_t st = tutti__set_error(
-                tutti__fabric_err(fab), TUTTI_ERR_REMOTE,
-                "allreduce #%llu on windows: rank %d names a range outside its windows "
-                "(window %u at %llu, window %u at %llu, %zu bytes)",
-                (unsigned long long)op->seq, r, notes[r].send_win,
-                (unsigned long long)notes[r].send_off, notes[r].recv_win,
-                (unsigned long long)notes[r].recv_off, bytes);
-            tutti__fabric_fail(fab, st, r);
-            return st;
-        }
-    }
-    /* This rank's share, cut at cache lines. */
-    size_t line = es < 64 ? 64 / es : 1;
-    size_t per = (op->count + (size_t)n - 1) / (size_t)n;
-    per = (per + line - 1) / line * line;
-    size_t lo = per * (size_t)ws->rank, hi = lo + per;
-    lo = lo < op->count ? lo : op->count;
-    hi = hi < op->count ? hi : op->count;
-    if (hi > lo) {
-        reduce_share(ws, op, in, out, lo, hi);
-    }
-    atomic_store_explicit(&ws->ctl->depart, op->seq, memory_order_release);
-    return wait_all(ws, fab, op, 1);
-}
-
-/* Whether this rank can run op on windows: its buffers in shared windows, a built-in op. */
-static int eligible(struct tutti_winset *ws, const struct tutti_op_desc *op,
-                    struct tutti_window **sw, struct tutti_window **rw)
-{
-    if (op->coll != TUTTI_COLL_ALLREDUCE || op->count == 0 || (unsigned)op->op >= TUTTI_NUM_OPS ||
-        !tutti__reduce_supported(op->dt, op->op)) {
+    size_t bytes;
+    if (ws == NULL || !ws->ready) {
         return 0;
     }
-    if (ws->nranks > 2 && ws->scratch == NULL &&
-        (ws->scratch = aligned_alloc(64, SCRATCH_BYTES)) == NULL) {
-        return 0;
+    return tutti__win_carry_size(ws, op, &bytes) ||
+           (ws->windowed && op->coll == TUTTI_COLL_ALLREDUCE && op->count > 0);
+}
+
+tutti_status_t tutti__win_note(struct tutti_winset *ws, struct tutti_fabric *fab,
+                               const struct tutti_op_desc *op)
+{
+    struct tutti_win_note *n;
+    uint64_t k;
+    if (!takes_notes(ws, op)) {
+        return TUTTI_OK;
     }
-    size_t bytes = op->count * tutti_datatype_size(op->dt);
-    *sw = find(ws, op->sendbuf, bytes);
-    *rw = find(ws, op->recvbuf, bytes);
-    return *sw != NULL && *rw != NULL;
+    ws->xseq = atomic_load(&fab->state.posted) + 1; /* the number the group's segment gets */
+    TUTTI_CHECK(note_begin(ws, fab, op, &n, &k));
+    note_post(ws, n, k, op->seq, TUTTI_WIN_ORDINARY);
+    return TUTTI_OK;
+}
+
+/* A hash of the fingerprint of a rank's earlier collective, to compare in one word: all of it,
+ * but the count of the variable-size collectives and gather and scatter, which may differ
+ * between ranks whose calls agree (each rank's own count: exec/fp.c). */
+static uint64_t prev_hash(const struct tutti_fp *fp)
+{
+    unsigned coll = (unsigned)(le64toh(fp->w[3]) >> 8) & 0xffu;
+    uint64_t count = coll < TUTTI_COLL_SEND || coll == TUTTI_COLL_BARRIER ? fp->w[1] : 0;
+    return fp->w[0] ^ count * 0x9e3779b97f4a7c15ull ^ fp->w[2] * 0xbf58476d1ce4e5b9ull ^
+           fp->w[3] * 0x94d049bb133111ebull;
+}
+
+/* Fill this rank's note n for op: the mode it can take (carried: the bytes each note carries in
+ * *bytes). */
+static int fill(struct tutti_winset *ws, const struct tutti_op_desc *op, struct tutti_win_note *n,
+                size_t *bytes_p)
+{
+    size_t bytes;
+    if (tutti__win_carry_size(ws, op, &bytes)) {
+        if (bytes > 0 && (op->coll != TUTTI_COLL_BROADCAST || op->root == ws->rank)) {
+            memcpy((uint8_t *)tutti__win_carried(n, bytes), op->sendbuf, bytes);
+        }
+        *bytes_p = bytes;
+        return TUTTI_WIN_CARRIED;
+    }
+    return tutti__win_share_fill(ws, op, n) ? TUTTI_WIN_WINDOWS : TUTTI_WIN_ORDINARY;
 }
 
 int tutti__win_try(struct tutti_winset *ws, struct tutti_fabric *fab,
-                   const struct tutti_op_desc *op, tutti_status_t *st_p)
+                   const struct tutti_op_desc *op, uint64_t xseq, tutti_status_t *st_p)
 {
-    if (ws == NULL || !ws->ready || op->coll == TUTTI_COLL_SEND || op->coll == TUTTI_COLL_RECV) {
+    struct tutti_win_note *me;
+    uint64_t k;
+    if (!takes_notes(ws, op)) {
         return 0;
     }
-    struct tutti_window *sw = NULL, *rw = NULL;
-    if (!eligible(ws, op, &sw, &rw)) {
-        post(ws->ctl, op->seq, 0);
-        return 0;
-    }
-    struct tutti_win_slot *me = ws->ctl;
-    me->send_win = sw->id;
-    me->recv_win = rw->id;
-    me->send_off = (uint64_t)((const uint8_t *)op->sendbuf - sw->buf);
-    me->recv_off = (uint64_t)((uint8_t *)op->recvbuf - rw->buf);
-    tutti__fp_make(op, ws->rank, &me->fp);
-    post(me, op->seq, 1);
-    *st_p = wait_all(ws, fab, op, 0);
+    ws->xseq = xseq;
+    *st_p = note_begin(ws, fab, op, &me, &k);
     if (*st_p != TUTTI_OK) {
         return 1;
     }
-    struct note notes[ws->nranks];
+    size_t bytes = 0;
+    int mode = fill(ws, op, me, &bytes);
+    if (mode != TUTTI_WIN_ORDINARY) {
+        tutti__fp_make(op, ws->rank, &me->fp);
+        me->prev_fp = fab->fp.hist[(op->seq - 1) % TUTTI_FP_HISTORY];
+        me->prev = prev_hash(&me->prev_fp);
+    }
+    note_post(ws, me, k, op->seq, mode);
+    if (mode == TUTTI_WIN_ORDINARY) {
+        return 0;
+    }
+    *st_p = tutti__win_wait(ws, fab, op, 0, k);
+    if (*st_p != TUTTI_OK) {
+        return 1;
+    }
+    ws->seen = k;
+    const struct tutti_win_note *notes[ws->nranks];
     for (int r = 0; r < ws->nranks; r++) {
-        if (r == ws->rank) {
-            copy_note(me, &notes[r]);
-        } else if (!read_note(ws->slots[r], op->seq, &notes[r])) {
-            return 0;
+        notes[r] = &ws->slots[r]->note[k & 1];
+        if (notes[r]->mode != (uint32_t)mode) {
+            return 0; /* a rank takes the ordinary path: all do */
         }
     }
-    *st_p = run_here(ws, fab, op, notes);
-    if (*st_p == TUTTI_OK) {
-        atomic_fetch_add_explicit(&rw->calls, 1, memory_order_relaxed);
+    for (int r = 0; r < ws->nranks; r++) {
+        /* The call, then the one before: a rooted call whose ranks differed (roots that only
+         * sent) left data nobody read, which the ordinary path would have found next. */
+        int same = tutti__fp_eq(&notes[r]->fp, &me->fp);
+        if (!same || notes[r]->prev != me->prev) {
+            *st_p = same ? tutti__fp_mismatch(fab, r, &notes[r]->prev_fp, &me->prev_fp)
+                         : tutti__fp_mismatch(fab, r, &notes[r]->fp, &me->fp);
+            tutti__fabric_fail(fab, *st_p, ws->rank);
+            return 1;
+        }
+    }
+    tutti__fp_remember(fab, &me->fp);
+    if (mode == TUTTI_WIN_CARRIED) {
+        tutti_debug(TUTTI_SUBSYS_TUNE,
+                    "%s of %zu %s: carried (chunk %zu, 0 channels: in the notes)",
+                    tutti__coll_name(op->coll), op->count, tutti_datatype_name(op->dt), bytes);
+        tutti__win_carry_run(ws, op, notes, bytes);
+        *st_p = TUTTI_OK;
+    } else {
+        *st_p = tutti__win_share_run(ws, fab, op, notes, k);
     }
     return 1;
+}
+
+tutti_status_t tutti__win_watch(void *arg, const struct tutti_fp *mine)
+{
+    struct tutti_winset *ws = arg;
+    uint64_t seq = le64toh(mine->w[0]); /* the fingerprint's first word: the collective number */
+    if (ws == NULL || !ws->ready || ws->noted == seq) {
+        return TUTTI_OK;
+    }
+    for (int r = 0; r < ws->nranks; r++) {
+        for (int p = 0; r != ws->rank && p < 2; p++) {
+            const struct tutti_win_note *n = &ws->slots[r]->note[p];
+            uint64_t a = atomic_load_explicit(&n->stamp, memory_order_acquire);
+            uint32_t mode = n->mode;
+            struct tutti_fp fp = n->fp;
+            atomic_thread_fence(memory_order_acquire);
+            if (a != 0 && atomic_load_explicit(&n->stamp, memory_order_relaxed) == a &&
+                mode != TUTTI_WIN_ORDINARY && fp.w[0] == mine->w[0]) {
+                return tutti__fp_mismatch(ws->fab, r, &fp, mine);
+            }
+        }
+    }
+    return TUTTI_OK;
 }

@@ -2,7 +2,8 @@
 # shm_full.sh ALL_REDUCE_PERF: a /dev/shm too small for the FIFOs (a 3 MiB tmpfs mounted over it
 # in a private mount namespace, as a container's default 64 MiB is for a big job) is a clear
 # error on the ranks that cannot reserve theirs, naming the size, the mount and the way out,
-# and every rank exits: never a SIGBUS, never a hang. Needs root (unshare -m, mount); skips
+# and every rank exits: never a SIGBUS, never a hang. (1 MiB: a small all-reduce travels in the
+# control pages, a page per rank, and needs no FIFO.) Needs root (unshare -m, mount); skips
 # (77) saying so otherwise.
 perf=$1
 if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null; then
@@ -12,7 +13,7 @@ fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 TUTTI_TIMEOUT=30s timeout 120 unshare -m sh -c \
-    'mount -t tmpfs -o size=3m tmpfs /dev/shm && exec "$0" -N 4 -b 8 -e 1M -n 1 -w 0' \
+    'mount -t tmpfs -o size=3m tmpfs /dev/shm && exec "$0" -N 4 -b 1M -e 1M -n 1 -w 0' \
     "$perf" >"$out" 2>&1
 rc=$?
 cat "$out"
