@@ -93,7 +93,7 @@ void *tutti__shm_map(const char *name, size_t len, int create, tutti_status_t *s
             return NULL;
         }
     }
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
     int err = errno;
     close(fd);
     if (p == MAP_FAILED) {
