@@ -19,7 +19,7 @@
  * (when one rank's buffers are not in windows, all take the ordinary path), and they compare
  * their calls' fingerprints before any byte moves (TUTTI_ERR_MISMATCH on every rank when they
  * differ). A rank that does not come within TUTTI_TIMEOUT fails the call with TUTTI_ERR_TIMEOUT.
- * An all-reduce of at most 1 KiB travels in the control pages themselves, windows or not (the
+ * An all-reduce of at most 512 bytes travels in the control pages themselves, windows or not (the
  * carried path, docs/design/windows.md), and does not count as a call on the window.
  */
 #ifndef TUTTI_MEM_H

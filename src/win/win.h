@@ -171,7 +171,8 @@ tutti_status_t tutti__win_wait(struct tutti_winset *ws, struct tutti_fabric *fab
                                const struct tutti_op_desc *op, int depart, uint64_t k);
 
 /** Whether op can take the carried path (a barrier, or one of the six collectives with at most
- * TUTTI_WIN_CARRY bytes from each rank, 512 if it reduces, and then a built-in op; not one whose
+ * TUTTI_WIN_CARRY bytes from each rank, 512 for all-reduce and reduce-scatter, a built-in op for
+ * those that reduce; not one whose
  * algorithm TUTTI_ALGO forces), and then the bytes each rank's note carries in *bytes
  * (win_carry.c). */
 int tutti__win_carry_size(const struct tutti_winset *ws, const struct tutti_op_desc *op,

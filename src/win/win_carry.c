@@ -10,8 +10,9 @@
 
 #include <string.h>
 
-/* Reductions carry at most this much: from 1 KiB the ordinary path was as fast or faster (2
- * ranks here, 2000 calls a launch), while gathers and all-to-all still gained at 1 KiB. */
+/* All-reduce and reduce-scatter carry at most this much: from 1 KiB the ordinary path was as
+ * fast or faster (2 ranks here, 2000 calls a launch), where every rank reduces every element;
+ * a reduce (the root alone reduces), gathers and all-to-all still gained at 1 KiB. */
 #define CARRY_REDUCING 512
 
 /* Whether op reduces with an op the kernels take here (not a pre-multiplied sum). */
@@ -48,8 +49,7 @@ int tutti__win_carry_size(const struct tutti_winset *ws, const struct tutti_op_d
     default:
         break;
     }
-    int reducing = op->coll == TUTTI_COLL_ALLREDUCE || op->coll == TUTTI_COLL_REDUCE ||
-                   op->coll == TUTTI_COLL_REDUCE_SCATTER;
+    int reducing = op->coll == TUTTI_COLL_ALLREDUCE || op->coll == TUTTI_COLL_REDUCE_SCATTER;
     return op->count > 0 && *bytes > 0 && *bytes <= (reducing ? CARRY_REDUCING : TUTTI_WIN_CARRY);
 }
 

@@ -1,11 +1,12 @@
 /*
  * test_carried.c - the carried path (issue 38, src/win/win_carry.c): on a communicator whose
- * ranks share a host, a barrier and the six collectives up to 1 KiB per rank (512 B when they
- * reduce) travel in the ranks' control pages. Hundreds of calls in a row, every collective, in
- * and out of place, at 2, 3 and 4 ranks, mixed with calls that take the ordinary path, give
- * exact results; calls that differ between ranks fail every rank with TUTTI_ERR_MISMATCH, also
- * when one rank's call is carried and the other's is not; a broadcast that one rank makes in a
- * group and the other outside one still works; a rank that never comes is a timeout.
+ * ranks share a host, a barrier and the six collectives up to 1 KiB per rank (512 B for
+ * all-reduce and reduce-scatter) travel in the ranks' control pages. Hundreds of calls in a row,
+ * every collective, in and out of place, at 2, 3 and 4 ranks, mixed with calls that take the
+ * ordinary path, give exact results; calls that differ between ranks fail every rank with
+ * TUTTI_ERR_MISMATCH, also when one rank's call is carried and the other's is not; a broadcast that
+ * one rank makes in a group and the other outside one still works; a rank that never comes is a
+ * timeout.
  */
 #include "harness.h"
 
@@ -27,8 +28,8 @@ static int32_t val(int it, int r, size_t i)
 /* One round of every collective, counts chosen by the round (carried and ordinary both). */
 static int round_of_all(tutti_comm_t *c, int it, int n, int me, int32_t *a, int32_t *b)
 {
-    static const size_t counts[] = {1, 3, 16, 100, 128};
-    size_t cnt = counts[it % 5];
+    static const size_t counts[] = {1, 3, 16, 100, 128, 256};
+    size_t cnt = counts[it % 6];
     int root = it % n;
     /* all-reduce, out of place, or (every 10th round) large enough for the ordinary path */
     size_t ac = it % 10 == 9 ? MOST : cnt;

@@ -86,7 +86,7 @@ static int exact_rank(const struct integ_ctx *ctx)
             }
             ICHECK(f[i] == want, "count %zu in place: max[%zu] = %g, want %g", cnt, i, f[i], want);
         }
-        want_calls += cnt * 4 > 1024 ? 2 : 0; /* smaller ones are carried in the notes */
+        want_calls += cnt * 4 > 512 ? 2 : 0; /* smaller ones are carried in the notes */
     }
     uint64_t calls = 0;
     ICHECK_OK(tutti_window_query(out.w, NULL, &calls));
