@@ -105,6 +105,7 @@ struct tutti_winset {
     struct tutti_fabric *fab; /* the communicator's, for the watch */
     uint64_t xseq;            /* the operation number (fabric.h) of the call in hand, for errors */
     int64_t live_checked;     /* when a waiting rank last looked whether a peer still runs */
+    uint64_t pidns;           /* this process's pid namespace, once a wait looked (0: not yet) */
     int ctl_fd;
     struct tutti_win_slot *ctl; /* this rank's control page (in a file of ctl_len bytes) */
     size_t ctl_len;

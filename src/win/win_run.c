@@ -93,9 +93,12 @@ static tutti_status_t check_wait(struct tutti_winset *ws, struct tutti_fabric *f
     int64_t now = tutti__now_ns(), waited = now - start;
     int gone = 0;
     if (now - ws->live_checked > LIVE_PERIOD_NS) { /* a zombie counts as gone: /proc, not kill */
-        struct tutti_proc_id self, id = {.pid = (uint32_t)ws->pids[r]};
-        tutti__proc_self(&self);
-        id.pidns = self.pidns;
+        if (ws->pidns == 0) { /* the peers share it: their pages were opened through /proc */
+            struct tutti_proc_id self;
+            tutti__proc_self(&self);
+            ws->pidns = self.pidns;
+        }
+        struct tutti_proc_id id = {.pid = (uint32_t)ws->pids[r], .pidns = ws->pidns};
         gone = tutti__proc_alive(&id) == 0;
         ws->live_checked = now;
     }
@@ -194,16 +197,19 @@ static void note_post(struct tutti_winset *ws, struct tutti_win_note *n, uint64_
     atomic_store_explicit(&n->stamp, k, memory_order_release);
 }
 
-/* Whether op posts a note (ws ready): it could take the carried path, or it is an all-reduce
- * once a window was shared (and so could take the window path). */
-static int takes_notes(const struct tutti_winset *ws, const struct tutti_op_desc *op)
+/* The path past the ordinary one that op could take, so that it posts a note (ws ready):
+ * TUTTI_WIN_CARRIED (the bytes each note carries in *bytes), TUTTI_WIN_WINDOWS (an all-reduce
+ * once a window was shared), or TUTTI_WIN_ORDINARY: no note. */
+static int note_kind(const struct tutti_winset *ws, const struct tutti_op_desc *op, size_t *bytes)
 {
-    size_t bytes;
     if (ws == NULL || !ws->ready) {
-        return 0;
+        return TUTTI_WIN_ORDINARY;
     }
-    return tutti__win_carry_size(ws, op, &bytes) ||
-           (ws->windowed && op->coll == TUTTI_COLL_ALLREDUCE && op->count > 0);
+    if (tutti__win_carry_size(ws, op, bytes)) {
+        return TUTTI_WIN_CARRIED;
+    }
+    return ws->windowed && op->coll == TUTTI_COLL_ALLREDUCE && op->count > 0 ? TUTTI_WIN_WINDOWS
+                                                                             : TUTTI_WIN_ORDINARY;
 }
 
 tutti_status_t tutti__win_note(struct tutti_winset *ws, struct tutti_fabric *fab,
@@ -211,7 +217,8 @@ tutti_status_t tutti__win_note(struct tutti_winset *ws, struct tutti_fabric *fab
 {
     struct tutti_win_note *n;
     uint64_t k;
-    if (!takes_notes(ws, op)) {
+    size_t bytes;
+    if (note_kind(ws, op, &bytes) == TUTTI_WIN_ORDINARY) {
         return TUTTI_OK;
     }
     ws->xseq = atomic_load(&fab->state.posted) + 1; /* the number the group's segment gets */
@@ -231,17 +238,14 @@ static uint64_t prev_hash(const struct tutti_fp *fp)
            fp->w[3] * 0x94d049bb133111ebull;
 }
 
-/* Fill this rank's note n for op: the mode it can take (carried: the bytes each note carries in
- * *bytes). */
+/* Fill this rank's note n for op, of the kind note_kind found: the mode it takes. */
 static int fill(struct tutti_winset *ws, const struct tutti_op_desc *op, struct tutti_win_note *n,
-                size_t *bytes_p)
+                int kind, size_t bytes)
 {
-    size_t bytes;
-    if (tutti__win_carry_size(ws, op, &bytes)) {
+    if (kind == TUTTI_WIN_CARRIED) {
         if (bytes > 0 && (op->coll != TUTTI_COLL_BROADCAST || op->root == ws->rank)) {
             memcpy((uint8_t *)tutti__win_carried(n, bytes), op->sendbuf, bytes);
         }
-        *bytes_p = bytes;
         return TUTTI_WIN_CARRIED;
     }
     return tutti__win_share_fill(ws, op, n) ? TUTTI_WIN_WINDOWS : TUTTI_WIN_ORDINARY;
@@ -252,7 +256,9 @@ int tutti__win_try(struct tutti_winset *ws, struct tutti_fabric *fab,
 {
     struct tutti_win_note *me;
     uint64_t k;
-    if (!takes_notes(ws, op)) {
+    size_t bytes = 0;
+    int kind = note_kind(ws, op, &bytes);
+    if (kind == TUTTI_WIN_ORDINARY) {
         return 0;
     }
     ws->xseq = xseq;
@@ -260,8 +266,7 @@ int tutti__win_try(struct tutti_winset *ws, struct tutti_fabric *fab,
     if (*st_p != TUTTI_OK) {
         return 1;
     }
-    size_t bytes = 0;
-    int mode = fill(ws, op, me, &bytes);
+    int mode = fill(ws, op, me, kind, bytes);
     if (mode != TUTTI_WIN_ORDINARY) {
         tutti__fp_make(op, ws->rank, &me->fp);
         me->prev_fp = fab->fp.hist[(op->seq - 1) % TUTTI_FP_HISTORY];
