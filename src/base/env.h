@@ -58,9 +58,10 @@
       "1: a local rank reads large frames straight from the sender's memory (process_vm_readv: "   \
       "one copy instead of two) where the kernel allows it; 0: every frame goes through the FIFO") \
     X(WINDOWS, INT, "1", "0", "1",                                                                 \
-      "1: ranks on one host share control pages: small collectives travel in them, and an "        \
-      "all-reduce whose buffers lie in shared windows (tutti/mem.h) reads and writes the peers' "  \
-      "buffers in place; 0: neither (windows are registered but never shared)")                    \
+      "1: ranks on one host share control pages: small collectives and sends of up to 4 KiB "      \
+      "travel in them, and an all-reduce whose buffers lie in shared windows (tutti/mem.h) reads " \
+      "and writes the peers' buffers in place; 0: none of these (windows are registered but "      \
+      "never shared)")                                                                             \
     X(SHM_CMA_MIN, SIZE, "8k", "1k", "64m",                                                        \
       "smallest shared-memory frame read from the sender's memory (TUTTI_SHM_CMA)")                \
     X(SHM_CMA_MAX, SIZE, "1t", "1k", "1t",                                                         \

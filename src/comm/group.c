@@ -211,6 +211,36 @@ static void group_clear(struct tutti_tls *t)
     t->group_nops = t->group_cap = 0;
 }
 
+/* A small group of sends and receives on one communicator, each of which travels in the boxes
+ * (win/win_box.c), runs here: no segments, no plan. 1: it ran (its status in *st_p); 0: the
+ * group takes the general path, its calls issued already where *issued_p says so. */
+static int carried_group(struct tutti_group_op *g, int n, tutti_status_t *st_p, int *issued_p)
+{
+    const struct tutti_op_desc *ops[GROUP_SMALL];
+    if (n == 0 || n > GROUP_SMALL) {
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        if (g[i].comm != g[0].comm || g[i].serial != g[0].serial ||
+            (g[i].op.coll != TUTTI_COLL_SEND && g[i].op.coll != TUTTI_COLL_RECV)) {
+            return 0;
+        }
+        ops[i] = &g[i].op;
+    }
+    if (tutti__comm_enter(g[0].comm, g[0].serial) != 0) {
+        return 0;
+    }
+    for (int i = 0; i < n; i++) { /* issued now: the communicator is live (entered) */
+        tutti__fp_issue(&g[0].comm->fab, &g[i].op);
+    }
+    *issued_p = 1;
+    tutti__turn_take(&g[0].comm->run);
+    int ran = tutti__run_carried(&g[0].comm->run, ops, n, st_p);
+    tutti__turn_give(&g[0].comm->run);
+    tutti__comm_leave(g[0].comm);
+    return ran;
+}
+
 tutti_status_t tutti_group_end(void)
 {
     struct tutti_tls *t = &tutti__tls;
@@ -228,10 +258,21 @@ tutti_status_t tutti_group_end(void)
             return st;
         }
     }
+    tutti_status_t carried = TUTTI_OK;
+    int issued = 0;
+    if (carried_group(t->group_ops, t->group_nops, &carried, &issued)) {
+        group_clear(t);
+        return carried;
+    }
     /* The group's calls are issued now, in the order they were recorded; a communicator
      * destroyed since is not touched (member_enter refuses its calls). */
-    for (int i = 0; i < t->group_nops; i++) {
-        if (tutti__handle_live(&tutti__g.live_comms, t->group_ops[i].comm)) {
+    int live = 0;
+    for (int i = 0; i < t->group_nops && !issued; i++) {
+        const struct tutti_group_op *g = &t->group_ops[i];
+        if (i == 0 || g->comm != g[-1].comm) { /* one look per run of calls on one comm */
+            live = tutti__handle_live(&tutti__g.live_comms, g->comm);
+        }
+        if (live) {
             tutti__fp_issue(&t->group_ops[i].comm->fab, &t->group_ops[i].op);
         }
     }

@@ -177,10 +177,8 @@ static tutti_status_t check_comm(struct tutti_exec *ex)
     if (st < 0) {
         return fail_exec(ex, st);
     }
-    const struct tutti_plan *plan = ex->plan;
-    if (c->watch != NULL && plan != NULL && plan->ncalls == 0 && plan->op.coll != TUTTI_COLL_SEND &&
-        plan->op.coll != TUTTI_COLL_RECV) {
-        st = c->watch(c->watch_arg, &ex->fp1);
+    if (c->watch != NULL && ex->plan != NULL) {
+        st = c->watch(c->watch_arg, ex);
         if (st < 0) {
             return fail_exec(ex, st);
         }

@@ -86,10 +86,10 @@ struct tutti_fabric {
     struct tutti_comm_net net;
     struct tutti_comm_fp fp; /* fp.c: fingerprint sequence numbers and recent collectives */
     struct tutti_exec exec;  /* the executor of the operation holding the turn */
-    /* A look the engine takes while a call of its own (not a group's, not a message) waits:
-     * whether a peer took that call elsewhere (win/: its note), TUTTI_OK or the error it
+    /* A look the engine takes while ex waits: whether a peer took its call (or one of its
+     * receives' messages) elsewhere (win/: its note, its box), TUTTI_OK or the error it
      * recorded. NULL: none. Set under the turn by the layer that owns arg. */
-    tutti_status_t (*watch)(void *arg, const struct tutti_fp *mine);
+    tutti_status_t (*watch)(void *arg, const struct tutti_exec *ex);
     void *watch_arg;
 };
 

@@ -11,6 +11,7 @@
 #include "exec/fail.h"
 #include "exec/op.h"
 #include "topology/layout.h"
+#include "run/carried.h"
 #include "win/win.h"
 
 #include <stdlib.h>
@@ -160,9 +161,14 @@ static int is_p2p(const struct tutti_op_desc *op)
     return op->coll == TUTTI_COLL_SEND || op->coll == TUTTI_COLL_RECV;
 }
 
-/* Build the member's next segment into its plan. 0: built; 1: nothing left; <0: error. */
-static int next_segment(struct tutti_run_member *m)
+/* Build the member's next segment into its plan. 0: built; 1: nothing left; 2: it was all
+ * carried, and is done; 3: its carried calls wait (poll again); <0: error. */
+static int segment_once(struct tutti_run_member *m)
 {
+    int rc = tutti__run_carried_finish(m);
+    if (rc != 0) {
+        return rc < 0 ? -1 : 3;
+    }
     if (m->status == TUTTI_OK && m->plan->then != NULL) { /* the second phase of the last */
         uint64_t seq = tutti__fabric_seq_post(m->runner->fab);
         m->status = next_phase(m->runner, m->ops[m->next - 1], m->plan, m->ex, seq);
@@ -178,10 +184,17 @@ static int next_segment(struct tutti_run_member *m)
         end++;
     }
     if (is_p2p(first)) {
+        int k = tutti__run_carried_start(m, end);
+        if (k <= 0) { /* all of them carried, or an error */
+            m->next = end;
+            rc = k < 0 ? -1 : tutti__run_carried_finish(m);
+            return rc < 0 ? -1 : rc == 0 ? 2 : 3;
+        }
+        first = m->ops[m->next];
         struct tutti_plan_params pp;
         tutti__run_plan_params(runner, first, &pp);
         pp.chunk_elems = runner->fab->cfg.chunk_bytes; /* a group's merged p2p plan counts bytes */
-        int rc = tutti__p2p_group_build(m->ops + m->next, end - m->next, &pp, m->plan);
+        rc = tutti__p2p_group_build(m->ops + m->next, k, &pp, m->plan);
         if (rc == -2) {
             m->status = tutti__set_error(tutti__fabric_err(runner->fab), TUTTI_ERR_INVALID_USAGE,
                                          "group: sends to self and receives from self do not "
@@ -202,6 +215,16 @@ static int next_segment(struct tutti_run_member *m)
     uint64_t seq = tutti__fabric_seq_post(runner->fab);
     m->status = tutti__exec_reuse(m->ex, runner->fab, m->plan, seq);
     return m->status == TUTTI_OK ? 0 : -1;
+}
+
+/* Build the member's next segment that has ordinary calls into its plan. 0: built; 1: nothing
+ * left; 3: its carried calls wait; <0: error. */
+static int next_segment(struct tutti_run_member *m)
+{
+    int rc;
+    while ((rc = segment_once(m)) == 2) {
+    }
+    return rc;
 }
 
 #define MEMBERS_SMALL 8 /* members run without allocating (a group on a few communicators) */
@@ -226,15 +249,23 @@ void tutti__run_members(struct tutti_run_member **ms, int nm)
         }
         return;
     }
+    for (int i = 0; i < nm; i++) {
+        ms[i]->solo = nm == 1; /* it may wait for its carried calls: no other member needs it */
+    }
     for (;;) {
-        int n = 0;
+        int n = 0, waiting = 0;
         for (int i = 0; i < nm; i++) {
-            if (next_segment(ms[i]) == 0) {
+            int rc = next_segment(ms[i]);
+            if (rc == 0) {
                 ran[n] = ms[i];
                 exs[n++] = ms[i]->ex;
             }
+            waiting += rc == 3;
         }
         if (n == 0) {
+            if (waiting > 0) {
+                continue; /* each waiting member polled its carried calls once */
+            }
             break;
         }
         (void)tutti__engine_run(exs, n);

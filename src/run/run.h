@@ -29,6 +29,11 @@ struct tutti_run_member {
     struct tutti_plan *plan;
     struct tutti_exec *ex;
     uint8_t barrier_byte;
+    /* The carried sends and receives of the segment that runs (ops[box_from, box_to), moved
+     * to the end of it), which finish once its ordinary calls have run (win/win_box.c). */
+    int box_from, box_to;
+    uint64_t box_seq;
+    int solo; /* the run's only member: it waits for its carried calls (else polls them) */
 };
 
 /** The plan parameters of op on comm (rank, channels, chunk, tuner settings, its memo). */
@@ -45,6 +50,11 @@ tutti_status_t tutti__run_op(struct tutti_runner *runner, const struct tutti_op_
  * the caller frees each member's plan.
  */
 void tutti__run_members(struct tutti_run_member **ms, int nm);
+
+/** Run n sends and receives of one group when every one travels in the boxes (win/win.h):
+ * 1 and their status in *st_p, or 0 (none ran) to take the general path (carried.c). */
+int tutti__run_carried(struct tutti_runner *runner, const struct tutti_op_desc *const *ops, int n,
+                       tutti_status_t *st_p);
 
 /** Run n calls of one communicator as a group (a stream batch). */
 tutti_status_t tutti__run_batch(struct tutti_runner *runner, const struct tutti_op_desc *ops,

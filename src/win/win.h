@@ -3,7 +3,8 @@
  * and the buffers its ranks registered, each peer's mapped here (win_map.c). Through the notes
  * the ranks agree, call by call, on the path a collective takes (win_run.c): carried in the
  * notes when it is small (win_carry.c), an all-reduce read and written in place when its
- * buffers lie in windows (win_share.c), or the ordinary path.
+ * buffers lie in windows (win_share.c), or the ordinary path. A send of up to TUTTI_WIN_BOX
+ * bytes travels in boxes the sender's page keeps for each receiver (win_box.c).
  *
  * The run layer owns one struct tutti_winset per communicator (runner->win), made when the
  * communicator is (every rank on one host, at most TUTTI_WIN_CTL_RANKS) or by its first
@@ -60,6 +61,33 @@ static inline const uint8_t *tutti__win_carried(const struct tutti_win_note *n, 
     return bytes <= TUTTI_WIN_SMALL ? n->small : n->u.data;
 }
 
+/** Bytes a carried message (a send to a local rank) may hold: it travels in the sender's page. */
+#define TUTTI_WIN_BOX 4096
+
+/** Boxes per pair: a sender runs this many carried messages ahead of its receiver (a power of
+ * 2), and looks at how far the receiver got once every TUTTI_WIN_BOXES - 1 messages or so. */
+#define TUTTI_WIN_BOXES 4
+
+/** A carried message of at most this many bytes shares its stamp's cache line. */
+#define TUTTI_WIN_BOX_SMALL 24
+
+/* A message from this page's rank to one peer: numbered by the pair's carried messages (1, 2,
+ * ...), in box[number % TUTTI_WIN_BOXES]; the stamp is written last (release). */
+struct tutti_win_box {
+    _Alignas(64) _Atomic uint64_t stamp;
+    struct tutti_fp fp; /* the send's fingerprint: the receive's must be the same */
+    uint8_t small[TUTTI_WIN_BOX_SMALL];
+    _Alignas(64) uint8_t data[TUTTI_WIN_BOX];
+};
+
+/* What a rank's page holds for one peer (after the slot, one per rank of the set, when the set
+ * has at most TUTTI_WIN_CTL_RANKS): its boxes for messages to that peer, and how many of that
+ * peer's carried messages it took, which frees the peer's boxes of the messages before them. */
+struct tutti_win_pair {
+    struct tutti_win_box box[TUTTI_WIN_BOXES];
+    _Alignas(64) _Atomic uint64_t taken;
+};
+
 /* A rank's control page, in a memory file of its own that every local rank maps. Each
  * collective, the rank writes its note k (its k-th since the set became ready) into note[k & 1]
  * and stamps it k; before, it waits until every peer has stamped note k - 1 (so no peer still
@@ -68,6 +96,12 @@ struct tutti_win_slot {
     struct tutti_win_note note[2];
     _Alignas(128) _Atomic uint64_t depart;
 };
+
+/** Rank page's record for peer r (the set has pairs: tutti_winset.pair). */
+static inline struct tutti_win_pair *tutti__win_pair(struct tutti_win_slot *page, int r)
+{
+    return (struct tutti_win_pair *)(void *)(page + 1) + r;
+}
 
 /* What a rank tells the others at registration (all-gathered). */
 struct tutti_win_rec {
@@ -94,6 +128,14 @@ struct tutti_window {
     size_t *maplen;
 };
 
+/* How a waiting rank backs off: spin, yield, nap (win_run.c). */
+struct tutti_win_pause {
+    unsigned polls, spin_polls;
+    int napping;
+    int64_t start;
+    uint64_t checks; /* how often it looked at the communicator and the peer */
+};
+
 struct tutti_winset {
     int rank, nranks;
     uint32_t next_id;
@@ -114,6 +156,13 @@ struct tutti_winset {
     pid_t *pids;                   /* [nranks] */
     struct tutti_window *wins;
     uint8_t *scratch; /* an accumulator chunk for more than 2 ranks */
+    /* Carried messages, [nranks] each when the pages have pairs (else NULL): posted to each
+     * peer, taken from each peer, and where a run of sends and receives began (win_box.c). */
+    uint64_t *pair_out, *pair_in, *run_out, *run_in;
+    uint64_t *pair_room;              /* [nranks]: each peer's taken count, as last read here */
+    struct tutti_win_pause box_pause; /* a run's back-off, kept between its polls */
+    int box_waited;                   /* the call it last waited for (-1: none yet) */
+    uint64_t box_checks;              /* box_pause.checks when it last looked in the FIFOs */
 };
 
 /** A window set for `nranks` ranks with this rank's control page: NULL when out of memory. */
@@ -149,9 +198,10 @@ void tutti__window_free(struct tutti_window *w);
 
 /**
  * Post this rank's note for op (a collective) once ws is ready, and run op here when every
- * rank's note names the same path past the ordinary one: carried, or on windows. Returns 1 when
- * it ran op here (its status in *st_p), 0 when op takes the ordinary path. xseq: the
- * operation's number as the engine counts them (tutti__fabric_seq_post), for errors.
+ * rank's note names the same path past the ordinary one: carried, or on windows; a send or
+ * receive that fits the boxes (tutti__win_box_fits) runs in them. Returns 1 when it ran op here
+ * (its status in *st_p), 0 when op takes the ordinary path. xseq: the operation's number as
+ * the engine counts them (tutti__fabric_seq_post), for errors.
  */
 int tutti__win_try(struct tutti_winset *ws, struct tutti_fabric *fab,
                    const struct tutti_op_desc *op, uint64_t xseq, tutti_status_t *st_p);
@@ -162,10 +212,52 @@ tutti_status_t tutti__win_note(struct tutti_winset *ws, struct tutti_fabric *fab
 
 /** The engine's watch (fabric.h) for a communicator with control pages: a peer whose note names
  * the call this rank runs on the ordinary path without a note of its own took it carried or on
- * windows, so the calls differ (TUTTI_ERR_MISMATCH, recorded). arg: the window set. */
-tutti_status_t tutti__win_watch(void *arg, const struct tutti_fp *mine);
+ * windows, and a peer whose box holds the message a receive of ex waits for on the ordinary
+ * path, sent carried: the calls differ (TUTTI_ERR_MISMATCH, recorded). arg: the window set. */
+tutti_status_t tutti__win_watch(void *arg, const struct tutti_exec *ex);
+
+/** Whether op is a send or receive that travels in the boxes (ws ready, with pairs; another
+ * local rank; 1 to TUTTI_WIN_BOX bytes). */
+int tutti__win_box_fits(const struct tutti_winset *ws, const struct tutti_op_desc *op);
+
+/** Start a run of sends and receives, some of which travel in the boxes. */
+void tutti__win_box_begin(struct tutti_winset *ws);
+
+/* How far tutti__win_box_run goes. */
+enum {
+    TUTTI_WIN_BOX_TRY,  /* one pass: what can move now */
+    TUTTI_WIN_BOX_WAIT, /* until every message moved */
+    TUTTI_WIN_BOX_STEP, /* one pass, then, if some wait, back off once (a run polled in turn) */
+};
+
+/**
+ * Move the run's carried messages (ops: those of the run that tutti__win_box_fits, in the
+ * order they were issued) as far as `how` says: TUTTI_IN_PROGRESS while some wait, TUTTI_OK
+ * once all moved. A receive whose message is another send fails the communicator with
+ * TUTTI_ERR_MISMATCH; a wait stops as tutti__win_wait's do. xseq: the operation's number as
+ * the engine counts them, for errors.
+ */
+tutti_status_t tutti__win_box_run(struct tutti_winset *ws, struct tutti_fabric *fab,
+                                  const struct tutti_op_desc *const *ops, int n, int how,
+                                  uint64_t xseq);
 
 /* Inside the layer: win_run.c for the others. */
+
+/** For the watch: a receive (op, fingerprint fp, on the ordinary path) whose message waits in
+ * the sender's box, not yet taken, was sent carried: TUTTI_ERR_MISMATCH (recorded), else OK
+ * (win_box.c). op may be any call: only receives are looked at. */
+tutti_status_t tutti__win_box_watch(struct tutti_winset *ws, const struct tutti_op_desc *op,
+                                    const struct tutti_fp *fp);
+
+/** A pause's start, for a wait on fab. */
+void tutti__win_pause_init(struct tutti_win_pause *p, const struct tutti_fabric *fab);
+
+/** Back off once while counter c on rank r is short of k: every so often, look whether the
+ * wait must stop (an abort, a failure, r gone, the timeout: its error; `what` says what r was
+ * to do). TUTTI_OK: poll again. */
+tutti_status_t tutti__win_pause(struct tutti_winset *ws, struct tutti_fabric *fab,
+                                const struct tutti_op_desc *op, struct tutti_win_pause *p, int r,
+                                _Atomic uint64_t *c, uint64_t k, const char *what);
 
 /** Wait until every peer's note k is stamped (depart 0), or its depart reaches k (1). */
 tutti_status_t tutti__win_wait(struct tutti_winset *ws, struct tutti_fabric *fab,

@@ -21,20 +21,32 @@ struct tutti_winset *tutti__winset_new(int rank, int nranks)
     }
     ws->rank = rank;
     ws->nranks = nranks;
-    size_t page = tutti__mem_header(); /* the cookie page, then the slot */
-    ws->ctl_len = page + (sizeof(struct tutti_win_slot) + page - 1) / page * page;
+    size_t page = tutti__mem_header();         /* the cookie page, then the slot */
+    int pairs = nranks <= TUTTI_WIN_CTL_RANKS; /* carried messages: a record per peer */
+    size_t slot = sizeof(struct tutti_win_slot) +
+                  (pairs ? (size_t)nranks * sizeof(struct tutti_win_pair) : 0);
+    ws->ctl_len = page + (slot + page - 1) / page * page;
     ws->slots = calloc((size_t)nranks, sizeof(*ws->slots));
     ws->pids = calloc((size_t)nranks, sizeof(*ws->pids));
+    uint64_t *counts = pairs ? calloc(5 * (size_t)nranks, sizeof(*counts)) : NULL;
     void *m = NULL;
     ws->ctl_fd = -1;
-    if (ws->slots != NULL && ws->pids != NULL) {
+    if (ws->slots != NULL && ws->pids != NULL && (counts != NULL || !pairs)) {
         ws->ctl_fd = tutti__mem_file(ws->ctl_len, &m, ws->ctl_cookie);
     }
     if (ws->ctl_fd < 0) {
         free(ws->slots);
         free(ws->pids);
+        free(counts);
         free(ws);
         return NULL;
+    }
+    if (counts != NULL) {
+        ws->pair_out = counts;
+        ws->pair_in = counts + nranks;
+        ws->run_out = counts + 2 * (size_t)nranks;
+        ws->run_in = counts + 3 * (size_t)nranks;
+        ws->pair_room = counts + 4 * (size_t)nranks;
     }
     ws->ctl = (struct tutti_win_slot *)((uint8_t *)m + tutti__mem_header());
     ws->slots[rank] = ws->ctl;
@@ -119,6 +131,7 @@ void tutti__winset_free(struct tutti_winset *ws)
     free(ws->slots);
     free(ws->pids);
     free(ws->scratch);
+    free(ws->pair_out); /* the other counts' storage too */
     free(ws);
 }
 

@@ -71,12 +71,12 @@ static tutti_status_t notices(struct tutti_winset *ws, struct tutti_fabric *fab,
     return st;
 }
 
-/* Why waiting on rank r must stop, or TUTTI_OK: the communicator failed or is aborted, r exited,
- * or the timeout passed (the error recorded, in the engine's words, and the communicator failed
- * for all but the second). */
+/* Why waiting on rank r (counter c short of k) must stop, or TUTTI_OK: the communicator failed
+ * or is aborted, r exited, or the timeout passed (the error recorded, in the engine's words, and
+ * the communicator failed for all but the second). */
 static tutti_status_t check_wait(struct tutti_winset *ws, struct tutti_fabric *fab,
-                                 const struct tutti_op_desc *op, int r, int64_t start, int depart,
-                                 uint64_t k)
+                                 const struct tutti_op_desc *op, int r, int64_t start,
+                                 _Atomic uint64_t *c, uint64_t k, const char *what)
 {
     const char *coll = tutti__coll_name(op->coll);
     unsigned long long xseq = (unsigned long long)ws->xseq;
@@ -102,7 +102,7 @@ static tutti_status_t check_wait(struct tutti_winset *ws, struct tutti_fabric *f
         gone = tutti__proc_alive(&id) == 0;
         ws->live_checked = now;
     }
-    if (atomic_load_explicit(counter(ws, r, depart, k), memory_order_acquire) >= k) {
+    if (atomic_load_explicit(c, memory_order_acquire) >= k) {
         return TUTTI_OK; /* it came, and may have left since: a peer that is done may exit */
     }
     st = gone ? notices(ws, fab, op, r) : TUTTI_OK;
@@ -110,7 +110,6 @@ static tutti_status_t check_wait(struct tutti_winset *ws, struct tutti_fabric *f
         return st; /* it failed the communicator (and said why) before it exited */
     }
     char who[128];
-    const char *what = depart ? "finish its share" : "reach the call";
     tutti__tpeer_name(fab->net.targs.peers, r, who, sizeof(who));
     if (gone) {
         st = tutti__set_error(tutti__fabric_err(fab), TUTTI_ERR_REMOTE,
@@ -135,38 +134,51 @@ static tutti_status_t check_wait(struct tutti_winset *ws, struct tutti_fabric *f
     return st;
 }
 
-tutti_status_t tutti__win_wait(struct tutti_winset *ws, struct tutti_fabric *fab,
-                               const struct tutti_op_desc *op, int depart, uint64_t k)
+void tutti__win_pause_init(struct tutti_win_pause *p, const struct tutti_fabric *fab)
 {
     /* As the engine waits: spin (not when ranks outnumber their CPUs: a peer may need this
      * one), then yield, then nap; and every so often look at the communicator and the peer. */
+    *p = (struct tutti_win_pause){.spin_polls = fab->cfg.oversubscribed ? 0 : 512};
+}
+
+tutti_status_t tutti__win_pause(struct tutti_winset *ws, struct tutti_fabric *fab,
+                                const struct tutti_op_desc *op, struct tutti_win_pause *p, int r,
+                                _Atomic uint64_t *c, uint64_t k, const char *what)
+{
+    if (++p->polls < p->spin_polls) {
+        tutti__cpu_relax();
+        return TUTTI_OK;
+    }
+    if (p->napping) {
+        struct timespec nap = {0, NAP_NS};
+        nanosleep(&nap, NULL);
+    } else {
+        sched_yield(); /* ranks may outnumber cores */
+        if ((p->polls & 63) != 0) {
+            return TUTTI_OK;
+        }
+    }
     const struct tutti_env *env = tutti__env();
-    unsigned spin_polls = fab->cfg.oversubscribed ? 0 : 512;
-    int64_t start = 0;
-    int napping = 0;
+    int64_t now = tutti__now_ns();
+    p->start = p->start != 0 ? p->start : now;
+    p->napping = now - p->start > env->SPIN + env->YIELD;
+    p->checks++;
+    return check_wait(ws, fab, op, r, p->start, c, k, what);
+}
+
+tutti_status_t tutti__win_wait(struct tutti_winset *ws, struct tutti_fabric *fab,
+                               const struct tutti_op_desc *op, int depart, uint64_t k)
+{
+    struct tutti_win_pause p;
+    tutti__win_pause_init(&p, fab);
+    const char *what = depart ? "finish its share" : "reach the call";
     for (int r = 0; r < ws->nranks; r++) {
         if (r == ws->rank) {
             continue;
         }
         _Atomic uint64_t *c = counter(ws, r, depart, k);
-        for (unsigned polls = 0; atomic_load_explicit(c, memory_order_acquire) < k;) {
-            if (++polls < spin_polls) {
-                tutti__cpu_relax();
-                continue;
-            }
-            if (napping) {
-                struct timespec nap = {0, NAP_NS};
-                nanosleep(&nap, NULL);
-            } else {
-                sched_yield(); /* ranks may outnumber cores */
-                if ((polls & 63) != 0) {
-                    continue;
-                }
-            }
-            int64_t now = tutti__now_ns();
-            start = start != 0 ? start : now;
-            napping = now - start > env->SPIN + env->YIELD;
-            TUTTI_CHECK(check_wait(ws, fab, op, r, start, depart, k));
+        for (p.polls = 0; atomic_load_explicit(c, memory_order_acquire) < k;) {
+            TUTTI_CHECK(tutti__win_pause(ws, fab, op, &p, r, c, k, what));
         }
     }
     return TUTTI_OK;
@@ -257,6 +269,11 @@ int tutti__win_try(struct tutti_winset *ws, struct tutti_fabric *fab,
     struct tutti_win_note *me;
     uint64_t k;
     size_t bytes = 0;
+    if (tutti__win_box_fits(ws, op)) { /* a small message to a local rank */
+        tutti__win_box_begin(ws);
+        *st_p = tutti__win_box_run(ws, fab, &op, 1, TUTTI_WIN_BOX_WAIT, xseq);
+        return 1;
+    }
     int kind = note_kind(ws, op, &bytes);
     if (kind == TUTTI_WIN_ORDINARY) {
         return 0;
@@ -312,11 +329,11 @@ int tutti__win_try(struct tutti_winset *ws, struct tutti_fabric *fab,
     return 1;
 }
 
-tutti_status_t tutti__win_watch(void *arg, const struct tutti_fp *mine)
+/* A peer's note for the collective mine names, taken past the ordinary path: its error. */
+static tutti_status_t watch_notes(struct tutti_winset *ws, const struct tutti_fp *mine)
 {
-    struct tutti_winset *ws = arg;
     uint64_t seq = le64toh(mine->w[0]); /* the fingerprint's first word: the collective number */
-    if (ws == NULL || !ws->ready || ws->noted == seq) {
+    if (ws->noted == seq) {
         return TUTTI_OK;
     }
     for (int r = 0; r < ws->nranks; r++) {
@@ -331,6 +348,25 @@ tutti_status_t tutti__win_watch(void *arg, const struct tutti_fp *mine)
                 return tutti__fp_mismatch(ws->fab, r, &fp, mine);
             }
         }
+    }
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__win_watch(void *arg, const struct tutti_exec *ex)
+{
+    struct tutti_winset *ws = arg;
+    const struct tutti_plan *plan = ex->plan;
+    if (ws == NULL || !ws->ready) {
+        return TUTTI_OK;
+    }
+    if (plan->ncalls == 0 && plan->op.coll != TUTTI_COLL_SEND && plan->op.coll != TUTTI_COLL_RECV) {
+        return watch_notes(ws, &ex->fp1);
+    }
+    if (plan->ncalls == 0) {
+        return tutti__win_box_watch(ws, &plan->op, &ex->fp1);
+    }
+    for (uint32_t i = 0; i < plan->ncalls; i++) {
+        TUTTI_CHECK(tutti__win_box_watch(ws, &plan->calls[i], &ex->fps[i]));
     }
     return TUTTI_OK;
 }

@@ -5,8 +5,8 @@
  * every collective, in and out of place, at 2, 3 and 4 ranks, mixed with calls that take the
  * ordinary path, give exact results; calls that differ between ranks fail every rank with
  * TUTTI_ERR_MISMATCH, also when one rank's call is carried and the other's is not; a broadcast that
- * one rank makes in a group and the other outside one still works; a rank that never comes is a
- * timeout.
+ * one rank makes in a group and the other outside one still works; a rank that never comes to a
+ * barrier, or never sends a carried message (test_carried_p2p.c), is a timeout.
  */
 #include "harness.h"
 
@@ -263,7 +263,8 @@ Test(carried, a_call_in_a_group_on_one_rank_takes_every_rank_to_the_ordinary_pat
     integ_run_ranks(2, group_rank, NULL, 0);
 }
 
-/* Rank 1 never makes the barrier: rank 0 gets TIMEOUT naming it, soon after TUTTI_TIMEOUT. */
+/* Rank 1 never makes the call (a barrier, or the send of a carried message): rank 0 gets
+ * TIMEOUT naming it, soon after TUTTI_TIMEOUT. */
 static int absent_rank(const struct integ_ctx *ctx)
 {
     tutti_comm_t *c = NULL;
@@ -275,20 +276,30 @@ static int absent_rank(const struct integ_ctx *ctx)
         (void)tutti_comm_destroy(c);
         return 0;
     }
+    int message = *(const int *)ctx->arg;
+    int32_t v[4];
     int64_t t0 = integ_now_ns();
-    tutti_status_t st = tutti_barrier(c, NULL);
+    tutti_status_t st =
+        message ? tutti_recv(v, 4, TUTTI_INT32, 1, c, NULL) : tutti_barrier(c, NULL);
     double s = (double)(integ_now_ns() - t0) / 1e9;
     const char *m = tutti_last_error(NULL);
-    ICHECK(st == TUTTI_ERR_TIMEOUT && integ_contains(m, "rank 1"), "returned %s (\"%s\")",
-           tutti_status_name(st), m);
+    ICHECK(st == TUTTI_ERR_TIMEOUT && integ_contains(m, "rank 1") &&
+               integ_contains(m, message ? "to send the message" : "to reach the call"),
+           "returned %s (\"%s\")", tutti_status_name(st), m);
     ICHECK(s < 3.5, "the error took %.1f s with TUTTI_TIMEOUT 1s", s);
     (void)tutti_comm_destroy(c);
     return 0;
 }
 
-Test(carried, a_rank_that_never_comes_is_a_timeout, .timeout = 60)
+ParameterizedTestParameters(carried, a_rank_that_never_comes_is_a_timeout)
+{
+    static int message[] = {0, 1};
+    return cr_make_param_array(int, message, sizeof(message) / sizeof(message[0]));
+}
+
+ParameterizedTest(int *message, carried, a_rank_that_never_comes_is_a_timeout, .timeout = 60)
 {
     integ_setenv("TUTTI_TRANSPORT", "shm");
     integ_setenv("TUTTI_TIMEOUT", "1s");
-    integ_run_ranks(2, absent_rank, NULL, 0);
+    integ_run_ranks(2, absent_rank, message, 0);
 }
