@@ -1,7 +1,7 @@
 /*
- * carried.c - sends and receives that travel in the boxes of the control pages (carried.h,
- * win/win_box.c): a small group of nothing else, and the carried part of a group's runs of
- * sends and receives.
+ * carried.c - calls of a group that travel in the control pages (carried.h): sends and
+ * receives in the boxes (win/win_box.c), a small group of nothing else and the carried part of
+ * a group's runs of them; led broadcasts and reduces (win/win_lead.c).
  */
 #include "run/carried.h"
 #include "base/check.h"
@@ -112,5 +112,51 @@ int tutti__run_carried_finish(struct tutti_run_member *m)
         return -1;
     }
     tutti__fabric_seq_done(runner->fab, m->box_seq);
+    return 0;
+}
+
+int tutti__run_lead_start(struct tutti_run_member *m, const struct tutti_op_desc *op)
+{
+    struct tutti_runner *runner = m->runner;
+    size_t bytes = 0;
+    int done = 0;
+    if (!tutti__win_leads(runner->win, op, &bytes)) {
+        return 0;
+    }
+    m->lead_seq = tutti__fabric_seq_post(runner->fab);
+    m->status = tutti__win_lead_post(runner->win, runner->fab, op, bytes, m->lead_seq, &done);
+    if (m->status != TUTTI_OK) {
+        return -1;
+    }
+    if (done) {
+        tutti__fabric_seq_done(runner->fab, m->lead_seq);
+    } else {
+        m->lead = op;
+    }
+    return 1;
+}
+
+int tutti__run_lead_finish(struct tutti_run_member *m)
+{
+    const struct tutti_op_desc *op = m->lead;
+    if (op == NULL) {
+        return 0;
+    }
+    m->lead = NULL;
+    if (m->status != TUTTI_OK) {
+        return -1;
+    }
+    struct tutti_runner *runner = m->runner;
+    tutti_status_t st = tutti__win_lead_finish(runner->win, runner->fab, op,
+                                               m->solo ? TUTTI_WIN_BOX_WAIT : TUTTI_WIN_BOX_STEP);
+    if (st == TUTTI_IN_PROGRESS) {
+        m->lead = op;
+        return 1;
+    }
+    m->status = st;
+    if (st != TUTTI_OK) {
+        return -1;
+    }
+    tutti__fabric_seq_done(runner->fab, m->lead_seq);
     return 0;
 }

@@ -1,7 +1,7 @@
 /*
- * carried.h - a run member's sends and receives that travel in the boxes of the control pages
- * (win/win_box.c): they move before the segment's ordinary calls run and finish after them
- * (carried.c), inside run.c's segments.
+ * carried.h - a run member's calls that travel in the control pages inside run.c's segments
+ * (carried.c): sends and receives in the boxes (win/win_box.c), which move before the segment's
+ * ordinary calls run and finish after them, and led broadcasts and reduces (win/win_lead.c).
  */
 #ifndef TUTTI_RUN_CARRIED_H
 #define TUTTI_RUN_CARRIED_H
@@ -22,5 +22,13 @@ int tutti__run_carried_start(struct tutti_run_member *m, int end);
  * (m->status).
  */
 int tutti__run_carried_finish(struct tutti_run_member *m);
+
+/** Post the member's collective op if it is led: 1 (its part may wait: m->lead), 0 (not led:
+ * the ordinary path), -1 (error, m->status). */
+int tutti__run_lead_start(struct tutti_run_member *m, const struct tutti_op_desc *op);
+
+/** Complete the member's led collective that waits, as tutti__run_carried_finish does its
+ * messages: 0 done (or none), 1 still waits, -1 error (m->status). */
+int tutti__run_lead_finish(struct tutti_run_member *m);
 
 #endif /* TUTTI_RUN_CARRIED_H */

@@ -166,6 +166,7 @@ static int is_p2p(const struct tutti_op_desc *op)
 static int segment_once(struct tutti_run_member *m)
 {
     int rc = tutti__run_carried_finish(m);
+    rc = rc == 0 ? tutti__run_lead_finish(m) : rc;
     if (rc != 0) {
         return rc < 0 ? -1 : 3;
     }
@@ -203,6 +204,10 @@ static int segment_once(struct tutti_run_member *m)
             m->status = tutti__set_error(tutti__fabric_err(runner->fab), TUTTI_ERR_NO_MEMORY,
                                          "no memory to plan a group");
         }
+    } else if ((rc = tutti__run_lead_start(m, first)) != 0) { /* a led broadcast or reduce */
+        m->next = end;
+        rc = rc < 0 ? -1 : tutti__run_lead_finish(m);
+        return rc < 0 ? -1 : rc == 0 ? 2 : 3;
     } else {
         m->status = tutti__win_note(runner->win, runner->fab, first); /* ordinary in groups */
         m->status =

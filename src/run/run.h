@@ -34,6 +34,8 @@ struct tutti_run_member {
     int box_from, box_to;
     uint64_t box_seq;
     int solo; /* the run's only member: it waits for its carried calls (else polls them) */
+    const struct tutti_op_desc *lead; /* a led collective of its that waits (win/win_lead.c) */
+    uint64_t lead_seq;
 };
 
 /** The plan parameters of op on comm (rank, channels, chunk, tuner settings, its memo). */

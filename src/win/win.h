@@ -160,9 +160,11 @@ struct tutti_winset {
      * peer, taken from each peer, and where a run of sends and receives began (win_box.c). */
     uint64_t *pair_out, *pair_in, *run_out, *run_in;
     uint64_t *pair_room;              /* [nranks]: each peer's taken count, as last read here */
-    struct tutti_win_pause box_pause; /* a run's back-off, kept between its polls */
+    struct tutti_win_pause box_pause; /* a run's (or a led call's) back-off, between polls */
     int box_waited;                   /* the call it last waited for (-1: none yet) */
     uint64_t box_checks;              /* box_pause.checks when it last looked in the FIFOs */
+    uint64_t lead_k;                  /* the note of the led call in hand (win_lead.c) */
+    size_t lead_bytes;                /* and the bytes each note carries for it */
 };
 
 /** A window set for `nranks` ranks with this rank's control page: NULL when out of memory. */
@@ -241,6 +243,25 @@ tutti_status_t tutti__win_box_run(struct tutti_winset *ws, struct tutti_fabric *
                                   const struct tutti_op_desc *const *ops, int n, int how,
                                   uint64_t xseq);
 
+/** Whether op is led (win_lead.c): a broadcast or a reduce the carried path takes, in a group
+ * or not; then the bytes a note carries for it in *bytes. */
+int tutti__win_leads(const struct tutti_winset *ws, const struct tutti_op_desc *op, size_t *bytes);
+
+/**
+ * Post this rank's note for led call op (`bytes` from tutti__win_leads): *done_p 1 when that
+ * ends this rank's part (a broadcast's root, a reduce's non-root), else tutti__win_lead_finish
+ * completes it. xseq: the operation's number as the engine counts them, for errors.
+ */
+tutti_status_t tutti__win_lead_post(struct tutti_winset *ws, struct tutti_fabric *fab,
+                                    const struct tutti_op_desc *op, size_t bytes, uint64_t xseq,
+                                    int *done_p);
+
+/** Complete led call op once the notes it takes from are there, as far as `how`
+ * (TUTTI_WIN_BOX_*) says: TUTTI_IN_PROGRESS while they are not; different calls are
+ * TUTTI_ERR_MISMATCH (the communicator failed). */
+tutti_status_t tutti__win_lead_finish(struct tutti_winset *ws, struct tutti_fabric *fab,
+                                      const struct tutti_op_desc *op, int how);
+
 /* Inside the layer: win_run.c for the others. */
 
 /** For the watch: a receive (op, fingerprint fp, on the ordinary path) whose message waits in
@@ -258,6 +279,21 @@ void tutti__win_pause_init(struct tutti_win_pause *p, const struct tutti_fabric 
 tutti_status_t tutti__win_pause(struct tutti_winset *ws, struct tutti_fabric *fab,
                                 const struct tutti_op_desc *op, struct tutti_win_pause *p, int r,
                                 _Atomic uint64_t *c, uint64_t k, const char *what);
+
+/** This rank's next note, to fill (its number in *k): once every peer has stamped the one
+ * before, and so has read the note this one replaces. */
+tutti_status_t tutti__win_note_begin(struct tutti_winset *ws, struct tutti_fabric *fab,
+                                     const struct tutti_op_desc *op, struct tutti_win_note **n_p,
+                                     uint64_t *k);
+
+/** Publish note n (number k, for the collective numbered op_seq) filled since note_begin. */
+void tutti__win_note_post(struct tutti_winset *ws, struct tutti_win_note *n, uint64_t k,
+                          uint64_t op_seq, int mode);
+
+/** A hash of the fingerprint of a rank's earlier collective, to compare in one word: all of it
+ * but the count of the variable-size collectives and gather and scatter, which may differ
+ * between ranks whose calls agree (each rank's own count: exec/fp.c). */
+uint64_t tutti__win_prev_hash(const struct tutti_fp *fp);
 
 /** Wait until every peer's note k is stamped (depart 0), or its depart reaches k (1). */
 tutti_status_t tutti__win_wait(struct tutti_winset *ws, struct tutti_fabric *fab,

@@ -184,11 +184,9 @@ tutti_status_t tutti__win_wait(struct tutti_winset *ws, struct tutti_fabric *fab
     return TUTTI_OK;
 }
 
-/* This rank's next note, to fill (its number in *k): once every peer has stamped the one
- * before, and so has read the note this one replaces. */
-static tutti_status_t note_begin(struct tutti_winset *ws, struct tutti_fabric *fab,
-                                 const struct tutti_op_desc *op, struct tutti_win_note **n_p,
-                                 uint64_t *k)
+tutti_status_t tutti__win_note_begin(struct tutti_winset *ws, struct tutti_fabric *fab,
+                                     const struct tutti_op_desc *op, struct tutti_win_note **n_p,
+                                     uint64_t *k)
 {
     *k = ws->notes + 1;
     if (*k > 1 && ws->seen < *k - 1) {
@@ -199,9 +197,8 @@ static tutti_status_t note_begin(struct tutti_winset *ws, struct tutti_fabric *f
     return TUTTI_OK;
 }
 
-/* Publish the note filled since note_begin. */
-static void note_post(struct tutti_winset *ws, struct tutti_win_note *n, uint64_t k,
-                      uint64_t op_seq, int mode)
+void tutti__win_note_post(struct tutti_winset *ws, struct tutti_win_note *n, uint64_t k,
+                          uint64_t op_seq, int mode)
 {
     n->mode = (uint32_t)mode;
     ws->notes = k;
@@ -230,19 +227,16 @@ tutti_status_t tutti__win_note(struct tutti_winset *ws, struct tutti_fabric *fab
     struct tutti_win_note *n;
     uint64_t k;
     size_t bytes;
-    if (note_kind(ws, op, &bytes) == TUTTI_WIN_ORDINARY) {
-        return TUTTI_OK;
+    if (note_kind(ws, op, &bytes) == TUTTI_WIN_ORDINARY || tutti__win_leads(ws, op, &bytes)) {
+        return TUTTI_OK; /* no note, or a led call's (the caller posts it) */
     }
     ws->xseq = atomic_load(&fab->state.posted) + 1; /* the number the group's segment gets */
-    TUTTI_CHECK(note_begin(ws, fab, op, &n, &k));
-    note_post(ws, n, k, op->seq, TUTTI_WIN_ORDINARY);
+    TUTTI_CHECK(tutti__win_note_begin(ws, fab, op, &n, &k));
+    tutti__win_note_post(ws, n, k, op->seq, TUTTI_WIN_ORDINARY);
     return TUTTI_OK;
 }
 
-/* A hash of the fingerprint of a rank's earlier collective, to compare in one word: all of it,
- * but the count of the variable-size collectives and gather and scatter, which may differ
- * between ranks whose calls agree (each rank's own count: exec/fp.c). */
-static uint64_t prev_hash(const struct tutti_fp *fp)
+uint64_t tutti__win_prev_hash(const struct tutti_fp *fp)
 {
     unsigned coll = (unsigned)(le64toh(fp->w[3]) >> 8) & 0xffu;
     uint64_t count = coll < TUTTI_COLL_SEND || coll == TUTTI_COLL_BARRIER ? fp->w[1] : 0;
@@ -274,12 +268,20 @@ int tutti__win_try(struct tutti_winset *ws, struct tutti_fabric *fab,
         *st_p = tutti__win_box_run(ws, fab, &op, 1, TUTTI_WIN_BOX_WAIT, xseq);
         return 1;
     }
+    if (tutti__win_leads(ws, op, &bytes)) { /* a small broadcast or reduce */
+        int done = 0;
+        *st_p = tutti__win_lead_post(ws, fab, op, bytes, xseq, &done);
+        if (*st_p == TUTTI_OK && !done) {
+            *st_p = tutti__win_lead_finish(ws, fab, op, TUTTI_WIN_BOX_WAIT);
+        }
+        return 1;
+    }
     int kind = note_kind(ws, op, &bytes);
     if (kind == TUTTI_WIN_ORDINARY) {
         return 0;
     }
     ws->xseq = xseq;
-    *st_p = note_begin(ws, fab, op, &me, &k);
+    *st_p = tutti__win_note_begin(ws, fab, op, &me, &k);
     if (*st_p != TUTTI_OK) {
         return 1;
     }
@@ -287,9 +289,9 @@ int tutti__win_try(struct tutti_winset *ws, struct tutti_fabric *fab,
     if (mode != TUTTI_WIN_ORDINARY) {
         tutti__fp_make(op, ws->rank, &me->fp);
         me->prev_fp = fab->fp.hist[(op->seq - 1) % TUTTI_FP_HISTORY];
-        me->prev = prev_hash(&me->prev_fp);
+        me->prev = tutti__win_prev_hash(&me->prev_fp);
     }
-    note_post(ws, me, k, op->seq, mode);
+    tutti__win_note_post(ws, me, k, op->seq, mode);
     if (mode == TUTTI_WIN_ORDINARY) {
         return 0;
     }

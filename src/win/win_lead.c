@@ -1,0 +1,112 @@
+/*
+ * win_lead.c - led calls (win.h): a broadcast or a reduce that the carried path takes, where the
+ * ranks whose part is only to give their input do not wait. The broadcast's root posts its note
+ * with the data and returns; so does each non-root of a reduce. Only the ranks that take
+ * something wait, and only for the notes they take from: a broadcast's receivers for the
+ * root's, a reduce's root for every rank's. Open MPI's root does the same over its fast boxes.
+ *
+ * Whether a call is led follows from the call alone (its fingerprint), in a group or not, so
+ * every rank of a matched call leads it: nobody can be left on the ordinary path waiting for
+ * data a root never sent. A rank runs at most one call ahead: its next note waits, as every
+ * note does, until every peer stamped the one before, which a peer does when it reaches that
+ * call. A receiver compares the notes it reads with its own (the call, and the collective
+ * before it): different calls are TUTTI_ERR_MISMATCH there, and the failure notice reaches the
+ * ranks that did not wait at their next wait; two ranks that both think they are the root find
+ * out at the next call, whose notes carry the hash of this one.
+ */
+#include "win/win.h"
+#include "base/check.h"
+#include "base/log.h"
+#include "exec/fail.h"
+#include "exec/fp.h"
+#include "tutti/coll.h"
+
+#include <string.h>
+
+int tutti__win_leads(const struct tutti_winset *ws, const struct tutti_op_desc *op, size_t *bytes)
+{
+    *bytes = 0;
+    return ws != NULL && ws->ready &&
+           (op->coll == TUTTI_COLL_BROADCAST || op->coll == TUTTI_COLL_REDUCE) &&
+           tutti__win_carry_size(ws, op, bytes);
+}
+
+/* Whether this rank's part of led call op ends with its note (a broadcast's root, a reduce's
+ * non-root). */
+static int gives_only(const struct tutti_winset *ws, const struct tutti_op_desc *op)
+{
+    return (op->coll == TUTTI_COLL_BROADCAST) == (op->root == ws->rank);
+}
+
+tutti_status_t tutti__win_lead_post(struct tutti_winset *ws, struct tutti_fabric *fab,
+                                    const struct tutti_op_desc *op, size_t bytes, uint64_t xseq,
+                                    int *done_p)
+{
+    struct tutti_win_note *n;
+    uint64_t k;
+    *done_p = 0;
+    ws->xseq = xseq;
+    TUTTI_CHECK(tutti__win_note_begin(ws, fab, op, &n, &k));
+    if (bytes > 0 && (op->coll == TUTTI_COLL_REDUCE || op->root == ws->rank)) {
+        memcpy((uint8_t *)tutti__win_carried(n, bytes), op->sendbuf, bytes);
+    }
+    tutti__fp_make(op, ws->rank, &n->fp);
+    n->prev_fp = fab->fp.hist[(op->seq - 1) % TUTTI_FP_HISTORY];
+    n->prev = tutti__win_prev_hash(&n->prev_fp);
+    tutti__win_note_post(ws, n, k, op->seq, TUTTI_WIN_CARRIED);
+    ws->lead_k = k;
+    ws->lead_bytes = bytes;
+    tutti__win_pause_init(&ws->box_pause, fab);
+    if (gives_only(ws, op)) {
+        tutti__fp_remember(fab, &n->fp);
+        if (op->coll == TUTTI_COLL_BROADCAST && op->recvbuf != op->sendbuf) {
+            memcpy(op->recvbuf, op->sendbuf, bytes);
+        }
+        tutti_debug(TUTTI_SUBSYS_TUNE, "%s of %zu %s: carried (chunk %zu, 0 channels: led)",
+                    tutti__coll_name(op->coll), op->count, tutti_datatype_name(op->dt), bytes);
+        *done_p = 1;
+    }
+    return TUTTI_OK;
+}
+
+tutti_status_t tutti__win_lead_finish(struct tutti_winset *ws, struct tutti_fabric *fab,
+                                      const struct tutti_op_desc *op, int how)
+{
+    uint64_t k = ws->lead_k;
+    int bcast = op->coll == TUTTI_COLL_BROADCAST;
+    for (int r = 0; r < ws->nranks; r++) {
+        if (r == ws->rank || (bcast && r != op->root)) {
+            continue;
+        }
+        _Atomic uint64_t *c = &ws->slots[r]->note[k & 1].stamp;
+        while (atomic_load_explicit(c, memory_order_acquire) < k) {
+            if (how == TUTTI_WIN_BOX_TRY) {
+                return TUTTI_IN_PROGRESS;
+            }
+            TUTTI_CHECK(tutti__win_pause(ws, fab, op, &ws->box_pause, r, c, k, "reach the call"));
+            if (how == TUTTI_WIN_BOX_STEP) {
+                return TUTTI_IN_PROGRESS;
+            }
+        }
+    }
+    const struct tutti_win_note *notes[ws->nranks], *me = &ws->ctl->note[k & 1];
+    for (int r = 0; r < ws->nranks; r++) {
+        notes[r] = &ws->slots[r]->note[k & 1];
+        if (r == ws->rank || (bcast && r != op->root)) {
+            continue;
+        }
+        /* the call, then the one before (a rank that took the other calls' data) */
+        int same = tutti__fp_eq(&notes[r]->fp, &me->fp);
+        if (!same || notes[r]->prev != me->prev) {
+            tutti_status_t st = same ? tutti__fp_mismatch(fab, r, &notes[r]->prev_fp, &me->prev_fp)
+                                     : tutti__fp_mismatch(fab, r, &notes[r]->fp, &me->fp);
+            tutti__fabric_fail(fab, st, ws->rank);
+            return st;
+        }
+    }
+    tutti__fp_remember(fab, &me->fp);
+    tutti_debug(TUTTI_SUBSYS_TUNE, "%s of %zu %s: carried (chunk %zu, 0 channels: led)",
+                tutti__coll_name(op->coll), op->count, tutti_datatype_name(op->dt), ws->lead_bytes);
+    tutti__win_carry_run(ws, op, notes, ws->lead_bytes);
+    return TUTTI_OK;
+}
