@@ -20,18 +20,20 @@ import sys
 def rows(path):
     """(collective, size, tutti us, best peer us) of a per-collective table's shm section."""
     coll = re.sub(r".*-vm-", "", os.path.basename(path))[:-3]
-    section = ""
+    section, peers = "", []
     with open(path, encoding="utf-8") as f:
         for line in f:
             if line.startswith("### "):
                 section = line
-            cells = line.split("|")
-            if not line.startswith("| ") or len(cells) < 9 or "shared" not in section:
+            cells = [c.strip() for c in line.split("|")]
+            if line.startswith("| size |"):  # the peers' time columns
+                peers = [i for i, c in enumerate(cells)
+                         if c.endswith("time (us)") and not c.startswith("tutti")]
+            if not line.startswith("| ") or "shared" not in section or not peers:
                 continue
-            if not cells[1].strip()[:1].isdigit():
+            if not cells[1][:1].isdigit():
                 continue
-            tutti, ompi, mpich = float(cells[2]), float(cells[4]), float(cells[6])
-            yield coll, cells[1].strip(), tutti, min(ompi, mpich)
+            yield coll, cells[1], float(cells[2]), min(float(cells[i]) for i in peers)
 
 
 def main(dirs):

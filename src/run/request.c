@@ -86,7 +86,9 @@ static void *worker_main(void *arg)
     for (;;) {
         /* A request to run, the end (stopped with nothing queued), or wait. A gated head keeps
          * us waiting even when stopped: destroy waits for its stream's host function. */
-        if (q->head != NULL && !q->busy && !head_waits(runner)) {
+        int free_ = 0; /* the turn, taken as turn.c takes it (a caller may, without the lock) */
+        if (q->head != NULL && !head_waits(runner) &&
+            atomic_compare_exchange_strong(&q->busy, &free_, 1)) {
             /* run it, below */
         } else if (q->head == NULL && q->stop) {
             break;
@@ -99,14 +101,14 @@ static void *worker_main(void *arg)
         if (q->head == NULL) {
             q->tail = NULL;
         }
-        q->busy = 1;
+        atomic_fetch_sub(&q->queued, 1);
         pthread_mutex_unlock(&q->lock);
         atomic_fetch_add(&runner->fab->state.inflight, 1); /* tutti_comm_abort waits for us */
         tutti_status_t st = run_request(runner, req);
         atomic_fetch_sub(&runner->fab->state.inflight, 1);
         complete(req, st);
         pthread_mutex_lock(&q->lock);
-        q->busy = 0;
+        atomic_store(&q->busy, 0);
         pthread_cond_broadcast(&q->cond);
     }
     pthread_mutex_unlock(&q->lock);
@@ -149,6 +151,7 @@ static tutti_status_t enqueue(struct tutti_runner *runner, struct tutti_request 
         q->head = req;
     }
     q->tail = req;
+    atomic_fetch_add(&q->queued, 1); /* before a caller's turn_give looks (turn.c) */
     pthread_cond_broadcast(&q->cond);
     pthread_mutex_unlock(&q->lock);
     return TUTTI_OK;

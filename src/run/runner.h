@@ -11,6 +11,7 @@
 #include "exec/plan.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 struct tutti_request;
 struct tutti_winset;
@@ -22,7 +23,11 @@ struct tutti_comm_queue {
     struct tutti_request *head, *tail;
     pthread_t worker;
     int worker_started;
-    int busy; /* the worker is executing a request */
+    /* The turn is held (a caller, a group's end, or the worker running a request): taken by a
+     * compare-and-swap from 0, with or without the lock (turn.c). */
+    _Atomic int busy;
+    _Atomic int queued;   /* requests in the list (changed under the lock) */
+    _Atomic int sleepers; /* callers waiting on cond for the turn (changed under the lock) */
     int stop;
 };
 
