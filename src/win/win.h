@@ -128,7 +128,7 @@ struct tutti_window {
     size_t *maplen;
 };
 
-/* How a waiting rank backs off: spin, yield, nap (win_run.c). */
+/* How a waiting rank backs off: spin, yield, nap (win_wait.c). */
 struct tutti_win_pause {
     unsigned polls, spin_polls;
     int napping;
@@ -262,7 +262,7 @@ tutti_status_t tutti__win_lead_post(struct tutti_winset *ws, struct tutti_fabric
 tutti_status_t tutti__win_lead_finish(struct tutti_winset *ws, struct tutti_fabric *fab,
                                       const struct tutti_op_desc *op, int how);
 
-/* Inside the layer: win_run.c for the others. */
+/* Inside the layer: win_wait.c for the others. */
 
 /** For the watch: a receive (op, fingerprint fp, on the ordinary path) whose message waits in
  * the sender's box, not yet taken, was sent carried: TUTTI_ERR_MISMATCH (recorded), else OK

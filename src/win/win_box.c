@@ -14,8 +14,8 @@
  * sender's box for the message an ordinary receive waits for; either is TUTTI_ERR_MISMATCH.
  *
  * In a run of sends and receives (a group), the carried ones move as far as they can before the
- * ordinary ones run and finish after them (run.c), each polled in turn: no message of the run
- * waits behind one that cannot move.
+ * ordinary ones run and finish after them (run/carried.c), each polled in turn: no message of the
+ * run waits behind one that cannot move.
  */
 #include "win/win.h"
 #include "base/check.h"
