@@ -15,12 +15,15 @@
  * An all-reduce whose send and receive buffers both lie in shared windows of its communicator, on
  * every rank, reads the peers' inputs and writes the peers' outputs in place: each rank reduces
  * its 1/n of the elements from every rank's input and stores the result into every rank's output,
- * with no intermediate copy. The ranks agree on that path per call through a control page each
+ * with no intermediate copy. Reduce, reduce-scatter, broadcast, all-gather and all-to-all (not
+ * in place) on windows do the same with their own shares: each byte is read where it lies and
+ * written once where it goes. The ranks agree on that path per call through a control page each
  * (when one rank's buffers are not in windows, all take the ordinary path), and they compare
  * their calls' fingerprints before any byte moves (TUTTI_ERR_MISMATCH on every rank when they
  * differ). A rank that does not come within TUTTI_TIMEOUT fails the call with TUTTI_ERR_TIMEOUT.
- * An all-reduce of at most 512 bytes travels in the control pages themselves, windows or not (the
- * carried path, docs/design/windows.md), and does not count as a call on the window.
+ * A collective of at most 1 KiB from each rank (512 bytes for all-reduce and reduce-scatter)
+ * travels in the control pages themselves, windows or not (the carried path,
+ * docs/design/windows.md), and does not count as a call on the window.
  */
 #ifndef TUTTI_MEM_H
 #define TUTTI_MEM_H
@@ -72,8 +75,8 @@ TUTTI_API tutti_status_t tutti_comm_window_deregister(tutti_comm_t *comm, tutti_
 
 /**
  * What became of win: whether it is shared (every rank of comm maps every other rank's buffer)
- * and how many all-reduces ran on it in place (those whose output lay in it, carried ones not
- * counted). Either out pointer may be NULL.
+ * and how many collectives ran on it in place (those whose output lay in it, or whose input did
+ * for a reduce's non-root; carried ones not counted). Either out pointer may be NULL.
  * @return TUTTI_OK; TUTTI_ERR_INVALID_ARG for a NULL window.
  */
 TUTTI_API tutti_status_t tutti_window_query(const tutti_window_t *win, int *shared_p,

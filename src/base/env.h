@@ -59,7 +59,7 @@
       "one copy instead of two) where the kernel allows it; 0: every frame goes through the FIFO") \
     X(WINDOWS, INT, "1", "0", "1",                                                                 \
       "1: ranks on one host share control pages: small collectives and sends of up to 4 KiB "      \
-      "travel in them, and an all-reduce whose buffers lie in shared windows (tutti/mem.h) reads " \
+      "travel in them, and a collective whose buffers lie in shared windows (tutti/mem.h) reads "  \
       "and writes the peers' buffers in place; 0: none of these (windows are registered but "      \
       "never shared)")                                                                             \
     X(SHM_CMA_MIN, SIZE, "8k", "1k", "64m",                                                        \

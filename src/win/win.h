@@ -143,7 +143,8 @@ struct tutti_winset {
     uint64_t notes; /* notes this rank posted since then (the last one's number) */
     uint64_t seen;  /* every peer has stamped its note of this number (as far as seen here) */
     uint64_t noted; /* the collective number (op->seq) of the last call that posted a note */
-    int windowed;   /* a registration made a shared window (every rank alike): all-reduces post */
+    int windowed;   /* a registration made a shared window (every rank alike): the collectives of
+                     * tutti__win_shares post notes */
     struct tutti_fabric *fab; /* the communicator's, for the watch */
     uint64_t xseq;            /* the operation number (fabric.h) of the call in hand, for errors */
     int64_t live_checked;     /* when a waiting rank last looked whether a peer still runs */
@@ -312,14 +313,32 @@ int tutti__win_carry_size(const struct tutti_winset *ws, const struct tutti_op_d
 void tutti__win_carry_run(const struct tutti_winset *ws, const struct tutti_op_desc *op,
                           const struct tutti_win_note *const *notes, size_t bytes);
 
+/** A note's window id for a buffer the call does not have (a broadcast's receiver's input, a
+ * reduce's non-root's output). */
+#define TUTTI_WIN_NONE UINT32_MAX
+
+/** Whether op is a collective that may run on windows (all-reduce, reduce, reduce-scatter,
+ * broadcast, all-gather, all-to-all, of at least one element): once a window was shared, each
+ * such call posts a note (win_share.c). */
+int tutti__win_shares(const struct tutti_op_desc *op);
+
 /** Whether op's buffers here lie in shared windows (filled into note n), and the scratch it
  * needs is there (win_share.c). */
 int tutti__win_share_fill(struct tutti_winset *ws, const struct tutti_op_desc *op,
                           struct tutti_win_note *n);
 
-/** Run the all-reduce op (note k) on windows, every note naming its windows (win_share.c). */
+/** Run op (note k) on windows, every note naming its windows (win_share.c). */
 tutti_status_t tutti__win_share_run(struct tutti_winset *ws, struct tutti_fabric *fab,
                                     const struct tutti_op_desc *op,
                                     const struct tutti_win_note *const *notes, uint64_t k);
+
+/** Rank r's share [*lo, *hi) of count elements of es bytes split n ways at cache lines
+ * (win_move.c). */
+void tutti__win_share_of(size_t count, size_t es, int n, int r, size_t *lo, size_t *hi);
+
+/** This rank's (me of n) copies of a broadcast, all-gather or all-to-all on windows, from every
+ * rank's input in[] into every rank's output out[] as mapped here (win_move.c). */
+void tutti__win_move(const struct tutti_op_desc *op, int me, int n, const uint8_t *const *in,
+                     uint8_t *const *out);
 
 #endif /* TUTTI_WIN_WIN_H */

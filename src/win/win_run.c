@@ -28,8 +28,8 @@
 #include <string.h>
 
 /* The path past the ordinary one that op could take, so that it posts a note (ws ready):
- * TUTTI_WIN_CARRIED (the bytes each note carries in *bytes), TUTTI_WIN_WINDOWS (an all-reduce
- * once a window was shared), or TUTTI_WIN_ORDINARY: no note. */
+ * TUTTI_WIN_CARRIED (the bytes each note carries in *bytes), TUTTI_WIN_WINDOWS (a collective
+ * of tutti__win_shares once a window was shared), or TUTTI_WIN_ORDINARY: no note. */
 static int note_kind(const struct tutti_winset *ws, const struct tutti_op_desc *op, size_t *bytes)
 {
     if (ws == NULL || !ws->ready) {
@@ -38,8 +38,7 @@ static int note_kind(const struct tutti_winset *ws, const struct tutti_op_desc *
     if (tutti__win_carry_size(ws, op, bytes)) {
         return TUTTI_WIN_CARRIED;
     }
-    return ws->windowed && op->coll == TUTTI_COLL_ALLREDUCE && op->count > 0 ? TUTTI_WIN_WINDOWS
-                                                                             : TUTTI_WIN_ORDINARY;
+    return ws->windowed && tutti__win_shares(op) ? TUTTI_WIN_WINDOWS : TUTTI_WIN_ORDINARY;
 }
 
 tutti_status_t tutti__win_note(struct tutti_winset *ws, struct tutti_fabric *fab,
