@@ -2,7 +2,8 @@
 """test_package.py - the tutti Python package on forked ranks: every collective, blocking and
 asynchronous, on numpy arrays and torch CPU tensors (results exact), the datatype mapping,
 the refusals (non-contiguous, read-only, unsupported types, device tensors), split, the
-launcher environment, abort and the asynchronous error after a peer dies.
+launcher environment, abort, the asynchronous error after a peer dies, and windows
+(tutti.shared_empty, Comm.register_window).
 
     TUTTI_LIBRARY=build/libtutti.so /usr/bin/python3 tests/python/test_package.py
 """
@@ -308,6 +309,57 @@ def check_abort(rank, n, uid):
         c.abort()
 
 
+def check_windows(rank, n, uid):
+    """tutti.shared_empty + Comm.register_window: shared on every rank, collectives on them
+    exact and counted on the windows (numpy and torch), plain memory registered but not shared,
+    the refusals."""
+    np = _np()
+    import torch
+    import tutti
+    c = comm_of(uid, rank, n)
+    a = tutti.shared_empty(1000 * n, "int32")
+    b = tutti.shared_empty(1000 * n, np.int32)
+    assert a.dtype == np.int32 and a.size == 1000 * n and not a.any(), "zero-filled int32"
+    wa, wb = c.register_window(a), c.register_window(b)
+    assert wa.shared and wb.shared and wa.calls == 0
+    a[:1000] = np.arange(1000) + rank
+    c.allreduce(a[:1000], b[:1000])
+    assert (b[:1000] == n * np.arange(1000) + n * (n - 1) // 2).all(), b[:4]
+    c.broadcast(b[:1000], root=n - 1)  # in place; non-roots' data is overwritten
+    a[:1000] = np.arange(1000) * (rank + 1)
+    c.allgather(a[:1000], b)
+    for r in range(n):
+        assert (b[r * 1000:(r + 1) * 1000] == np.arange(1000) * (r + 1)).all(), r
+    assert wa.calls + wb.calls == 3, (wa.calls, wb.calls)
+    t = tutti.shared_empty(4096, torch.float32, torch=True)
+    assert t.dtype == torch.float32 and t.numel() == 4096
+    wt = c.register_window(t)
+    t.fill_(rank + 1)
+    c.allreduce(t, op=tutti.MAX)
+    assert (t == n).all() and wt.shared and wt.calls == 1, (t[:4], wt.calls)
+    plain = np.ones(2048, dtype=np.float32)
+    wp = c.register_window(plain)
+    assert not wp.shared, "malloc memory is registered, not shared"
+    c.allreduce(plain)
+    assert (plain == n).all() and wp.calls == 0
+    for w in (wa, wb, wt, wp):
+        w.deregister()
+    try:
+        wa.calls
+        raise AssertionError("a deregistered window answered")
+    except ValueError as e:
+        assert "deregistered" in str(e), str(e)
+    for bad in (0, -3):
+        try:
+            tutti.shared_empty(bad, "float32")
+            raise AssertionError("shared_empty(%d)" % bad)
+        except ValueError as e:
+            assert "at least 1" in str(e), str(e)
+    c.allreduce(a[:1000])  # after deregistering: the ordinary path, still right
+    assert (a[:1000] == np.arange(1000) * sum(range(1, n + 1))).all()
+    c.destroy()
+
+
 def _free_port():
     import socket
     s = socket.socket()
@@ -332,4 +384,5 @@ elif __name__ == "__main__":
                   ("split", check_split, N, _uid),
                   ("from_env", check_from_env, N, _free_port),
                   ("peer_death_async_error", check_peer_death, N, _uid),
-                  ("abort_from_thread", check_abort, N, _uid)], need=("numpy", "torch"))
+                  ("abort_from_thread", check_abort, N, _uid),
+                  ("windows", check_windows, N, _uid)], need=("numpy", "torch"))

@@ -16,14 +16,17 @@ Or from a unique id made on one process and handed to every rank out of band:
 
 Argument order follows the C API (and NCCL's): (sendbuf, recvbuf, ...); recvbuf=None means in
 place. Every call raises tutti.Error (with tutti's status name and message) on failure.
-The torch.distributed backend "tutti" is in tutti.torch_backend.
+Buffers from tutti.shared_empty, registered with Comm.register_window on every rank of one host,
+make collectives read and write the peers' buffers in place (tutti/mem.h). The
+torch.distributed backend "tutti" is in tutti.torch_backend.
 """
 import ctypes
 
-from . import _buffers
+from . import _buffers, _windows
 from ._buffers import (BFLOAT16, BOOL, FLOAT16, FLOAT32, FLOAT64, FP8_E4M3, FP8_E5M2, INT8,
                        INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64)
 from ._lib import STATUS_NAMES, lib
+from ._windows import Window
 
 SUM, PROD, MIN, MAX, AVG, BAND, BOR, BXOR = range(8)  # tutti_op_t
 OPS = {"sum": SUM, "prod": PROD, "min": MIN, "max": MAX, "avg": AVG, "band": BAND, "bor": BOR,
@@ -31,8 +34,9 @@ OPS = {"sum": SUM, "prod": PROD, "min": MIN, "max": MAX, "avg": AVG, "band": BAN
 SPLIT_NOCOLOR = -1
 SCALAR_DEVICE, SCALAR_HOST_IMMEDIATE = 0, 1  # tutti_scalar_residence_t
 
-__all__ = ["Comm", "Error", "PremulSum", "Request", "UniqueId", "group", "version", "SUM",
-           "PROD", "MIN", "MAX", "AVG", "BAND", "BOR", "BXOR", "SPLIT_NOCOLOR"]
+__all__ = ["Comm", "Error", "PremulSum", "Request", "UniqueId", "Window", "group", "shared_empty",
+           "version",
+           "SUM", "PROD", "MIN", "MAX", "AVG", "BAND", "BOR", "BXOR", "SPLIT_NOCOLOR"]
 
 
 class Error(RuntimeError):
@@ -54,6 +58,13 @@ def _check(code, comm=None):
         if not msg:
             msg = lib.tutti_last_error(None)
         raise Error(code, (msg or lib.tutti_status_string(code)).decode(errors="replace"))
+
+
+def shared_empty(count, dtype, torch=False):
+    """count zero-filled elements of dtype (numpy's, or torch's with torch=True) in memory the
+    other local ranks can map (tutti_mem_alloc): register it with Comm.register_window on every
+    rank, and collectives on it run in place across the ranks (docs/design/windows.md)."""
+    return _windows.shared_empty(count, dtype, _check, torch)
 
 
 def version():
@@ -474,6 +485,13 @@ class Comm:
         _check(lib.tutti_op_create_premul_sum(where, dt, residence, self._live(),
                                               ctypes.byref(out)), self)
         return PremulSum(self, out.value, dt)
+
+    def register_window(self, buf):
+        """Register buf as a window of this communicator (collective: every rank, in the same
+        order, each with its own buffer); a tutti.Window (shared, calls, deregister()). Buffers
+        from tutti.shared_empty on every rank of one host are shared, and collectives on them
+        read and write the peers' buffers in place."""
+        return _windows.register(self, buf, _buffers.view, _check)
 
     def send(self, buf, peer, async_op=False):
         b = _buffers.view(buf, "buf", False)
