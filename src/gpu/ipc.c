@@ -48,15 +48,14 @@
 #include "exec/fail.h"
 #include "exec/fp.h"
 #include "base/log.h"
+#include "base/proc.h"
 #include "run/service.h"
 #include "topology/layout.h"
 #include "base/util.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,12 +249,24 @@ void tutti__ipc_check(struct tutti_gpu *gpu)
     }
 }
 
+/* Whether peer q's process has ended, a zombie included (kill(pid, 0) still finds a zombie:
+ * a peer that died while its parent did not reap it read as alive). The pids were exchanged
+ * among the local ranks, in this process's pid namespace. */
+static int peer_gone(const struct tutti_ipc_state *st, int q)
+{
+    struct tutti_proc_id self, id = {0};
+    tutti__proc_self(&self);
+    id.pid = (uint32_t)st->pid[q];
+    id.pidns = self.pidns;
+    return tutti__proc_alive(&id) == 0;
+}
+
 /* A peer that did not arrive within the communicator's timeout: fail, tell the others, release. */
 static void fail_late(struct tutti_ipc_state *st, int q, uint64_t mine, int64_t waited)
 {
     struct tutti_gpu *gpu = st->gpu;
     volatile uint64_t *fi = fail_info(st);
-    int gone = kill(st->pid[q], 0) != 0 && errno == ESRCH;
+    int gone = peer_gone(st, q);
     tutti_status_t err = gone ? TUTTI_ERR_REMOTE : TUTTI_ERR_TIMEOUT;
     tutti__set_error(&gpu->fab->err, err,
                      "allreduce on a stream (CUDA IPC), piece %" PRIu64 ": rank %d (pid %d) "
