@@ -87,11 +87,20 @@ static void after_fork_child(void)
     pthread_mutex_unlock(&GATE.lock);
 }
 
-/* At exit (or unload), join the threads that ended: no thread of the library is left behind. */
+/* At exit (or unload), join the threads that ended: no thread of the library is left behind.
+ * One still running (a bootstrap root that has not yet seen every rank close, on a loaded
+ * machine) is detached: the process ends under it, and it would otherwise end unjoined after
+ * this ran (TSan: a thread leak in the README example, once in a CI run). */
 __attribute__((destructor)) static void join_at_exit(void)
 {
     pthread_mutex_lock(&GATE.lock);
     join_ended();
+    for (struct tutti_gated *g = GATE.live; g != NULL; g = g->next) {
+        if (g->has_tid && !g->detached) {
+            pthread_detach(g->tid);
+            g->detached = 1;
+        }
+    }
     pthread_mutex_unlock(&GATE.lock);
 }
 
@@ -125,6 +134,12 @@ static void *gated_main(void *p)
     struct gated_start s = *(struct gated_start *)p;
     free(p);
     tutti__tls.gated = s.entry;
+    if (s.entry != NULL) { /* for join_at_exit: the entry is live until this thread exits */
+        pthread_mutex_lock(&GATE.lock);
+        s.entry->tid = pthread_self();
+        s.entry->has_tid = 1;
+        pthread_mutex_unlock(&GATE.lock);
+    }
     return s.fn(s.arg);
 }
 
@@ -221,15 +236,9 @@ void tutti__fork_gate_enter(void)
     pthread_mutex_unlock(&GATE.lock);
 }
 
-void tutti__fork_gate_exit(void)
+/* List thread self as ended, for the next join (the gate's lock is held). */
+static void remember_ended(pthread_t self)
 {
-    pthread_t self = pthread_self();
-    struct tutti_gated *g = tutti__tls.gated;
-    tutti__tls.gated = NULL;
-    pthread_mutex_lock(&GATE.lock);
-    if (g != NULL) {
-        live_remove(g); /* what it owned is released already; a child has nothing to close */
-    }
     if (GATE.nended == GATE.ended_cap) {
         int cap = GATE.ended_cap + 8;
         pthread_t *n = realloc(GATE.ended, (size_t)cap * sizeof(*n));
@@ -242,6 +251,21 @@ void tutti__fork_gate_exit(void)
         GATE.ended[GATE.nended++] = self;
     } else {
         pthread_detach(self); /* no memory to remember it: nobody will join it */
+    }
+}
+
+void tutti__fork_gate_exit(void)
+{
+    pthread_t self = pthread_self();
+    struct tutti_gated *g = tutti__tls.gated;
+    tutti__tls.gated = NULL;
+    pthread_mutex_lock(&GATE.lock);
+    int detached = g != NULL && g->detached;
+    if (g != NULL) {
+        live_remove(g); /* what it owned is released already; a child has nothing to close */
+    }
+    if (!detached) { /* else detached at exit already: nobody may join it */
+        remember_ended(self);
     }
     if (--GATE.busy == 0) {
         pthread_cond_broadcast(&GATE.cond);

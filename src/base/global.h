@@ -22,6 +22,9 @@ struct tutti_gated {
     struct tutti_gated *prev, *next;
     void (*in_child)(void *arg);
     void *arg;
+    pthread_t tid; /* set by the thread itself once it runs (has_tid) */
+    int has_tid;
+    int detached; /* detached at the process's exit while it still ran: nobody joins it */
 };
 
 struct tutti_global {
