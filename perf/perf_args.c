@@ -45,10 +45,12 @@ void perf_args_usage(const char *tool, int mpi)
            "fit the CPUs,\n\t    like mpirun's default (default core)\n"
            "\t[--memory <host/device>] buffers in host memory or, on the GPU, device memory "
            "(calls on\n\t    the default CUDA stream; default host)\n"
-           "\t[-R,--register <0/1/2>] 1: register the buffers with tutti_comm_register (RDMA: "
+           "\t[-R,--register <0/1/2/3>] 1: register the buffers with tutti_comm_register (RDMA: "
            "sends\n\t    without a copy into tutti's FIFOs); 2: allocate them with "
-           "tutti_mem_alloc and\n\t    register them as windows (all-reduce in place across "
-           "ranks, as nccl-tests' -R 2);\n\t    tutti's tools only; default 0\n"
+           "tutti_mem_alloc and\n\t    register them as windows (collectives in place across "
+           "ranks, as nccl-tests' -R 2);\n\t    3: plain buffers beside a window of their own "
+           "(what a window costs the\n\t    calls that do not use it); tutti's tools only; "
+           "default 0\n"
            "\t[-J,--json <file>] write every result as JSON (nccl-tests' keys and tutti's)\n"
            "\t[-I,--per_iter_timing <0/1>] 1: time every iteration on its own; the JSON gets "
            "each size's\n\t    per-iteration times (the slowest rank's) and every rank's, "
@@ -205,7 +207,7 @@ static const char *opt_hint(int c)
     case 'M':
         return "host or device";
     case 'R':
-        return "0, 1 or 2";
+        return "0, 1, 2 or 3";
     case 'I':
         return "0 or 1";
     case 'v':
@@ -265,10 +267,7 @@ static int one_opt(int c, const char *arg, struct perf_opts *o)
         o->device = strcmp(arg, "device") == 0 ? 1 : strcmp(arg, "host") == 0 ? 0 : -1;
         return o->device < 0 ? -1 : 0;
     case 'R':
-        o->reg = strcmp(arg, "2") == 0   ? 2
-                 : strcmp(arg, "1") == 0 ? 1
-                 : strcmp(arg, "0") == 0 ? 0
-                                         : -1;
+        o->reg = strlen(arg) == 1 && arg[0] >= '0' && arg[0] <= '3' ? arg[0] - '0' : -1;
         return o->reg < 0 ? -1 : 0;
     case 'I':
         o->per_iter = strcmp(arg, "1") == 0 ? 1 : strcmp(arg, "0") == 0 ? 0 : -1;

@@ -21,7 +21,8 @@ struct tutti_ctx {
     tutti_comm_t *comm; /* NULL once aborted */
     const char *tool;
     void *reg[2];           /* --register 1: the buffers' registrations */
-    tutti_window_t *win[2]; /* --register 2: their windows */
+    tutti_window_t *win[2]; /* --register 2: their windows; 3: win[0], over aside */
+    void *aside;            /* --register 3: a block of its own, registered beside the buffers */
     /* -o premulsum: the op made for each datatype on first use (0: not yet) */
     tutti_op_t premul[TUTTI_NUM_DATATYPES];
 };
@@ -203,6 +204,18 @@ static int register_buffers(struct perf_backend *be, void *send, void *recv, siz
 {
     COMM_OR_FAIL(be, "tutti_comm_register");
     struct tutti_ctx *t = be->ctx;
+    if (how == 3) { /* a window the calls do not use: what it costs them */
+        tutti_status_t st = TUTTI_OK;
+        if (bytes > 0) {
+            st = tutti_mem_alloc(&t->aside, 4096);
+            st = st == TUTTI_OK ? tutti_comm_window_register(t->comm, t->aside, 4096, &t->win[0])
+                                : st;
+        } else {
+            st = tutti_comm_window_deregister(t->comm, t->win[0]);
+            (void)tutti_mem_free(t->aside);
+        }
+        return st == TUTTI_OK ? 0 : failed(be, "a window beside the buffers (--register 3)", st);
+    }
     void *buf[2] = {send, recv};
     const char *what = how == 2 ? (bytes > 0 ? "tutti_comm_window_register"
                                              : "tutti_comm_window_deregister")
