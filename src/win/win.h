@@ -308,6 +308,10 @@ tutti_status_t tutti__win_wait(struct tutti_winset *ws, struct tutti_fabric *fab
 int tutti__win_carry_size(const struct tutti_winset *ws, const struct tutti_op_desc *op,
                           size_t *bytes);
 
+/** Whether op reduces with an op the kernels take here: built in, not a pre-multiplied sum
+ * (win_carry.c; the carried and the windows paths take only those). */
+int tutti__win_builtin_op(const struct tutti_op_desc *op);
+
 /** Run op from every rank's note (each carrying its input, `bytes` bytes): the result here
  * (win_carry.c). */
 void tutti__win_carry_run(const struct tutti_winset *ws, const struct tutti_op_desc *op,

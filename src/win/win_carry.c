@@ -15,8 +15,7 @@
  * a reduce (the root alone reduces), gathers and all-to-all still gained at 1 KiB. */
 #define CARRY_REDUCING 512
 
-/* Whether op reduces with an op the kernels take here (not a pre-multiplied sum). */
-static int builtin_op(const struct tutti_op_desc *op)
+int tutti__win_builtin_op(const struct tutti_op_desc *op)
 {
     return (unsigned)op->op < TUTTI_NUM_OPS && tutti__reduce_supported(op->dt, op->op);
 }
@@ -34,14 +33,15 @@ int tutti__win_carry_size(const struct tutti_winset *ws, const struct tutti_op_d
         return 1;
     case TUTTI_COLL_ALLREDUCE:
     case TUTTI_COLL_REDUCE:
-        *bytes = builtin_op(op) ? piece : 0;
+        *bytes = tutti__win_builtin_op(op) ? piece : 0;
         break;
     case TUTTI_COLL_BROADCAST:
     case TUTTI_COLL_ALLGATHER:
         *bytes = piece;
         break;
     case TUTTI_COLL_REDUCE_SCATTER:
-        *bytes = builtin_op(op) && piece <= TUTTI_WIN_CARRY ? piece * (size_t)ws->nranks : 0;
+        *bytes =
+            tutti__win_builtin_op(op) && piece <= TUTTI_WIN_CARRY ? piece * (size_t)ws->nranks : 0;
         break;
     case TUTTI_COLL_ALLTOALL:
         *bytes = piece <= TUTTI_WIN_CARRY ? piece * (size_t)ws->nranks : 0;

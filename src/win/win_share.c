@@ -57,17 +57,11 @@ int tutti__win_shares(const struct tutti_op_desc *op)
     }
 }
 
-/* Whether op's reduction runs here: a built-in op the kernels have for its type. */
-static int reducible(const struct tutti_op_desc *op)
-{
-    return (unsigned)op->op < TUTTI_NUM_OPS && tutti__reduce_supported(op->dt, op->op);
-}
-
 int tutti__win_share_fill(struct tutti_winset *ws, const struct tutti_op_desc *op,
                           struct tutti_win_note *n)
 {
     int reduces = tutti__coll_reduces(op->coll);
-    if (!tutti__win_shares(op) || ws->wins == NULL || (reduces && !reducible(op))) {
+    if (!tutti__win_shares(op) || ws->wins == NULL || (reduces && !tutti__win_builtin_op(op))) {
         return 0;
     }
     /* In place, each rank's blocks would be overwritten by the peers while it still sends

@@ -8,16 +8,9 @@ its communicator destroyed) and no array or tensor over it is left.
 """
 import ctypes
 
-from ._lib import lib
+from ._lib import _decl, lib
 
 _vp, _sz = ctypes.c_void_p, ctypes.c_size_t
-
-
-def _decl(name, restype, *argtypes):
-    f = getattr(lib, name)
-    f.restype = restype
-    f.argtypes = list(argtypes)
-
 
 _decl("tutti_mem_alloc", ctypes.c_int, ctypes.POINTER(_vp), _sz)
 _decl("tutti_mem_free", ctypes.c_int, _vp)
