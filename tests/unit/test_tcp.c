@@ -557,6 +557,74 @@ Test(tcp, data_sent_before_close_stays_readable, .timeout = 60)
     rank_teardown(&p.r);
 }
 
+/* Small frames, more than the receiver has slots: 13 bytes and up, each with its own content
+ * and fingerprint (msg_byte, msg_fp of rank 1, channel 0). */
+#define STAGED_FRAMES 40
+static size_t staged_size(uint32_t i)
+{
+    return 13 + (i * 37u) % 150;
+}
+
+static int rank_send_small_then_exit(struct rank *r, int nsocks)
+{
+    (void)nsocks;
+    int rc = connect_channels(r, 1);
+    for (uint32_t i = 0; rc == 0 && i < STAGED_FRAMES;) {
+        void *buf;
+        size_t cap;
+        int moved;
+        tutti_status_t st = OPS->send_acquire(r->conn[0], &buf, &cap);
+        if (st == TUTTI_IN_PROGRESS) { /* the peer reads only after this rank exits: wait */
+            EXPECT(OPS->progress(r->conn[0], &moved) == TUTTI_OK, "progress");
+            continue;
+        }
+        EXPECT(st == TUTTI_OK, "acquire");
+        for (size_t j = 0; j < staged_size(i); j++) {
+            ((uint8_t *)buf)[j] = msg_byte(1, 0, i, j);
+        }
+        struct tutti_fp fp = msg_fp(1, 0, i);
+        EXPECT(OPS->send_post(r->conn[0], staged_size(i), &fp) == TUTTI_OK, "post");
+        i++;
+    }
+    for (int done = 0; rc == 0 && !done;) {
+        EXPECT(OPS->flushed(r->conn[0], &done) == TUTTI_OK, "flushed");
+        int moved;
+        EXPECT(OPS->progress(r->conn[0], &moved) == TUTTI_OK, "progress");
+    }
+    return rc;
+}
+
+/* The receiver reads many small frames at once; those its slots cannot take yet wait in the
+ * socket's stage, and each release takes the next of them at once: the frame is ready without
+ * another read, so a wait never polls the socket for bytes already read. */
+Test(tcp, small_frames_past_the_slots_wait_staged_and_arrive_in_order, .timeout = 60)
+{
+    struct pair p;
+    start_pair(&p, 1, rank_send_small_then_exit);
+    cr_assert_eq(connect_channels(&p.r, 1), 0);
+    cr_assert_eq(child_status(&p), 0); /* every frame and the FIN are in the kernel now */
+    struct tutti_tconn *c = p.r.conn[0];
+    int moved = 0;
+    cr_assert_eq(OPS->progress(c, &moved), TUTTI_OK, "%s", tutti_last_error(NULL));
+    for (uint32_t i = 0; i < STAGED_FRAMES; i++) {
+        cr_assert(tutti__tcp_recv_ready(c), "frame %u is not ready after the release before it", i);
+        const void *buf;
+        size_t len;
+        const struct tutti_fp *fp = NULL, want = msg_fp(1, 0, i);
+        cr_assert_eq(OPS->recv_peek(c, &buf, &len, &fp), TUTTI_OK, "%s", tutti_last_error(NULL));
+        cr_assert_eq(len, staged_size(i), "frame %u: %zu bytes", i, len);
+        cr_assert(fp != NULL && memcmp(fp, &want, sizeof(want)) == 0, "frame %u's fingerprint", i);
+        for (size_t j = 0; j < len; j++) {
+            cr_assert_eq(((const uint8_t *)buf)[j], msg_byte(1, 0, i, j), "frame %u byte %zu", i,
+                         j);
+        }
+        cr_assert_eq(OPS->recv_release(c), TUTTI_OK);
+    }
+    cr_assert_eq(wait_recv(c), TUTTI_ERR_REMOTE, "no frame after the last");
+    cr_assert(strstr(tutti_last_error(NULL), "closed the connection") != NULL);
+    rank_teardown(&p.r);
+}
+
 Test(tcp, placed_frames_land_in_the_callers_buffer, .timeout = 60)
 {
     struct pair p;

@@ -38,6 +38,9 @@
 #define TCP_HDR_BYTES   48
 #define TCP_ABORT_BYTES ((uint32_t)sizeof(struct tutti_abort_info)) /* ABORT frame payload */
 #define TCP_BEAT_BYTES  8u                                          /* BEAT frame payload */
+/* Bytes a socket reads at once while it waits for a frame's header: a small frame (its header
+ * and up to TCP_STAGE_BYTES - TCP_HDR_BYTES of payload) then takes one read, not two. */
+#define TCP_STAGE_BYTES 8192u
 
 /* Frame types: ASCII tags, so that a stray stream is unlikely to look like a frame. */
 enum {
@@ -84,6 +87,9 @@ struct tcp_sock {
     uint8_t *rtarget;    /* where the payload goes: a slot or a placed buffer */
     uint8_t rabort[sizeof(struct tutti_abort_info)]; /* payload of an ABORT frame */
     uint8_t rbeat[TCP_BEAT_BYTES];                   /* payload of a BEAT frame */
+    uint8_t *stage;     /* TCP_STAGE_BYTES read ahead of the header (tcp_data.c) */
+    uint32_t stage_at;  /* the first of them not yet taken */
+    uint32_t stage_end; /* one past the last read */
 };
 
 /** Where received frame `seq` should land (recv_place), and where it did. */

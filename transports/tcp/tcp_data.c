@@ -287,9 +287,29 @@ static tutti_status_t consume_read(struct tcp_conn *c, struct tcp_sock *s, size_
     return s->rhdr_got == TCP_HDR_BYTES ? header_done(c, s, real) : TUTTI_OK;
 }
 
-/* Read what socket s has, as far as the receive slots allow. */
+/* Move staged bytes of s into iov (n entries, filled in order, as recvmsg would): how many. */
+static size_t take_staged(struct tcp_sock *s, const struct iovec *iov, int n)
+{
+    size_t got = 0;
+    for (int i = 0; i < n && s->stage_at < s->stage_end; i++) {
+        size_t k = TUTTI_MIN(iov[i].iov_len, (size_t)(s->stage_end - s->stage_at));
+        memcpy(iov[i].iov_base, s->stage + s->stage_at, k);
+        s->stage_at += (uint32_t)k;
+        got += k;
+    }
+    return got;
+}
+
+/*
+ * Read what socket s has, as far as the receive slots allow. A socket waiting for a header
+ * reads up to TCP_STAGE_BYTES into its stage, and the frames are taken from there: a small
+ * frame costs one read, where reading its header and then its payload cost two. Bytes stay
+ * staged only while the next frame's slot is full (read_target 0), so poll never waits on a
+ * socket for bytes already read; recv_release takes them as soon as a slot frees.
+ */
 static tutti_status_t sock_read(struct tcp_conn *c, struct tcp_sock *s, int *moved)
 {
+    int drained = 0;
     while (!s->closed) {
         struct iovec iov[2];
         int n = read_target(c, s, iov);
@@ -299,6 +319,18 @@ static tutti_status_t sock_read(struct tcp_conn *c, struct tcp_sock *s, int *mov
             }
             TUTTI_CHECK(frame_done(c, s)); /* an empty frame */
             continue;
+        }
+        if (s->stage_at < s->stage_end) {
+            TUTTI_CHECK(consume_read(c, s, take_staged(s, iov, n), moved));
+            continue;
+        }
+        if (drained) {
+            return TUTTI_OK;
+        }
+        int staging = !s->rhdr_ok;
+        if (staging) {
+            iov[0] = (struct iovec){s->stage, TCP_STAGE_BYTES};
+            n = 1;
         }
         struct msghdr msg = {.msg_iov = iov, .msg_iovlen = (size_t)n};
         ssize_t r = recvmsg(s->fd, &msg, MSG_DONTWAIT);
@@ -314,10 +346,13 @@ static tutti_status_t sock_read(struct tcp_conn *c, struct tcp_sock *s, int *mov
             return TUTTI_OK;
         }
         size_t asked = iov[0].iov_len + (n > 1 ? iov[1].iov_len : 0);
-        TUTTI_CHECK(consume_read(c, s, (size_t)r, moved));
-        if ((size_t)r < asked) {
-            return TUTTI_OK; /* drained */
+        drained = (size_t)r < asked; /* nothing more to read now */
+        if (staging) {
+            s->stage_at = 0;
+            s->stage_end = (uint32_t)r;
+            continue;
         }
+        TUTTI_CHECK(consume_read(c, s, (size_t)r, moved));
     }
     return TUTTI_OK;
 }
@@ -447,6 +482,13 @@ tutti_status_t tutti__tcp_recv_release(struct tutti_tconn *tc)
     }
     c->place[slot_of(c, c->rtail)].seq = UINT64_MAX;
     c->rtail++;
+    for (int i = 0; i < c->nsocks; i++) { /* bytes staged while the slots were full */
+        struct tcp_sock *s = &c->socks[i];
+        int moved = 0;
+        if (s->stage_at < s->stage_end) {
+            TUTTI_CHECK(sock_read(c, s, &moved));
+        }
+    }
     return TUTTI_OK;
 }
 

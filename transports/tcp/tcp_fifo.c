@@ -23,7 +23,8 @@ tutti_status_t tutti__tcp_conn_new(struct tcp_ctx *ctx, int kind, int peer, int 
     size_t ns = side ? TCP_SIDE_NSLOTS : (size_t)ctx->nslots;
     size_t fifo = tutti__align_up(ns * ss, 4096);
     size_t total = 2 * fifo + ns * sizeof(struct tcp_place) + ns * sizeof(struct tutti_fp) +
-                   ns * (TCP_HDR_BYTES + 2 * sizeof(uint32_t)) + ns * sizeof(void *);
+                   ns * (TCP_HDR_BYTES + 2 * sizeof(uint32_t)) + ns * sizeof(void *) +
+                   (size_t)nsocks * TCP_STAGE_BYTES;
     struct tcp_conn *c = calloc(1, sizeof(*c) + (size_t)nsocks * sizeof(struct tcp_sock));
     void *mem = NULL;
     if (c == NULL || posix_memalign(&mem, 4096, total) != 0) {
@@ -53,11 +54,13 @@ tutti_status_t tutti__tcp_conn_new(struct tcp_ctx *ctx, int kind, int peer, int 
     c->rlen = c->slen + ns;
     c->sref = (const uint8_t **)(void *)(c->rlen + ns);
     memset(c->sref, 0, ns * sizeof(*c->sref));
+    uint8_t *stage = (uint8_t *)(void *)(c->sref + ns);
     tutti__tpeer_name(ctx->args->peers, peer, c->peer_name, sizeof(c->peer_name));
     for (int i = 0; i < nsocks; i++) {
         c->socks[i].fd = fds[i];
         c->socks[i].snext = (uint64_t)i;
         c->socks[i].rnext = (uint64_t)i;
+        c->socks[i].stage = stage + (size_t)i * TCP_STAGE_BYTES;
     }
     c->next = ctx->conns;
     if (ctx->conns != NULL) {
