@@ -706,9 +706,13 @@ tutti_status_t tutti__exec_advance(struct tutti_exec *ex, int *progress_p)
         *progress_p = 1;
     }
     if (ex->phase == TUTTI_EXEC_RUN) {
-        TUTTI_CHECK(progress_conns(ex, progress_p));
+        /* The lanes first: a post sends at once and a receive reads its socket while its slot
+         * is not there, so an operation that completes here (a broadcast's root over TCP)
+         * makes no read that finds nothing. The transports' own progress (reading ahead,
+         * sends that queued) runs for one that waits. */
         TUTTI_CHECK(run_lanes(ex, progress_p));
         if (ex->lanes_left > 0) {
+            TUTTI_CHECK(progress_conns(ex, progress_p));
             return TUTTI_IN_PROGRESS;
         }
         ex->phase = TUTTI_EXEC_FLUSH;
