@@ -159,6 +159,10 @@ struct tutti_tconn {
      * per rank (sent plus received); 0: any call (shm: a frame read by reference costs the
      * receiver the sender's copy, which a reduction's receiver cannot spare) */
     size_t ref_max;
+    /* In a call where this rank only sends, every share_every-th frame that could go by
+     * reference goes through the slot instead; 0: none (shm: the receiver copies a frame out of
+     * a slot faster than it reads one from the sender, and the sender has nothing else to do) */
+    uint32_t share_every;
     /* CLOCK_MONOTONIC time here of the latest progress the peer vouched for with a beat (its
      * own data moving, or data it saw move further on), or 0: see beat() */
     int64_t vouched;

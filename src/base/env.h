@@ -67,6 +67,10 @@
     X(SHM_CMA_MAX, SIZE, "1t", "1k", "1t",                                                         \
       "calls that move more than this many bytes per rank (sent plus received) do not use "        \
       "TUTTI_SHM_CMA (default: no limit); reductions never do")                                    \
+    X(SHM_CMA_SHARE, INT, "3", "0", "64",                                                          \
+      "in a call where a rank only sends (a broadcast's root, a scatter's root, a gather's "       \
+      "leaves), it copies every Nth frame that could go by reference into the FIFO itself, and "   \
+      "its receiver takes that one from the slot: the idle sender shares the copying; 0: never")   \
     X(TCP_SLOT_SIZE, SIZE, "512k", "1k", "1g", "bytes per TCP FIFO slot")                          \
     X(TCP_NSLOTS, INT, "4", "1", "1024", "slots per TCP FIFO")                                     \
     X(IB_HCA, STRING, "", "", "",                                                                  \

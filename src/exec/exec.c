@@ -166,9 +166,10 @@ static tutti_status_t make_fps(struct tutti_exec *ex, const struct tutti_plan *p
  *   matching call has read the data, which the peer may issue only after its own send to this
  *   rank (what MPI calls an unsafe program, and what the FIFO's buffering lets through).
  */
-static size_t ref_bytes(const struct tutti_plan *p, size_t esize)
+static size_t ref_bytes(const struct tutti_plan *p, size_t esize, int *sends_only_p)
 {
     tutti_coll_t c = p->op.coll;
+    *sends_only_p = 0;
     if (tutti__coll_reduces(c)) {
         return SIZE_MAX;
     }
@@ -183,6 +184,7 @@ static size_t ref_bytes(const struct tutti_plan *p, size_t esize)
     if (recvd == 0 && (c == TUTTI_COLL_SEND || c == TUTTI_COLL_RECV)) {
         return SIZE_MAX;
     }
+    *sends_only_p = recvd == 0;
     return n * esize;
 }
 
@@ -204,7 +206,8 @@ tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_fabric *fab
         tutti__op_extents(fab, &plan->op, &send_bytes, &result_bytes);
     }
     ex->nt_dst = fab->cfg.nt_min > 0 && result_bytes >= fab->cfg.nt_min;
-    ex->ref_bytes = ref_bytes(plan, ex->esize);
+    ex->ref_bytes = ref_bytes(plan, ex->esize, &ex->sends_only);
+    ex->shared = 0;
     ex->landed = 0;
     /* A pre-multiplied sum's scalar, read now: a call with it in memory reads it as it runs. */
     ex->premul = (int)plan->op.op == TUTTI_OP_PREMUL && tutti__coll_reduces(plan->op.coll);
@@ -502,6 +505,12 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
         ref = from_src ? (const void *)src : (const void *)dst;
         if (s->kind == TUTTI_STEP_RECV_REDUCE_SEND) {
             ref = NULL; /* its result exists only in the slot */
+        }
+        /* A rank that only sends would wait for its receivers' reads: it copies every
+         * share_every-th frame into the slot itself, which its receiver copies out faster than
+         * it reads the sender's memory (shm: TUTTI_SHM_CMA_SHARE). */
+        if (ex->sends_only && sc->share_every != 0 && ++ex->shared % sc->share_every == 0) {
+            ref = NULL;
         }
     }
     const void *a = s->swap ? (const void *)src : rslot, *b = s->swap ? rslot : (const void *)src;

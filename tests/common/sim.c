@@ -28,11 +28,17 @@ struct sim_net {
     struct sim_ctx *ctxs;
     struct tutti_fabric **fabs;
     char msg[512]; /* sim_error's copy */
+    /* sim_net_refs: connections take frames by reference, share_every as given; the frames
+     * each rank posted by reference and copied into a slot */
+    int refs;
+    uint32_t share_every;
+    unsigned long *by_ref, *copied;
 };
 
 struct sim_conn {
     struct tutti_tconn base;
     struct sim_net *net;
+    int rank;
     struct sim_fifo *out, *in;
 };
 
@@ -67,7 +73,23 @@ static tutti_status_t sim_post(struct tutti_tconn *c, size_t bytes, const struct
     s->out->len[s->out->head % s->net->nslots] = bytes;
     s->out->fp[s->out->head % s->net->nslots] = fp != NULL ? *fp : (struct tutti_fp){{0}};
     s->out->head++;
+    s->net->copied[s->rank] += bytes > 0;
     return TUTTI_OK;
+}
+
+/* By reference: the data is copied here (one process), but counted apart. */
+static tutti_status_t sim_post_ref(struct tutti_tconn *c, const void *buf, size_t bytes,
+                                   const struct tutti_fp *fp)
+{
+    struct sim_conn *s = (struct sim_conn *)c;
+    if (bytes > s->net->slot_bytes) {
+        return TUTTI_ERR_INTERNAL;
+    }
+    memcpy(s->out->data + (s->out->head % s->net->nslots) * s->net->slot_bytes, buf, bytes);
+    tutti_status_t st = sim_post(c, bytes, fp);
+    s->net->copied[s->rank] -= bytes > 0;
+    s->net->by_ref[s->rank]++;
+    return st;
 }
 
 static tutti_status_t sim_peek(struct tutti_tconn *c, const void **buf_p, size_t *len_p,
@@ -127,11 +149,29 @@ static const struct tutti_transport_ops sim_ops = {
     .close = sim_close,
 };
 
+static const struct tutti_transport_ops sim_ref_ops = {
+    .size = sizeof(struct tutti_transport_ops),
+    .id = TUTTI_TRANSPORT_SHM,
+    .name = "sim-ref",
+    .flags = TUTTI_TRANSPORT_SEND_REF,
+    .connect = sim_connect,
+    .send_acquire = sim_acquire,
+    .send_post = sim_post,
+    .send_post_ref = sim_post_ref,
+    .recv_peek = sim_peek,
+    .recv_release = sim_release,
+    .progress = sim_progress,
+    .flushed = sim_flushed,
+    .close = sim_close,
+};
+
 static tutti_status_t sim_connect(void *tctx, int peer, int channel, struct tutti_tconn **conn_p)
 {
     struct sim_ctx *ctx = tctx;
     struct sim_conn *c = calloc(1, sizeof(*c));
-    c->base.ops = &sim_ops;
+    c->base.ops = ctx->net->refs ? &sim_ref_ops : &sim_ops;
+    c->base.share_every = ctx->net->share_every;
+    c->rank = ctx->rank;
     c->base.peer = peer;
     c->base.channel = channel;
     c->base.slot_size = ctx->net->slot_bytes;
@@ -151,7 +191,22 @@ struct sim_net *sim_net_new(int nranks, int nslots, size_t slot_bytes)
     net->fifos = calloc((size_t)nranks * nranks * TUTTI_MAX_CHANNELS, sizeof(*net->fifos));
     net->ctxs = calloc((size_t)nranks, sizeof(*net->ctxs));
     net->fabs = calloc((size_t)nranks, sizeof(*net->fabs));
+    net->by_ref = calloc((size_t)nranks, sizeof(*net->by_ref));
+    net->copied = calloc((size_t)nranks, sizeof(*net->copied));
     return net;
+}
+
+void sim_net_refs(struct sim_net *net, uint32_t share_every)
+{
+    net->refs = 1;
+    net->share_every = share_every;
+}
+
+void sim_posts(const struct sim_net *net, int rank, unsigned long *by_ref_p,
+               unsigned long *copied_p)
+{
+    *by_ref_p = net->by_ref[rank];
+    *copied_p = net->copied[rank];
 }
 
 struct tutti_fabric *sim_fabric(struct sim_net *net, int rank, int nchannels)
@@ -217,6 +272,8 @@ void sim_net_free(struct sim_net *net)
     free(net->fifos);
     free(net->ctxs);
     free(net->fabs);
+    free(net->by_ref);
+    free(net->copied);
     free(net);
 }
 

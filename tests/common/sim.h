@@ -23,6 +23,14 @@ void sim_net_free(struct sim_net *net);
  * made, as the executor needs none. */
 struct tutti_fabric *sim_fabric(struct sim_net *net, int rank, int nchannels);
 
+/** Connections made from now on take frames by reference (TUTTI_TRANSPORT_SEND_REF), with
+ * tutti_tconn.share_every = share_every. */
+void sim_net_refs(struct sim_net *net, uint32_t share_every);
+
+/** The non-empty frames rank posted so far: by reference, and copied into a slot. */
+void sim_posts(const struct sim_net *net, int rank, unsigned long *by_ref_p,
+               unsigned long *copied_p);
+
 /** The last error recorded in rank's fabric ("" when none); valid until the next call. */
 const char *sim_error(struct sim_net *net, int rank);
 

@@ -145,6 +145,7 @@ tutti_status_t tutti__shm_connect(void *tctx, int peer, int channel, struct tutt
     c->base.channel = channel;
     c->base.slot_size = ctx->slot_size;
     c->base.ref_max = ctx->cma_max;
+    c->base.share_every = ctx->cma_share;
     c->ctx = ctx;
     c->peer_ctl = ctx->peers[peer].ctl;
     tutti_status_t st = make_recv_fifo(ctx, c);

@@ -41,6 +41,7 @@ static tutti_status_t shm_init(const struct tutti_tctx_args *args, void **tctx_p
     ctx->nslots = (uint32_t)(nslots < 2 ? 2 : (nslots > 1024 ? 1024 : nslots));
     ctx->cma_min = tutti__shm_cma_min(args->env);
     ctx->cma_max = args->env->SHM_CMA_MAX;
+    ctx->cma_share = (uint32_t)args->env->SHM_CMA_SHARE;
     if (tutti__shm_draw_salt(ctx->mine, args->err) != TUTTI_OK) {
         free(ctx);
         return TUTTI_ERR_SYSTEM;

@@ -1,0 +1,98 @@
+/*
+ * test_share.c - a rank that only sends shares the copying with its receivers
+ * (tutti_tconn.share_every, TUTTI_SHM_CMA_SHARE): on a transport that takes frames by
+ * reference, every share_every-th frame it could send that way goes through the slot instead.
+ * A rank that also receives in the call sends every frame by reference. Run on the simulated
+ * network (sim.c), whose reference frames are counted apart from the copied ones.
+ */
+#include "coll/coll.h"
+#include "sched_world.h"
+#include "sim.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+#define SLOT_ELEMS 64
+#define NFRAMES    10
+
+struct posts {
+    unsigned long by_ref[MAXN], copied[MAXN];
+};
+
+/* Run collective c on world w over a network whose connections take references. */
+static void run_refs(struct world *w, tutti_coll_t c, uint32_t share_every, struct posts *p)
+{
+    struct sim_net *net = sim_net_new(w->n, 4, SLOT_ELEMS * 4);
+    sim_net_refs(net, share_every);
+    struct tutti_plan plans[MAXN];
+    struct tutti_exec exs[MAXN];
+    memset(plans, 0, sizeof(plans));
+    for (int r = 0; r < w->n; r++) {
+        struct tutti_plan_params pp = params(r, w->n, 1, SLOT_ELEMS, 0);
+        struct tutti_op_desc d = desc(w, c, r, TUTTI_SUM);
+        cr_assert_eq(tutti__plan_build(&d, &pp, &plans[r]), 0, "plan build failed");
+        cr_assert_eq(tutti__exec_init(&exs[r], sim_fabric(net, r, 1), &plans[r], 1), TUTTI_OK);
+    }
+    cr_assert_eq(sim_run(exs, w->n), 0, "the call did not complete: %s", sim_error(net, 0));
+    for (int r = 0; r < w->n; r++) {
+        sim_posts(net, r, &p->by_ref[r], &p->copied[r]);
+        tutti__exec_fini(&exs[r]);
+        tutti__plan_free(&plans[r]);
+    }
+    sim_net_free(net);
+}
+
+Test(share, a_broadcast_root_copies_every_nth_frame_itself)
+{
+    for (uint32_t every = 0; every <= 4; every++) {
+        struct world w = {.n = 2, .count = NFRAMES * SLOT_ELEMS, .root = 0};
+        world_fill(&w, TUTTI_COLL_BROADCAST);
+        struct posts p;
+        run_refs(&w, TUTTI_COLL_BROADCAST, every, &p);
+        check(&w, TUTTI_COLL_BROADCAST, "broadcast");
+        unsigned long want = every == 0 ? 0 : NFRAMES / every;
+        cr_expect_eq(p.by_ref[0] + p.copied[0], NFRAMES, "share %u: root posted %lu frames", every,
+                     p.by_ref[0] + p.copied[0]);
+        cr_expect_eq(p.copied[0], want, "share %u: the root copied %lu frames itself, not %lu",
+                     every, p.copied[0], want);
+        cr_expect_eq(p.by_ref[1] + p.copied[1], 0, "the receiver sent nothing");
+        world_free(&w);
+    }
+}
+
+Test(share, a_rank_that_also_receives_sends_every_frame_by_reference)
+{
+    struct world w = {.n = 2, .count = NFRAMES * SLOT_ELEMS, .root = -1};
+    world_fill(&w, TUTTI_COLL_ALLGATHER);
+    struct posts p;
+    run_refs(&w, TUTTI_COLL_ALLGATHER, 1, &p);
+    check(&w, TUTTI_COLL_ALLGATHER, "all-gather");
+    for (int r = 0; r < 2; r++) {
+        cr_expect_eq(p.copied[r], 0, "rank %d copied %lu frames into slots", r, p.copied[r]);
+        cr_expect_eq(p.by_ref[r], NFRAMES, "rank %d sent %lu frames by reference", r, p.by_ref[r]);
+    }
+    world_free(&w);
+}
+
+Test(share, only_the_root_shares_when_others_forward)
+{
+    for (int n = 3; n <= 5; n++) {
+        for (int root = 0; root < n; root++) {
+            struct world w = {.n = n, .count = NFRAMES * SLOT_ELEMS + 17, .root = root};
+            world_fill(&w, TUTTI_COLL_BROADCAST);
+            struct posts p;
+            run_refs(&w, TUTTI_COLL_BROADCAST, 2, &p);
+            check(&w, TUTTI_COLL_BROADCAST, "broadcast");
+            unsigned long sent = p.by_ref[root] + p.copied[root];
+            cr_expect(sent > 0, "n=%d: the root sent nothing", n);
+            cr_expect_eq(p.copied[root], sent / 2, "n=%d root %d: copied %lu of %lu frames", n,
+                         root, p.copied[root], sent);
+            for (int r = 0; r < n; r++) {
+                cr_expect(r == root || p.copied[r] == 0,
+                          "n=%d: rank %d, which receives, copied %lu frames into slots", n, r,
+                          p.copied[r]);
+            }
+            world_free(&w);
+        }
+    }
+}
