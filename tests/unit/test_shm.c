@@ -396,6 +396,73 @@ Test(shm, a_receiver_that_refuses_references_gets_copies, .timeout = 60)
     cr_assert_eq(child_status(pid), 0);
 }
 
+/* Rank 1 posts 5 frames by reference at once, then holds them until the receiver is done. */
+static int batch_sender_rank1(struct side *s, uint64_t id)
+{
+    EXPECT(side_init(s, 1, id) == 0, "init");
+    struct tutti_tconn *c = NULL;
+    EXPECT(OPS->connect(s->tctx, 0, 0, &c) == TUTTI_OK && c != NULL, "connect");
+    for (int i = 0; i < 5; i++) {
+        memset(ref_data[i], i + 1, REF_LEN);
+        void *b;
+        size_t cap;
+        EXPECT(wait_acquire(c, &b, &cap) == TUTTI_OK, "acquire %d", i);
+        struct tutti_fp fp = msg_fp(1, i);
+        EXPECT(OPS->send_post_ref(c, ref_data[i], REF_LEN, &fp) == TUTTI_OK, "post %d", i);
+    }
+    EXPECT(barrier(s) == 0, "all posted");
+    EXPECT(barrier(s) == 0, "all read");
+    OPS->close(c);
+    OPS->fini(s->tctx);
+    return 0;
+}
+
+static int filled(const uint8_t *b, int v)
+{
+    for (size_t k = 0; k < REF_LEN; k++) {
+        if (b[k] != v) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+Test(shm, one_read_takes_the_placed_frames_posted_after_the_peeked_one, .timeout = 60)
+{
+    setenv("TUTTI_SHM_SLOT_SIZE", "4k", 1);
+    setenv("TUTTI_SHM_CMA_MIN", "1k", 1);
+    struct side s0 = {0}, s1 = {0};
+    uint64_t id = comm_id_for_test();
+    pid_t pid = fork_pair(&s0, &s1, batch_sender_rank1, id);
+    cr_assert_eq(side_init(&s0, 0, id), 0);
+    struct tutti_tconn *c = NULL;
+    cr_assert_eq(OPS->connect(s0.tctx, 1, 0, &c), TUTTI_OK);
+    cr_assert_eq(barrier(&s0), 0);
+    static uint8_t dst[5][REF_LEN];
+    for (int i = 0; i < 5; i++) { /* frame 3 is not placed: the first read stops before it */
+        struct tutti_fp want = msg_fp(1, i);
+        cr_assert_eq(i == 3 ? TUTTI_OK : OPS->recv_place(c, (uint32_t)i, dst[i], REF_LEN, &want),
+                     TUTTI_OK);
+    }
+    for (int i = 0; i < 5; i++) {
+        const void *b;
+        size_t len;
+        cr_assert_eq(wait_peek(c, &b, &len), TUTTI_OK, "%s", tutti_last_error(NULL));
+        cr_assert_eq(len, REF_LEN);
+        cr_assert(filled(b, i + 1), "frame %d holds its bytes", i);
+        cr_assert_eq(b == dst[i], i != 3, "frame %d came where it was placed, or in its slot", i);
+        if (i == 0) {
+            cr_assert(filled(dst[1], 2) && filled(dst[2], 3), "frames 1 and 2 came with 0");
+            cr_assert(filled(dst[4], 0), "frame 4 waits for the read of the unplaced frame 3");
+        }
+        cr_assert_eq(OPS->recv_release(c), TUTTI_OK);
+    }
+    cr_assert_eq(barrier(&s0), 0);
+    OPS->close(c);
+    OPS->fini(s0.tctx);
+    cr_assert_eq(child_status(pid), 0);
+}
+
 /* ---- geometry that differs between the ends ---- */
 
 static int other_geometry(struct side *s, uint64_t id)

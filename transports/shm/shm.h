@@ -139,6 +139,7 @@ struct shm_place {
     void *dst;
     size_t cap;
     struct tutti_fp want; /* dst takes only a frame with this fingerprint */
+    void *at;             /* once frame seq is read: where it went (dst or its slot) */
 };
 
 struct shm_conn {
@@ -154,10 +155,9 @@ struct shm_conn {
     int send_ref;
     uint64_t ref_head;
     /* Receiver: where frames go (nslots entries, NULL when this end cannot read the peer),
-     * and the frame already read from the sender (seq + 1, 0: none) and where it went. */
+     * and the frames read from the sender already: those before number `pulled`. */
     struct shm_place *place;
     uint64_t pulled;
-    void *pulled_to;
 };
 
 /* shm_conn.c */
@@ -201,7 +201,8 @@ tutti_status_t tutti__shm_recv_place(struct tutti_tconn *c, uint32_t ahead, void
 
 /**
  * The peeked frame h (slot payload `slot`) came by reference: read it from the sender into its
- * placement or the slot, once, and return where it is in *buf_p.
+ * placement or the slot, once, and return where it is in *buf_p. Placed frames posted after it
+ * by reference come in the same read.
  */
 tutti_status_t tutti__shm_pull(struct shm_conn *c, const struct shm_slot_hdr *h, void *slot,
                                size_t len, const void **buf_p);
