@@ -287,6 +287,18 @@ static int flushed_now(struct tutti_tconn *c)
     return OPS->flushed(c, &done) == TUTTI_OK ? done : -1;
 }
 
+/* Fill ref_data[i] with i + 1 and post it by reference as frame i; 0 when posted. */
+static int post_ref_frame(struct tutti_tconn *c, int i)
+{
+    memset(ref_data[i], i + 1, REF_LEN);
+    void *b;
+    size_t cap;
+    EXPECT(wait_acquire(c, &b, &cap) == TUTTI_OK, "acquire %d", i);
+    struct tutti_fp fp = msg_fp(1, i);
+    EXPECT(OPS->send_post_ref(c, ref_data[i], REF_LEN, &fp) == TUTTI_OK, "post %d", i);
+    return 0;
+}
+
 /* Rank 1 posts REF_FRAMES frames by reference. by_ref: the receiver reads them from here, so
  * they stay unflushed until it releases them; else they were copied at the post, and this
  * rank overwrites its buffers at once to prove it. */
@@ -295,12 +307,7 @@ static int ref_sender(struct side *s, int by_ref)
     struct tutti_tconn *c = NULL;
     EXPECT(OPS->connect(s->tctx, 0, 0, &c) == TUTTI_OK && c != NULL, "connect");
     for (int i = 0; i < REF_FRAMES; i++) {
-        memset(ref_data[i], i + 1, REF_LEN);
-        void *b;
-        size_t cap;
-        EXPECT(wait_acquire(c, &b, &cap) == TUTTI_OK, "acquire %d", i);
-        struct tutti_fp fp = msg_fp(1, i);
-        EXPECT(OPS->send_post_ref(c, ref_data[i], REF_LEN, &fp) == TUTTI_OK, "post %d", i);
+        EXPECT(post_ref_frame(c, i) == 0, "frame %d posted", i);
         EXPECT(flushed_now(c) == !by_ref, "frame %d: flushed %d", i, flushed_now(c));
         if (!by_ref) {
             memset(ref_data[i], 0xee, REF_LEN);
@@ -403,12 +410,7 @@ static int batch_sender_rank1(struct side *s, uint64_t id)
     struct tutti_tconn *c = NULL;
     EXPECT(OPS->connect(s->tctx, 0, 0, &c) == TUTTI_OK && c != NULL, "connect");
     for (int i = 0; i < 5; i++) {
-        memset(ref_data[i], i + 1, REF_LEN);
-        void *b;
-        size_t cap;
-        EXPECT(wait_acquire(c, &b, &cap) == TUTTI_OK, "acquire %d", i);
-        struct tutti_fp fp = msg_fp(1, i);
-        EXPECT(OPS->send_post_ref(c, ref_data[i], REF_LEN, &fp) == TUTTI_OK, "post %d", i);
+        EXPECT(post_ref_frame(c, i) == 0, "frame %d posted", i);
     }
     EXPECT(barrier(s) == 0, "all posted");
     EXPECT(barrier(s) == 0, "all read");

@@ -197,11 +197,8 @@ tutti_status_t tutti__shm_pull(struct shm_conn *c, const struct shm_slot_hdr *h,
     /* The sender's caller may change the buffer only after its notice is posted (see above). */
     atomic_thread_fence(memory_order_seq_cst);
     TUTTI_CHECK(tutti__shm_board_notice(c->ctx));
-    for (int k = 0; k < n; k++) {
-        struct shm_place *pl = &c->place[(f->mine + (uint64_t)k) % f->nslots];
-        pl->seq = f->mine + (uint64_t)k;
-        pl->dst = k == 0 && dst == NULL ? NULL : pl->dst; /* into its slot: not placed */
-        pl->at = at[k];
+    for (int k = 0; k < n; k++) { /* read again only through `at` (seq < pulled) */
+        c->place[(f->mine + (uint64_t)k) % f->nslots].at = at[k];
     }
     c->pulled = f->mine + (uint64_t)n;
     *buf_p = at[0];
