@@ -150,6 +150,26 @@ struct tutti_footprint {
     size_t pinned;                    /* page-locked host memory (the GPU stream path's staging) */
 };
 
+/* How the engine writes this connection's send slots (exec/fill.c): through the caches, or
+ * streamed past them with non-temporal stores, which need no read-for-ownership of lines the
+ * receiver's core holds. A cached write into shared memory costs little when the two cores share
+ * a cache and several times more when they do not (a VM's vCPUs may move between the two), so
+ * the engine times its writes of large frames and streams them while cached writes run at under
+ * a third of the rate of streamed ones. */
+struct tutti_fill_clock {
+    uint32_t mode;       /* TUTTI_FILL_*: what the transport asks for */
+    uint32_t stream;     /* slots are streamed now */
+    uint32_t warm;       /* cached writes after a streamed one that still meet streamed slots
+                          * (the FIFO's slots): their times say nothing about cached writes */
+    uint32_t cold;       /* cached writes still to come before the next is timed */
+    uint32_t burst;      /* cached writes left in a probe made while streaming */
+    uint32_t gap;        /* frames between probes (doubles while they change nothing) */
+    uint64_t frames;     /* frames timed */
+    uint64_t next_probe; /* when the other way is timed again */
+    double rate[2];      /* bytes per ns, cached and streamed; 0: not timed yet */
+};
+enum { TUTTI_FILL_CACHED = 0, TUTTI_FILL_STREAMED = 1, TUTTI_FILL_TIMED = 2 };
+
 struct tutti_tconn {
     const struct tutti_transport_ops *ops;
     int peer; /* rank of the other end */
@@ -159,10 +179,15 @@ struct tutti_tconn {
      * per rank (sent plus received); 0: any call (shm: a frame read by reference costs the
      * receiver the sender's copy, which a reduction's receiver cannot spare) */
     size_t ref_max;
+    /* ...and only for frames of at least this many bytes: the engine copies smaller ones into
+     * the slot itself, as its fill clock says (shm: TUTTI_SHM_CMA_MIN, or none where the peer
+     * cannot read this process); 0: any frame */
+    size_t ref_min;
     /* In a call where this rank only sends, every share_every-th frame that could go by
      * reference goes through the slot instead; 0: none (shm: the receiver copies a frame out of
      * a slot faster than it reads one from the sender, and the sender has nothing else to do) */
     uint32_t share_every;
+    struct tutti_fill_clock fill; /* zeroed: every slot written through the caches (TCP, verbs) */
     /* CLOCK_MONOTONIC time here of the latest progress the peer vouched for with a beat (its
      * own data moving, or data it saw move further on), or 0: see beat() */
     int64_t vouched;

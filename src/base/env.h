@@ -71,6 +71,11 @@
       "in a call where a rank only sends (a broadcast's root, a scatter's root, a gather's "       \
       "leaves), it copies every Nth frame that could go by reference into the FIFO itself, and "   \
       "its receiver takes that one from the slot: the idle sender shares the copying; 0: never")   \
+    X(SHM_FILL, INT, "2", "0", "2",                                                                \
+      "how frames are written into shared-memory slots: 0 through the caches; 1 streamed past "    \
+      "them (non-temporal stores); 2 timed per connection: streamed while cached writes run at "   \
+      "under a third of a streamed one's rate (the receiver's core shares no cache with this "     \
+      "one)")                                                                                      \
     X(TCP_SLOT_SIZE, SIZE, "512k", "1k", "1g", "bytes per TCP FIFO slot")                          \
     X(TCP_NSLOTS, INT, "4", "1", "1024", "slots per TCP FIFO")                                     \
     X(IB_HCA, STRING, "", "", "",                                                                  \

@@ -9,6 +9,8 @@
 #include "exec/fabric.h"
 #include "exec/connect.h"
 #include "exec/op.h"
+#include "base/util.h"
+#include "exec/fill.h"
 #include "exec/fp.h"
 #include "kernels/reduce.h"
 #include "tutti/coll.h"
@@ -437,6 +439,35 @@ static inline int scales(const struct tutti_exec *ex, const struct tutti_step *s
            s->kind != TUTTI_STEP_RECV && s->kind != TUTTI_STEP_RECV_COPY_SEND;
 }
 
+/* Whether a frame of `bytes` bytes is written into the send slot on its own (fill_slot): where
+ * the connection streams its slots, or times its large frames. */
+static int fill_apart(const struct tutti_tconn *sc, size_t bytes)
+{
+    return sc->fill.stream || (sc->fill.mode == TUTTI_FILL_TIMED && bytes >= TUTTI_FILL_TIMED_MIN);
+}
+
+/* Write a frame into send slot sslot, as the connection's fill clock says, timing the large ones
+ * for it. */
+static void fill_slot(struct tutti_tconn *sc, void *sslot, const void *src, size_t bytes)
+{
+    if (sc->fill.mode != TUTTI_FILL_TIMED || bytes < TUTTI_FILL_TIMED_MIN) {
+        if (sc->fill.stream) {
+            tutti__copy_nt(sslot, src, bytes);
+        } else {
+            tutti__copy2(sslot, NULL, src, bytes);
+        }
+        return;
+    }
+    int streamed = tutti__fill_pick(&sc->fill);
+    int64_t t0 = tutti__now_ns();
+    if (streamed) {
+        tutti__copy_nt(sslot, src, bytes);
+    } else {
+        tutti__copy2(sslot, NULL, src, bytes);
+    }
+    tutti__fill_note(&sc->fill, streamed, bytes, tutti__now_ns() - t0);
+}
+
 /* Run one step if its slots are available: OK (done), IN_PROGRESS (not yet) or an error. */
 static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct tutti_step *s)
 {
@@ -500,7 +531,7 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
     const void *ref = NULL;
     if (sslot != NULL && s->stable && bytes > 0 && !scales(ex, s) &&
         (sc->ops->flags & TUTTI_TRANSPORT_SEND_REF) != 0 &&
-        (sc->ref_max == 0 || ex->ref_bytes <= sc->ref_max)) {
+        (sc->ref_max == 0 || ex->ref_bytes <= sc->ref_max) && bytes >= sc->ref_min) {
         int from_src = s->kind == TUTTI_STEP_SEND || s->kind == TUTTI_STEP_COPY_SEND;
         ref = from_src ? (const void *)src : (const void *)dst;
         if (s->kind == TUTTI_STEP_RECV_REDUCE_SEND) {
@@ -521,14 +552,20 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
         premul_step(ex, s, dst, src, rslot, sslot);
         goto post;
     }
+    /* The slot written on its own, from where the data is cached, as the connection's clock
+     * says (exec/fill.c), rather than in the same pass as the user's buffer. */
+    int apart = sslot != NULL && ref == NULL && fill_apart(sc, bytes);
     switch ((tutti_step_kind_t)s->kind) {
     case TUTTI_STEP_SEND:
         if (ref == NULL) {
-            tutti__copy2(sslot, NULL, src, bytes);
+            fill_slot(sc, sslot, src, bytes);
         }
         break;
     case TUTTI_STEP_COPY_SEND:
-        tutti__copy2(dst, ref != NULL ? NULL : sslot, src, bytes);
+        tutti__copy2(dst, ref != NULL || apart ? NULL : sslot, src, bytes);
+        if (apart) {
+            fill_slot(sc, sslot, src, bytes);
+        }
         break;
     case TUTTI_STEP_RECV:
         if (rslot == dst) {
@@ -548,8 +585,11 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
         tutti__reduce(dst, NULL, a, b, s->count, p->op.dt, rop, divisor);
         break;
     case TUTTI_STEP_RECV_REDUCE_COPY_SEND:
-        if (ref != NULL) {
+        if (ref != NULL || apart) {
             tutti__reduce(dst, NULL, a, b, s->count, p->op.dt, rop, divisor);
+            if (apart) {
+                fill_slot(sc, sslot, dst, bytes);
+            }
         } else if (ex->nt_dst) {
             /* result into the slot (read again by the peer), then streamed to the user */
             tutti__reduce(sslot, NULL, a, b, s->count, p->op.dt, rop, divisor);
@@ -562,10 +602,13 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
         if (rslot == dst) { /* placed: it is in dst already */
             ex->landed = 1;
             if (ref == NULL) {
-                tutti__copy2(sslot, NULL, dst, bytes);
+                fill_slot(sc, sslot, dst, bytes);
             }
-        } else if (ref != NULL) {
+        } else if (ref != NULL || apart) {
             tutti__copy2(dst, NULL, rslot, bytes);
+            if (apart) {
+                fill_slot(sc, sslot, dst, bytes);
+            }
         } else if (ex->nt_dst) {
             tutti__copy2(sslot, NULL, rslot, bytes);
             tutti__copy_nt(dst, sslot, bytes);

@@ -32,6 +32,7 @@ struct sim_net {
      * each rank posted by reference and copied into a slot */
     int refs;
     uint32_t share_every;
+    uint32_t fill; /* sim_net_fill: how the connections' slots are written (TUTTI_FILL_*) */
     unsigned long *by_ref, *copied;
 };
 
@@ -171,6 +172,9 @@ static tutti_status_t sim_connect(void *tctx, int peer, int channel, struct tutt
     struct sim_conn *c = calloc(1, sizeof(*c));
     c->base.ops = ctx->net->refs ? &sim_ref_ops : &sim_ops;
     c->base.share_every = ctx->net->share_every;
+    c->base.fill = (struct tutti_fill_clock){.mode = ctx->net->fill,
+                                             .stream = ctx->net->fill == TUTTI_FILL_STREAMED,
+                                             .warm = (uint32_t)ctx->net->nslots};
     c->rank = ctx->rank;
     c->base.peer = peer;
     c->base.channel = channel;
@@ -200,6 +204,11 @@ void sim_net_refs(struct sim_net *net, uint32_t share_every)
 {
     net->refs = 1;
     net->share_every = share_every;
+}
+
+void sim_net_fill(struct sim_net *net, uint32_t mode)
+{
+    net->fill = mode;
 }
 
 void sim_posts(const struct sim_net *net, int rank, unsigned long *by_ref_p,

@@ -27,6 +27,10 @@ struct tutti_fabric *sim_fabric(struct sim_net *net, int rank, int nchannels);
  * tutti_tconn.share_every = share_every. */
 void sim_net_refs(struct sim_net *net, uint32_t share_every);
 
+/** Connections made from now on write their send slots as mode says (TUTTI_FILL_*: through
+ * the caches, streamed, or timed). */
+void sim_net_fill(struct sim_net *net, uint32_t mode);
+
 /** The non-empty frames rank posted so far: by reference, and copied into a slot. */
 void sim_posts(const struct sim_net *net, int rank, unsigned long *by_ref_p,
                unsigned long *copied_p);

@@ -114,6 +114,7 @@ struct shm_ctx {
     size_t cma_min;          /* frames of at least this many bytes go in one copy; SIZE_MAX: none */
     size_t cma_max;          /* in calls that move at most this much (tutti_tconn.ref_max) */
     uint32_t cma_share;      /* tutti_tconn.share_every (TUTTI_SHM_CMA_SHARE) */
+    uint32_t fill;           /* how send slots are written: TUTTI_FILL_* (TUTTI_SHM_FILL) */
     struct shm_conn **conns; /* every open connection, to unlink names and wake on close */
     int nconns, conns_cap;
     int *watch;             /* [nlocal]: the watched peers, in the order connected */

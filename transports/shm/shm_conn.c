@@ -109,6 +109,7 @@ static tutti_status_t open_send_fifo(struct shm_ctx *ctx, struct shm_conn *c)
     }
     fifo_geometry(&c->send, h, len, ctx->nslots, ctx->slot_size);
     c->send_ref = cma;
+    c->base.ref_min = cma ? ctx->cma_min : SIZE_MAX;
     atomic_store_explicit(&h->sender_attached, 1, memory_order_release);
     /* Both ends have it mapped: nobody opens it by name again. Unlink the name now rather than
      * when the receiver next looks (tutti__shm_unlink_attached, which then finds it gone), so
@@ -146,6 +147,8 @@ tutti_status_t tutti__shm_connect(void *tctx, int peer, int channel, struct tutt
     c->base.slot_size = ctx->slot_size;
     c->base.ref_max = ctx->cma_max;
     c->base.share_every = ctx->cma_share;
+    c->base.fill = (struct tutti_fill_clock){
+        .mode = ctx->fill, .stream = ctx->fill == TUTTI_FILL_STREAMED, .warm = ctx->nslots};
     c->ctx = ctx;
     c->peer_ctl = ctx->peers[peer].ctl;
     tutti_status_t st = make_recv_fifo(ctx, c);
