@@ -54,9 +54,10 @@
       "hostname and namespaces)")                                                                  \
     X(SHM_SLOT_SIZE, SIZE, "128k", "1k", "64m", "bytes per shared-memory FIFO slot")               \
     X(SHM_NSLOTS, INT, "8", "2", "1024", "slots per shared-memory FIFO")                           \
-    X(SHM_CMA, INT, "1", "0", "1",                                                                 \
+    X(SHM_CMA, INT, "2", "0", "2",                                                                 \
       "1: a local rank reads large frames straight from the sender's memory (process_vm_readv: "   \
-      "one copy instead of two) where the kernel allows it; 0: every frame goes through the FIFO") \
+      "one copy instead of two) where the kernel allows it; 0: every frame goes through the "      \
+      "FIFO; 2: as 1 where one kernel copy takes at most twice a memcpy (timed once per process)") \
     X(WINDOWS, INT, "1", "0", "1",                                                                 \
       "1: ranks on one host share control pages: small collectives and sends of up to 4 KiB "      \
       "travel in them, and a collective whose buffers lie in shared windows (tutti/mem.h) reads "  \

@@ -7,7 +7,8 @@
  * whatever the call's size; 4 KiB slots and 2 channels make the counts cross chunk, channel and
  * FIFO-wrap boundaries, so frames land in the user's buffer (placed) or in slots (frames beyond
  * the placement window, lanes that receive from several peers) and are peeked again after a
- * full send FIFO. Then the defaults (128 KiB slots, 8 KiB frames and up), and a cap below every
+ * full send FIFO (TUTTI_SHM_CMA=1: whatever the kernel's copy costs here). Then the defaults
+ * (128 KiB slots, 8 KiB frames and up where the kernel's copy pays), and a cap below every
  * call (TUTTI_SHM_CMA_MAX=1k: everything through the FIFO). Reductions never send by reference.
  * A point-to-point call that only sends stays eager (both_ranks_may_send_before_they_receive).
  * A receiver that refuses references is tests/unit/test_shm.c's (the environment is read once,
@@ -85,6 +86,7 @@ ParameterizedTest(struct config *cfg, shm_cma, matrix, .timeout = 120)
     integ_setenv("TUTTI_NCHANNELS", "2");
     if (cfg->setting != DEFAULTS) {
         integ_setenv("TUTTI_SHM_SLOT_SIZE", "4k");
+        integ_setenv("TUTTI_SHM_CMA", "1"); /* whatever the copies cost on this machine */
         integ_setenv("TUTTI_SHM_CMA_MIN", "1k");
         integ_setenv("TUTTI_SHM_CMA_MAX", cfg->setting == CAPPED ? "1k" : "1t");
     }
@@ -127,6 +129,7 @@ Test(shm_cma, both_ranks_may_send_before_they_receive, .timeout = 60)
 {
     integ_setenv("TUTTI_TRANSPORT", "shm");
     integ_setenv("TUTTI_TIMEOUT", "20s");
+    integ_setenv("TUTTI_SHM_CMA", "1");
     integ_setenv("TUTTI_SHM_CMA_MIN", "1k");
     struct integ_opts o = {.nranks = 2, .deadline_s = 40, .make_id = 1};
     integ_run(&o, sends_first_rank);

@@ -381,6 +381,7 @@ Test(shm, frames_by_reference_land_where_placed_and_hold_the_sender_until_releas
 {
     setenv("TUTTI_SHM_SLOT_SIZE", "4k", 1);
     setenv("TUTTI_SHM_CMA_MIN", "1k", 1);
+    setenv("TUTTI_SHM_CMA", "1", 1); /* by reference whatever the copies cost here */
     struct side s0 = {0}, s1 = {0};
     uint64_t id = comm_id_for_test();
     pid_t pid = fork_pair(&s0, &s1, ref_sender_rank1, id);
@@ -394,6 +395,7 @@ Test(shm, a_receiver_that_refuses_references_gets_copies, .timeout = 60)
 {
     setenv("TUTTI_SHM_SLOT_SIZE", "4k", 1);
     setenv("TUTTI_SHM_CMA_MIN", "1k", 1);
+    setenv("TUTTI_SHM_CMA", "1", 1); /* by reference whatever the copies cost here */
     struct side s0 = {0}, s1 = {0};
     uint64_t id = comm_id_for_test();
     pid_t pid = fork_pair(&s0, &s1, copy_sender_rank1, id);
@@ -433,6 +435,7 @@ Test(shm, one_read_takes_the_placed_frames_posted_after_the_peeked_one, .timeout
 {
     setenv("TUTTI_SHM_SLOT_SIZE", "4k", 1);
     setenv("TUTTI_SHM_CMA_MIN", "1k", 1);
+    setenv("TUTTI_SHM_CMA", "1", 1); /* by reference whatever the copies cost here */
     struct side s0 = {0}, s1 = {0};
     uint64_t id = comm_id_for_test();
     pid_t pid = fork_pair(&s0, &s1, batch_sender_rank1, id);

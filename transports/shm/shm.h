@@ -181,8 +181,12 @@ void tutti__shm_ring(struct shm_ctl *ctl);
 
 /* shm_cma.c: one copy for large frames (cross-memory attach) */
 
-/** Frames of at least this many bytes go by reference (TUTTI_SHM_CMA, TUTTI_SHM_CMA_MIN). */
+/** Frames of at least this many bytes go by reference (TUTTI_SHM_CMA, TUTTI_SHM_CMA_MIN;
+ * shm_cma_pick.c). */
 size_t tutti__shm_cma_min(const struct tutti_env *env);
+
+/** Whether one kernel copy takes at most twice a memcpy in this process (timed once). */
+int tutti__shm_cma_pays(void);
 
 /** Write this rank's probe (cma_nonce, cma_addr) into its control page. */
 void tutti__shm_cma_publish(struct shm_ctl *me);

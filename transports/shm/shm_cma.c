@@ -26,7 +26,6 @@
  */
 #include "shm.h"
 #include "base/check.h"
-#include "base/env.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -35,11 +34,6 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
-
-size_t tutti__shm_cma_min(const struct tutti_env *env)
-{
-    return env->SHM_CMA != 0 ? env->SHM_CMA_MIN : SIZE_MAX;
-}
 
 tutti_status_t tutti__shm_send_post_ref(struct tutti_tconn *conn, const void *buf, size_t bytes,
                                         const struct tutti_fp *fp)
