@@ -155,7 +155,7 @@ struct tutti_footprint {
  * receiver's core holds. A cached write into shared memory costs little when the two cores share
  * a cache and several times more when they do not (a VM's vCPUs may move between the two), so
  * the engine times its writes of large frames and streams them while cached writes run at under
- * a third of the rate of streamed ones. */
+ * a quarter of the rate of streamed ones. */
 struct tutti_fill_clock {
     uint32_t mode;       /* TUTTI_FILL_*: what the transport asks for */
     uint32_t stream;     /* slots are streamed now */

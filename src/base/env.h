@@ -75,7 +75,7 @@
     X(SHM_FILL, INT, "2", "0", "2",                                                                \
       "how frames are written into shared-memory slots: 0 through the caches; 1 streamed past "    \
       "them (non-temporal stores); 2 timed per connection: streamed while cached writes run at "   \
-      "under a third of a streamed one's rate (the receiver's core shares no cache with this "     \
+      "under a quarter of a streamed one's rate (the receiver's core shares no cache with this "   \
       "one)")                                                                                      \
     X(TCP_SLOT_SIZE, SIZE, "512k", "1k", "1g", "bytes per TCP FIFO slot")                          \
     X(TCP_NSLOTS, INT, "4", "1", "1024", "slots per TCP FIFO")                                     \

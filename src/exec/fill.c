@@ -7,8 +7,11 @@
  * line must first be taken back from the other core. Streamed (non-temporal) stores need no such
  * read and ran at 23-26 GB/s in both kinds of seconds, but then the receiver reads the slot from
  * memory, not from a cache (17-24 GB/s against 40-44 when the cache is shared). So a timed clock
- * writes through the caches, and streams while cached writes run at under a third of the
- * streamed ones' rate (back above half: cached again).
+ * writes through the caches, and streams while cached writes run at under a quarter of the
+ * streamed ones' rate (back above 40%: cached again). Where the cache is shared, cached writes
+ * of 32 KiB frames that the peer had just read ran at 7-10 GB/s against 25-34 streamed, a
+ * third of it, and streaming them made the receiver slower than that saved: a third was too
+ * close. Where it is not, cached writes ran at a fifth to a tenth of streamed ones.
  *
  * A cached write into a slot last streamed finds its lines in memory, not in the other core's
  * cache, and runs at about 9 GB/s in either kind of second: such writes (the `warm` frames after
@@ -76,7 +79,7 @@ void tutti__fill_note(struct tutti_fill_clock *c, int streamed, size_t bytes, in
         return;
     }
     uint32_t was = c->stream;
-    c->stream = was ? 2 * c->rate[0] < c->rate[1] : 3 * c->rate[0] < c->rate[1];
+    c->stream = was ? 2.5 * c->rate[0] < c->rate[1] : 4 * c->rate[0] < c->rate[1];
     if (probe || c->stream != was) {
         schedule(c, c->stream != was);
     }
