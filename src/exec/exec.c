@@ -439,33 +439,34 @@ static inline int scales(const struct tutti_exec *ex, const struct tutti_step *s
            s->kind != TUTTI_STEP_RECV && s->kind != TUTTI_STEP_RECV_COPY_SEND;
 }
 
-/* Whether a frame of `bytes` bytes is written into the send slot on its own (fill_slot): where
- * the connection streams its slots, or times its large frames. */
-static int fill_apart(const struct tutti_tconn *sc, size_t bytes)
+/* Whether the connection's fill clock times a frame of `bytes` bytes (exec/fill.c). */
+static int fill_timed(const struct tutti_tconn *sc, size_t bytes)
 {
-    return sc->fill.stream || (sc->fill.mode == TUTTI_FILL_TIMED && bytes >= TUTTI_FILL_TIMED_MIN);
+    return sc->fill.mode == TUTTI_FILL_TIMED && bytes >= TUTTI_FILL_TIMED_MIN;
 }
 
-/* Write a frame into send slot sslot, as the connection's fill clock says, timing the large ones
- * for it. */
+/* Whether a frame is written into the send slot on its own (fill_slot): where the connection
+ * streams its slots, or times the frame. */
+static int fill_apart(const struct tutti_tconn *sc, size_t bytes)
+{
+    return sc->fill.stream || fill_timed(sc, bytes);
+}
+
+/* Write a frame into send slot sslot, streamed or not as the connection's fill clock says, and
+ * tell the clock how long a timed one took. */
 static void fill_slot(struct tutti_tconn *sc, void *sslot, const void *src, size_t bytes)
 {
-    if (sc->fill.mode != TUTTI_FILL_TIMED || bytes < TUTTI_FILL_TIMED_MIN) {
-        if (sc->fill.stream) {
-            tutti__copy_nt(sslot, src, bytes);
-        } else {
-            tutti__copy2(sslot, NULL, src, bytes);
-        }
-        return;
-    }
-    int streamed = tutti__fill_pick(&sc->fill);
-    int64_t t0 = tutti__now_ns();
+    int timed = fill_timed(sc, bytes);
+    int streamed = timed ? tutti__fill_pick(&sc->fill) : (int)sc->fill.stream;
+    int64_t t0 = timed ? tutti__now_ns() : 0;
     if (streamed) {
         tutti__copy_nt(sslot, src, bytes);
     } else {
         tutti__copy2(sslot, NULL, src, bytes);
     }
-    tutti__fill_note(&sc->fill, streamed, bytes, tutti__now_ns() - t0);
+    if (timed) {
+        tutti__fill_note(&sc->fill, streamed, bytes, tutti__now_ns() - t0);
+    }
 }
 
 /* Run one step if its slots are available: OK (done), IN_PROGRESS (not yet) or an error. */
