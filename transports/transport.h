@@ -163,10 +163,13 @@ struct tutti_fill_clock {
                           * (the FIFO's slots): their times say nothing about cached writes */
     uint32_t cold;       /* cached writes still to come before the next is timed */
     uint32_t burst;      /* cached writes left in a probe made while streaming */
+    uint32_t sburst;     /* streamed writes left in a probe made while cached */
     uint32_t gap;        /* frames between probes (doubles while they change nothing) */
+    uint32_t nsamples;   /* rates taken so far in the probe under way */
     uint64_t frames;     /* frames timed */
     uint64_t next_probe; /* when the other way is timed again */
     double rate[2];      /* bytes per ns, cached and streamed; 0: not timed yet */
+    double sample[3];    /* the probe's rates: their median is the rate it found */
 };
 enum { TUTTI_FILL_CACHED = 0, TUTTI_FILL_STREAMED = 1, TUTTI_FILL_TIMED = 2 };
 

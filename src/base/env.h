@@ -109,7 +109,8 @@
       "host shared by its ranks, whichever is smaller")                                            \
     X(STREAM_MIN, SIZE, "0", "0", "1t",                                                            \
       "results of at least this many bytes per rank go to memory with non-temporal stores "        \
-      "(0: never)")                                                                                \
+      "(0: never); unset: the size of the last-level cache that sysfs lists for the CPU a "        \
+      "communicator is made on (never where it lists none)")                                       \
     X(STAGE_CHUNK, SIZE, "4m", "4k", "256m",                                                       \
       "device buffers of a call on a CUDA stream are staged through pinned host memory in pieces " \
       "of this size (all-reduce, broadcast, reduce), so copies overlap the network")               \

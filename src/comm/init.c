@@ -12,6 +12,7 @@
 #include "exec/connect.h"
 #include "base/env.h"
 #include "base/fork_gate.h"
+#include "base/llc.h"
 #include "base/global.h"
 #include "exec/peer.h"
 #include "comm/premul.h"
@@ -152,7 +153,9 @@ static tutti_status_t init_config(struct tutti_comm *comm, const tutti_comm_para
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG,
                                 "TUTTI_TUNER '%s' is not one of static, model", env->TUNER);
     }
-    comm->fab.cfg.nt_min = env->STREAM_MIN;
+    /* Results larger than the last-level cache cannot stay cached for their next reader:
+     * streaming them saves the read for ownership of every line (docs/PERFORMANCE.md). */
+    comm->fab.cfg.nt_min = tutti__env_is_set("STREAM_MIN") ? env->STREAM_MIN : tutti__llc_bytes();
     char err[256];
     if (tutti__algo_parse(env->ALGO, comm->fab.cfg.forced, err, sizeof(err)) != 0) {
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "%s", err);

@@ -497,7 +497,11 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
     }
     switch ((tutti_step_kind_t)s->kind) {
     case TUTTI_STEP_COPY:
-        tutti__copy2(dst, NULL, src, bytes);
+        if (ex->nt_dst && s->dst_buf == TUTTI_BUF_RECV) {
+            tutti__copy_nt(dst, src, bytes);
+        } else {
+            tutti__copy2(dst, NULL, src, bytes);
+        }
         return TUTTI_OK;
     case TUTTI_STEP_REDUCE:
         tutti__reduce(dst, NULL, s->swap ? src : dst, s->swap ? dst : src, s->count, p->op.dt, rop,
@@ -563,7 +567,11 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
         }
         break;
     case TUTTI_STEP_COPY_SEND:
-        tutti__copy2(dst, ref != NULL || apart ? NULL : sslot, src, bytes);
+        if (ex->nt_dst && (ref != NULL || apart)) {
+            tutti__copy_nt(dst, src, bytes);
+        } else {
+            tutti__copy2(dst, ref != NULL || apart ? NULL : sslot, src, bytes);
+        }
         if (apart) {
             fill_slot(sc, sslot, src, bytes);
         }
@@ -605,6 +613,11 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
             if (ref == NULL) {
                 fill_slot(sc, sslot, dst, bytes);
             }
+        } else if ((ref != NULL || apart) && ex->nt_dst) {
+            if (apart) { /* from the peer's slot: a streamed result is not read back */
+                fill_slot(sc, sslot, rslot, bytes);
+            }
+            tutti__copy_nt(dst, rslot, bytes);
         } else if (ref != NULL || apart) {
             tutti__copy2(dst, NULL, rslot, bytes);
             if (apart) {
