@@ -41,10 +41,10 @@ static tutti_status_t check_sizes(struct tutti_comm *comm, const struct tutti_op
 static tutti_status_t check_overlap(struct tutti_comm *comm, const struct tutti_op_desc *op,
                                     size_t sl, size_t rl)
 {
-    uintptr_t s = (uintptr_t)op->sendbuf, r = (uintptr_t)op->recvbuf;
-    if (sl == 0 || rl == 0 || s + sl <= r || r + rl <= s) {
+    if (!tutti__ranges_overlap(op->sendbuf, sl, op->recvbuf, rl)) {
         return TUTTI_OK;
     }
+    uintptr_t s = (uintptr_t)op->sendbuf, r = (uintptr_t)op->recvbuf;
     size_t b = op->count * tutti_datatype_size(op->dt);
     uintptr_t me = (uintptr_t)comm->fab.rank * b;
     int ok = 0;

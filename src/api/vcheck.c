@@ -137,8 +137,7 @@ static tutti_status_t check_place(struct tutti_comm *comm, const struct tutti_op
 {
     size_t sl, rl;
     tutti__op_extents(&comm->fab, op, &sl, &rl);
-    uintptr_t s = (uintptr_t)op->sendbuf, r = (uintptr_t)op->recvbuf;
-    if (in_place || sl == 0 || rl == 0 || s + sl <= r || r + rl <= s) {
+    if (in_place || !tutti__ranges_overlap(op->sendbuf, sl, op->recvbuf, rl)) {
         return TUTTI_OK;
     }
     return tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_INVALID_ARG,

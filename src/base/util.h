@@ -1,6 +1,6 @@
 /*
  * util.h - small helpers used everywhere: monotonic time, min/max, checked size arithmetic,
- * cache-line alignment.
+ * cache-line alignment, overlapping byte ranges.
  */
 #ifndef TUTTI_UTIL_H
 #define TUTTI_UTIL_H
@@ -37,6 +37,13 @@ static inline int tutti__mul_size(size_t a, size_t b, size_t *out_p)
 static inline size_t tutti__align_up(size_t x, size_t align)
 {
     return (x + align - 1) & ~(align - 1);
+}
+
+/** Do the byte ranges [a, a + na) and [b, b + nb) share a byte? (An empty range shares none.) */
+static inline int tutti__ranges_overlap(const void *a, size_t na, const void *b, size_t nb)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return na > 0 && nb > 0 && x < y + nb && y < x + na;
 }
 
 /** CPU pause for spin loops. */

@@ -131,10 +131,9 @@ static int peer_lanes(const struct tutti_op_desc *const *ops, int n, tutti_coll_
 static int overlaps_a_send(const struct tutti_op_desc *const *ops, int n,
                            const struct tutti_op_desc *r)
 {
-    uintptr_t rb = (uintptr_t)r->recvbuf, re = rb + op_bytes(r);
     for (int j = 0; j < n; j++) {
-        uintptr_t sb = (uintptr_t)ops[j]->sendbuf, se = sb + op_bytes(ops[j]);
-        if (ops[j]->coll == TUTTI_COLL_SEND && sb < re && rb < se) {
+        if (ops[j]->coll == TUTTI_COLL_SEND &&
+            tutti__ranges_overlap(ops[j]->sendbuf, op_bytes(ops[j]), r->recvbuf, op_bytes(r))) {
             return 1;
         }
     }

@@ -190,13 +190,6 @@ static size_t ref_bytes(const struct tutti_plan *p, size_t esize, int *sends_onl
     return n * esize;
 }
 
-/* Do [a, a + na) and [b, b + nb) share a byte? */
-static int overlaps(const void *a, size_t na, const void *b, size_t nb)
-{
-    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-    return na > 0 && nb > 0 && x < y + nb && y < x + na;
-}
-
 tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_fabric *fab,
                                  const struct tutti_plan *plan, uint64_t seq)
 {
@@ -217,9 +210,10 @@ tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_fabric *fab
     if (fab->cfg.nt_min > 0) {
         tutti__op_extents(fab, &plan->op, &send_bytes, &result_bytes);
     }
-    ex->nt_dst = fab->cfg.nt_min > 0 && result_bytes >= fab->cfg.nt_min &&
-                 !(tutti__coll_reduces(plan->op.coll) &&
-                   overlaps(plan->op.sendbuf, send_bytes, plan->op.recvbuf, result_bytes));
+    ex->nt_dst =
+        fab->cfg.nt_min > 0 && result_bytes >= fab->cfg.nt_min &&
+        !(tutti__coll_reduces(plan->op.coll) &&
+          tutti__ranges_overlap(plan->op.sendbuf, send_bytes, plan->op.recvbuf, result_bytes));
     ex->ref_bytes = ref_bytes(plan, ex->esize, &ex->sends_only);
     ex->shared = 0;
     ex->landed = 0;

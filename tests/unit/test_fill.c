@@ -7,6 +7,7 @@
 #include "coll/coll.h"
 #include "exec/fabric.h"
 #include "exec/fill.h"
+#include "exec/op.h"
 #include "sched_world.h"
 #include "sim.h"
 
@@ -141,16 +142,18 @@ Test(fill, one_odd_frame_in_a_probe_does_not_turn_it)
     cr_expect(s >= 18500, "a slow streamed frame now and then: streamed only %u of 20000", s);
 }
 
-/* Every collective at 2-4 ranks over a network whose slots are written as mode says, and whose
- * results of at least nt_min bytes (0: none) are written with non-temporal stores. */
-static void run_colls(uint32_t mode, size_t slot_elems, size_t nt_min)
+/* Every collective at 2-4 ranks (in place or not) over a network whose slots are written as mode
+ * says, and whose results of at least nt_min bytes (0: none) are written with non-temporal stores:
+ * except a reduction in place, which has just read the lines its result lands on. */
+static void run_colls_in(uint32_t mode, size_t slot_elems, size_t nt_min, int inplace)
 {
     const tutti_coll_t colls[] = {TUTTI_COLL_ALLREDUCE, TUTTI_COLL_BROADCAST,
                                   TUTTI_COLL_REDUCE,    TUTTI_COLL_REDUCE_SCATTER,
                                   TUTTI_COLL_ALLGATHER, TUTTI_COLL_ALLTOALL};
     for (int n = 2; n <= 4; n++) {
         for (size_t k = 0; k < sizeof(colls) / sizeof(colls[0]); k++) {
-            struct world w = {.n = n, .count = 5 * slot_elems * (size_t)n + 3, .root = n - 1};
+            struct world w = {
+                .n = n, .count = 5 * slot_elems * (size_t)n + 3, .root = n - 1, .inplace = inplace};
             world_fill(&w, colls[k]);
             struct sim_net *net = sim_net_new(n, WARM, slot_elems * 4);
             sim_net_fill(net, mode);
@@ -165,8 +168,10 @@ static void run_colls(uint32_t mode, size_t slot_elems, size_t nt_min)
                 fab->cfg.nt_min = nt_min;
                 cr_assert_eq(tutti__exec_init(&exs[r], fab, &plans[r], 1), TUTTI_OK);
                 int has_result = colls[k] != TUTTI_COLL_REDUCE || r == w.root;
-                cr_assert_eq(exs[r].nt_dst, nt_min > 0 && has_result,
-                             "results not streamed as asked");
+                int cached = inplace && tutti__coll_reduces(colls[k]);
+                cr_assert_eq(exs[r].nt_dst, nt_min > 0 && has_result && !cached,
+                             "%s%s on rank %d: results %sstreamed", tutti__coll_name(colls[k]),
+                             inplace ? " in place" : "", r, exs[r].nt_dst ? "" : "not ");
             }
             cr_assert_eq(sim_run(exs, n), 0, "%s on %d ranks did not complete: %s",
                          tutti__coll_name(colls[k]), n, sim_error(net, 0));
@@ -179,6 +184,11 @@ static void run_colls(uint32_t mode, size_t slot_elems, size_t nt_min)
             world_free(&w);
         }
     }
+}
+
+static void run_colls(uint32_t mode, size_t slot_elems, size_t nt_min)
+{
+    run_colls_in(mode, slot_elems, nt_min, 0);
 }
 
 Test(fill, every_collective_is_right_with_streamed_slots)
@@ -197,4 +207,12 @@ Test(fill, every_collective_is_right_with_streamed_results)
 {
     run_colls(TUTTI_FILL_CACHED, 1000, 1);
     run_colls(TUTTI_FILL_STREAMED, 1000, 1);
+}
+
+/* In place, broadcast, all-gather and all-to-all still stream their results; the reductions
+ * (all-reduce, reduce, reduce-scatter) keep cached writes. Both are right. */
+Test(fill, in_place_reductions_keep_cached_results)
+{
+    run_colls_in(TUTTI_FILL_CACHED, 1000, 1, 1);
+    run_colls_in(TUTTI_FILL_STREAMED, 1000, 1, 1);
 }
