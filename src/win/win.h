@@ -33,8 +33,8 @@
 /* Modes of a note. */
 enum { TUTTI_WIN_ORDINARY = 0, TUTTI_WIN_WINDOWS = 1, TUTTI_WIN_CARRIED = 2 };
 
-/* A rank's note for one call: two of them, by the parity of the note's number, so that a rank
- * may write its next note while a peer still reads this one. The stamp is written last (release);
+/* A rank's note for one call: TUTTI_WIN_NOTES of them, used in turn, so that a rank may write its
+ * next notes while a peer still reads this one. The stamp is written last (release);
  * a call that carries at most TUTTI_WIN_SMALL bytes carries them in the stamp's cache line, with
  * the call's fingerprint and a hash of the fingerprint of the rank's collective before it. */
 #define TUTTI_WIN_SMALL 8
@@ -88,12 +88,16 @@ struct tutti_win_pair {
     _Alignas(64) _Atomic uint64_t taken;
 };
 
+/** Notes per rank, used in turn (a power of 2): a rank runs up to TUTTI_WIN_NOTES - 1 calls ahead
+ * of the slowest peer. */
+#define TUTTI_WIN_NOTES 8
 /* A rank's control page, in a memory file of its own that every local rank maps. Each
- * collective, the rank writes its note k (its k-th since the set became ready) into note[k & 1]
- * and stamps it k; before, it waits until every peer has stamped note k - 1 (so no peer still
- * reads note k - 2, the one it replaces). On the window path, after moving data, `depart` = k. */
+ * collective, the rank writes its note k (its k-th since the set became ready) into
+ * note[k % TUTTI_WIN_NOTES] and stamps it k; before, it makes sure every peer has stamped note
+ * k - TUTTI_WIN_NOTES + 1 (so no peer still reads note k - TUTTI_WIN_NOTES, the one it replaces).
+ * On the window path, after moving data, `depart` = k. */
 struct tutti_win_slot {
-    struct tutti_win_note note[2];
+    struct tutti_win_note note[TUTTI_WIN_NOTES];
     _Alignas(128) _Atomic uint64_t depart;
 };
 
@@ -136,15 +140,22 @@ struct tutti_win_pause {
     uint64_t checks; /* how often it looked at the communicator and the peer */
 };
 
+/* What a rank signs a note with, kept in its winset as well: it compares its peers' notes with
+ * this copy, never with its own page, whose lines may still wait for a peer to give them up. */
+struct tutti_win_sign {
+    struct tutti_fp fp, prev_fp;
+    uint64_t prev;
+};
 struct tutti_winset {
     int rank, nranks;
     uint32_t next_id;
-    int ready;      /* every rank maps every rank's control page: notes are posted */
-    uint64_t notes; /* notes this rank posted since then (the last one's number) */
-    uint64_t seen;  /* every peer has stamped its note of this number (as far as seen here) */
-    uint64_t noted; /* the collective number (op->seq) of the last call that posted a note */
-    int windowed;   /* a registration made a shared window (every rank alike): the collectives of
-                     * tutti__win_shares post notes */
+    int ready;           /* every rank maps every rank's control page: notes are posted */
+    uint64_t notes;      /* notes this rank posted since then (the last one's number) */
+    uint64_t seen;       /* every peer has stamped its note of this number (as far as seen here) */
+    uint64_t *peer_seen; /* [nranks]: the latest note of each peer's seen here (its stamp) */
+    uint64_t noted;      /* the collective number (op->seq) of the last call that posted a note */
+    int windowed; /* a registration made a shared window (every rank alike): the collectives of
+                   * tutti__win_shares post notes */
     struct tutti_fabric *fab; /* the communicator's, for the watch */
     uint64_t xseq;            /* the operation number (fabric.h) of the call in hand, for errors */
     int64_t live_checked;     /* when a waiting rank last looked whether a peer still runs */
@@ -165,6 +176,7 @@ struct tutti_winset {
     int box_waited;                   /* the call it last waited for (-1: none yet) */
     uint64_t box_checks;              /* box_pause.checks when it last looked in the FIFOs */
     uint64_t lead_k;                  /* the note of the led call in hand (win_lead.c) */
+    struct tutti_win_sign sign;       /* what this rank signed its last note with */
     size_t lead_bytes;                /* and the bytes each note carries for it */
 };
 
@@ -287,6 +299,15 @@ tutti_status_t tutti__win_note_begin(struct tutti_winset *ws, struct tutti_fabri
                                      const struct tutti_op_desc *op, struct tutti_win_note **n_p,
                                      uint64_t *k);
 
+/** Sign note n for op (its fingerprint, the rank's previous collective and that one's hash), from
+ * ws->sign, which this fills first. */
+void tutti__win_note_sign(struct tutti_winset *ws, const struct tutti_fabric *fab,
+                          const struct tutti_op_desc *op, struct tutti_win_note *n);
+/** Peer r has stamped its note v (read from any of its slots): remember the latest. */
+static inline void tutti__win_saw(struct tutti_winset *ws, int r, uint64_t v)
+{
+    ws->peer_seen[r] = v > ws->peer_seen[r] ? v : ws->peer_seen[r];
+}
 /** Publish note n (number k, for the collective numbered op_seq) filled since note_begin. */
 void tutti__win_note_post(struct tutti_winset *ws, struct tutti_win_note *n, uint64_t k,
                           uint64_t op_seq, int mode);

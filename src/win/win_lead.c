@@ -7,12 +7,13 @@
  *
  * Whether a call is led follows from the call alone (its fingerprint), in a group or not, so
  * every rank of a matched call leads it: nobody can be left on the ordinary path waiting for
- * data a root never sent. A rank runs at most one call ahead: its next note waits, as every
- * note does, until every peer stamped the one before, which a peer does when it reaches that
- * call. A receiver compares the notes it reads with its own (the call, and the collective
- * before it): different calls are TUTTI_ERR_MISMATCH there, and the failure notice reaches the
- * ranks that did not wait at their next wait; two ranks that both think they are the root find
- * out at the next call, whose notes carry the hash of this one.
+ * data a root never sent. A rank runs at most TUTTI_WIN_NOTES - 1 calls ahead: its next note
+ * waits, as every note does, until every peer stamped the one TUTTI_WIN_NOTES - 1 before it,
+ * which a peer does when it reaches that call. A receiver compares the notes it reads with its
+ * own (the call, and the collective before it): different calls are TUTTI_ERR_MISMATCH there,
+ * and the failure notice reaches the ranks that did not wait at their next wait; two ranks that
+ * both think they are the root find out at the next call, whose notes carry the hash of this
+ * one.
  */
 #include "win/win.h"
 #include "base/check.h"
@@ -50,15 +51,13 @@ tutti_status_t tutti__win_lead_post(struct tutti_winset *ws, struct tutti_fabric
     if (bytes > 0 && (op->coll == TUTTI_COLL_REDUCE || op->root == ws->rank)) {
         memcpy((uint8_t *)tutti__win_carried(n, bytes), op->sendbuf, bytes);
     }
-    tutti__fp_make(op, ws->rank, &n->fp);
-    n->prev_fp = fab->fp.hist[(op->seq - 1) % TUTTI_FP_HISTORY];
-    n->prev = tutti__win_prev_hash(&n->prev_fp);
+    tutti__win_note_sign(ws, fab, op, n);
     tutti__win_note_post(ws, n, k, op->seq, TUTTI_WIN_CARRIED);
     ws->lead_k = k;
     ws->lead_bytes = bytes;
     tutti__win_pause_init(&ws->box_pause, fab);
     if (gives_only(ws, op)) {
-        tutti__fp_remember(fab, &n->fp);
+        tutti__fp_remember(fab, &ws->sign.fp);
         if (op->coll == TUTTI_COLL_BROADCAST && op->recvbuf != op->sendbuf) {
             memcpy(op->recvbuf, op->sendbuf, bytes);
         }
@@ -78,7 +77,7 @@ tutti_status_t tutti__win_lead_finish(struct tutti_winset *ws, struct tutti_fabr
         if (r == ws->rank || (bcast && r != op->root)) {
             continue;
         }
-        _Atomic uint64_t *c = &ws->slots[r]->note[k & 1].stamp;
+        _Atomic uint64_t *c = &ws->slots[r]->note[k % TUTTI_WIN_NOTES].stamp;
         while (atomic_load_explicit(c, memory_order_acquire) < k) {
             if (how == TUTTI_WIN_BOX_TRY) {
                 return TUTTI_IN_PROGRESS;
@@ -88,10 +87,12 @@ tutti_status_t tutti__win_lead_finish(struct tutti_winset *ws, struct tutti_fabr
                 return TUTTI_IN_PROGRESS;
             }
         }
+        tutti__win_saw(ws, r, k);
     }
-    const struct tutti_win_note *notes[ws->nranks], *me = &ws->ctl->note[k & 1];
+    const struct tutti_win_note *notes[ws->nranks];
+    const struct tutti_win_sign *me = &ws->sign;
     for (int r = 0; r < ws->nranks; r++) {
-        notes[r] = &ws->slots[r]->note[k & 1];
+        notes[r] = &ws->slots[r]->note[k % TUTTI_WIN_NOTES];
         if (r == ws->rank || (bcast && r != op->root)) {
             continue;
         }

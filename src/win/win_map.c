@@ -28,15 +28,18 @@ struct tutti_winset *tutti__winset_new(int rank, int nranks)
     ws->ctl_len = page + (slot + page - 1) / page * page;
     ws->slots = calloc((size_t)nranks, sizeof(*ws->slots));
     ws->pids = calloc((size_t)nranks, sizeof(*ws->pids));
+    ws->peer_seen = calloc((size_t)nranks, sizeof(*ws->peer_seen));
     uint64_t *counts = pairs ? calloc(5 * (size_t)nranks, sizeof(*counts)) : NULL;
     void *m = NULL;
     ws->ctl_fd = -1;
-    if (ws->slots != NULL && ws->pids != NULL && (counts != NULL || !pairs)) {
+    if (ws->slots != NULL && ws->pids != NULL && ws->peer_seen != NULL &&
+        (counts != NULL || !pairs)) {
         ws->ctl_fd = tutti__mem_file(ws->ctl_len, &m, ws->ctl_cookie);
     }
     if (ws->ctl_fd < 0) {
         free(ws->slots);
         free(ws->pids);
+        free(ws->peer_seen);
         free(counts);
         free(ws);
         return NULL;
@@ -130,6 +133,7 @@ void tutti__winset_free(struct tutti_winset *ws)
     close(ws->ctl_fd);
     free(ws->slots);
     free(ws->pids);
+    free(ws->peer_seen);
     free(ws->scratch);
     free(ws->pair_out); /* the other counts' storage too */
     free(ws);

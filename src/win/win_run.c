@@ -99,9 +99,7 @@ int tutti__win_try(struct tutti_winset *ws, struct tutti_fabric *fab,
     }
     int mode = fill(ws, op, me, kind, bytes);
     if (mode != TUTTI_WIN_ORDINARY) {
-        tutti__fp_make(op, ws->rank, &me->fp);
-        me->prev_fp = fab->fp.hist[(op->seq - 1) % TUTTI_FP_HISTORY];
-        me->prev = tutti__win_prev_hash(&me->prev_fp);
+        tutti__win_note_sign(ws, fab, op, me);
     }
     tutti__win_note_post(ws, me, k, op->seq, mode);
     if (mode == TUTTI_WIN_ORDINARY) {
@@ -114,23 +112,24 @@ int tutti__win_try(struct tutti_winset *ws, struct tutti_fabric *fab,
     ws->seen = k;
     const struct tutti_win_note *notes[ws->nranks];
     for (int r = 0; r < ws->nranks; r++) {
-        notes[r] = &ws->slots[r]->note[k & 1];
-        if (notes[r]->mode != (uint32_t)mode) {
+        notes[r] = &ws->slots[r]->note[k % TUTTI_WIN_NOTES];
+        if (r != ws->rank && notes[r]->mode != (uint32_t)mode) {
             return 0; /* a rank takes the ordinary path: all do */
         }
     }
+    const struct tutti_win_sign *mine = &ws->sign;
     for (int r = 0; r < ws->nranks; r++) {
         /* The call, then the one before: a rooted call whose ranks differed (roots that only
          * sent) left data nobody read, which the ordinary path would have found next. */
-        int same = tutti__fp_eq(&notes[r]->fp, &me->fp);
-        if (!same || notes[r]->prev != me->prev) {
-            *st_p = same ? tutti__fp_mismatch(fab, r, &notes[r]->prev_fp, &me->prev_fp)
-                         : tutti__fp_mismatch(fab, r, &notes[r]->fp, &me->fp);
+        int same = r == ws->rank || tutti__fp_eq(&notes[r]->fp, &mine->fp);
+        if (!same || (r != ws->rank && notes[r]->prev != mine->prev)) {
+            *st_p = same ? tutti__fp_mismatch(fab, r, &notes[r]->prev_fp, &mine->prev_fp)
+                         : tutti__fp_mismatch(fab, r, &notes[r]->fp, &mine->fp);
             tutti__fabric_fail(fab, *st_p, ws->rank);
             return 1;
         }
     }
-    tutti__fp_remember(fab, &me->fp);
+    tutti__fp_remember(fab, &mine->fp);
     if (mode == TUTTI_WIN_CARRIED) {
         tutti_debug(TUTTI_SUBSYS_TUNE,
                     "%s of %zu %s: carried (chunk %zu, 0 channels: in the notes)",
@@ -151,7 +150,7 @@ static tutti_status_t watch_notes(struct tutti_winset *ws, const struct tutti_fp
         return TUTTI_OK;
     }
     for (int r = 0; r < ws->nranks; r++) {
-        for (int p = 0; r != ws->rank && p < 2; p++) {
+        for (int p = 0; r != ws->rank && p < TUTTI_WIN_NOTES; p++) {
             const struct tutti_win_note *n = &ws->slots[r]->note[p];
             uint64_t a = atomic_load_explicit(&n->stamp, memory_order_acquire);
             uint32_t mode = n->mode;

@@ -26,7 +26,7 @@
 /* The counter to wait on in rank r's page for note k: its stamp, or its depart. */
 static _Atomic uint64_t *counter(struct tutti_winset *ws, int r, int depart, uint64_t k)
 {
-    return depart ? &ws->slots[r]->depart : &ws->slots[r]->note[k & 1].stamp;
+    return depart ? &ws->slots[r]->depart : &ws->slots[r]->note[k % TUTTI_WIN_NOTES].stamp;
 }
 
 /* The record tutti-info --hang reads, as the engine writes it for a call that failed waiting. */
@@ -167,6 +167,9 @@ tutti_status_t tutti__win_wait(struct tutti_winset *ws, struct tutti_fabric *fab
         for (p.polls = 0; atomic_load_explicit(c, memory_order_acquire) < k;) {
             TUTTI_CHECK(tutti__win_pause(ws, fab, op, &p, r, c, k, what));
         }
+        if (!depart) {
+            tutti__win_saw(ws, r, k);
+        }
     }
     return TUTTI_OK;
 }
@@ -176,11 +179,29 @@ tutti_status_t tutti__win_note_begin(struct tutti_winset *ws, struct tutti_fabri
                                      uint64_t *k)
 {
     *k = ws->notes + 1;
-    if (*k > 1 && ws->seen < *k - 1) {
-        TUTTI_CHECK(tutti__win_wait(ws, fab, op, 0, *k - 1));
-        ws->seen = *k - 1;
+    /* A peer that stamped note k - TUTTI_WIN_NOTES + 1 is done reading note k - TUTTI_WIN_NOTES,
+     * which note k replaces. What each peer stamped is remembered, and read from its newest
+     * slot first: a rank that runs ahead then reads its peers' pages once in a few calls. */
+    uint64_t need = *k - (TUTTI_WIN_NOTES - 1);
+    if (*k < TUTTI_WIN_NOTES || ws->seen >= need) {
+        *n_p = &ws->ctl->note[*k % TUTTI_WIN_NOTES];
+        return TUTTI_OK;
     }
-    *n_p = &ws->ctl->note[*k & 1];
+    uint64_t least = UINT64_MAX;
+    for (int r = 0; r < ws->nranks; r++) {
+        if (r != ws->rank && ws->peer_seen[r] < need) {
+            const struct tutti_win_note *newest = &ws->slots[r]->note[(*k - 1) % TUTTI_WIN_NOTES];
+            tutti__win_saw(ws, r, atomic_load_explicit(&newest->stamp, memory_order_acquire));
+        }
+        least = r != ws->rank && ws->peer_seen[r] < least ? ws->peer_seen[r] : least;
+    }
+    if (least < need) { /* wait for room for several notes: checked again only after them */
+        uint64_t room = *k - TUTTI_WIN_NOTES / 2;
+        TUTTI_CHECK(tutti__win_wait(ws, fab, op, 0, room));
+        least = room;
+    }
+    ws->seen = least;
+    *n_p = &ws->ctl->note[*k % TUTTI_WIN_NOTES];
     return TUTTI_OK;
 }
 
@@ -191,6 +212,18 @@ void tutti__win_note_post(struct tutti_winset *ws, struct tutti_win_note *n, uin
     ws->notes = k;
     ws->noted = op_seq;
     atomic_store_explicit(&n->stamp, k, memory_order_release);
+}
+
+void tutti__win_note_sign(struct tutti_winset *ws, const struct tutti_fabric *fab,
+                          const struct tutti_op_desc *op, struct tutti_win_note *n)
+{
+    struct tutti_win_sign *s = &ws->sign;
+    tutti__fp_make(op, ws->rank, &s->fp);
+    s->prev_fp = fab->fp.hist[(op->seq - 1) % TUTTI_FP_HISTORY];
+    s->prev = tutti__win_prev_hash(&s->prev_fp);
+    n->fp = s->fp;
+    n->prev_fp = s->prev_fp;
+    n->prev = s->prev;
 }
 
 uint64_t tutti__win_prev_hash(const struct tutti_fp *fp)
