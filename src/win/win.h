@@ -176,8 +176,8 @@ struct tutti_winset {
     int box_waited;                   /* the call it last waited for (-1: none yet) */
     uint64_t box_checks;              /* box_pause.checks when it last looked in the FIFOs */
     uint64_t lead_k;                  /* the note of the led call in hand (win_lead.c) */
-    struct tutti_win_sign sign;       /* what this rank signed its last note with */
     size_t lead_bytes;                /* and the bytes each note carries for it */
+    struct tutti_win_sign sign;       /* what this rank signed its last note with */
 };
 
 /** A window set for `nranks` ranks with this rank's control page: NULL when out of memory. */
