@@ -178,6 +178,9 @@ struct tutti_tconn {
     int peer; /* rank of the other end */
     int channel;
     size_t slot_size; /* capacity of one slot in bytes */
+    /* Set by the engine before send_acquire: the bytes it will post in that slot; 0 when it does
+     * not know (shm places a small frame at a rotating offset in its slot) */
+    size_t next_bytes;
     /* send_post_ref pays only in calls that reduce nothing and move at most this many bytes
      * per rank (sent plus received); 0: any call (shm: a frame read by reference costs the
      * receiver the sender's copy, which a reduction's receiver cannot spare) */

@@ -54,6 +54,9 @@
       "hostname and namespaces)")                                                                  \
     X(SHM_SLOT_SIZE, SIZE, "128k", "1k", "64m", "bytes per shared-memory FIFO slot")               \
     X(SHM_NSLOTS, INT, "8", "2", "1024", "slots per shared-memory FIFO")                           \
+    X(SHM_ROTATE, SIZE, "4k", "0", "64m",                                                          \
+      "frames of at least this many bytes and at most half a slot start at a rotating offset in "  \
+      "their slot, so that a FIFO cycles through all of its memory; 0: every frame at the start")  \
     X(SHM_CMA, INT, "2", "0", "2",                                                                 \
       "1: a local rank reads large frames straight from the sender's memory (process_vm_readv: "   \
       "one copy instead of two) where the kernel allows it; 0: every frame goes through the "      \

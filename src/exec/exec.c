@@ -532,6 +532,7 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
         }
     }
     if (sc != NULL) {
+        sc->next_bytes = bytes;
         st = sc->ops->send_acquire(sc, &sslot, &scap);
         if (st != TUTTI_OK) {
             return st;

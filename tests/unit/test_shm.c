@@ -136,17 +136,27 @@ static struct tutti_fp msg_fp(int sender, int i)
     return (struct tutti_fp){{(uint64_t)i, (uint64_t)sender, (uint64_t)i * 7919, ~(uint64_t)i}};
 }
 
-static int stream(struct side *s, int n)
+/* Where in its slot's payload frame i (received at b) starts. */
+static size_t frame_off(struct tutti_tconn *c, uint64_t i, const void *b)
+{
+    const uint8_t *payload = tutti__shm_slot(&((struct shm_conn *)c)->recv, i) + TUTTI_SHM_SLOT_HDR;
+    return (size_t)((const uint8_t *)b - payload);
+}
+
+/* n messages each way; *moved_p: how many of those received started past their slot's start. */
+static int stream(struct side *s, int n, int *moved_p)
 {
     struct tutti_tconn *c = NULL;
     EXPECT(OPS->connect(s->tctx, 1 - s->rank, 0, &c) == TUTTI_OK && c != NULL, "connect");
-    int sent = 0, got = 0;
+    int sent = 0, got = 0, moved = 0;
     while (sent < n || got < n) {
         void *sb;
         const void *rb;
         size_t cap, len;
+        size_t l = msg_len(sent, c->slot_size);
+        c->next_bytes = l; /* as the engine says before it acquires */
         if (sent < n && OPS->send_acquire(c, &sb, &cap) == TUTTI_OK) {
-            size_t l = msg_len(sent, c->slot_size);
+            EXPECT(cap >= l, "message %d of %zu bytes acquired a slot of %zu", sent, l, cap);
             memset(sb, (sent + s->rank) & 0xff, l);
             struct tutti_fp fp = msg_fp(s->rank, sent);
             EXPECT(OPS->send_post(c, l, &fp) == TUTTI_OK, "post");
@@ -158,6 +168,9 @@ static int stream(struct side *s, int n)
             EXPECT(len == msg_len(got, c->slot_size), "message %d has %zu bytes", got, len);
             EXPECT(rfp != NULL && memcmp(rfp, &want, sizeof(want)) == 0,
                    "message %d: another fingerprint", got);
+            size_t off = frame_off(c, (uint64_t)got, rb);
+            EXPECT(off + len <= c->slot_size, "message %d at %zu past its slot", got, off);
+            moved += off != 0;
             for (size_t k = 0; k < len; k++) {
                 EXPECT(((const uint8_t *)rb)[k] == ((got + 1 - s->rank) & 0xff), "byte %zu", k);
             }
@@ -168,25 +181,49 @@ static int stream(struct side *s, int n)
     EXPECT(barrier(s) == 0, "barrier");
     OPS->close(c);
     OPS->fini(s->tctx);
+    *moved_p = moved;
     return 0;
 }
 
 static int stream_rank1(struct side *s, uint64_t id)
 {
-    int rc = side_init(s, 1, id);
-    return rc != 0 ? rc : stream(s, 3000);
+    int rc = side_init(s, 1, id), moved = 0;
+    return rc != 0 ? rc : stream(s, 3000, &moved);
+}
+
+/* Rank 0 here, rank 1 forked: 3000 messages each way. */
+static void stream_pair(void)
+{
+    struct side s0 = {0}, s1 = {0};
+    uint64_t id = comm_id_for_test();
+    int moved = 0;
+    pid_t pid = fork_pair(&s0, &s1, stream_rank1, id);
+    cr_assert_eq(side_init(&s0, 0, id), 0);
+    cr_assert_eq(stream(&s0, 3000, &moved), 0);
+    cr_assert_eq(child_status(pid), 0);
+    if (tutti__env()->SHM_ROTATE == 0) {
+        cr_assert_eq(moved, 0, "no frame moves without TUTTI_SHM_ROTATE");
+    } else {
+        cr_assert_gt(moved, 100, "frames of at most half a slot move along it: %d did", moved);
+    }
 }
 
 Test(shm, streams_both_ways_through_small_fifos, .timeout = 60)
 {
     setenv("TUTTI_SHM_NSLOTS", "2", 1);
     setenv("TUTTI_SHM_SLOT_SIZE", "4k", 1);
-    struct side s0 = {0}, s1 = {0};
-    uint64_t id = comm_id_for_test();
-    pid_t pid = fork_pair(&s0, &s1, stream_rank1, id);
-    cr_assert_eq(side_init(&s0, 0, id), 0);
-    cr_assert_eq(stream(&s0, 3000), 0);
-    cr_assert_eq(child_status(pid), 0);
+    setenv("TUTTI_SHM_ROTATE", "0", 1);
+    stream_pair();
+}
+
+/* Frames of 1 KiB to half a slot start at offsets that move from lap to lap; every byte and
+ * length arrives as sent, and a frame never crosses its slot's end. */
+Test(shm, small_frames_move_along_their_slots, .timeout = 60)
+{
+    setenv("TUTTI_SHM_NSLOTS", "3", 1);
+    setenv("TUTTI_SHM_SLOT_SIZE", "16k", 1);
+    setenv("TUTTI_SHM_ROTATE", "1k", 1);
+    stream_pair();
 }
 
 /* ---- a sender that closes before the receiver ever sends ---- */
@@ -210,17 +247,27 @@ static int early_sender(struct side *s, uint64_t id)
     return 0;
 }
 
+/* Rank 0 here, connected to an early sender that has posted its three frames and finished. */
+static pid_t early_pair(struct side *s0, struct tutti_tconn **c_p)
+{
+    struct side s1 = {0};
+    uint64_t id = comm_id_for_test();
+    pid_t pid = fork_pair(s0, &s1, early_sender, id);
+    cr_assert_eq(side_init(s0, 0, id), 0);
+    struct tutti_tconn *c = NULL;
+    cr_assert_eq(OPS->connect(s0->tctx, 1, 0, &c), TUTTI_OK, "%s", tutti_last_error(NULL));
+    cr_assert_not_null(c, "usable before the peer's FIFO exists");
+    cr_assert_eq(barrier(s0), 0);
+    cr_assert_eq(barrier(s0), 0); /* the sender has posted, closed and finished */
+    *c_p = c;
+    return pid;
+}
+
 Test(shm, receiver_reads_what_a_closed_sender_posted, .timeout = 60)
 {
-    struct side s0 = {0}, s1 = {0};
-    uint64_t id = comm_id_for_test();
-    pid_t pid = fork_pair(&s0, &s1, early_sender, id);
-    cr_assert_eq(side_init(&s0, 0, id), 0);
+    struct side s0 = {0};
     struct tutti_tconn *c = NULL;
-    cr_assert_eq(OPS->connect(s0.tctx, 1, 0, &c), TUTTI_OK, "%s", tutti_last_error(NULL));
-    cr_assert_not_null(c, "usable before the peer's FIFO exists");
-    cr_assert_eq(barrier(&s0), 0);
-    cr_assert_eq(barrier(&s0), 0); /* the sender has posted, closed and finished */
+    pid_t pid = early_pair(&s0, &c);
     for (int i = 0; i < 3; i++) {
         const void *b;
         size_t len;
@@ -236,6 +283,29 @@ Test(shm, receiver_reads_what_a_closed_sender_posted, .timeout = 60)
     size_t cap;
     cr_assert_eq(OPS->send_acquire(c, &sb, &cap), TUTTI_ERR_REMOTE, "the peer is gone");
     cr_assert(strstr(tutti_last_error(NULL), "rank 1") != NULL, "%s", tutti_last_error(NULL));
+    OPS->close(c);
+    OPS->fini(s0.tctx);
+    cr_assert_eq(child_status(pid), 0);
+}
+
+/* A header that puts its frame past the slot's end (a peer that wrote garbage) is an error that
+ * names the frame, never a read past the segment. */
+Test(shm, a_frame_said_to_end_past_its_slot_is_refused, .timeout = 60)
+{
+    struct side s0 = {0};
+    struct tutti_tconn *c = NULL;
+    pid_t pid = early_pair(&s0, &c); /* three frames of 16 bytes posted */
+    struct shm_fifo *f = &((struct shm_conn *)c)->recv;
+    struct shm_slot_hdr *h = (struct shm_slot_hdr *)(void *)tutti__shm_slot(f, 0);
+    h->off = c->slot_size - 8;
+    const void *b;
+    size_t len;
+    cr_assert_eq(OPS->recv_peek(c, &b, &len, NULL), TUTTI_ERR_REMOTE);
+    cr_assert(strstr(tutti_last_error(NULL), "16 bytes at offset") != NULL, "%s",
+              tutti_last_error(NULL));
+    h->off = 0;
+    cr_assert_eq(wait_peek(c, &b, &len), TUTTI_OK, "the frame as posted");
+    cr_assert(len == 16 && ((const uint8_t *)b)[15] == 0x40);
     OPS->close(c);
     OPS->fini(s0.tctx);
     cr_assert_eq(child_status(pid), 0);
@@ -667,7 +737,8 @@ Test(shm, two_jobs_with_one_id_and_names_planted_before_them_do_not_meet, .timeo
     struct side a0 = {0}, a1 = {0}, b0 = {0}, b1 = {0};
     pid_t pa = fork_pair(&a0, &a1, stream_rank1, id), pb = fork_pair(&b0, &b1, stream_rank1, id);
     int ok = side_init(&a0, 0, id) == 0 && side_init(&b0, 0, id) == 0;
-    ok = ok && stream(&a0, 3000) == 0 && stream(&b0, 3000) == 0;
+    int moved = 0;
+    ok = ok && stream(&a0, 3000, &moved) == 0 && stream(&b0, 3000, &moved) == 0;
     int sa = child_status(pa), sb = child_status(pb);
     int untouched = 1;
     for (int i = 0; i < 3; i++) {

@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #define TUTTI_SHM_CTL_MAGIC  0x4c544353u /* "SCTL" */
-#define TUTTI_SHM_FIFO_MAGIC 0x32494653u /* "SFI2": posts marked in the slots (seq) */
+#define TUTTI_SHM_FIFO_MAGIC 0x33494653u /* "SFI3": posts marked in the slots (seq), offsets */
 #define TUTTI_SHM_SLOT_HDR   64          /* slot header (struct shm_slot_hdr), a cache line */
 
 extern const struct tutti_transport_ops tutti__shm_ops;
@@ -63,13 +63,15 @@ struct shm_ctl {
 };
 
 /* The header of every slot: its length and the fingerprint of the operation it belongs to;
- * ref: 0 when the data is in the slot, else its address in the sender (shm_cma.c); seq: the
- * post's number + 1, written last (release). The receiver polls this line, which it reads
+ * ref: 0 when the data is in the slot, else its address in the sender (shm_cma.c); off: where
+ * in the slot's payload the data starts (a rotating offset, shm_data.c); seq: the post's
+ * number + 1, written last (release). The receiver polls this line, which it reads
  * anyway, instead of a separate head counter: one cache line crosses per post, not two. */
 struct shm_slot_hdr {
     uint64_t len;
     struct tutti_fp fp;
     uint64_t ref;
+    uint64_t off;
     _Atomic uint64_t seq;
 };
 _Static_assert(sizeof(struct shm_slot_hdr) <= TUTTI_SHM_SLOT_HDR, "slot header fits");
@@ -115,6 +117,7 @@ struct shm_ctx {
     size_t cma_max;          /* in calls that move at most this much (tutti_tconn.ref_max) */
     uint32_t cma_share;      /* tutti_tconn.share_every (TUTTI_SHM_CMA_SHARE) */
     uint32_t fill;           /* how send slots are written: TUTTI_FILL_* (TUTTI_SHM_FILL) */
+    size_t rotate_min;       /* frames this long or longer rotate (TUTTI_SHM_ROTATE); 0: none */
     struct shm_conn **conns; /* every open connection, to unlink names and wake on close */
     int nconns, conns_cap;
     int *watch;             /* [nlocal]: the watched peers, in the order connected */
@@ -132,6 +135,7 @@ struct shm_fifo {
     size_t stride;   /* TUTTI_SHM_SLOT_HDR + slot size */
     uint64_t mine;   /* sender: slots it posted; receiver: slots it released (tail) */
     uint64_t theirs; /* sender: last value read of the receiver's tail */
+    size_t off;      /* sender: where the acquired slot's payload starts (shm_data.c) */
 };
 
 /* Where the engine wants received frame `seq` (recv_place), for frames sent by reference. */

@@ -41,7 +41,8 @@ tutti_status_t tutti__shm_send_post_ref(struct tutti_tconn *conn, const void *bu
     struct shm_conn *c = (struct shm_conn *)conn;
     if (!c->send_ref || bytes < c->ctx->cma_min) {
         /* The peer cannot read us, or the frame is too small to pay for a system call. */
-        memcpy(tutti__shm_slot(&c->send, c->send.mine) + TUTTI_SHM_SLOT_HDR, buf, bytes);
+        memcpy(tutti__shm_slot(&c->send, c->send.mine) + TUTTI_SHM_SLOT_HDR + c->send.off, buf,
+               bytes);
         return tutti__shm_post(c, bytes, fp, 0);
     }
     TUTTI_CHECK(tutti__shm_post(c, bytes, fp, (uint64_t)(uintptr_t)buf));

@@ -7,9 +7,14 @@
  * publishing, a side rings
  * the peer's doorbell only if the peer announced that it is going to sleep. A slot may carry the
  * address of its data in the sender instead of the data (shm_cma.c).
+ *
+ * A frame of at most half a slot (and at least TUTTI_SHM_ROTATE bytes) starts at an offset that
+ * moves along its slot from one lap of the FIFO to the next, so the FIFO's frames cycle through
+ * all of its memory rather than the first part of each slot over and over.
  */
 #include "shm.h"
 #include "base/check.h"
+#include "base/util.h"
 
 #include <limits.h>
 #include <linux/futex.h>
@@ -35,6 +40,18 @@ static inline void wake_if_sleeping(struct shm_ctl *ctl)
     }
 }
 
+/* Where in the payload of the slot the sender acquires next a frame of `want` bytes starts. */
+static size_t rotate_off(const struct shm_ctx *ctx, const struct shm_fifo *f, size_t want)
+{
+    size_t cap = f->stride - TUTTI_SHM_SLOT_HDR;
+    if (ctx->rotate_min == 0 || want < ctx->rotate_min || want > cap / 2) {
+        return 0;
+    }
+    size_t step = tutti__align_up(want, 4096);
+    size_t places = cap / step; /* at least 1; off + want <= places * step <= cap */
+    return (size_t)((f->mine / f->nslots) % places) * step;
+}
+
 tutti_status_t tutti__shm_send_acquire(struct tutti_tconn *conn, void **buf_p, size_t *cap_p)
 {
     struct shm_conn *c = (struct shm_conn *)conn;
@@ -51,8 +68,9 @@ tutti_status_t tutti__shm_send_acquire(struct tutti_tconn *conn, void **buf_p, s
             return TUTTI_IN_PROGRESS;
         }
     }
-    *buf_p = tutti__shm_slot(f, f->mine) + TUTTI_SHM_SLOT_HDR;
-    *cap_p = f->stride - TUTTI_SHM_SLOT_HDR;
+    f->off = rotate_off(c->ctx, f, conn->next_bytes);
+    *buf_p = tutti__shm_slot(f, f->mine) + TUTTI_SHM_SLOT_HDR + f->off;
+    *cap_p = f->stride - TUTTI_SHM_SLOT_HDR - f->off;
     return TUTTI_OK;
 }
 
@@ -63,6 +81,7 @@ tutti_status_t tutti__shm_post(struct shm_conn *c, size_t bytes, const struct tu
     struct shm_slot_hdr *h = (struct shm_slot_hdr *)(void *)tutti__shm_slot(f, f->mine);
     h->len = bytes;
     h->ref = ref;
+    h->off = f->off;
     if (fp != NULL) {
         h->fp = *fp;
     } else {
@@ -98,16 +117,21 @@ tutti_status_t tutti__shm_recv_peek(struct tutti_tconn *conn, const void **buf_p
         }
     }
     uint64_t len = *(const volatile uint64_t *)&h->len;
-    if (len > f->stride - TUTTI_SHM_SLOT_HDR) {
+    uint64_t off = *(const volatile uint64_t *)&h->off;
+    uint64_t cap = f->stride - TUTTI_SHM_SLOT_HDR;
+    if (off > cap || len > cap - off) {
         return tutti__set_error(c->ctx->args.err, TUTTI_ERR_REMOTE,
-                                "rank %d wrote a shm slot of %llu bytes, larger than the slot",
-                                conn->peer, (unsigned long long)len);
+                                "rank %d wrote a shm frame of %llu bytes at offset %llu of a "
+                                "%llu-byte slot",
+                                conn->peer, (unsigned long long)len, (unsigned long long)off,
+                                (unsigned long long)cap);
     }
     *len_p = (size_t)len;
+    uint8_t *data = slot + TUTTI_SHM_SLOT_HDR + off;
     if (*(const volatile uint64_t *)&h->ref != 0) {
-        TUTTI_CHECK(tutti__shm_pull(c, h, slot + TUTTI_SHM_SLOT_HDR, (size_t)len, buf_p));
+        TUTTI_CHECK(tutti__shm_pull(c, h, data, (size_t)len, buf_p));
     } else {
-        *buf_p = slot + TUTTI_SHM_SLOT_HDR;
+        *buf_p = data;
     }
     if (fp_p != NULL) {
         *fp_p = &h->fp; /* the sender does not touch the slot again before our release */
