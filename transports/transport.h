@@ -295,7 +295,8 @@ struct tutti_transport_ops {
 
     /* ---- per connection ---- */
 
-    /** Next free send slot: *buf_p, *cap_p (>= slot_size). TUTTI_IN_PROGRESS when full. */
+    /** Next free send slot: *buf_p, *cap_p (>= slot_size, or >= c->next_bytes when that is not
+     * 0). TUTTI_IN_PROGRESS when full. */
     tutti_status_t (*send_acquire)(struct tutti_tconn *c, void **buf_p, size_t *cap_p);
 
     /**
