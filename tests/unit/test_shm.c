@@ -3,8 +3,9 @@
  * directions through small FIFOs, a receiver that reads what a sender posted before it closed
  * (even when the receiver never opened its own sending direction), a dead peer found by
  * check(), frames sent by reference (read from the sender's memory, where placed, or refused by
- * the receiver), and settings that differ between the two ends. Segments whose maker has ended (a
- * rank killed during init) are replaced and swept; those of a live maker are named, never taken.
+ * the receiver), and settings or builds that differ between the two ends. Segments whose maker has
+ * ended (a rank killed during init) are replaced and swept; those of a live maker are named, never
+ * taken.
  *
  * The test process is rank 0 and forks rank 1; pipes serve as barriers. The forked rank reports
  * a failed check through its exit status (the line number).
@@ -45,8 +46,8 @@ static int barrier(struct side *s)
     return (write(s->to_peer, &b, 1) == 1 && read(s->from_peer, &b, 1) == 1) ? 0 : -1;
 }
 
-/* Both processes: context, blobs, then the three attach phases with barriers between them. */
-static int side_init(struct side *s, int rank, uint64_t comm_id)
+/* Both ranks on this host; the context's arguments for rank. */
+static void side_args(struct side *s, int rank, uint64_t comm_id)
 {
     s->rank = rank;
     for (int r = 0; r < 2; r++) {
@@ -60,6 +61,12 @@ static int side_init(struct side *s, int rank, uint64_t comm_id)
                                        .nchannels = 1,
                                        .timeout_ns = 10000000000ll,
                                        .peers = s->peers};
+}
+
+/* Both processes: context, blobs, then the three attach phases with barriers between them. */
+static int side_init(struct side *s, int rank, uint64_t comm_id)
+{
+    side_args(s, rank, comm_id);
     uint8_t *blob = s->peers[rank].blob[TUTTI_TRANSPORT_SHM];
     uint8_t *theirs = s->peers[!rank].blob[TUTTI_TRANSPORT_SHM];
     EXPECT(OPS->init(&s->args, &s->tctx, blob) == TUTTI_OK, "init: %s", tutti_last_error(NULL));
@@ -573,6 +580,37 @@ Test(shm, different_fifo_settings_are_refused_by_name, .timeout = 60)
     cr_assert_eq(barrier(&s0), 0);
     OPS->fini(s0.tctx);
     cr_assert_eq(child_status(pid), 0);
+}
+
+/* A rank of this host whose blob gives another layout (another build of tutti) fails the attach
+ * at once, naming the rank and both versions; one on another host does not matter. */
+Test(shm, a_local_rank_of_another_build_is_refused_by_name, .timeout = 60)
+{
+    struct side s = {0};
+    side_args(&s, 0, comm_id_for_test());
+    uint8_t *blob = s.peers[0].blob[TUTTI_TRANSPORT_SHM];
+    cr_assert_eq(OPS->init(&s.args, &s.tctx, blob), TUTTI_OK, "%s", tutti_last_error(NULL));
+    uint32_t mine, other[] = {0, TUTTI_SHM_LAYOUT + 1};
+    memcpy(&mine, blob + TUTTI_SHM_SALT_BYTES, sizeof(mine));
+    cr_assert_eq(mine, TUTTI_SHM_LAYOUT, "the blob carries this build's layout");
+    for (int i = 0; i < 2; i++) {
+        memcpy(s.peers[1].blob[TUTTI_TRANSPORT_SHM], blob, TUTTI_TRANSPORT_BLOB);
+        memcpy(s.peers[1].blob[TUTTI_TRANSPORT_SHM] + TUTTI_SHM_SALT_BYTES, &other[i],
+               sizeof(other[i]));
+        cr_assert_eq(OPS->attach(s.tctx, 0), TUTTI_ERR_INVALID_USAGE);
+        char want[96];
+        snprintf(want, sizeof(want),
+                 "rank 1 (host test, pid 0) lays out shared memory as version %u",
+                 (unsigned)other[i]);
+        const char *msg = tutti_last_error(NULL);
+        cr_assert(strstr(msg, want) != NULL && strstr(msg, "same libtutti") != NULL, "%s", msg);
+    }
+    s.peers[1].host = 1; /* on another host: its layout is not this transport's business */
+    for (int phase = 0; phase < 3; phase++) {
+        cr_assert_eq(OPS->attach(s.tctx, phase), TUTTI_OK, "attach %d: %s", phase,
+                     tutti_last_error(NULL));
+    }
+    OPS->fini(s.tctx);
 }
 
 /* ------------------------------------------------------------ segments left by dead makers */

@@ -30,6 +30,10 @@
 #define TUTTI_SHM_CTL_MAGIC  0x4c544353u /* "SCTL" */
 #define TUTTI_SHM_FIFO_MAGIC 0x33494653u /* "SFI3": posts marked in the slots (seq), offsets */
 #define TUTTI_SHM_SLOT_HDR   64          /* slot header (struct shm_slot_hdr), a cache line */
+/* The version of every segment's layout (directory, control page, FIFO, slot header), published
+ * in each rank's blob and checked between the ranks of a host (shm_blob.c). Raise it with any
+ * change to those layouts, as the magics above are. */
+#define TUTTI_SHM_LAYOUT 1u
 
 extern const struct tutti_transport_ops tutti__shm_ops;
 
@@ -298,6 +302,14 @@ int tutti__shm_remove_job(uint64_t comm_id);
 
 /** A local peer has died: remove the names it made (its receive FIFOs). */
 void tutti__shm_forget(const struct shm_ctx *ctx, int rank);
+
+/* shm_blob.c: what a rank publishes, and the check of its local peers' layouts */
+
+/** This rank's salt and TUTTI_SHM_LAYOUT into its blob (TUTTI_TRANSPORT_BLOB bytes). */
+void tutti__shm_publish(const struct shm_ctx *ctx, uint8_t *blob);
+
+/** INVALID_USAGE naming the first rank of this host whose published layout is not this build's. */
+tutti_status_t tutti__shm_check_layouts(const struct shm_ctx *ctx);
 
 /* shm_name.c: names no other user can know in advance */
 

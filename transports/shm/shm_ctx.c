@@ -48,7 +48,7 @@ static tutti_status_t shm_init(const struct tutti_tctx_args *args, void **tctx_p
         free(ctx);
         return TUTTI_ERR_SYSTEM;
     }
-    memcpy(blob, ctx->mine, sizeof(ctx->mine)); /* for the all-gather: names its segments */
+    tutti__shm_publish(ctx, blob); /* for the all-gather: names its segments, says their layout */
     *tctx_p = ctx;
     return TUTTI_OK;
 }
@@ -76,6 +76,7 @@ static tutti_status_t shm_attach(void *tctx, int phase)
     const struct tutti_tctx_args *a = &ctx->args;
     int first = a->peers[a->rank].host == a->rank;
     if (phase == 0) {
+        TUTTI_CHECK(tutti__shm_check_layouts(ctx));
         memcpy(ctx->salt, a->peers[a->peers[a->rank].host].blob[TUTTI_TRANSPORT_SHM],
                sizeof(ctx->salt));
         return first ? dir_open(ctx, 1) : TUTTI_OK;
