@@ -7,7 +7,9 @@
  * Without the check, a rank that does not know the other's FIFO magic takes the FIFO as not yet
  * ready and waits for the connection's timeout; with it, the set-up fails at once on every rank
  * (the attach's agreement, src/exec/connect.c), naming both layouts. A build from before the
- * layout was published leaves those bytes zero: layout 0.
+ * layout was published leaves those bytes zero: layout 0. A rank without the transport publishes
+ * nothing (its blob stays zero, salt included: 16 random bytes are never all zero): it is not
+ * judged here, and the attach's sync takes every pair to TCP as before.
  */
 #include "shm.h"
 #include "base/check.h"
@@ -31,6 +33,10 @@ tutti_status_t tutti__shm_check_layouts(const struct shm_ctx *ctx)
     for (int r = 0; r < a->nranks; r++) {
         if (a->peers[r].host != host) {
             continue; /* shared memory is only between ranks of one host */
+        }
+        static const uint8_t none[TUTTI_SHM_SALT_BYTES];
+        if (memcmp(a->peers[r].blob[TUTTI_TRANSPORT_SHM], none, sizeof(none)) == 0) {
+            continue; /* no shm context there (TUTTI_TRANSPORT=tcp): the attach's sync decides */
         }
         uint32_t theirs;
         memcpy(&theirs, a->peers[r].blob[TUTTI_TRANSPORT_SHM] + TUTTI_SHM_SALT_BYTES,
