@@ -27,13 +27,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TUTTI_SHM_CTL_MAGIC  0x4c544353u /* "SCTL" */
-#define TUTTI_SHM_FIFO_MAGIC 0x33494653u /* "SFI3": posts marked in the slots (seq), offsets */
-#define TUTTI_SHM_SLOT_HDR   64          /* slot header (struct shm_slot_hdr), a cache line */
 /* The version of every segment's layout (directory, control page, FIFO, slot header), published
  * in each rank's blob and checked between the ranks of a host (shm_blob.c). Raise it with any
- * change to those layouts, as the magics above are. */
+ * change to those layouts: the FIFO's magic follows it, so there is one number to keep. */
 #define TUTTI_SHM_LAYOUT 1u
+
+#define TUTTI_SHM_CTL_MAGIC 0x4c544353u /* "SCTL": a control page is there (shm_watch.c) */
+/* "SFI" and a digit, '3' at layout 1: a FIFO of another layout never reads as ready. */
+#define TUTTI_SHM_FIFO_MAGIC (0x00494653u | ((uint32_t)('2' + TUTTI_SHM_LAYOUT) << 24))
+#define TUTTI_SHM_SLOT_HDR   64 /* slot header (struct shm_slot_hdr), a cache line */
 
 extern const struct tutti_transport_ops tutti__shm_ops;
 

@@ -17,6 +17,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
+_Static_assert(TUTTI_SHM_LAYOUT != 1 || TUTTI_SHM_FIFO_MAGIC == 0x33494653u,
+               "layout 1 keeps the FIFO magic \"SFI3\" it had before the version was published");
+
 static void fifo_name(const struct shm_ctx *ctx, int src, int dst, int ch, char *buf, size_t len)
 {
     tutti__shm_name(ctx, 'f', src, dst, ch, buf, len);
