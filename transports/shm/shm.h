@@ -33,7 +33,8 @@
 #define TUTTI_SHM_LAYOUT 1u
 
 #define TUTTI_SHM_CTL_MAGIC 0x4c544353u /* "SCTL": a control page is there (shm_watch.c) */
-/* "SFI" and a digit, '3' at layout 1: a FIFO of another layout never reads as ready. */
+/* "SFI" and the character '2' + layout ("SFI3" at layout 1): a FIFO of another layout never
+ * reads as ready. */
 #define TUTTI_SHM_FIFO_MAGIC (0x00494653u | ((uint32_t)('2' + TUTTI_SHM_LAYOUT) << 24))
 #define TUTTI_SHM_SLOT_HDR   64 /* slot header (struct shm_slot_hdr), a cache line */
 
