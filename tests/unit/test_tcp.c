@@ -401,6 +401,53 @@ Test(tcp, full_receive_slots_push_back_on_the_sender, .timeout = 30)
     rank_teardown(&r1);
 }
 
+/* An empty frame whose header arrived while every receive slot was full has nothing left in
+ * the kernel to read: it must still arrive once a slot frees, with no later frame to wake it. */
+Test(tcp, empty_frame_behind_full_slots_arrives_without_more_traffic, .timeout = 30)
+{
+    enum { N = 6 }; /* the 4 slots, and one empty frame behind them on each socket */
+    struct rank r0, r1;
+    local_pair(&r0, &r1, 5 * SEC);
+    local_connect(&r0, &r1);
+    struct tutti_tconn *tx = r0.conn[0], *rx = r1.conn[0];
+    int moved, done = 0;
+    for (int i = 0; i < N; i++) {
+        void *buf;
+        size_t cap;
+        cr_assert_eq(OPS->send_acquire(tx, &buf, &cap), TUTTI_OK);
+        cr_assert_eq(OPS->send_post(tx, 0, NULL), TUTTI_OK);
+    }
+    for (int64_t end = tutti__now_ns() + 5 * SEC; !done;) {
+        cr_assert_eq(OPS->progress(tx, &moved), TUTTI_OK);
+        cr_assert_eq(OPS->flushed(tx, &done), TUTTI_OK);
+        cr_assert_lt(tutti__now_ns(), end, "the sender never flushed");
+    }
+    const struct tcp_conn *c = (const struct tcp_conn *)rx;
+    for (int64_t end = tutti__now_ns() + 5 * SEC; c->socks[0].rhdr_ok + c->socks[1].rhdr_ok < 2;) {
+        cr_assert_eq(OPS->progress(rx, &moved), TUTTI_OK); /* fills the slots, reads ahead */
+        cr_assert_lt(tutti__now_ns(), end, "the headers behind the full slots never came");
+    }
+    for (int got = 0; got < N;) {
+        const void *buf;
+        size_t len;
+        tutti_status_t st = OPS->recv_peek(rx, &buf, &len, NULL);
+        if (st == TUTTI_OK) {
+            cr_assert_eq(len, 0);
+            cr_assert_eq(OPS->recv_release(rx), TUTTI_OK);
+            got++;
+            continue;
+        }
+        cr_assert_eq(st, TUTTI_IN_PROGRESS);
+        for (int spins = 0; spins < 1000 && st == TUTTI_IN_PROGRESS; spins++) {
+            cr_assert_eq(OPS->progress(rx, &moved), TUTTI_OK);
+            st = OPS->recv_peek(rx, &buf, &len, NULL);
+        }
+        cr_assert_eq(st, TUTTI_OK, "empty frame %d never arrived", got);
+    }
+    rank_teardown(&r0);
+    rank_teardown(&r1);
+}
+
 Test(tcp, check_closes_a_silent_stranger_at_the_deadline, .timeout = 30)
 {
     struct rank r0, r1;

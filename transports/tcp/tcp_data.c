@@ -16,6 +16,7 @@
 #include "base/util.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -357,6 +358,27 @@ static tutti_status_t sock_read(struct tcp_conn *c, struct tcp_sock *s, int *mov
     return TUTTI_OK;
 }
 
+/*
+ * Whether sock_read on s can do anything: bytes already staged, an empty frame to finish, or
+ * the kernel has data, an end or an error for it (revents from a poll the caller made, or -1 to poll s here). While a
+ * receiver waits, asking poll is cheaper than a recvmsg that finds nothing: recvmsg takes the
+ * socket's lock, which the sender's delivery on loopback needs at the same moment.
+ */
+static int sock_readable(const struct tcp_sock *s, int revents)
+{
+    if (s->stage_at < s->stage_end || (s->rhdr_ok && s->rpay_got == s->rlen)) {
+        return 1; /* staged bytes, or an empty frame that waited for its slot */
+    }
+    if (s->closed) {
+        return 0;
+    }
+    if (revents < 0) {
+        struct pollfd pf = {.fd = s->fd, .events = POLLIN};
+        return poll(&pf, 1, 0) != 0; /* ready, or poll failed: read, as without the poll */
+    }
+    return revents != 0;
+}
+
 tutti_status_t tutti__tcp_send_acquire(struct tutti_tconn *tc, void **buf_p, size_t *cap_p)
 {
     struct tcp_conn *c = (struct tcp_conn *)tc;
@@ -431,7 +453,9 @@ tutti_status_t tutti__tcp_recv_peek(struct tutti_tconn *tc, const void **buf_p, 
     if (!slot_arrived(c, c->rtail)) {
         struct tcp_sock *s = sock_of(c, c->rtail);
         int moved = 0;
-        TUTTI_CHECK(sock_read(c, s, &moved));
+        if (sock_readable(s, -1)) {
+            TUTTI_CHECK(sock_read(c, s, &moved));
+        }
         if (!slot_arrived(c, c->rtail)) {
             return s->closed ? peer_closed(c, s) : TUTTI_IN_PROGRESS;
         }
@@ -499,10 +523,22 @@ tutti_status_t tutti__tcp_progress(struct tutti_tconn *tc, int *moved_p)
     if (c->status != TUTTI_OK) {
         return c->status;
     }
+    /* One poll for all the sockets, then a read only where there is something to read. */
+    struct pollfd pf[TCP_MAX_SOCKS];
+    for (int i = 0; i < c->nsocks; i++) {
+        pf[i] = (struct pollfd){.fd = c->socks[i].closed ? -1 : c->socks[i].fd, .events = POLLIN};
+    }
+    if (poll(pf, (nfds_t)c->nsocks, 0) < 0) {
+        for (int i = 0; i < c->nsocks; i++) {
+            pf[i].revents = POLLIN; /* EINTR, ENOMEM: read them all, as without the poll */
+        }
+    }
     for (int i = 0; i < c->nsocks; i++) {
         struct tcp_sock *s = &c->socks[i];
         TUTTI_CHECK(sock_write(c, s, &moved));
-        TUTTI_CHECK(sock_read(c, s, &moved));
+        if (sock_readable(s, pf[i].revents)) {
+            TUTTI_CHECK(sock_read(c, s, &moved));
+        }
         if (s->closed && s->snext < c->shead) {
             return peer_closed(c, s); /* what is queued for it can never be delivered */
         }
