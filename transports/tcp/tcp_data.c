@@ -360,9 +360,10 @@ static tutti_status_t sock_read(struct tcp_conn *c, struct tcp_sock *s, int *mov
 
 /*
  * Whether sock_read on s can do anything: bytes already staged, an empty frame to finish, or
- * the kernel has data, an end or an error for it (revents from a poll the caller made, or -1 to poll s here). While a
- * receiver waits, asking poll is cheaper than a recvmsg that finds nothing: recvmsg takes the
- * socket's lock, which the sender's delivery on loopback needs at the same moment.
+ * the kernel has data, an end or an error for it (revents from a poll the caller made, or -1 to
+ * poll s here). While a receiver waits, asking poll is cheaper than a recvmsg that finds nothing:
+ * recvmsg takes the socket's lock, which the sender's delivery on loopback needs at the same
+ * moment.
  */
 static int sock_readable(const struct tcp_sock *s, int revents)
 {
