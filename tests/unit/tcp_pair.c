@@ -57,7 +57,7 @@ int rank_publish(struct rank *r, int rank, int nsocks)
     r->rank = rank;
     r->env = *tutti__env();
     r->env.NSOCKS = nsocks;
-    r->env.TCP_SLOT_SIZE = SLOT;
+    r->env.TCP_SLOT_SIZE = r->slot_size > 0 ? r->slot_size : SLOT;
     r->env.TCP_NSLOTS = 4;
     memcpy(r->secret, secret, sizeof(secret));
     EXPECT(tutti__sockaddr_parse("127.0.0.1:1", -1, AF_INET, &r->hint) == TUTTI_OK, "hint");

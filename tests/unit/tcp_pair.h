@@ -35,6 +35,7 @@ struct rank {
     struct tutti_tconn *conn[TUTTI_MAX_CHANNELS];
     int to_peer, from_peer; /* pipes: record exchange and barriers */
     int64_t timeout_ns;     /* 0: 10 s */
+    size_t slot_size;       /* 0: SLOT */
 };
 
 /** The job's secret and communicator id both ranks use. */

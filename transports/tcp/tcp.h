@@ -41,6 +41,9 @@
 /* Bytes a socket reads at once while it waits for a frame's header: a small frame (its header
  * and up to TCP_STAGE_BYTES - TCP_HDR_BYTES of payload) then takes one read, not two. */
 #define TCP_STAGE_BYTES 8192u
+/* A connection whose last data frame had at least this many bytes polls its sockets before it
+ * reads them (tcp_data.c, sock_readable); one that carries smaller frames reads them directly. */
+#define TCP_POLL_MIN 65536u
 
 /* Frame types: ASCII tags, so that a stray stream is unlikely to look like a frame. */
 enum {
@@ -126,6 +129,7 @@ struct tcp_conn {
     struct tutti_fp *rfp;    /* per receive slot: the fingerprint its frame came with */
     struct tcp_place *place; /* per receive slot */
     uint64_t rtail;          /* next slot to peek */
+    int rlarge;              /* the last data frame had TCP_POLL_MIN bytes or more */
     struct tcp_sock socks[];
 };
 

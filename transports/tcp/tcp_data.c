@@ -215,6 +215,7 @@ static tutti_status_t frame_done(struct tcp_conn *c, struct tcp_sock *s)
     c->rlen[slot] = s->rlen;
     c->rfp[slot] = s->rfp;
     c->place[slot].landed = s->rlen > 0 ? s->rtarget : c->rbuf + slot * c->base.slot_size;
+    c->rlarge = s->rlen >= TCP_POLL_MIN;
     s->rnext += (uint64_t)c->nsocks;
     s->rhdr_ok = 0;
     s->rhdr_got = 0;
@@ -361,9 +362,11 @@ static tutti_status_t sock_read(struct tcp_conn *c, struct tcp_sock *s, int *mov
 /*
  * Whether sock_read on s can do anything: bytes already staged, an empty frame to finish, or
  * the kernel has data, an end or an error for it (revents from a poll the caller made, or -1 to
- * poll s here). While a receiver waits, asking poll is cheaper than a recvmsg that finds nothing:
- * recvmsg takes the socket's lock, which the sender's delivery on loopback needs at the same
- * moment.
+ * poll s here). While large frames stream in both ways, asking poll is cheaper than a recvmsg
+ * that finds nothing: recvmsg takes the socket's lock, which the sender's delivery on loopback
+ * needs at the same moment, and packets that find the lock taken wait for the reader to process
+ * them. The callers ask only on a connection whose last data frame was large (c->rlarge): for
+ * small frames the poll would be a second system call per frame.
  */
 static int sock_readable(const struct tcp_sock *s, int revents)
 {
@@ -454,7 +457,7 @@ tutti_status_t tutti__tcp_recv_peek(struct tutti_tconn *tc, const void **buf_p, 
     if (!slot_arrived(c, c->rtail)) {
         struct tcp_sock *s = sock_of(c, c->rtail);
         int moved = 0;
-        if (sock_readable(s, -1)) {
+        if (!c->rlarge || sock_readable(s, -1)) {
             TUTTI_CHECK(sock_read(c, s, &moved));
         }
         if (!slot_arrived(c, c->rtail)) {
@@ -529,15 +532,12 @@ tutti_status_t tutti__tcp_progress(struct tutti_tconn *tc, int *moved_p)
     for (int i = 0; i < c->nsocks; i++) {
         pf[i] = (struct pollfd){.fd = c->socks[i].closed ? -1 : c->socks[i].fd, .events = POLLIN};
     }
-    if (poll(pf, (nfds_t)c->nsocks, 0) < 0) {
-        for (int i = 0; i < c->nsocks; i++) {
-            pf[i].revents = POLLIN; /* EINTR, ENOMEM: read them all, as without the poll */
-        }
-    }
+    /* Small frames skip it; a failed poll (EINTR, ENOMEM) reads them all, as without it. */
+    int polled = c->rlarge && poll(pf, (nfds_t)c->nsocks, 0) >= 0;
     for (int i = 0; i < c->nsocks; i++) {
         struct tcp_sock *s = &c->socks[i];
         TUTTI_CHECK(sock_write(c, s, &moved));
-        if (sock_readable(s, pf[i].revents)) {
+        if (!polled || sock_readable(s, pf[i].revents)) {
             TUTTI_CHECK(sock_read(c, s, &moved));
         }
         if (s->closed && s->snext < c->shead) {
