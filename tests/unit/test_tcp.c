@@ -275,8 +275,8 @@ Test(tcp, killed_peer_is_remote_error_not_hang, .timeout = 60)
 }
 /* ------------------------------------------------------------------ one process */
 
-/* Both ranks as two contexts of this process (the pipes hold both records). */
-/* Two ranks in this process, with receive slots of slot bytes (0: SLOT). */
+/* Both ranks as two contexts of this process (the pipes hold both records), with TCP slots of
+ * slot bytes (0: SLOT). */
 static void local_pair_slots(struct rank *r0, struct rank *r1, int64_t timeout_ns, size_t slot)
 {
     int down[2], up[2];
