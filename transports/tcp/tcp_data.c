@@ -520,6 +520,20 @@ tutti_status_t tutti__tcp_recv_release(struct tutti_tconn *tc)
     return TUTTI_OK;
 }
 
+/* Polls a connection of large frames once for all its sockets (pf[i] for socket i); returns 0
+ * when it did not: small frames skip the poll, and a failed one (EINTR, ENOMEM) reads every
+ * socket, as without it. */
+static int poll_socks(const struct tcp_conn *c, struct pollfd *pf)
+{
+    if (!c->rlarge) {
+        return 0;
+    }
+    for (int i = 0; i < c->nsocks; i++) {
+        pf[i] = (struct pollfd){.fd = c->socks[i].closed ? -1 : c->socks[i].fd, .events = POLLIN};
+    }
+    return poll(pf, (nfds_t)c->nsocks, 0) >= 0;
+}
+
 tutti_status_t tutti__tcp_progress(struct tutti_tconn *tc, int *moved_p)
 {
     struct tcp_conn *c = (struct tcp_conn *)tc;
@@ -529,11 +543,7 @@ tutti_status_t tutti__tcp_progress(struct tutti_tconn *tc, int *moved_p)
     }
     /* One poll for all the sockets, then a read only where there is something to read. */
     struct pollfd pf[TCP_MAX_SOCKS];
-    for (int i = 0; i < c->nsocks; i++) {
-        pf[i] = (struct pollfd){.fd = c->socks[i].closed ? -1 : c->socks[i].fd, .events = POLLIN};
-    }
-    /* Small frames skip it; a failed poll (EINTR, ENOMEM) reads them all, as without it. */
-    int polled = c->rlarge && poll(pf, (nfds_t)c->nsocks, 0) >= 0;
+    int polled = poll_socks(c, pf);
     for (int i = 0; i < c->nsocks; i++) {
         struct tcp_sock *s = &c->socks[i];
         TUTTI_CHECK(sock_write(c, s, &moved));
