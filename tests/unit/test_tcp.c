@@ -480,21 +480,27 @@ Test(tcp, check_closes_a_silent_stranger_at_the_deadline, .timeout = 30)
     rank_teardown(&r1);
 }
 
+/* Post a frame of len bytes of `fill` on tx, waiting for a free slot. */
+static void post_frame(struct tutti_tconn *tx, char fill, size_t len)
+{
+    void *buf;
+    size_t cap;
+    while (OPS->send_acquire(tx, &buf, &cap) != TUTTI_OK) {
+    }
+    memset(buf, fill, len);
+    cr_assert_eq(OPS->send_post(tx, len, NULL), TUTTI_OK);
+}
+
 Test(tcp, beats_vouch_without_counting_as_progress_and_leave_frames_intact, .timeout = 30)
 {
     struct rank r0, r1;
     local_pair(&r0, &r1, 5 * SEC);
     local_connect(&r0, &r1);
     struct tutti_tconn *tx = r0.conn[0], *rx = r1.conn[0];
-    void *buf;
-    size_t cap;
     int moved = 0;
     /* a frame, a beat between two frames, a frame */
     for (int i = 0; i < 2; i++) {
-        while (OPS->send_acquire(tx, &buf, &cap) != TUTTI_OK) {
-        }
-        memset(buf, 'a' + i, 100);
-        cr_assert_eq(OPS->send_post(tx, 100, NULL), TUTTI_OK);
+        post_frame(tx, (char)('a' + i), 100);
         if (i == 0) {
             cr_assert_eq(OPS->beat(tx, 2 * SEC), TUTTI_OK);
         }
@@ -522,6 +528,37 @@ Test(tcp, beats_vouch_without_counting_as_progress_and_leave_frames_intact, .tim
         cr_assert_eq(OPS->progress(rx, &moved), TUTTI_OK);
         cr_assert_eq(moved, 0, "reading a beat counted as progress");
         cr_assert_lt(tutti__now_ns(), end, "the beat never arrived");
+    }
+    rank_teardown(&r0);
+    rank_teardown(&r1);
+}
+
+/* After frame 0 the receiver of small frames waits on socket 1 and reads socket 0 only in its
+ * sweeps (TCP_SWEEP): a beat that goes out on socket 0 must still be read. */
+Test(tcp, beat_on_a_socket_no_frame_is_due_on_is_read, .timeout = 30)
+{
+    struct rank r0, r1;
+    local_pair(&r0, &r1, 5 * SEC);
+    local_connect(&r0, &r1);
+    struct tutti_tconn *tx = r0.conn[0], *rx = r1.conn[0];
+    const void *got;
+    size_t len;
+    int moved = 0;
+    post_frame(tx, 'a', 8);
+    while (OPS->recv_peek(rx, &got, &len, NULL) == TUTTI_IN_PROGRESS) {
+        cr_assert_eq(OPS->progress(tx, &moved), TUTTI_OK);
+    }
+    cr_assert_eq(OPS->recv_release(rx), TUTTI_OK);
+    const struct tcp_conn *c = (const struct tcp_conn *)rx;
+    cr_assert_eq(c->nsocks, 2);
+    cr_assert_eq(c->socks[1].rnext, 1, "frame 1 is due on socket 1");
+    rx->vouched = 0;
+    cr_assert_eq(OPS->beat(tx, 0), TUTTI_OK);
+    cr_assert_eq(((const struct tcp_conn *)tx)->socks[0].sbeat_left, 0,
+                 "the beat left on socket 0");
+    for (int64_t end = tutti__now_ns() + 5 * SEC; rx->vouched == 0;) {
+        cr_assert_eq(OPS->progress(rx, &moved), TUTTI_OK);
+        cr_assert_lt(tutti__now_ns(), end, "the beat on socket 0 was never read");
     }
     rank_teardown(&r0);
     rank_teardown(&r1);

@@ -44,6 +44,10 @@
 /* A connection whose last data frame had at least this many bytes polls its sockets before it
  * reads them (tcp_data.c, sock_readable); one that carries smaller frames reads them directly. */
 #define TCP_POLL_MIN 65536u
+/* On small frames a progress call reads the socket of the next frame in sequence, and every
+ * socket once in this many calls (a power of 2): abort notices, beats and ends of peers come on
+ * any of them (tcp_data.c). */
+#define TCP_SWEEP 16u
 
 /* Frame types: ASCII tags, so that a stray stream is unlikely to look like a frame. */
 enum {
@@ -130,6 +134,7 @@ struct tcp_conn {
     struct tcp_place *place; /* per receive slot */
     uint64_t rtail;          /* next slot to peek */
     int rlarge;              /* the last data frame had TCP_POLL_MIN bytes or more */
+    unsigned sweeps;         /* progress calls on small frames, for TCP_SWEEP */
     struct tcp_sock socks[];
 };
 

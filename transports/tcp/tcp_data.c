@@ -534,6 +534,22 @@ static int poll_socks(const struct tcp_conn *c, struct pollfd *pf)
     return poll(pf, (nfds_t)c->nsocks, 0) >= 0;
 }
 
+/*
+ * The socket that brings the earliest frame not yet received. Small frames come one or a few at
+ * a time: a recvmsg on each of the other sockets would find nothing and cost a system call each
+ * (an 8 B all-reduce over 4 sockets took 1.13-1.17x its time over 2).
+ */
+static int next_sock(const struct tcp_conn *c)
+{
+    int best = 0;
+    for (int i = 1; i < c->nsocks; i++) {
+        if (c->socks[i].rnext < c->socks[best].rnext) {
+            best = i;
+        }
+    }
+    return best;
+}
+
 tutti_status_t tutti__tcp_progress(struct tutti_tconn *tc, int *moved_p)
 {
     struct tcp_conn *c = (struct tcp_conn *)tc;
@@ -541,13 +557,17 @@ tutti_status_t tutti__tcp_progress(struct tutti_tconn *tc, int *moved_p)
     if (c->status != TUTTI_OK) {
         return c->status;
     }
-    /* One poll for all the sockets, then a read only where there is something to read. */
+    /* Large frames: one poll for all the sockets, then a read only where there is something to
+     * read. Small frames: a read of the socket of the next frame in sequence, and of all of
+     * them once in TCP_SWEEP calls. */
     struct pollfd pf[TCP_MAX_SOCKS];
     int polled = poll_socks(c, pf);
+    int all = c->rlarge || c->nsocks == 1 || (++c->sweeps & (TCP_SWEEP - 1)) == 0;
+    int next = all ? -1 : next_sock(c);
     for (int i = 0; i < c->nsocks; i++) {
         struct tcp_sock *s = &c->socks[i];
         TUTTI_CHECK(sock_write(c, s, &moved));
-        if (!polled || sock_readable(s, pf[i].revents)) {
+        if (polled ? sock_readable(s, pf[i].revents) : (all || i == next)) {
             TUTTI_CHECK(sock_read(c, s, &moved));
         }
         if (s->closed && s->snext < c->shead) {
@@ -578,7 +598,8 @@ tutti_status_t tutti__tcp_beat(struct tutti_tconn *tc, int64_t age_ns)
     if (c->status != TUTTI_OK) {
         return c->status;
     }
-    /* One socket is enough (the receiver reads them all); at a frame boundary only. */
+    /* One socket is enough (the receiver reads them all, on small frames once in TCP_SWEEP
+     * progress calls); at a frame boundary only. */
     for (int i = 0; i < c->nsocks; i++) {
         struct tcp_sock *s = &c->socks[i];
         if (s->soff == 0 && s->sbeat_left == 0 && !s->closed) {
