@@ -271,6 +271,29 @@ static tutti_status_t boot_allgather(void *boot, const void *mine, void *all, si
  * no algorithm: every rank fails alike; the boot's sync lets the root know the set-up ended.
  * That sync also agrees on st, this rank's result of tutti__fabric_attach's last steps.
  */
+/*
+ * Channels when neither TUTTI_NCHANNELS nor the params say: 1 over shared memory alone, 2 where
+ * another transport is in use, and TCP_CHANNELS where every pair uses TCP and the one-hop
+ * algorithms still fit the connection budget on that many (their n - 1 peers count every
+ * channel: up to 5 ranks at the defaults). Beyond that, more channels would turn small calls
+ * from one hop into rings. The tuner then takes fewer where a call is small (one channel per
+ * half chunk per rank, tutti__algo_static_channels). Loopback, 2 ranks, 40 calls a size
+ * (perf/results/2026-12-01-tcp-channels.md): 4 channels took 0.75-0.95 of 2's time for
+ * all-reduce, reduce-scatter, all-gather and all-to-all from 256 KiB to 16 MiB, the same time
+ * below 256 KiB and for broadcast, reduce and send/recv.
+ */
+#define TCP_CHANNELS 4
+
+static int default_channels(const struct tutti_comm *comm, const struct tutti_net_shape *shape)
+{
+    if (!shape->remote) {
+        return 1;
+    }
+    double one_hop = (double)(comm->fab.nranks - 1) * TCP_CHANNELS * (double)shape->conn_bytes;
+    int fits = comm->fab.cfg.mem_budget == 0 || one_hop <= (double)comm->fab.cfg.mem_budget;
+    return shape->tcp_only && fits ? TCP_CHANNELS : 2;
+}
+
 #define HOST_CONN_BYTES ((size_t)1 << 30)
 
 static tutti_status_t check_budget(struct tutti_comm *comm, struct tutti_boot *boot,
@@ -384,7 +407,7 @@ static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr 
     end[PH_CONNECT] = tutti__now_ns();
     log_phases(comm, boot, t0, end);
     if (comm->fab.cfg.nchannels == 0) { /* not set by TUTTI_NCHANNELS or the params */
-        comm->fab.cfg.nchannels = shape.remote ? 2 : 1;
+        comm->fab.cfg.nchannels = default_channels(comm, &shape);
     }
     /* More ranks on this machine than CPUs they may use: peers need our CPU, so do not spin.
      * From every rank's record, so that ranks bound to a CPU each are not counted crowded and

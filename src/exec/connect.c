@@ -227,6 +227,7 @@ static tutti_status_t choose_transports(struct tutti_fabric *fab, struct tutti_n
     }
     shape_p->chunk_bytes = chunk == SIZE_MAX ? env->SHM_SLOT_SIZE : chunk;
     shape_p->remote = (used & ~(1u << TUTTI_TRANSPORT_SHM)) != 0;
+    shape_p->tcp_only = used == (1u << TUTTI_TRANSPORT_TCP);
     return TUTTI_OK;
 }
 

@@ -25,6 +25,7 @@ tutti_status_t tutti__fabric_init(struct tutti_fabric *fab, const union tutti_so
 struct tutti_net_shape {
     size_t chunk_bytes; /* the smallest slot of the transports in use */
     int remote;         /* some pair of ranks uses a transport other than shared memory */
+    int tcp_only;       /* every pair of ranks uses TCP */
     size_t conn_bytes;  /* the largest memory one connection (one channel) takes, over the
                            transports in use: their FIFO slots */
 };
