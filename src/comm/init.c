@@ -263,24 +263,15 @@ static tutti_status_t boot_allgather(void *boot, const void *mine, void *all, si
 }
 
 /*
- * The connection memory budget. Unset, TUTTI_MEM_BUDGET is its default (32 MiB) or 1 GiB shared
- * by the ranks of the most crowded host, whichever is smaller, and never below a ring's two
- * connections: 512 ranks on one host get rings and trees, 32 get one hop for small messages.
- * Every rank computes it from what all know alike (the layout), so all choose alike. A budget
- * set below the ring's two neighbours, the least any schedule of every collective needs, leaves
- * no algorithm: every rank fails alike; the boot's sync lets the root know the set-up ended.
- * That sync also agrees on st, this rank's result of tutti__fabric_attach's last steps.
- */
-/*
  * Channels when neither TUTTI_NCHANNELS nor the params say: 1 over shared memory alone, 2 where
  * another transport is in use, and TCP_CHANNELS where every pair uses TCP and the one-hop
  * algorithms still fit the connection budget on that many (their n - 1 peers count every
  * channel: up to 5 ranks at the defaults). Beyond that, more channels would turn small calls
  * from one hop into rings. The tuner then takes fewer where a call is small (one channel per
  * half chunk per rank, tutti__algo_static_channels). Loopback, 2 ranks, 40 calls a size
- * (perf/results/2026-12-01-tcp-channels.md): 4 channels took 0.75-0.95 of 2's time for
- * all-reduce, reduce-scatter, all-gather and all-to-all from 256 KiB to 16 MiB, the same time
- * below 256 KiB and for broadcast, reduce and send/recv.
+ * (perf/results/2026-12-01-tcp-channels.md): 4 channels took 0.75-0.96 of 2's time for
+ * all-reduce, reduce-scatter, all-gather and all-to-all from 256 KiB to 16 MiB and 0.72-0.97
+ * for send/recv from 64 KiB; the same time below that and for broadcast and reduce.
  */
 #define TCP_CHANNELS 4
 
@@ -294,6 +285,15 @@ static int default_channels(const struct tutti_comm *comm, const struct tutti_ne
     return shape->tcp_only && fits ? TCP_CHANNELS : 2;
 }
 
+/*
+ * The connection memory budget. Unset, TUTTI_MEM_BUDGET is its default (32 MiB) or 1 GiB shared
+ * by the ranks of the most crowded host, whichever is smaller, and never below a ring's two
+ * connections: 512 ranks on one host get rings and trees, 32 get one hop for small messages.
+ * Every rank computes it from what all know alike (the layout), so all choose alike. A budget
+ * set below the ring's two neighbours, the least any schedule of every collective needs, leaves
+ * no algorithm: every rank fails alike; the boot's sync lets the root know the set-up ended.
+ * That sync also agrees on st, this rank's result of tutti__fabric_attach's last steps.
+ */
 #define HOST_CONN_BYTES ((size_t)1 << 30)
 
 static tutti_status_t check_budget(struct tutti_comm *comm, struct tutti_boot *boot,

@@ -243,10 +243,10 @@ tutti_status_t tutti__tcp_side_connect(void *tcp_tctx, int peer, int channel,
 
 /*
  * Sockets per connection when TUTTI_NSOCKS is 0 (its default). More sockets keep more of a large
- * transfer in the kernel at once: on loopback, 2 ranks, 4 sockets took 0.40-0.81 of 2's time for
- * send/recv and 0.77-0.92 for broadcast from 64 KiB to 16 MiB, and the same time within 3% below
- * (perf/results/2026-12-01-tcp-channels.md). Every socket is a descriptor, and a rank may connect
- * to all its peers on several channels: larger communicators keep 2.
+ * transfer in the kernel at once: on loopback, 2 ranks, 4 sockets took 0.61-0.91 of 2's time for
+ * send/recv from 64 KiB and 0.77-0.89 for broadcast from 256 KiB, and within 6% of it below 64
+ * KiB (perf/results/2026-12-01-tcp-channels.md). Every socket is a descriptor, and a rank may
+ * connect to all its peers on several channels: larger communicators keep 2.
  */
 #define TCP_AUTO_SOCKS       4
 #define TCP_AUTO_SOCKS_RANKS 8
