@@ -119,6 +119,9 @@ struct tutti_tctx_args {
     const struct tutti_transport_ops *side_ops;
     int force_ib;      /* TUTTI_TRANSPORT=ib: verbs for every pair, or an error */
     char nic_hint[16]; /* the RDMA NIC nearest this rank's GPU (topology), or "": set at attach */
+    /* Ranks per CPU on the most crowded machine, set before attach (0: unknown, as if every
+     * rank had a CPU of its own). */
+    double cpu_load;
 };
 
 /** Per-process sleeping support: one futex word per rank that local peers ring (shm). */

@@ -36,7 +36,8 @@
       "TCP), shm (the same), tcp (TCP for every pair) or ib (verbs for every pair, or an error)")  \
     X(NCHANNELS, INT, "0", "0", "16", "parallel rings per collective; 0 picks per transport")      \
     X(NSOCKS, INT, "0", "0", "16",                                                                 \
-      "TCP sockets per connection; 0: 4 on communicators of up to 8 ranks, 2 on larger ones")      \
+      "TCP sockets per connection; 0: 4 on communicators of up to 8 ranks with a CPU each, else "  \
+      "2")                                                                                         \
     X(SOCKET_IFNAME, STRING, "", "", "",                                                           \
       "network interface for bootstrap and TCP, written as for NCCL_SOCKET_IFNAME: a prefix "      \
       "(eth), a list (eth,ib), ^ to exclude (^docker,lo), = for exact names (=eth0); listeners "   \

@@ -398,6 +398,15 @@ static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr 
     };
     TUTTI_CHECK(tutti__topo_gather(&g, &comm->fab.topo, &comm->fab.layout));
     end[PH_RECORDS] = tutti__now_ns();
+    /* More ranks on this machine than CPUs they may use: peers need our CPU, so do not spin.
+     * From every rank's record, so that ranks bound to a CPU each are not counted crowded and
+     * namespace "hosts" of one machine are; the busiest machine's figure is the tuner's, and
+     * TCP's (its sockets per connection). */
+    double mine = 0;
+    tutti__topo_cpu_load(comm->fab.topo, comm->fab.nranks, comm->fab.rank, &mine,
+                         &comm->fab.cfg.cpu_load);
+    comm->fab.cfg.oversubscribed = mine > 1.0;
+    comm->fab.net.targs.cpu_load = comm->fab.cfg.cpu_load;
     struct tutti_net_shape shape = {0};
     tutti_status_t pending;
     TUTTI_CHECK(tutti__fabric_attach(&comm->fab, boot, &shape, &pending));
@@ -409,13 +418,6 @@ static tutti_status_t setup(struct tutti_comm *comm, const union tutti_sockaddr 
     if (comm->fab.cfg.nchannels == 0) { /* not set by TUTTI_NCHANNELS or the params */
         comm->fab.cfg.nchannels = default_channels(comm, &shape);
     }
-    /* More ranks on this machine than CPUs they may use: peers need our CPU, so do not spin.
-     * From every rank's record, so that ranks bound to a CPU each are not counted crowded and
-     * namespace "hosts" of one machine are; the busiest machine's figure is the tuner's. */
-    double mine = 0;
-    tutti__topo_cpu_load(comm->fab.topo, comm->fab.nranks, comm->fab.rank, &mine,
-                         &comm->fab.cfg.cpu_load);
-    comm->fab.cfg.oversubscribed = mine > 1.0;
     return TUTTI_OK;
 }
 

@@ -176,7 +176,8 @@ struct tcp_link {
 struct tcp_ctx {
     const struct tutti_tctx_args *args; /* owned by the communicator; peers set before attach */
     uint8_t secret[TUTTI_SECRET_BYTES];
-    int nsocks, nslots;
+    int nsocks_set; /* TUTTI_NSOCKS; 0: tutti__tcp_nsocks decides at each connect */
+    int nslots;
     size_t slot_size;
     int64_t timeout_ns;
     int64_t hs_timeout_ns; /* an accepted socket's handshake deadline (TUTTI_HANDSHAKE_TIMEOUT) */
@@ -274,6 +275,10 @@ void tutti__tcp_abort_decode(const uint8_t p[TCP_ABORT_BYTES], struct tutti_abor
 
 /** Make a connection of `kind` over nsocks connected, authenticated sockets (fds[i] =
  * socket i). */
+/** Sockets a new connection of this rank opens: TUTTI_NSOCKS, else 4 up to 8 ranks that have a
+ * CPU each (args->cpu_load <= 1), else 2. The accepting side takes the count from the handshake. */
+int tutti__tcp_nsocks(const struct tcp_ctx *ctx);
+
 tutti_status_t tutti__tcp_conn_new(struct tcp_ctx *ctx, int kind, int peer, int channel,
                                    const int *fds, int nsocks, struct tcp_conn **conn_p);
 

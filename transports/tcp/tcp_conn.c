@@ -200,7 +200,7 @@ static tutti_status_t connect_kind(struct tcp_ctx *ctx, int kind, int peer, int 
         l->deadline_ns = tutti__now_ns() + ctx->timeout_ns;
         ctx->links[idx] = l;
         if (peer > args->rank) {
-            int nsocks = kind == TCP_KIND_SIDE ? 1 : ctx->nsocks;
+            int nsocks = kind == TCP_KIND_SIDE ? 1 : tutti__tcp_nsocks(ctx);
             TUTTI_CHECK_GOTO(link_start(ctx, l, nsocks, peer), status, err_free_link);
         }
     }
@@ -246,14 +246,22 @@ tutti_status_t tutti__tcp_side_connect(void *tcp_tctx, int peer, int channel,
  * transfer in the kernel at once: on loopback, 2 ranks, 4 sockets took 0.61-0.91 of 2's time for
  * send/recv from 64 KiB and 0.77-0.89 for broadcast from 256 KiB, and within 6% of it below 64
  * KiB (perf/results/2026-12-01-tcp-channels.md). Every socket is a descriptor, and a rank may
- * connect to all its peers on several channels: larger communicators keep 2.
+ * connect to all its peers on several channels: larger communicators keep 2. So do ranks that
+ * outnumber their machine's CPUs (cpu_load > 1): the sweep of every socket and the poll of a
+ * large frame cost a CPU that a peer needs: with 4 ranks on 2 CPUs, 2 sockets took 0.85-0.98 of
+ * 4's time for all-reduce up to 64 KiB in two runs (perf/results/2026-12-01-tcp-crowded.md).
+ * Read at each connect, as the load is known only after the records are gathered.
  */
 #define TCP_AUTO_SOCKS       4
 #define TCP_AUTO_SOCKS_RANKS 8
 
-static int auto_socks(int nranks)
+int tutti__tcp_nsocks(const struct tcp_ctx *ctx)
 {
-    return nranks <= TCP_AUTO_SOCKS_RANKS ? TCP_AUTO_SOCKS : 2;
+    if (ctx->nsocks_set > 0) {
+        return ctx->nsocks_set;
+    }
+    const struct tutti_tctx_args *a = ctx->args;
+    return a->nranks <= TCP_AUTO_SOCKS_RANKS && a->cpu_load <= 1.0 ? TCP_AUTO_SOCKS : 2;
 }
 
 static tutti_status_t read_config(struct tcp_ctx *ctx, const struct tutti_tctx_args *args)
@@ -274,7 +282,7 @@ static tutti_status_t read_config(struct tcp_ctx *ctx, const struct tutti_tctx_a
                                 "TUTTI_TCP_NSLOTS value %ld is out of range (1 to 1024)",
                                 env->TCP_NSLOTS);
     }
-    ctx->nsocks = env->NSOCKS > 0 ? (int)env->NSOCKS : auto_socks(args->nranks);
+    ctx->nsocks_set = (int)env->NSOCKS;
     ctx->slot_size = env->TCP_SLOT_SIZE;
     ctx->nslots = (int)env->TCP_NSLOTS;
     ctx->timeout_ns = args->timeout_ns > 0 ? args->timeout_ns : env->TIMEOUT;
@@ -334,8 +342,12 @@ static tutti_status_t tcp_init(const struct tutti_tctx_args *args, void **tctx_p
     memset(blob, 0, TUTTI_TRANSPORT_BLOB);
     memcpy(blob, &w, sizeof(w));
     char s[80];
-    tutti_info(TUTTI_SUBSYS_NET, "tcp: rank %d listens on %s (%d sockets, %d slots of %zu bytes)",
-               args->rank, tutti__sockaddr_str(&ctx->laddr, s, sizeof(s)), ctx->nsocks, ctx->nslots,
+    char socks[16] = "auto";
+    if (ctx->nsocks_set > 0) {
+        snprintf(socks, sizeof(socks), "%d", ctx->nsocks_set);
+    }
+    tutti_info(TUTTI_SUBSYS_NET, "tcp: rank %d listens on %s (%s sockets, %d slots of %zu bytes)",
+               args->rank, tutti__sockaddr_str(&ctx->laddr, s, sizeof(s)), socks, ctx->nslots,
                ctx->slot_size);
     *tctx_p = ctx;
     return TUTTI_OK;
