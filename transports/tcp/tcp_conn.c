@@ -249,7 +249,8 @@ tutti_status_t tutti__tcp_side_connect(void *tcp_tctx, int peer, int channel,
  * connect to all its peers on several channels: larger communicators keep 2. So do ranks that
  * outnumber their machine's CPUs (cpu_load > 1): the sweep of every socket and the poll of a
  * large frame cost a CPU that a peer needs: with 4 ranks on 2 CPUs, 2 sockets took 0.85-0.98 of
- * 4's time for all-reduce up to 64 KiB in two runs (perf/results/2026-12-01-tcp-crowded.md).
+ * 4's time for all-reduce at 8 B-32 KiB in two runs, 0.96-1.02 at 2-16 MiB
+ * (perf/results/2026-12-01-tcp-crowded.md).
  * Read at each connect, as the load is known only after the records are gathered.
  */
 #define TCP_AUTO_SOCKS       4
