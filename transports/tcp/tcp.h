@@ -273,12 +273,12 @@ void tutti__tcp_abort_decode(const uint8_t p[TCP_ABORT_BYTES], struct tutti_abor
 
 /* tcp_fifo.c: a connection's memory and close. */
 
-/** Make a connection of `kind` over nsocks connected, authenticated sockets (fds[i] =
- * socket i). */
 /** Sockets a new connection of this rank opens: TUTTI_NSOCKS, else 4 up to 8 ranks that have a
  * CPU each (args->cpu_load <= 1), else 2. The accepting side takes the count from the handshake. */
 int tutti__tcp_nsocks(const struct tcp_ctx *ctx);
 
+/** Make a connection of `kind` over nsocks connected, authenticated sockets (fds[i] =
+ * socket i). */
 tutti_status_t tutti__tcp_conn_new(struct tcp_ctx *ctx, int kind, int peer, int channel,
                                    const int *fds, int nsocks, struct tcp_conn **conn_p);
 
