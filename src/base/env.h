@@ -62,7 +62,8 @@
     X(SHM_CMA, INT, "2", "0", "2",                                                                 \
       "1: a local rank reads large frames straight from the sender's memory (process_vm_readv: "   \
       "one copy instead of two) where the kernel allows it; 0: every frame goes through the "      \
-      "FIFO; 2: as 1 where one kernel copy takes at most twice a memcpy (timed once per process)") \
+      "FIFO; 2: as 1 between two ranks whose kernel copies take at most three memcpys on average " \
+      "(timed once per process)")                                                                  \
     X(WINDOWS, INT, "1", "0", "1",                                                                 \
       "1: ranks on one host share control pages: small collectives and sends of up to 4 KiB "      \
       "travel in them, and a collective whose buffers lie in shared windows (tutti/mem.h) reads "  \

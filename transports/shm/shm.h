@@ -30,13 +30,15 @@
 /* The version of every segment's layout (directory, control page, FIFO, slot header), published
  * in each rank's blob and checked between the ranks of a host (shm_blob.c). Raise it with any
  * change to those layouts: the FIFO's magic follows it, so there is one number to keep. */
-#define TUTTI_SHM_LAYOUT 1u
+#define TUTTI_SHM_LAYOUT 2u /* 2: the control page's cma_cost */
 
 #define TUTTI_SHM_CTL_MAGIC 0x4c544353u /* "SCTL": a control page is there (shm_watch.c) */
-/* "SFI" and the character '2' + layout ("SFI3" at layout 1): a FIFO of another layout never
- * reads as ready. */
+/* "SFI" and the character '2' + layout ("SFI3" at layout 1, "SFI4" at 2): a FIFO of another
+ * layout never reads as ready. */
 #define TUTTI_SHM_FIFO_MAGIC (0x00494653u | ((uint32_t)('2' + TUTTI_SHM_LAYOUT) << 24))
-#define TUTTI_SHM_SLOT_HDR   64 /* slot header (struct shm_slot_hdr), a cache line */
+/* A control page's cma_cost where its owner never takes frames by reference (shm_cma_pick.c). */
+#define TUTTI_SHM_CMA_REFUSED UINT32_MAX
+#define TUTTI_SHM_SLOT_HDR    64 /* slot header (struct shm_slot_hdr), a cache line */
 
 extern const struct tutti_transport_ops tutti__shm_ops;
 
@@ -67,6 +69,7 @@ struct shm_ctl {
      * which a peer reads with process_vm_readv to learn whether it may read this process. */
     uint64_t cma_nonce;
     uint64_t cma_addr;
+    uint32_t cma_cost; /* tutti__shm_cma_cost of the owner */
 };
 
 /* The header of every slot: its length and the fingerprint of the operation it belongs to;
@@ -196,11 +199,21 @@ void tutti__shm_ring(struct shm_ctl *ctl);
  * shm_cma_pick.c). */
 size_t tutti__shm_cma_min(const struct tutti_env *env);
 
-/** Whether one kernel copy takes at most twice a memcpy in this process (timed once). */
-int tutti__shm_cma_pays(void);
+/** A process's cost of one copy by the kernel (shm_cma_pick.c): 0 where TUTTI_SHM_CMA=1 takes
+ * it whatever it costs, TUTTI_SHM_CMA_REFUSED where the process never reads by reference
+ * (TUTTI_SHM_CMA=0, or the kernel refuses), else the time of one process_vm_readv in hundredths
+ * of a memcpy's, timed once per process. */
+uint32_t tutti__shm_cma_cost(const struct tutti_env *env);
 
-/** Write this rank's probe (cma_nonce, cma_addr) into its control page. */
-void tutti__shm_cma_publish(struct shm_ctl *me);
+/** Whether frames go by reference between two processes of these costs (either direction). */
+int tutti__shm_cma_pair_pays(uint32_t mine, uint32_t peers);
+
+/** Whether a rank that only sends in a call (tutti_tconn.share_every) sends by reference between
+ * two processes of these costs, rather than every frame through the FIFO. */
+int tutti__shm_cma_lone_pays(uint32_t mine, uint32_t peers);
+
+/** Write this rank's probe (cma_nonce, cma_addr) and its cost into its control page. */
+void tutti__shm_cma_publish(struct shm_ctl *me, uint32_t cost);
 
 /** 1 when this process can read `peer`'s memory (its probe reads back right), else 0. */
 int tutti__shm_cma_probe(const struct shm_ctx *ctx, int peer);

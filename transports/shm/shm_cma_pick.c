@@ -1,15 +1,27 @@
 /*
- * shm_cma_pick.c - whether this process sends large frames by reference at all
+ * shm_cma_pick.c - whether a pair of local ranks sends large frames by reference at all
  * (TUTTI_SHM_CMA): always, never, or (2, the default) where the kernel's one copy pays here.
  *
  * A frame by reference costs the receiver one process_vm_readv; through the FIFO it costs a
  * memcpy on each side. Which is faster depends on the machine: on an Intel VM the kernel's copy
  * made send/recv 1.3-1.9 times as fast (2026-11-27-shm-cma.md); on the AMD EPYC VM of
- * 2026-11-30 it copied at 11-14 GB/s where memcpy ran at 45-57, and the FIFO (its slots
- * streamed where the cores share no cache, exec/fill.c) was faster at every size. So the
- * process times both once, on PICK_BYTES read from its own memory, best of PICK_ROUNDS: a
- * reference where one kernel copy takes at most twice a memcpy. Each sender decides for
- * itself; a receiver takes either form.
+ * 2026-11-30 it copied at 11-14 GB/s where memcpy ran at 45-57 (3.5-4.5 times as long), and the
+ * FIFO (its slots streamed where the cores share no cache, exec/fill.c) was faster at every
+ * size; on the same kind of VM on 2026-12-01 it took 1.9-2.2 times a memcpy, and by reference
+ * send/recv was 1.1-1.8 times and all-to-all 1.2-1.4 times as fast as through the FIFO
+ * (2026-12-01-shm-cma-pair.md). So each process times both once, on PICK_BYTES read from its
+ * own memory, best of PICK_ROUNDS, and publishes the ratio (its cost) in its control page; a
+ * receiver takes frames by reference from a sender when the two costs average at most
+ * PAYS_PCT, the same answer for both directions of a pair (each process deciding on its own
+ * cost alone split pairs near the line: one direction by reference, the other not).
+ *
+ * That holds where both ranks send and receive: through the FIFO each then makes two memcpys
+ * per frame exchanged, by reference one kernel copy. A rank that only sends in a call (a
+ * broadcast's root) leaves every copy by reference to its receiver, where the FIFO splits them
+ * one each; so such a rank puts every frame into the FIFO unless the kernel's copy costs less
+ * than a memcpy (LONE_PCT): on the VM of 2026-12-01 a 2-rank broadcast of 1-64 MiB took
+ * 1.25-1.6 times as long by reference (with every third frame in the FIFO, TUTTI_SHM_CMA_SHARE)
+ * as through the FIFO.
  */
 #include "shm.h"
 #include "base/env.h"
@@ -25,9 +37,11 @@
 
 #define PICK_BYTES  (256 * 1024)
 #define PICK_ROUNDS 5
+#define PAYS_PCT    300 /* a kernel copy of up to three memcpys: between the VMs above */
+#define LONE_PCT    100 /* a rank that only sends: the kernel's copy must beat the memcpy */
 
 static pthread_once_t picked = PTHREAD_ONCE_INIT;
-static int kernel_pays;
+static uint32_t cost_pct = TUTTI_SHM_CMA_REFUSED;
 
 /* The best of PICK_ROUNDS times of a memcpy and of a process_vm_readv of n bytes; -1 where the
  * kernel refuses the read. */
@@ -59,28 +73,53 @@ static void pick(void)
     memset(src, 0x5a, 2 * PICK_BYTES);
     int64_t copy_ns, read_ns;
     int ok = time_both(src, src + PICK_BYTES, PICK_BYTES, &copy_ns, &read_ns) == 0;
-    kernel_pays = ok && read_ns <= 2 * copy_ns;
     free(src);
-    if (ok) {
-        tutti_debug(TUTTI_SUBSYS_SHM,
-                    "%d KiB: memcpy %.1f GB/s, process_vm_readv %.1f GB/s: large frames %s",
-                    PICK_BYTES / 1024, (double)PICK_BYTES / (double)copy_ns,
-                    (double)PICK_BYTES / (double)read_ns,
-                    kernel_pays ? "by reference" : "through the FIFO");
-    } else {
+    if (!ok) {
         tutti_debug(TUTTI_SUBSYS_SHM,
                     "process_vm_readv refused here: large frames through the FIFO");
+        return;
     }
+    int64_t pct = copy_ns > 0 ? read_ns * 100 / copy_ns : 1;
+    cost_pct = (uint32_t)TUTTI_MIN(TUTTI_MAX(pct, (int64_t)1), (int64_t)TUTTI_SHM_CMA_REFUSED - 1);
+    tutti_debug(TUTTI_SUBSYS_SHM,
+                "%d KiB: memcpy %.1f GB/s, process_vm_readv %.1f GB/s: one kernel copy costs "
+                "%.2f memcpys",
+                PICK_BYTES / 1024, (double)PICK_BYTES / (double)copy_ns,
+                (double)PICK_BYTES / (double)read_ns, cost_pct / 100.0);
 }
 
-int tutti__shm_cma_pays(void)
+uint32_t tutti__shm_cma_cost(const struct tutti_env *env)
 {
+    if (env->SHM_CMA == 0) {
+        return TUTTI_SHM_CMA_REFUSED;
+    }
+    if (env->SHM_CMA == 1) {
+        return 0;
+    }
     pthread_once(&picked, pick);
-    return kernel_pays;
+    return cost_pct;
+}
+
+int tutti__shm_cma_pair_pays(uint32_t mine, uint32_t peers)
+{
+    if (mine == TUTTI_SHM_CMA_REFUSED || peers == TUTTI_SHM_CMA_REFUSED) {
+        return 0;
+    }
+    if (mine == 0 || peers == 0) {
+        return 1; /* TUTTI_SHM_CMA=1 on one side: whatever the copies cost */
+    }
+    return (uint64_t)mine + peers <= 2u * PAYS_PCT;
+}
+
+int tutti__shm_cma_lone_pays(uint32_t mine, uint32_t peers)
+{
+    if (mine == 0 || peers == 0) {
+        return 1; /* TUTTI_SHM_CMA=1: whatever the copies cost (TUTTI_SHM_CMA_SHARE applies) */
+    }
+    return (uint64_t)mine + peers <= 2u * LONE_PCT;
 }
 
 size_t tutti__shm_cma_min(const struct tutti_env *env)
 {
-    int on = env->SHM_CMA == 1 || (env->SHM_CMA == 2 && tutti__shm_cma_pays());
-    return on ? env->SHM_CMA_MIN : SIZE_MAX;
+    return tutti__shm_cma_cost(env) != TUTTI_SHM_CMA_REFUSED ? env->SHM_CMA_MIN : SIZE_MAX;
 }

@@ -1,8 +1,9 @@
 /*
  * shm_cma_probe.c - whether this rank may read a local peer's memory (process_vm_readv): each
  * rank writes a value at a known address of its control page, and a peer that reads the same
- * value from that address through the kernel may use one copy (shm_cma.c). A leaf of the
- * transport: it calls nothing else of it.
+ * value from that address through the kernel may use one copy (shm_cma.c) where the two ranks'
+ * costs of that copy, also in their pages, say it pays (shm_cma_pick.c's rule, the one
+ * other part of the transport it calls).
  */
 #include "shm.h"
 #include "base/log.h"
@@ -13,8 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-void tutti__shm_cma_publish(struct shm_ctl *me)
+void tutti__shm_cma_publish(struct shm_ctl *me, uint32_t cost)
 {
+    me->cma_cost = cost;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     /* Not a secret: only a value that another process is unlikely to hold at that address. */
@@ -38,10 +40,12 @@ int tutti__shm_cma_probe(const struct shm_ctx *ctx, int peer)
     struct iovec remote = {.iov_base = (void *)(uintptr_t)ctl->cma_addr, .iov_len = sizeof(seen)};
     ssize_t n = process_vm_readv((pid_t)ctl->pid, &local, 1, &remote, 1, 0);
     int ok = n == (ssize_t)sizeof(seen) && seen == ctl->cma_nonce;
-    tutti_debug(TUTTI_SUBSYS_SHM, "one copy from rank %d (pid %u): %s%s", peer, ctl->pid,
-                ok ? "yes" : "no, frames are copied through the FIFO",
+    int pays = tutti__shm_cma_pair_pays(ctx->ctl->cma_cost, ctl->cma_cost);
+    tutti_debug(TUTTI_SUBSYS_SHM, "one copy from rank %d (pid %u): %s%s (costs %u and %u)", peer,
+                ctl->pid, ok && pays ? "yes" : "no, frames are copied through the FIFO",
                 n < 0 ? (errno == EPERM ? " (process_vm_readv not permitted)"
                                         : " (process_vm_readv failed)")
-                      : "");
-    return ok;
+                      : (ok && !pays ? " (the kernel's copy does not pay here)" : ""),
+                ctx->ctl->cma_cost, ctl->cma_cost);
+    return ok && pays;
 }

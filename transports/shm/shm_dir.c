@@ -50,7 +50,7 @@ static void own_page(struct shm_ctx *ctx)
     atomic_store_explicit(&me->own.tag, TUTTI_SHM_OWNER_TAG, memory_order_release);
     me->pid = (uint32_t)getpid();
     me->rank = ctx->args.rank;
-    tutti__shm_cma_publish(me);
+    tutti__shm_cma_publish(me, tutti__shm_cma_cost(ctx->args.env));
     atomic_store_explicit(&me->magic, TUTTI_SHM_CTL_MAGIC, memory_order_release);
     ctx->ctl = me;
 }
