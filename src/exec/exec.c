@@ -168,26 +168,49 @@ static tutti_status_t make_fps(struct tutti_exec *ex, const struct tutti_plan *p
  *   matching call has read the data, which the peer may issue only after its own send to this
  *   rank (what MPI calls an unsafe program, and what the FIFO's buffering lets through).
  */
-static size_t ref_bytes(const struct tutti_plan *p, size_t esize, int *sends_only_p)
+static size_t ref_bytes(const struct tutti_plan *p, size_t esize, struct tutti_exec *ex)
 {
     tutti_coll_t c = p->op.coll;
-    *sends_only_p = 0;
+    ex->sends_only = 0;
+    ex->own_bytes = 0;
     if (tutti__coll_reduces(c)) {
         return SIZE_MAX;
     }
-    size_t n = 0, recvd = 0;
+    size_t n = 0, recvd = 0, own = 0;
     for (int i = 0; i < p->nlanes; i++) {
         for (size_t k = 0; k < p->lanes[i].nsteps; k++) {
             const struct tutti_step *s = &p->lanes[i].steps[k];
             n += s->count * (size_t)((s->send_peer >= 0) + (s->recv_peer >= 0));
             recvd += s->recv_peer >= 0;
+            own += s->kind == TUTTI_STEP_COPY || s->kind == TUTTI_STEP_COPY_SEND ? s->count : 0;
         }
     }
     if (recvd == 0 && (c == TUTTI_COLL_SEND || c == TUTTI_COLL_RECV)) {
         return SIZE_MAX;
     }
-    *sends_only_p = recvd == 0;
+    ex->sends_only = recvd == 0;
+    ex->own_bytes = own * esize;
     return n * esize;
+}
+
+/*
+ * Whether a rank that only sends puts every frame of this call through the slots
+ * (tutti_tconn.lone_max). By reference it waits while its receivers make every copy; through
+ * the slots it makes one copy of each frame and they make one. That pays from some size on, and
+ * later where the rank has copies of its own to make meanwhile: it sends through the slots
+ * where sent > lone_max * (sent + LONE_OWN_WEIGHT * own) / sent. Measured over shm on the VM
+ * of 2026-12-01 (perf/results/2026-12-01-lone-sender.md), 2 ranks, time by reference over time
+ * through the slots: a gather's leaf (no copy of its own) 0.95 at 256 KiB sent and 1.24-1.34 at
+ * 512 KiB; a broadcast's root 0.8 at 256 KiB, 0.93-0.98 at 512 KiB, 1.2-1.4 from 1 MiB; a
+ * scatter's root (a copy as large as what it sends) 0.6-0.7 up to 1 MiB sent, 0.94 at 2 MiB,
+ * 1.2-1.4 from 8 MiB.
+ */
+#define LONE_OWN_WEIGHT 4.0
+
+static int lone_through_slots(const struct tutti_exec *ex, size_t lone_max)
+{
+    double sent = (double)ex->ref_bytes, own = (double)ex->own_bytes;
+    return lone_max != 0 && sent * sent > (double)lone_max * (sent + LONE_OWN_WEIGHT * own);
 }
 
 tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_fabric *fab,
@@ -214,7 +237,7 @@ tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_fabric *fab
         fab->cfg.nt_min > 0 && result_bytes >= fab->cfg.nt_min &&
         !(tutti__coll_reduces(plan->op.coll) &&
           tutti__ranges_overlap(plan->op.sendbuf, send_bytes, plan->op.recvbuf, result_bytes));
-    ex->ref_bytes = ref_bytes(plan, ex->esize, &ex->sends_only);
+    ex->ref_bytes = ref_bytes(plan, ex->esize, ex);
     ex->shared = 0;
     ex->landed = 0;
     /* A pre-multiplied sum's scalar, read now: a call with it in memory reads it as it runs. */
@@ -551,8 +574,10 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
         }
         /* A rank that only sends would wait for its receivers' reads: it copies every
          * share_every-th frame into the slot itself, which its receiver copies out faster than
-         * it reads the sender's memory (shm: TUTTI_SHM_CMA_SHARE). */
-        if (ex->sends_only && sc->share_every != 0 && ++ex->shared % sc->share_every == 0) {
+         * it reads the sender's memory (shm: TUTTI_SHM_CMA_SHARE), and every frame of a large
+         * call (lone_through_slots). */
+        if (ex->sends_only && (lone_through_slots(ex, sc->lone_max) ||
+                               (sc->share_every != 0 && ++ex->shared % sc->share_every == 0))) {
             ref = NULL;
         }
     }

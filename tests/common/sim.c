@@ -28,10 +28,11 @@ struct sim_net {
     struct sim_ctx *ctxs;
     struct tutti_fabric **fabs;
     char msg[512]; /* sim_error's copy */
-    /* sim_net_refs: connections take frames by reference, share_every as given; the frames
-     * each rank posted by reference and copied into a slot */
+    /* sim_net_refs: connections take frames by reference, share_every and lone_max as given;
+     * the frames each rank posted by reference and copied into a slot */
     int refs;
     uint32_t share_every;
+    size_t lone_max;
     uint32_t fill; /* sim_net_fill: how the connections' slots are written (TUTTI_FILL_*) */
     unsigned long *by_ref, *copied;
 };
@@ -172,6 +173,7 @@ static tutti_status_t sim_connect(void *tctx, int peer, int channel, struct tutt
     struct sim_conn *c = calloc(1, sizeof(*c));
     c->base.ops = ctx->net->refs ? &sim_ref_ops : &sim_ops;
     c->base.share_every = ctx->net->share_every;
+    c->base.lone_max = ctx->net->lone_max;
     c->base.fill = (struct tutti_fill_clock){.mode = ctx->net->fill,
                                              .stream = ctx->net->fill == TUTTI_FILL_STREAMED,
                                              .warm = (uint32_t)ctx->net->nslots};
@@ -200,10 +202,11 @@ struct sim_net *sim_net_new(int nranks, int nslots, size_t slot_bytes)
     return net;
 }
 
-void sim_net_refs(struct sim_net *net, uint32_t share_every)
+void sim_net_refs(struct sim_net *net, uint32_t share_every, size_t lone_max)
 {
     net->refs = 1;
     net->share_every = share_every;
+    net->lone_max = lone_max;
 }
 
 void sim_net_fill(struct sim_net *net, uint32_t mode)

@@ -24,8 +24,8 @@ void sim_net_free(struct sim_net *net);
 struct tutti_fabric *sim_fabric(struct sim_net *net, int rank, int nchannels);
 
 /** Connections made from now on take frames by reference (TUTTI_TRANSPORT_SEND_REF), with
- * tutti_tconn.share_every = share_every. */
-void sim_net_refs(struct sim_net *net, uint32_t share_every);
+ * tutti_tconn.share_every = share_every and tutti_tconn.lone_max = lone_max. */
+void sim_net_refs(struct sim_net *net, uint32_t share_every, size_t lone_max);
 
 /** Connections made from now on write their send slots as mode says (TUTTI_FILL_*: through
  * the caches, streamed, or timed). */

@@ -20,7 +20,9 @@ uint32_t input(int rank, size_t i)
 static void extents(tutti_coll_t c, int n, size_t count, size_t *s, size_t *r)
 {
     size_t many = count * (size_t)n;
-    *s = (c == TUTTI_COLL_REDUCE_SCATTER || c == TUTTI_COLL_ALLTOALL) ? many : count;
+    *s = (c == TUTTI_COLL_REDUCE_SCATTER || c == TUTTI_COLL_ALLTOALL || c == TUTTI_COLL_SCATTER)
+             ? many
+             : count;
     *r = (c == TUTTI_COLL_ALLGATHER || c == TUTTI_COLL_ALLTOALL) ? many : count;
 }
 
@@ -145,6 +147,8 @@ static uint32_t expect(const struct world *w, tutti_coll_t c, int r, size_t i)
         return input((int)(i / k), i % k);
     case TUTTI_COLL_ALLTOALL:
         return input((int)(i / k), (size_t)r * k + i % k);
+    case TUTTI_COLL_SCATTER:
+        return input(w->root, (size_t)r * k + i);
     default:
         return 0;
     }

@@ -1,9 +1,10 @@
 /*
  * test_share.c - a rank that only sends shares the copying with its receivers
  * (tutti_tconn.share_every, TUTTI_SHM_CMA_SHARE): on a transport that takes frames by
- * reference, every share_every-th frame it could send that way goes through the slot instead.
- * A rank that also receives in the call sends every frame by reference. Run on the simulated
- * network (sim.c), whose reference frames are counted apart from the copied ones.
+ * reference, every share_every-th frame it could send that way goes through the slot instead,
+ * and every frame of a call in which it sends more than tutti_tconn.lone_max bytes
+ * (TUTTI_SHM_CMA_LONE). A rank that also receives in the call sends every frame by reference. Run
+ * on the simulated network (sim.c), whose reference frames are counted apart from the copied ones.
  */
 #include "coll/coll.h"
 #include "sched_world.h"
@@ -20,10 +21,11 @@ struct posts {
 };
 
 /* Run collective c on world w over a network whose connections take references. */
-static void run_refs(struct world *w, tutti_coll_t c, uint32_t share_every, struct posts *p)
+static void run_refs(struct world *w, tutti_coll_t c, uint32_t share_every, size_t lone_max,
+                     struct posts *p)
 {
     struct sim_net *net = sim_net_new(w->n, 4, SLOT_ELEMS * 4);
-    sim_net_refs(net, share_every);
+    sim_net_refs(net, share_every, lone_max);
     struct tutti_plan plans[MAXN];
     struct tutti_exec exs[MAXN];
     memset(plans, 0, sizeof(plans));
@@ -48,7 +50,7 @@ Test(share, a_broadcast_root_copies_every_nth_frame_itself)
         struct world w = {.n = 2, .count = NFRAMES * SLOT_ELEMS, .root = 0};
         world_fill(&w, TUTTI_COLL_BROADCAST);
         struct posts p;
-        run_refs(&w, TUTTI_COLL_BROADCAST, every, &p);
+        run_refs(&w, TUTTI_COLL_BROADCAST, every, 0, &p);
         check(&w, TUTTI_COLL_BROADCAST, "broadcast");
         unsigned long want = every == 0 ? 0 : NFRAMES / every;
         cr_expect_eq(p.by_ref[0] + p.copied[0], NFRAMES, "share %u: root posted %lu frames", every,
@@ -65,7 +67,7 @@ Test(share, a_rank_that_also_receives_sends_every_frame_by_reference)
     struct world w = {.n = 2, .count = NFRAMES * SLOT_ELEMS, .root = -1};
     world_fill(&w, TUTTI_COLL_ALLGATHER);
     struct posts p;
-    run_refs(&w, TUTTI_COLL_ALLGATHER, 1, &p);
+    run_refs(&w, TUTTI_COLL_ALLGATHER, 1, 0, &p);
     check(&w, TUTTI_COLL_ALLGATHER, "all-gather");
     for (int r = 0; r < 2; r++) {
         cr_expect_eq(p.copied[r], 0, "rank %d copied %lu frames into slots", r, p.copied[r]);
@@ -81,7 +83,7 @@ Test(share, only_the_root_shares_when_others_forward)
             struct world w = {.n = n, .count = NFRAMES * SLOT_ELEMS + 17, .root = root};
             world_fill(&w, TUTTI_COLL_BROADCAST);
             struct posts p;
-            run_refs(&w, TUTTI_COLL_BROADCAST, 2, &p);
+            run_refs(&w, TUTTI_COLL_BROADCAST, 2, 0, &p);
             check(&w, TUTTI_COLL_BROADCAST, "broadcast");
             unsigned long sent = p.by_ref[root] + p.copied[root];
             cr_expect(sent > 0, "n=%d: the root sent nothing", n);
@@ -94,5 +96,69 @@ Test(share, only_the_root_shares_when_others_forward)
             }
             world_free(&w);
         }
+    }
+}
+
+Test(share, a_root_that_sends_more_than_lone_max_copies_every_frame_itself)
+{
+    size_t bytes = (size_t)NFRAMES * SLOT_ELEMS * 4; /* a 2-rank broadcast's root sends these */
+    size_t limits[] = {bytes - 1, bytes, 0};
+    unsigned long want[] = {NFRAMES, NFRAMES / 3, NFRAMES / 3}; /* share 3 within the limit */
+    for (int i = 0; i < 3; i++) {
+        struct world w = {.n = 2, .count = NFRAMES * SLOT_ELEMS, .root = 0, .inplace = 1};
+        world_fill(&w, TUTTI_COLL_BROADCAST);
+        struct posts p;
+        run_refs(&w, TUTTI_COLL_BROADCAST, 3, limits[i], &p);
+        check(&w, TUTTI_COLL_BROADCAST, "broadcast");
+        cr_expect_eq(p.by_ref[0] + p.copied[0], NFRAMES, "lone_max %zu: root posted %lu frames",
+                     limits[i], p.by_ref[0] + p.copied[0]);
+        cr_expect_eq(p.copied[0], want[i], "lone_max %zu (call %zu): root copied %lu, not %lu",
+                     limits[i], bytes, p.copied[0], want[i]);
+        world_free(&w);
+    }
+}
+
+Test(share, lone_max_holds_for_a_scatter_root_and_not_for_ranks_that_receive)
+{
+    for (int n = 2; n <= 4; n++) {
+        const tutti_coll_t colls[] = {TUTTI_COLL_BROADCAST, TUTTI_COLL_SCATTER};
+        for (int k = 0; k < 2; k++) {
+            tutti_coll_t c = colls[k];
+            struct world w = {.n = n, .count = NFRAMES * SLOT_ELEMS, .root = n - 1};
+            world_fill(&w, c);
+            struct posts p;
+            run_refs(&w, c, 0, 64, &p); /* far below what any of these roots sends */
+            check(&w, c, c == TUTTI_COLL_SCATTER ? "scatter" : "broadcast");
+            cr_expect(p.copied[n - 1] > 0, "n=%d: the root sent nothing", n);
+            cr_expect_eq(p.by_ref[n - 1], 0, "n=%d: the root sent %lu frames by reference", n,
+                         p.by_ref[n - 1]);
+            for (int r = 0; r < n - 1; r++) {
+                cr_expect_eq(p.copied[r], 0, "n=%d: rank %d, which receives, copied %lu frames", n,
+                             r, p.copied[r]);
+            }
+            world_free(&w);
+        }
+    }
+}
+
+Test(share, a_root_with_copies_of_its_own_sends_larger_calls_by_reference)
+{
+    /* Both roots send `bytes`; the scatter's also copies its own block of as many (the
+     * broadcast's works in place: no copy): by lone_through_slots such a root goes by reference
+     * up to sent * sent <= lone_max * (sent + 4 own). */
+    size_t bytes = (size_t)NFRAMES * SLOT_ELEMS * 4;
+    const tutti_coll_t colls[] = {TUTTI_COLL_BROADCAST, TUTTI_COLL_SCATTER};
+    const unsigned long want[] = {NFRAMES, 0}; /* frames the root copies itself */
+    for (int k = 0; k < 2; k++) {
+        struct world w = {.n = 2, .count = NFRAMES * SLOT_ELEMS, .root = 0, .inplace = k == 0};
+        world_fill(&w, colls[k]);
+        struct posts p;
+        run_refs(&w, colls[k], 0, bytes / 2, &p);
+        check(&w, colls[k], k == 0 ? "broadcast" : "scatter");
+        cr_expect_eq(p.by_ref[0] + p.copied[0], NFRAMES, "root %d posted %lu frames", k,
+                     p.by_ref[0] + p.copied[0]);
+        cr_expect_eq(p.copied[0], want[k], "%s root copied %lu frames itself, not %lu",
+                     k == 0 ? "broadcast" : "scatter", p.copied[0], want[k]);
+        world_free(&w);
     }
 }

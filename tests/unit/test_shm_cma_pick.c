@@ -13,20 +13,30 @@
 
 #define REFUSED TUTTI_SHM_CMA_REFUSED
 
+static int pair_pays(uint32_t a, uint32_t b)
+{
+    return tutti__shm_cma_pays(a, b, TUTTI_SHM_CMA_PAIR_PCT);
+}
+
+static int lone_pays(uint32_t a, uint32_t b)
+{
+    return tutti__shm_cma_pays(a, b, TUTTI_SHM_CMA_LONE_PCT);
+}
+
 Test(shm_cma_pick, a_side_that_refuses_decides_for_the_pair)
 {
     uint32_t others[] = {0, 1, 150, 300, 5000, REFUSED};
     for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
-        cr_expect_not(tutti__shm_cma_pair_pays(REFUSED, others[i]), "refused with %u", others[i]);
-        cr_expect_not(tutti__shm_cma_pair_pays(others[i], REFUSED), "%u with refused", others[i]);
+        cr_expect_not(pair_pays(REFUSED, others[i]), "refused with %u", others[i]);
+        cr_expect_not(pair_pays(others[i], REFUSED), "%u with refused", others[i]);
     }
 }
 
 Test(shm_cma_pick, a_side_that_always_takes_the_copy_decides_unless_the_other_refuses)
 {
-    cr_expect(tutti__shm_cma_pair_pays(0, 900), "TUTTI_SHM_CMA=1 beside a dear kernel copy");
-    cr_expect(tutti__shm_cma_pair_pays(900, 0));
-    cr_expect(tutti__shm_cma_pair_pays(0, 0));
+    cr_expect(pair_pays(0, 900), "TUTTI_SHM_CMA=1 beside a dear kernel copy");
+    cr_expect(pair_pays(900, 0));
+    cr_expect(pair_pays(0, 0));
 }
 
 Test(shm_cma_pick, measured_costs_pay_while_they_average_three_memcpys_at_most)
@@ -44,8 +54,8 @@ Test(shm_cma_pick, measured_costs_pay_while_they_average_three_memcpys_at_most)
         {1, 1, 1},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        int ab = tutti__shm_cma_pair_pays(cases[i].a, cases[i].b);
-        int ba = tutti__shm_cma_pair_pays(cases[i].b, cases[i].a);
+        int ab = pair_pays(cases[i].a, cases[i].b);
+        int ba = pair_pays(cases[i].b, cases[i].a);
         cr_expect_eq(ab, cases[i].pays, "costs %u and %u: %d", cases[i].a, cases[i].b, ab);
         cr_expect_eq(ab, ba, "costs %u and %u: the two directions differ", cases[i].a, cases[i].b);
     }
@@ -77,12 +87,13 @@ Test(shm_cma_pick, setting_2_times_the_copy_once)
                  "cost %u, smallest frame by reference %zu", cost, min);
 }
 
-Test(shm_cma_pick, a_rank_that_only_sends_does_so_by_reference_only_where_the_kernel_beats_memcpy)
+Test(shm_cma_pick, a_rank_that_only_sends_does_so_in_any_call_only_where_the_kernel_beats_memcpy)
 {
-    cr_expect(tutti__shm_cma_lone_pays(80, 110), "an average under one memcpy");
-    cr_expect(tutti__shm_cma_lone_pays(100, 100), "on the line");
-    cr_expect_not(tutti__shm_cma_lone_pays(190, 220), "the VM of 2026-12-01: the FIFO");
-    cr_expect_not(tutti__shm_cma_lone_pays(101, 100));
-    cr_expect(tutti__shm_cma_lone_pays(0, 400), "TUTTI_SHM_CMA=1: whatever it costs");
-    cr_expect(tutti__shm_cma_lone_pays(400, 0));
+    cr_expect(lone_pays(80, 110), "an average under one memcpy");
+    cr_expect(lone_pays(100, 100), "on the line");
+    cr_expect_not(lone_pays(190, 220), "the VM of 2026-12-01: the FIFO");
+    cr_expect_not(lone_pays(101, 100));
+    cr_expect(lone_pays(0, 400), "TUTTI_SHM_CMA=1: whatever it costs");
+    cr_expect(lone_pays(400, 0));
+    cr_expect_not(lone_pays(REFUSED, 0), "a side that refuses still decides");
 }

@@ -126,6 +126,7 @@ struct shm_ctx {
     size_t cma_min;          /* frames of at least this many bytes go in one copy; SIZE_MAX: none */
     size_t cma_max;          /* in calls that move at most this much (tutti_tconn.ref_max) */
     uint32_t cma_share;      /* tutti_tconn.share_every (TUTTI_SHM_CMA_SHARE) */
+    size_t cma_lone;         /* tutti_tconn.lone_max where it pays (TUTTI_SHM_CMA_LONE) */
     uint32_t fill;           /* how send slots are written: TUTTI_FILL_* (TUTTI_SHM_FILL) */
     size_t rotate_min;       /* frames this long or longer rotate (TUTTI_SHM_ROTATE); 0: none */
     struct shm_conn **conns; /* every open connection, to unlink names and wake on close */
@@ -205,12 +206,14 @@ size_t tutti__shm_cma_min(const struct tutti_env *env);
  * of a memcpy's, timed once per process. */
 uint32_t tutti__shm_cma_cost(const struct tutti_env *env);
 
-/** Whether frames go by reference between two processes of these costs (either direction). */
-int tutti__shm_cma_pair_pays(uint32_t mine, uint32_t peers);
+#define TUTTI_SHM_CMA_PAIR_PCT 300 /* frames go by reference between two processes at all */
+#define TUTTI_SHM_CMA_LONE_PCT 100 /* ...and in any call where one of them only sends */
 
-/** Whether a rank that only sends in a call (tutti_tconn.share_every) sends by reference between
- * two processes of these costs, rather than every frame through the FIFO. */
-int tutti__shm_cma_lone_pays(uint32_t mine, uint32_t peers);
+/** Whether frames go by reference between two processes of these costs (either direction), where
+ * the kernel's copy must cost at most limit_pct hundredths of a memcpy on average:
+ * TUTTI_SHM_CMA_PAIR_PCT at all, TUTTI_SHM_CMA_LONE_PCT for a rank that only sends in a call of
+ * any size (tutti_tconn.lone_max). */
+int tutti__shm_cma_pays(uint32_t mine, uint32_t peers, uint32_t limit_pct);
 
 /** Write this rank's probe (cma_nonce, cma_addr) and its cost into its control page. */
 void tutti__shm_cma_publish(struct shm_ctl *me, uint32_t cost);

@@ -12,16 +12,17 @@
  * (2026-12-01-shm-cma-pair.md). So each process times both once, on PICK_BYTES read from its
  * own memory, best of PICK_ROUNDS, and publishes the ratio (its cost) in its control page; a
  * receiver takes frames by reference from a sender when the two costs average at most
- * PAYS_PCT, the same answer for both directions of a pair (each process deciding on its own
- * cost alone split pairs near the line: one direction by reference, the other not).
+ * TUTTI_SHM_CMA_PAIR_PCT, the same answer for both directions of a pair (each process deciding
+ * on its own cost alone split pairs near the line: one direction by reference, the other not).
  *
  * That holds where both ranks send and receive: through the FIFO each then makes two memcpys
  * per frame exchanged, by reference one kernel copy. A rank that only sends in a call (a
  * broadcast's root) leaves every copy by reference to its receiver, where the FIFO splits them
- * one each; so such a rank puts every frame into the FIFO unless the kernel's copy costs less
- * than a memcpy (LONE_PCT): on the VM of 2026-12-01 a 2-rank broadcast of 1-64 MiB took
- * 1.25-1.6 times as long by reference (with every third frame in the FIFO, TUTTI_SHM_CMA_SHARE)
- * as through the FIFO.
+ * one each; so unless the kernel's copy costs at most a memcpy (TUTTI_SHM_CMA_LONE_PCT) such a
+ * rank puts every frame of a large call into the FIFO (TUTTI_SHM_CMA_LONE, tutti_tconn.lone_max):
+ * on the VM of 2026-12-01 a 2-rank broadcast of 1-4 MiB took 1.2-1.4 times as long by reference
+ * (with every third frame in the FIFO, TUTTI_SHM_CMA_SHARE) as through the FIFO, while at
+ * 256 KiB it took 0.8 times as long (2026-12-01-lone-sender.md).
  */
 #include "shm.h"
 #include "base/env.h"
@@ -37,8 +38,6 @@
 
 #define PICK_BYTES  (256 * 1024)
 #define PICK_ROUNDS 5
-#define PAYS_PCT    300 /* a kernel copy of up to three memcpys: between the VMs above */
-#define LONE_PCT    100 /* a rank that only sends: the kernel's copy must beat the memcpy */
 
 static pthread_once_t picked = PTHREAD_ONCE_INIT;
 static uint32_t cost_pct = TUTTI_SHM_CMA_REFUSED;
@@ -100,7 +99,7 @@ uint32_t tutti__shm_cma_cost(const struct tutti_env *env)
     return cost_pct;
 }
 
-int tutti__shm_cma_pair_pays(uint32_t mine, uint32_t peers)
+int tutti__shm_cma_pays(uint32_t mine, uint32_t peers, uint32_t limit_pct)
 {
     if (mine == TUTTI_SHM_CMA_REFUSED || peers == TUTTI_SHM_CMA_REFUSED) {
         return 0;
@@ -108,15 +107,7 @@ int tutti__shm_cma_pair_pays(uint32_t mine, uint32_t peers)
     if (mine == 0 || peers == 0) {
         return 1; /* TUTTI_SHM_CMA=1 on one side: whatever the copies cost */
     }
-    return (uint64_t)mine + peers <= 2u * PAYS_PCT;
-}
-
-int tutti__shm_cma_lone_pays(uint32_t mine, uint32_t peers)
-{
-    if (mine == 0 || peers == 0) {
-        return 1; /* TUTTI_SHM_CMA=1: whatever the copies cost (TUTTI_SHM_CMA_SHARE applies) */
-    }
-    return (uint64_t)mine + peers <= 2u * LONE_PCT;
+    return (uint64_t)mine + peers <= 2u * (uint64_t)limit_pct;
 }
 
 size_t tutti__shm_cma_min(const struct tutti_env *env)

@@ -40,7 +40,7 @@ int tutti__shm_cma_probe(const struct shm_ctx *ctx, int peer)
     struct iovec remote = {.iov_base = (void *)(uintptr_t)ctl->cma_addr, .iov_len = sizeof(seen)};
     ssize_t n = process_vm_readv((pid_t)ctl->pid, &local, 1, &remote, 1, 0);
     int ok = n == (ssize_t)sizeof(seen) && seen == ctl->cma_nonce;
-    int pays = tutti__shm_cma_pair_pays(ctx->ctl->cma_cost, ctl->cma_cost);
+    int pays = tutti__shm_cma_pays(ctx->ctl->cma_cost, ctl->cma_cost, TUTTI_SHM_CMA_PAIR_PCT);
     tutti_debug(TUTTI_SUBSYS_SHM, "one copy from rank %d (pid %u): %s%s (costs %u and %u)", peer,
                 ctl->pid, ok && pays ? "yes" : "no, frames are copied through the FIFO",
                 n < 0 ? (errno == EPERM ? " (process_vm_readv not permitted)"

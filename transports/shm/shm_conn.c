@@ -113,8 +113,9 @@ static tutti_status_t open_send_fifo(struct shm_ctx *ctx, struct shm_conn *c)
     fifo_geometry(&c->send, h, len, ctx->nslots, ctx->slot_size);
     c->send_ref = cma;
     c->base.ref_min = cma ? ctx->cma_min : SIZE_MAX;
-    if (cma && !tutti__shm_cma_lone_pays(ctx->ctl->cma_cost, c->peer_ctl->cma_cost)) {
-        c->base.share_every = 1; /* sending alone, every frame into the FIFO */
+    if (cma &&
+        !tutti__shm_cma_pays(ctx->ctl->cma_cost, c->peer_ctl->cma_cost, TUTTI_SHM_CMA_LONE_PCT)) {
+        c->base.lone_max = ctx->cma_lone; /* sending alone, larger calls through the FIFO */
     }
     atomic_store_explicit(&h->sender_attached, 1, memory_order_release);
     /* Both ends have it mapped: nobody opens it by name again. Unlink the name now rather than

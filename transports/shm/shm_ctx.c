@@ -42,6 +42,7 @@ static tutti_status_t shm_init(const struct tutti_tctx_args *args, void **tctx_p
     ctx->cma_min = tutti__shm_cma_min(args->env);
     ctx->cma_max = args->env->SHM_CMA_MAX;
     ctx->cma_share = (uint32_t)args->env->SHM_CMA_SHARE;
+    ctx->cma_lone = args->env->SHM_CMA_LONE;
     ctx->fill = (uint32_t)args->env->SHM_FILL;
     ctx->rotate_min = args->env->SHM_ROTATE;
     if (tutti__shm_draw_salt(ctx->mine, args->err) != TUTTI_OK) {
