@@ -196,9 +196,10 @@ struct tutti_tconn {
      * reference goes through the slot instead; 0: none (shm: the receiver copies a frame out of
      * a slot faster than it reads one from the sender, and the sender has nothing else to do) */
     uint32_t share_every;
-    /* ...and every frame where it sends more than this many bytes in the call, or more still
-     * where it also copies data of its own (exec.c, lone_through_slots); 0: no limit (shm:
-     * TUTTI_SHM_CMA_LONE, where the kernel's copy costs more than a memcpy) */
+    /* Where not 0, instead: every frame where it sends more than this many bytes in the call
+     * (more where it also copies data of its own, less where its receiver takes other ranks'
+     * data too: exec.c, lone_need), and no frame of a smaller call (shm: TUTTI_SHM_CMA_LONE,
+     * where the kernel's copy costs more than a memcpy); 0: no limit */
     size_t lone_max;
     struct tutti_fill_clock fill; /* zeroed: every slot written through the caches (TCP, verbs) */
     /* CLOCK_MONOTONIC time here of the latest progress the peer vouched for with a beat (its

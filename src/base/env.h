@@ -77,12 +77,14 @@
     X(SHM_CMA_SHARE, INT, "3", "0", "64",                                                          \
       "in a call where a rank only sends (a broadcast's root, a scatter's root, a gather's "       \
       "leaves), it copies every Nth frame that could go by reference into the FIFO itself, and "   \
-      "its receiver takes that one from the slot: the idle sender shares the copying; 0: never")   \
-    X(SHM_CMA_LONE, SIZE, "256k", "1k", "1t",                                                      \
-      "a rank that only sends in a call (a broadcast's root) sends by reference only where it "    \
-      "sends at most this many bytes, more where it copies data of its own meanwhile (a "          \
-      "scatter's root); a larger call puts every frame through the FIFO, one copy on each side "   \
-      "(not where the kernel's copy costs at most one memcpy, or TUTTI_SHM_CMA=1)")                \
+      "its receiver takes that one from the slot: the idle sender shares the copying; 0: never. "  \
+      "Only where no TUTTI_SHM_CMA_LONE limit applies")                                            \
+    X(SHM_CMA_LONE, SIZE, "512k", "1k", "1t",                                                      \
+      "a rank that only sends in a call (a broadcast's root) sends every frame by reference "      \
+      "where it sends at most this many bytes, more where it copies data of its own meanwhile (a " \
+      "scatter's root), less where its receiver takes other ranks' data too (a gather's root); a " \
+      "larger call puts every frame through the FIFO, one copy on each side (not where the "       \
+      "kernel's copy costs at most one memcpy, or TUTTI_SHM_CMA=1)")                               \
     X(SHM_FILL, INT, "2", "0", "2",                                                                \
       "how frames are written into shared-memory slots: 0 through the caches; 1 streamed past "    \
       "them (non-temporal stores); 2 timed per connection: streamed while cached writes run at "   \

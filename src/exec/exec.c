@@ -159,22 +159,40 @@ static tutti_status_t make_fps(struct tutti_exec *ex, const struct tutti_plan *p
 }
 
 /*
- * For tutti_tconn.ref_max, the call's size: the bytes this rank sends plus receives (a group's op
- * has no count of its own). But SIZE_MAX (no references) for
+ * The call's size for tutti_tconn.ref_max (ex->ref_bytes): the bytes this rank sends plus
+ * receives (a group's op has no count of its own). But SIZE_MAX (no references) for
  * - a reduction: there the receiver of a frame sent by reference would make the sender's copy
  *   besides its own reduction (into a slot, or into scratch that a local step then reduces)
  *   while the sender sits idle;
  * - a point-to-point call that only sends: by reference it would end only once the receiver's
  *   matching call has read the data, which the peer may issue only after its own send to this
  *   rank (what MPI calls an unsafe program, and what the FIFO's buffering lets through).
+ *
+ * And whether this rank only sends in the call (receives nothing: ex->sends_only) and, if so,
+ * how large a call it is for tutti_tconn.lone_max (ex->lone_need). By reference such a rank waits
+ * while its receivers make every copy; through the slots it makes one copy of each frame and they
+ * make one. That pays from some size on, sooner where its receiver has other data to take (a
+ * gather's root), later where the rank has copies of its own to make meanwhile (a scatter's
+ * root):
+ *   lone_need = sent * load / (sent + LONE_OWN_WEIGHT * own)
+ * with load what its receiver takes in the call (sent; a gather's root nranks blocks). Measured
+ * over shm on the VMs of 2026-12-01 and -02 (perf/results/2026-12-01-lone-sender.md,
+ * 2026-12-02-lone-share.md), 2 ranks, time by reference with no frame shared over time through
+ * the slots: a broadcast's root 0.85 at 512 KiB sent and 1.16 at 1 MiB; a gather's leaf (load
+ * twice sent) 1.25 at 512 KiB sent; a scatter's root (its own block as large as what it sends)
+ * 0.86 at 2 MiB sent, and 1.17-1.32 from 8 MiB with every third frame shared.
  */
-static size_t ref_bytes(const struct tutti_plan *p, size_t esize, struct tutti_exec *ex)
+#define LONE_OWN_WEIGHT 4.0
+
+static void size_call(struct tutti_exec *ex, const struct tutti_plan *p)
 {
     tutti_coll_t c = p->op.coll;
+    size_t esize = ex->esize;
+    ex->ref_bytes = SIZE_MAX;
     ex->sends_only = 0;
-    ex->own_bytes = 0;
+    ex->lone_need = 0;
     if (tutti__coll_reduces(c)) {
-        return SIZE_MAX;
+        return;
     }
     size_t n = 0, recvd = 0, own = 0;
     for (int i = 0; i < p->nlanes; i++) {
@@ -186,31 +204,18 @@ static size_t ref_bytes(const struct tutti_plan *p, size_t esize, struct tutti_e
         }
     }
     if (recvd == 0 && (c == TUTTI_COLL_SEND || c == TUTTI_COLL_RECV)) {
-        return SIZE_MAX;
+        return;
     }
+    ex->ref_bytes = n * esize;
     ex->sends_only = recvd == 0;
-    ex->own_bytes = own * esize;
-    return n * esize;
-}
-
-/*
- * Whether a rank that only sends puts every frame of this call through the slots
- * (tutti_tconn.lone_max). By reference it waits while its receivers make every copy; through
- * the slots it makes one copy of each frame and they make one. That pays from some size on, and
- * later where the rank has copies of its own to make meanwhile: it sends through the slots
- * where sent > lone_max * (sent + LONE_OWN_WEIGHT * own) / sent. Measured over shm on the VM
- * of 2026-12-01 (perf/results/2026-12-01-lone-sender.md), 2 ranks, time by reference over time
- * through the slots: a gather's leaf (no copy of its own) 0.95 at 256 KiB sent and 1.24-1.34 at
- * 512 KiB; a broadcast's root 0.8 at 256 KiB, 0.93-0.98 at 512 KiB, 1.2-1.4 from 1 MiB; a
- * scatter's root (a copy as large as what it sends) 0.6-0.7 up to 1 MiB sent, 0.94 at 2 MiB,
- * 1.2-1.4 from 8 MiB.
- */
-#define LONE_OWN_WEIGHT 4.0
-
-static int lone_through_slots(const struct tutti_exec *ex, size_t lone_max)
-{
-    double sent = (double)ex->ref_bytes, own = (double)ex->own_bytes;
-    return lone_max != 0 && sent * sent > (double)lone_max * (sent + LONE_OWN_WEIGHT * own);
+    if (ex->sends_only && n > 0) {
+        /* A gather's root takes every rank's block: a leaf counts them all as its receiver's
+         * load (a tree's inner ranks take fewer; they then go through the slots sooner). */
+        double sent = (double)(n * esize), own_b = (double)(own * esize);
+        int gathers = c == TUTTI_COLL_GATHER || c == TUTTI_COLL_GATHERV;
+        double load = gathers ? sent * (double)ex->fab->nranks : sent;
+        ex->lone_need = (size_t)(sent * load / (sent + LONE_OWN_WEIGHT * own_b));
+    }
 }
 
 tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_fabric *fab,
@@ -237,7 +242,7 @@ tutti_status_t tutti__exec_reuse(struct tutti_exec *ex, struct tutti_fabric *fab
         fab->cfg.nt_min > 0 && result_bytes >= fab->cfg.nt_min &&
         !(tutti__coll_reduces(plan->op.coll) &&
           tutti__ranges_overlap(plan->op.sendbuf, send_bytes, plan->op.recvbuf, result_bytes));
-    ex->ref_bytes = ref_bytes(plan, ex->esize, ex);
+    size_call(ex, plan);
     ex->shared = 0;
     ex->landed = 0;
     /* A pre-multiplied sum's scalar, read now: a call with it in memory reads it as it runs. */
@@ -572,12 +577,14 @@ static tutti_status_t run_step(struct tutti_exec *ex, int channel, const struct 
         if (s->kind == TUTTI_STEP_RECV_REDUCE_SEND) {
             ref = NULL; /* its result exists only in the slot */
         }
-        /* A rank that only sends would wait for its receivers' reads: it copies every
-         * share_every-th frame into the slot itself, which its receiver copies out faster than
-         * it reads the sender's memory (shm: TUTTI_SHM_CMA_SHARE), and every frame of a large
-         * call (lone_through_slots). */
-        if (ex->sends_only && (lone_through_slots(ex, sc->lone_max) ||
-                               (sc->share_every != 0 && ++ex->shared % sc->share_every == 0))) {
+        /* A rank that only sends would wait for its receivers' reads. Where the connection
+         * has a size limit for that (shm: the kernel's copy costs more than a memcpy), every
+         * frame of a larger call goes through the slots, and none of a smaller one; elsewhere
+         * it copies every share_every-th frame into the slot itself, which its receiver copies
+         * out faster than it reads the sender's memory (shm: TUTTI_SHM_CMA_SHARE). */
+        if (ex->sends_only &&
+            (sc->lone_max != 0 ? ex->lone_need > sc->lone_max
+                               : sc->share_every != 0 && ++ex->shared % sc->share_every == 0)) {
             ref = NULL;
         }
     }

@@ -40,7 +40,7 @@ struct tutti_exec {
     int nt_dst;                    /* write results to user buffers with non-temporal stores */
     size_t ref_bytes;              /* the call's size for tutti_tconn.ref_max (exec.c) */
     int sends_only;                /* this rank receives nothing in the call */
-    size_t own_bytes;              /* ...and copies this many bytes of its own (a scatter's root) */
+    size_t lone_need;              /* ...and how large a call that is (tutti_tconn.lone_max) */
     uint32_t shared;               /* frames it could have sent by reference (share_every) */
     tutti_status_t status;         /* IN_PROGRESS until done */
     size_t *next;                  /* per lane: index of the next step to run */

@@ -23,7 +23,8 @@ static void extents(tutti_coll_t c, int n, size_t count, size_t *s, size_t *r)
     *s = (c == TUTTI_COLL_REDUCE_SCATTER || c == TUTTI_COLL_ALLTOALL || c == TUTTI_COLL_SCATTER)
              ? many
              : count;
-    *r = (c == TUTTI_COLL_ALLGATHER || c == TUTTI_COLL_ALLTOALL) ? many : count;
+    *r = (c == TUTTI_COLL_ALLGATHER || c == TUTTI_COLL_ALLTOALL || c == TUTTI_COLL_GATHER) ? many
+                                                                                           : count;
 }
 
 void world_fill(struct world *w, tutti_coll_t c)
@@ -149,6 +150,8 @@ static uint32_t expect(const struct world *w, tutti_coll_t c, int r, size_t i)
         return input((int)(i / k), (size_t)r * k + i % k);
     case TUTTI_COLL_SCATTER:
         return input(w->root, (size_t)r * k + i);
+    case TUTTI_COLL_GATHER: /* out of place only */
+        return r == w->root ? input((int)(i / k), i % k) : SENTINEL;
     default:
         return 0;
     }

@@ -1,10 +1,11 @@
 /*
  * test_share.c - a rank that only sends shares the copying with its receivers
  * (tutti_tconn.share_every, TUTTI_SHM_CMA_SHARE): on a transport that takes frames by
- * reference, every share_every-th frame it could send that way goes through the slot instead,
- * and every frame of a call in which it sends more than tutti_tconn.lone_max bytes
- * (TUTTI_SHM_CMA_LONE). A rank that also receives in the call sends every frame by reference. Run
- * on the simulated network (sim.c), whose reference frames are counted apart from the copied ones.
+ * reference, every share_every-th frame it could send that way goes through the slot instead;
+ * or, where the connection has a limit (tutti_tconn.lone_max, TUTTI_SHM_CMA_LONE), every frame
+ * of a call larger than that and none of a smaller one. A rank that also receives in the call sends
+ * every frame by reference. Run on the simulated network (sim.c), whose reference frames are
+ * counted apart from the copied ones.
  */
 #include "coll/coll.h"
 #include "sched_world.h"
@@ -99,11 +100,12 @@ Test(share, only_the_root_shares_when_others_forward)
     }
 }
 
-Test(share, a_root_that_sends_more_than_lone_max_copies_every_frame_itself)
+Test(share, a_root_under_lone_max_shares_no_frame_and_over_it_every_frame)
 {
     size_t bytes = (size_t)NFRAMES * SLOT_ELEMS * 4; /* a 2-rank broadcast's root sends these */
     size_t limits[] = {bytes - 1, bytes, 0};
-    unsigned long want[] = {NFRAMES, NFRAMES / 3, NFRAMES / 3}; /* share 3 within the limit */
+    /* over the limit all, within it none, with no limit every third (share 3) */
+    unsigned long want[] = {NFRAMES, 0, NFRAMES / 3};
     for (int i = 0; i < 3; i++) {
         struct world w = {.n = 2, .count = NFRAMES * SLOT_ELEMS, .root = 0, .inplace = 1};
         world_fill(&w, TUTTI_COLL_BROADCAST);
@@ -115,6 +117,33 @@ Test(share, a_root_that_sends_more_than_lone_max_copies_every_frame_itself)
         cr_expect_eq(p.copied[0], want[i], "lone_max %zu (call %zu): root copied %lu, not %lu",
                      limits[i], bytes, p.copied[0], want[i]);
         world_free(&w);
+    }
+}
+
+Test(share, a_gather_leaf_counts_every_block_its_root_takes)
+{
+    /* Each leaf sends `bytes`; its root takes n blocks of as many: a leaf goes through the slots
+     * where bytes * n > lone_max (lone_need), whatever share_every says. */
+    size_t bytes = (size_t)NFRAMES * SLOT_ELEMS * 4;
+    for (int n = 2; n <= 4; n++) {
+        size_t limits[] = {bytes * (size_t)n - 1, bytes * (size_t)n};
+        for (int i = 0; i < 2; i++) {
+            struct world w = {.n = n, .count = NFRAMES * SLOT_ELEMS, .root = 0};
+            world_fill(&w, TUTTI_COLL_GATHER);
+            struct posts p;
+            run_refs(&w, TUTTI_COLL_GATHER, 2, limits[i], &p);
+            check(&w, TUTTI_COLL_GATHER, "gather");
+            cr_expect_eq(p.by_ref[0] + p.copied[0], 0, "n=%d: the root sent %lu frames", n,
+                         p.by_ref[0] + p.copied[0]);
+            for (int r = 1; r < n; r++) {
+                unsigned long sent = p.by_ref[r] + p.copied[r];
+                cr_expect_eq(sent, NFRAMES, "n=%d: leaf %d posted %lu frames", n, r, sent);
+                cr_expect_eq(p.copied[r], i == 0 ? sent : 0,
+                             "n=%d lone_max %zu: leaf %d copied %lu of %lu frames itself", n,
+                             limits[i], r, p.copied[r], sent);
+            }
+            world_free(&w);
+        }
     }
 }
 
@@ -144,8 +173,8 @@ Test(share, lone_max_holds_for_a_scatter_root_and_not_for_ranks_that_receive)
 Test(share, a_root_with_copies_of_its_own_sends_larger_calls_by_reference)
 {
     /* Both roots send `bytes`; the scatter's also copies its own block of as many (the
-     * broadcast's works in place: no copy): by lone_through_slots such a root goes by reference
-     * up to sent * sent <= lone_max * (sent + 4 own). */
+     * broadcast's works in place: no copy): such a root goes by reference up to
+     * sent * sent <= lone_max * (sent + 4 own) (exec.c, lone_need). */
     size_t bytes = (size_t)NFRAMES * SLOT_ELEMS * 4;
     const tutti_coll_t colls[] = {TUTTI_COLL_BROADCAST, TUTTI_COLL_SCATTER};
     const unsigned long want[] = {NFRAMES, 0}; /* frames the root copies itself */

@@ -22,7 +22,9 @@
  * rank puts every frame of a large call into the FIFO (TUTTI_SHM_CMA_LONE, tutti_tconn.lone_max):
  * on the VM of 2026-12-01 a 2-rank broadcast of 1-4 MiB took 1.2-1.4 times as long by reference
  * (with every third frame in the FIFO, TUTTI_SHM_CMA_SHARE) as through the FIFO, while at
- * 256 KiB it took 0.8 times as long (2026-12-01-lone-sender.md).
+ * 256 KiB it took 0.8 times as long (2026-12-01-lone-sender.md); at 512 KiB by reference with
+ * no frame in the FIFO 0.85 times (2026-12-02-lone-share.md), and such a rank shares no frame
+ * where this limit applies.
  */
 #include "shm.h"
 #include "base/env.h"
