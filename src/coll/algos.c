@@ -361,7 +361,7 @@ int tutti__plan_same_params(const struct tutti_plan_params *a, const struct tutt
            a->mem_budget == b->mem_budget && a->conn_bytes == b->conn_bytes &&
            a->budget_strict == b->budget_strict && a->forced == b->forced && a->tuner == b->tuner &&
            a->nhosts == b->nhosts && a->intra_tcp == b->intra_tcp && a->layout == b->layout &&
-           a->cpu_load == b->cpu_load;
+           a->peer_transport == b->peer_transport && a->cpu_load == b->cpu_load;
 }
 
 int tutti__plan_continue(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,

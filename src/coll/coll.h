@@ -9,6 +9,7 @@
 #include "exec/plan.h"
 #include "topology/layout.h"
 #include "topology/tree.h"
+#include "transports/transport.h"
 #include "tutti/coll.h"
 #include "tutti/comm.h"
 
@@ -247,6 +248,12 @@ static inline int tutti__ring_rank(const struct tutti_plan_params *pp, int pos)
 {
     pos = tutti__mod(pos, pp->nranks);
     return pp->layout != NULL ? pp->layout->ring[pos] : pos;
+}
+
+/** Does this rank reach `peer` over shared memory? No where the plan does not know. */
+static inline int tutti__coll_by_shm(const struct tutti_plan_params *pp, int peer)
+{
+    return pp->peer_transport != NULL && pp->peer_transport[peer] == TUTTI_TRANSPORT_SHM;
 }
 
 /** Elements of the next chunk when `left` remain. */

@@ -15,6 +15,9 @@ int tutti__gather_direct(const struct tutti_op_desc *op, const struct tutti_plan
     if (tutti__blk_calls(plan, op, pp) != 0) {
         return -1;
     }
+    /* The root takes every rank's block (a gatherv's leaf knows only its own: it counts the
+     * others as large). */
+    plan->recv_load = r != root ? n : 1;
     for (int ch = 0; ch < pp->nchannels; ch++) {
         if (r != root) {
             if (tutti__blk_lane(plan, pp, TUTTI_STEP_SEND, root, r, TUTTI_BUF_SEND, 0, op->count,

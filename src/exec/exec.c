@@ -175,7 +175,8 @@ static tutti_status_t make_fps(struct tutti_exec *ex, const struct tutti_plan *p
  * gather's root), later where the rank has copies of its own to make meanwhile (a scatter's
  * root):
  *   lone_need = sent * load / (sent + LONE_OWN_WEIGHT * own)
- * with load what its receiver takes in the call (sent; a gather's root nranks blocks). Measured
+ * with load what its receiver takes in the call: sent times the plan's recv_load (its builder
+ * knows: a gather's root takes nranks blocks). Measured
  * over shm on the VMs of 2026-12-01 and -02 (perf/results/2026-12-01-lone-sender.md,
  * 2026-12-02-lone-share.md), 2 ranks, time by reference with no frame shared over time through
  * the slots: a broadcast's root 0.85 at 512 KiB sent and 1.16 at 1 MiB; a gather's leaf (load
@@ -209,11 +210,9 @@ static void size_call(struct tutti_exec *ex, const struct tutti_plan *p)
     ex->ref_bytes = n * esize;
     ex->sends_only = recvd == 0;
     if (ex->sends_only && n > 0) {
-        /* A gather's root takes every rank's block: a leaf counts them all as its receiver's
-         * load (a tree's inner ranks take fewer; they then go through the slots sooner). */
+        /* The receiver's load as the builder gave it: a gather's root takes every rank's block */
         double sent = (double)(n * esize), own_b = (double)(own * esize);
-        int gathers = c == TUTTI_COLL_GATHER || c == TUTTI_COLL_GATHERV;
-        double load = gathers ? sent * (double)ex->fab->nranks : sent;
+        double load = sent * (double)(p->recv_load > 1 ? p->recv_load : 1);
         ex->lone_need = (size_t)(sent * load / (sent + LONE_OWN_WEIGHT * own_b));
     }
 }

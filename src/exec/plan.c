@@ -74,6 +74,7 @@ int tutti__plan_reset(struct tutti_plan *plan, const struct tutti_op_desc *op)
     plan->nlanes = 0;
     plan->nsteps = 0;
     plan->divisor = 1;
+    plan->recv_load = 1;
     plan->algo = "none";
     plan->nbufs = 0;
     plan->ncalls = 0;

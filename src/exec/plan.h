@@ -140,6 +140,9 @@ struct tutti_plan_params {
     /* where the ranks sit (hosts, the locality ring), or NULL: rank order on one host */
     const struct tutti_layout *layout;
     int intra_tcp; /* ranks of one host talk over TCP (TUTTI_TRANSPORT=tcp), not shm */
+    /* per rank: the transport that reaches it (transports/transport.h's ids), as the fabric
+     * chose it; NULL where no fabric is behind the plan (tools, unit tests) */
+    const uint8_t *peer_transport;
     /* the model's answers so far on this communicator (coll/tuned.c), or NULL; written under
      * the communicator's turn */
     struct tutti_tune_memo *memo;
@@ -149,8 +152,12 @@ struct tutti_plan {
     struct tutti_op_desc op;
     int nlanes;
     struct tutti_lane *lanes;
-    size_t nsteps;      /* total over lanes */
-    int divisor;        /* AVG: nranks; 1 otherwise */
+    size_t nsteps; /* total over lanes */
+    int divisor;   /* AVG: nranks; 1 otherwise */
+    /* A rank that only sends: how many blocks as large as what it sends its receiver takes in
+     * the call (a gather's root takes every rank's: nranks); 1 otherwise. The executor sizes
+     * its frames' sharing by it (exec.c, size_call). */
+    int recv_load;
     const char *algo;   /* name of the algorithm that built it */
     size_t chunk_elems; /* ... with this chunk */
     int nchannels;      /* ... and at most this many channels */

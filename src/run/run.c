@@ -43,6 +43,7 @@ void tutti__run_plan_params(struct tutti_runner *runner, const struct tutti_op_d
     pp->cpu_load = runner->fab->cfg.cpu_load;
     pp->memo = &runner->tune;
     pp->intra_tcp = runner->fab->cfg.force_tcp;
+    pp->peer_transport = runner->fab->net.peer_transport;
 }
 
 /* The error of a call no algorithm of which fits TUTTI_MEM_BUDGET, naming the cheapest. */

@@ -79,6 +79,7 @@ struct tutti_op_desc desc(const struct world *w, tutti_coll_t c, int r, tutti_op
 
 /* The test's settings of params() (one process per test: Criterion). */
 const struct tutti_layout *world_layout;
+const uint8_t *world_peer_transport;
 int world_tuner;
 double world_cpu_load;
 
@@ -91,6 +92,7 @@ struct tutti_plan_params params(int r, int n, int nch, size_t chunk, int forced)
                                    .direct_max = 0,
                                    .forced = forced,
                                    .layout = world_layout,
+                                   .peer_transport = world_peer_transport,
                                    .tuner = world_tuner,
                                    .cpu_load = world_cpu_load,
                                    .nhosts = world_layout != NULL ? world_layout->nhosts : 1};

@@ -36,6 +36,9 @@ struct tutti_op_desc desc(const struct world *w, tutti_coll_t c, int r, tutti_op
 /** Where params() places the ranks (NULL: rank order on one host). */
 extern const struct tutti_layout *world_layout;
 
+/** The transport params() reports to each rank (NULL: not known, as in tools). */
+extern const uint8_t *world_peer_transport;
+
 /** params()' tuner (0: the static rule; 1: the cost model) and its ranks per CPU. */
 extern int world_tuner;
 extern double world_cpu_load;
