@@ -7,6 +7,9 @@
  * whatever the sizes; a block with fewer chunks than the round number is skipped by the sender
  * and the receiver alike (both know every count: they are the same on every rank, which each
  * frame's digest checks), and an empty block travels as a token in round 0.
+ *
+ * Two ranks over shared memory take allgather_ring.c's two lanes per channel instead: one sends
+ * this rank's block, the other takes the peer's, so a receive finds several frames posted.
  */
 #include "coll/coll.h"
 #include "exec/op.h"
@@ -56,6 +59,33 @@ static int round_steps(const struct tutti_op_desc *op, const struct tutti_plan_p
     return 0;
 }
 
+/* The pair's send lane on channel ch: this rank's block, copied into place on the way. */
+static int pair_give(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
+                     struct tutti_plan *plan, int ch)
+{
+    int r = pp->rank;
+    size_t cnt = tutti__op_rcount(op, r), nf = tutti__blk_chunks(cnt, pp, ch);
+    if (nf == 0) {
+        return 0;
+    }
+    tutti__blk_use(plan, pp, r, 0);
+    if (tutti__plan_add_lane(plan, 1 - r, -1, ch) < 0) {
+        return -1;
+    }
+    for (size_t i = 0; i < nf; i++) {
+        size_t off, len;
+        (void)tutti__blk_chunk(cnt, pp, ch, i, &off, &len);
+        int rc = len == 0 ? tutti__plan_add_step(plan, TUTTI_STEP_SEND, TUTTI_BUF_SEND, 0,
+                                                 TUTTI_BUF_NONE, 0, 0, TUTTI_STEP_TOKEN)
+                          : tutti__coll_send_copy(plan, TUTTI_BUF_SEND, off, TUTTI_BUF_RECV,
+                                                  tutti__op_rdispl(op, r) + off, len);
+        if (rc != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int tutti__allgatherv_ring(const struct tutti_op_desc *op, const struct tutti_plan_params *pp,
                            struct tutti_plan *plan)
 {
@@ -64,6 +94,15 @@ int tutti__allgatherv_ring(const struct tutti_op_desc *op, const struct tutti_pl
         return -1;
     }
     for (int ch = 0; ch < pp->nchannels; ch++) {
+        if (n == 2 && tutti__coll_by_shm(pp, 1 - r)) {
+            if (pair_give(op, pp, plan, ch) != 0 ||
+                tutti__blk_lane(plan, pp, TUTTI_STEP_RECV, 1 - r, 1 - r, TUTTI_BUF_RECV,
+                                tutti__op_rdispl(op, 1 - r), tutti__op_rcount(op, 1 - r), ch,
+                                0) != 0) {
+                return -1;
+            }
+            continue;
+        }
         if (n == 1) {
             if (tutti__blk_copy_lane(plan, pp, 0, tutti__op_rdispl(op, r), op->count, ch) != 0) {
                 return -1;

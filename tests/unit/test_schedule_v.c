@@ -11,6 +11,7 @@
 #include "comm/comm.h"
 #include "exec/op.h"
 #include "sim.h"
+#include "transports/transport.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -22,6 +23,10 @@
 #define MAXC 9 /* counts 0..MAXC-1 */
 
 static uint32_t seed;
+
+/* The transport run() reports to every rank (NULL: not known, as in tools). */
+static const uint8_t *peer_transport;
+static const uint8_t all_shm[MAXN]; /* TUTTI_TRANSPORT_SHM is 0 */
 
 static uint32_t rnd(uint32_t mod)
 {
@@ -322,7 +327,8 @@ static void run(struct vworld *w, int algo, int nch, size_t slot, int depth)
                                             .nchannels = nch,
                                             .chunk_elems = slot,
                                             .forced = algo,
-                                            .nhosts = 1};
+                                            .nhosts = 1,
+                                            .peer_transport = peer_transport};
         ds[r] = call(w, r);
         int rc = tutti__plan_build(&ds[r], &pps[r], &plans[r]);
         cr_assert_eq(rc, 0, "%s: plan of rank %d: %d", what, r, rc);
@@ -388,6 +394,42 @@ Test(schedule_v, alltoallv)
 Test(schedule_v, allgatherv)
 {
     sweep(TUTTI_COLL_ALLGATHERV, 1);
+}
+
+/* Two ranks over shared memory take a lane of sends and a lane of receives (allgatherv_ring.c):
+ * every rank count again with every peer reached by shm, and the pair's lanes each one way. */
+Test(schedule_v, allgatherv_over_shm)
+{
+    cr_assert_eq(TUTTI_TRANSPORT_SHM, 0);
+    peer_transport = all_shm;
+    sweep(TUTTI_COLL_ALLGATHERV, 1);
+    seed = 7;
+    struct vworld w = {.n = 2, .coll = TUTTI_COLL_ALLGATHERV};
+    make_counts(&w);
+    w.rc[0][0] = w.rc[1][0] = w.count[0] = 40; /* rank 0's block, as both see it */
+    make_buffers(&w);
+    struct tutti_plan_params pp = {.rank = 0,
+                                   .nranks = 2,
+                                   .nchannels = 2,
+                                   .chunk_elems = 4,
+                                   .forced = -1,
+                                   .nhosts = 1,
+                                   .peer_transport = peer_transport};
+    struct tutti_op_desc d = call(&w, 0);
+    struct tutti_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    cr_assert_eq(tutti__plan_build(&d, &pp, &plan), 0);
+    int sending = 0;
+    for (int i = 0; i < plan.nlanes; i++) {
+        const struct tutti_lane *l = &plan.lanes[i];
+        cr_assert(l->send_peer < 0 || l->recv_peer < 0, "lane %d sends to %d and receives from %d",
+                  i, l->send_peer, l->recv_peer);
+        sending += l->send_peer == 1;
+    }
+    cr_assert_eq(sending, 2, "%d sending lanes for 2 channels", sending);
+    tutti__plan_free(&plan);
+    world_free(&w);
+    peer_transport = NULL;
 }
 
 Test(schedule_v, gather_and_gatherv)
