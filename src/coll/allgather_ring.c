@@ -8,7 +8,7 @@
  * the peer's, so the sends run ahead of the receives as far as the slots allow and a receive finds
  * several of the peer's frames posted, which shm reads in one system call (the ring form reads
  * one frame a call, in step with its own sends). Measured 2026-12-02
- * (perf/results/2026-12-02-allgather-pair.md): 0.90-0.94 of the ring's time at 512 KiB-2 MiB
+ * (perf/results/2026-12-02-allgather-pair.md): 0.90-0.95 of the ring's time at 512 KiB-2 MiB
  * over shm, the same from 4 MiB; over TCP the prototype took 1.01-1.21 of the ring's time, so
  * TCP and verbs keep the ring.
  */
