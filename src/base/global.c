@@ -9,6 +9,7 @@ struct tutti_global tutti__g = {
     .log_lock = PTHREAD_MUTEX_INITIALIZER,
     .live_comms = TUTTI_HANDLE_SET_INIT,
     .live_reqs = TUTTI_HANDLE_SET_INIT,
+    .holds = {.once = PTHREAD_ONCE_INIT},
     .fork_gate = {.lock = PTHREAD_MUTEX_INITIALIZER,
                   .cond = PTHREAD_COND_INITIALIZER,
                   .once = PTHREAD_ONCE_INIT},

@@ -12,9 +12,11 @@
 #include "base/handle.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 struct tutti_group_op;
+struct tutti_hold;
 
 /* A running gated thread (fork_gate.c): what a forked child, which has no copy of the thread,
  * calls to release the thread's resources (its sockets). */
@@ -42,6 +44,13 @@ struct tutti_global {
     struct tutti_handle_set live_reqs;
     uint64_t comm_serial; /* the last communicator's serial, under live_comms.lock */
 
+    struct { /* comm_hold.c: each calling thread's hold on the communicator it is inside */
+        pthread_once_t once;               /* makes key */
+        pthread_key_t key;                 /* gives a thread's record back when it exits */
+        int key_ok;                        /* pthread_key_create succeeded */
+        _Atomic(struct tutti_hold *) head; /* every record ever made (never freed) */
+    } holds;
+
     struct { /* fork_gate.c: the library's threads against fork() */
         pthread_mutex_t lock;
         pthread_cond_t cond; /* busy reached 0, or a fork ended */
@@ -67,6 +76,9 @@ struct tutti_tls {
     int group_nops, group_cap;
     int group_status;          /* first error met while recording */
     struct tutti_gated *gated; /* fork_gate.c: this thread's entry, if it is a gated thread */
+    struct tutti_hold *hold;   /* comm_hold.c: this thread's record, or NULL */
+    const void *hold_comm;     /* the communicator this thread last found live... */
+    uint64_t hold_takes;       /* ...while live_comms' removal count was this */
 };
 
 extern struct tutti_global tutti__g;

@@ -108,6 +108,7 @@ int tutti__handle_take(struct tutti_handle_set *s, const void *p)
                 s->slots[i] = TOMB;
                 s->used--;
                 s->tombs++;
+                atomic_fetch_add(&s->takes, 1); /* before anyone who looked it up is counted */
                 found = 1;
                 break;
             }
@@ -115,6 +116,11 @@ int tutti__handle_take(struct tutti_handle_set *s, const void *p)
     }
     pthread_mutex_unlock(&s->lock);
     return found;
+}
+
+uint64_t tutti__handle_takes(const struct tutti_handle_set *s)
+{
+    return atomic_load(&s->takes);
 }
 
 int tutti__handle_live(struct tutti_handle_set *s, const void *p)

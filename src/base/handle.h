@@ -12,16 +12,19 @@
 #include "tutti/status.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /** A set of live pointers of one kind: open addressing, under its own lock. */
 struct tutti_handle_set {
     pthread_mutex_t lock;
-    uintptr_t *slots; /* 0: empty; 1: removed (a tombstone); else a live pointer */
-    size_t cap;       /* a power of two, or 0 */
-    size_t used;      /* live pointers */
-    size_t tombs;     /* tombstones */
+    uintptr_t *slots;       /* 0: empty; 1: removed (a tombstone); else a live pointer */
+    size_t cap;             /* a power of two, or 0 */
+    size_t used;            /* live pointers */
+    size_t tombs;           /* tombstones */
+    _Atomic uint64_t takes; /* removals so far: a pointer found while this was k is still in
+                             * the set while it is still k (comm_hold.c reads it unlocked) */
 };
 
 #define TUTTI_HANDLE_SET_INIT                                                                      \
@@ -41,6 +44,10 @@ tutti_status_t tutti__handle_add(struct tutti_handle_set *s, const void *p);
 
 /** Remove p: 1 if it was there, 0 if not (then nothing changes). */
 int tutti__handle_take(struct tutti_handle_set *s, const void *p);
+
+/** How many pointers were ever taken out (sequentially consistent, no lock; under the lock
+ * it cannot change). */
+uint64_t tutti__handle_takes(const struct tutti_handle_set *s);
 
 /** Is p in the set? (takes the lock) */
 int tutti__handle_live(struct tutti_handle_set *s, const void *p);

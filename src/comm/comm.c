@@ -74,11 +74,11 @@ tutti_status_t tutti_comm_destroy(tutti_comm_t *comm)
     tutti__tls.rank = comm->fab.rank;
     /* Calls that came later are refused now; calls already inside on other threads finish first
      * (issue 36: destroying under one crashed), as the asynchronous operations do below. */
-    int inside = atomic_load(&comm->fab.state.inflight);
+    int inside = tutti__comm_busy(comm);
     if (inside > 0) {
         tutti_info(TUTTI_SUBSYS_INIT,
                    "tutti_comm_destroy waits for %d call(s) in progress on other threads", inside);
-        while (atomic_load(&comm->fab.state.inflight) > 0) {
+        while (tutti__comm_busy(comm) > 0) {
             usleep(100);
         }
     }
@@ -101,7 +101,7 @@ tutti_status_t tutti__comm_stop(struct tutti_comm *comm, const char *why)
     do {
         tutti__fabric_wake(&comm->fab);
         usleep(200);
-    } while (atomic_load(&comm->fab.state.inflight) > 0);
+    } while (tutti__comm_busy(comm) > 0);
     tutti__queue_drain(&comm->run);
     if (tutti__fabric_health(&comm->fab) == TUTTI_OK) {
         tutti__set_error(tutti__comm_err(comm), TUTTI_ERR_ABORTED, "rank %d %s", comm->fab.rank,
@@ -117,7 +117,7 @@ tutti_status_t tutti_comm_abort(tutti_comm_t *comm)
         return tutti__set_error(NULL, TUTTI_ERR_INVALID_ARG, "comm is NULL");
     }
     /* Out of the live set first: calls that enter from now on are refused, and those already
-     * inside are counted in state.inflight, which tutti__comm_stop waits for. */
+     * inside count in tutti__comm_busy, which tutti__comm_stop waits for. */
     if (!tutti__handle_take(&tutti__g.live_comms, comm)) {
         return tutti__comm_not_live(comm, "tutti_comm_abort");
     }

@@ -57,15 +57,21 @@ tutti_status_t tutti__comm_notes_setup(struct tutti_comm *comm, struct tutti_boo
 
 /**
  * Enter comm for a call (comm_live.c): it must be live, and when serial is not 0 the communicator
- * that had that serial (not a new one at the same address); then this thread counts in
- * state.inflight, so that tutti_comm_abort from another thread waits for it to leave. Both under
- * the live set's lock, so an abort either refuses the call or waits for it.
+ * that had that serial (not a new one at the same address); then this thread counts as inside
+ * comm (tutti__comm_busy), so that tutti_comm_abort or destroy from another thread waits for it
+ * to leave. Either under the live set's lock (counted in state.inflight), or, for a comm this
+ * thread found live before when nothing has left the set since, by the thread's hold
+ * (comm_hold.h); either way an abort either refuses the call or waits for it.
  * @return 0; -1 when comm is not a live communicator (nothing is touched or recorded).
  */
 int tutti__comm_enter(const struct tutti_comm *comm, uint64_t serial);
 
-/** Leave what tutti__comm_enter entered. */
+/** Leave what tutti__comm_enter entered (on the thread that entered it). */
 void tutti__comm_leave(const struct tutti_comm *comm);
+
+/** How many threads are inside comm (callers and its progress thread; 0: none). Read by a
+ * thread that took comm out of the live set, or stops it, to wait for them. */
+int tutti__comm_busy(const struct tutti_comm *comm);
 
 /** The error for a call on a handle that is not a live communicator: TUTTI_ERR_INVALID_USAGE,
  * logged and recorded for the thread, naming the call and the handle. */

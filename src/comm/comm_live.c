@@ -5,6 +5,7 @@
  */
 #include "base/check.h"
 #include "comm/comm.h"
+#include "comm/comm_hold.h"
 #include "base/global.h"
 
 #include <stdio.h>
@@ -20,19 +21,33 @@ tutti_status_t tutti__comm_publish(struct tutti_comm *comm)
 
 int tutti__comm_enter(const struct tutti_comm *comm, uint64_t serial)
 {
+    if (serial == 0 && tutti__comm_hold(comm)) {
+        return 0; /* found live before, and nothing left the live set since */
+    }
     struct tutti_handle_set *live = &tutti__g.live_comms;
     tutti__handle_lock(live);
     int ok = tutti__handle_find_locked(live, comm) && (serial == 0 || comm->serial == serial);
     if (ok) {
         atomic_fetch_add(&((struct tutti_comm *)comm)->fab.state.inflight, 1);
+        tutti__comm_hold_note(comm, tutti__handle_takes(live));
     }
     tutti__handle_unlock(live);
     return ok ? 0 : -1;
 }
 
+/* A thread that entered comm twice (the second time counted in inflight, since it held comm
+ * already) may drop the hold first: each leave ends one of the two, and comm stays entered
+ * until both have left. */
 void tutti__comm_leave(const struct tutti_comm *comm)
 {
-    atomic_fetch_sub(&((struct tutti_comm *)comm)->fab.state.inflight, 1);
+    if (!tutti__comm_unhold(comm)) {
+        atomic_fetch_sub(&((struct tutti_comm *)comm)->fab.state.inflight, 1);
+    }
+}
+
+int tutti__comm_busy(const struct tutti_comm *comm)
+{
+    return atomic_load(&((struct tutti_comm *)comm)->fab.state.inflight) + tutti__comm_held(comm);
 }
 
 tutti_status_t tutti__comm_not_live(const void *comm, const char *what)

@@ -326,7 +326,7 @@ static void *aborter(void *arg)
 {
     struct abort_job *j = arg;
     int64_t end = integ_now_ns() + 20 * SEC;
-    while (atomic_load(&j->comm->fab.state.inflight) == 0 && integ_now_ns() < end) {
+    while (tutti__comm_busy(j->comm) == 0 && integ_now_ns() < end) {
         pause_ms(1);
     }
     pause_ms(20); /* let it settle into waiting for rank 1 */

@@ -90,8 +90,13 @@ static int call_after_destroy_rank(const struct integ_ctx *ctx)
     if (new_comm(&c) != 0) {
         return 1;
     }
-    ICHECK_OK(tutti_comm_destroy(c));
     int64_t x = 1, y = 0;
+    /* Two calls first: the second enters by this thread's hold (comm_hold.h), which must not
+     * outlive the destroy. */
+    for (int i = 0; i < 2; i++) {
+        ICHECK_OK(tutti_allreduce(&x, &y, 1, TUTTI_INT64, TUTTI_SUM, c, NULL));
+    }
+    ICHECK_OK(tutti_comm_destroy(c));
     int r = -1;
     tutti_status_t ast;
     tutti_request_t *req = NULL;
@@ -205,9 +210,21 @@ struct inside {
     atomic_int entered;
 };
 
+/* 1: the thread makes one call with both ranks before the one the destroy meets, so that it
+ * enters that one by its hold rather than through the live set's lock (comm_hold.h). */
+static int warm_first;
+
 static void *call_inside(void *arg)
 {
     struct inside *j = arg;
+    if (warm_first) {
+        int64_t one = 1, sum = 0;
+        j->st = tutti_allreduce(&one, &sum, 1, TUTTI_INT64, TUTTI_SUM, j->comm, NULL);
+        if (j->st != TUTTI_OK || sum != 2) {
+            j->st = TUTTI_ERR_INTERNAL;
+            j->x = 0; /* the sum checked later is then wrong too */
+        }
+    }
     atomic_store(&j->entered, 1);
     j->st = tutti_allreduce(&j->x, &j->y, 1, TUTTI_INT64, TUTTI_SUM, j->comm, NULL);
     j->t_end = integ_now_ns();
@@ -230,6 +247,10 @@ static int destroy_while_inside_rank(const struct integ_ctx *ctx)
         return 1;
     }
     if (ctx->rank == 1) {
+        if (warm_first) {
+            int64_t one = 1, sum = 0;
+            ICHECK_OK(tutti_allreduce(&one, &sum, 1, TUTTI_INT64, TUTTI_SUM, comm, NULL));
+        }
         integ_pause_ms(400);
         int64_t x = 2, y = 0;
         ICHECK_OK(tutti_allreduce(&x, &y, 1, TUTTI_INT64, TUTTI_SUM, comm, NULL));
@@ -262,6 +283,14 @@ static int destroy_while_inside_rank(const struct integ_ctx *ctx)
 Test(misuse, destroy_while_another_thread_is_inside_a_call, .timeout = 60)
 {
     quick_env();
+    struct integ_opts o = {.nranks = 2, .deadline_s = 40, .make_id = 1};
+    integ_run(&o, destroy_while_inside_rank);
+}
+
+Test(misuse, destroy_while_a_thread_that_called_before_is_inside, .timeout = 60)
+{
+    quick_env();
+    warm_first = 1;
     struct integ_opts o = {.nranks = 2, .deadline_s = 40, .make_id = 1};
     integ_run(&o, destroy_while_inside_rank);
 }
