@@ -10,6 +10,7 @@
 
 #include "base/env.h"
 #include "base/handle.h"
+#include "base/hold.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -44,7 +45,8 @@ struct tutti_global {
     struct tutti_handle_set live_reqs;
     uint64_t comm_serial; /* the last communicator's serial, under live_comms.lock */
 
-    struct { /* comm_hold.c: each calling thread's hold on the communicator it is inside */
+    /* hold.c: each calling thread's hold on the objects it is inside */
+    struct {
         pthread_once_t once;               /* makes key */
         pthread_key_t key;                 /* gives a thread's record back when it exits */
         int key_ok;                        /* pthread_key_create succeeded */
@@ -76,9 +78,11 @@ struct tutti_tls {
     int group_nops, group_cap;
     int group_status;          /* first error met while recording */
     struct tutti_gated *gated; /* fork_gate.c: this thread's entry, if it is a gated thread */
-    struct tutti_hold *hold;   /* comm_hold.c: this thread's record, or NULL */
-    const void *hold_comm;     /* the communicator this thread last found live... */
-    uint64_t hold_takes;       /* ...while live_comms' removal count was this */
+    struct tutti_hold *hold;   /* hold.c: this thread's record, or NULL */
+    /* per kind (hold.h): the object this thread last found live, and its owner's removal
+     * count at that time */
+    const void *hold_obj[TUTTI_HOLD_KINDS];
+    uint64_t hold_takes[TUTTI_HOLD_KINDS];
 };
 
 extern struct tutti_global tutti__g;

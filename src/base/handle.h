@@ -24,7 +24,7 @@ struct tutti_handle_set {
     size_t used;            /* live pointers */
     size_t tombs;           /* tombstones */
     _Atomic uint64_t takes; /* removals so far: a pointer found while this was k is still in
-                             * the set while it is still k (comm_hold.c reads it unlocked) */
+                             * the set while it is still k (base/hold.c reads it unlocked) */
 };
 
 #define TUTTI_HANDLE_SET_INIT                                                                      \

@@ -61,7 +61,7 @@ tutti_status_t tutti__comm_notes_setup(struct tutti_comm *comm, struct tutti_boo
  * comm (tutti__comm_busy), so that tutti_comm_abort or destroy from another thread waits for it
  * to leave. Either under the live set's lock (counted in state.inflight), or, for a comm this
  * thread found live before when nothing has left the set since, by the thread's hold
- * (comm_hold.h); either way an abort either refuses the call or waits for it.
+ * (base/hold.h); either way an abort either refuses the call or waits for it.
  * @return 0; -1 when comm is not a live communicator (nothing is touched or recorded).
  */
 int tutti__comm_enter(const struct tutti_comm *comm, uint64_t serial);

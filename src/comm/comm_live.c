@@ -4,8 +4,8 @@
  * tutti_last_error, which reads a communicator's message only while it is live.
  */
 #include "base/check.h"
+#include "base/hold.h"
 #include "comm/comm.h"
-#include "comm/comm_hold.h"
 #include "base/global.h"
 
 #include <stdio.h>
@@ -21,7 +21,7 @@ tutti_status_t tutti__comm_publish(struct tutti_comm *comm)
 
 int tutti__comm_enter(const struct tutti_comm *comm, uint64_t serial)
 {
-    if (serial == 0 && tutti__comm_hold(comm)) {
+    if (serial == 0 && tutti__hold(TUTTI_HOLD_COMM, comm, &tutti__g.live_comms.takes)) {
         return 0; /* found live before, and nothing left the live set since */
     }
     struct tutti_handle_set *live = &tutti__g.live_comms;
@@ -29,7 +29,7 @@ int tutti__comm_enter(const struct tutti_comm *comm, uint64_t serial)
     int ok = tutti__handle_find_locked(live, comm) && (serial == 0 || comm->serial == serial);
     if (ok) {
         atomic_fetch_add(&((struct tutti_comm *)comm)->fab.state.inflight, 1);
-        tutti__comm_hold_note(comm, tutti__handle_takes(live));
+        tutti__hold_note(TUTTI_HOLD_COMM, comm, tutti__handle_takes(live));
     }
     tutti__handle_unlock(live);
     return ok ? 0 : -1;
@@ -40,14 +40,15 @@ int tutti__comm_enter(const struct tutti_comm *comm, uint64_t serial)
  * until both have left. */
 void tutti__comm_leave(const struct tutti_comm *comm)
 {
-    if (!tutti__comm_unhold(comm)) {
+    if (!tutti__unhold(TUTTI_HOLD_COMM, comm)) {
         atomic_fetch_sub(&((struct tutti_comm *)comm)->fab.state.inflight, 1);
     }
 }
 
 int tutti__comm_busy(const struct tutti_comm *comm)
 {
-    return atomic_load(&((struct tutti_comm *)comm)->fab.state.inflight) + tutti__comm_held(comm);
+    return atomic_load(&((struct tutti_comm *)comm)->fab.state.inflight) +
+           tutti__held(TUTTI_HOLD_COMM, comm);
 }
 
 tutti_status_t tutti__comm_not_live(const void *comm, const char *what)

@@ -187,7 +187,7 @@ static ncclResult_t call(const struct call *k, ncclComm_t comm, cudaStream_t str
     struct ncclComm *c;
     tutti_datatype_t dt = TUTTI_INT8;
     tutti_op_t op = TUTTI_SUM;
-    ncclResult_t r = shim_enter(comm, k->what, &c);
+    ncclResult_t r = shim_enter_call(comm, k->what, &c);
     if (r != ncclSuccess) {
         return r;
     }
@@ -201,7 +201,7 @@ static ncclResult_t call(const struct call *k, ncclComm_t comm, cudaStream_t str
     if (r == ncclSuccess) {
         r = shim_status(c, run(k, dt, op, c->tc, stream));
     }
-    shim_leave(c);
+    shim_leave_call(c);
     return r;
 }
 

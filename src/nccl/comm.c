@@ -9,10 +9,12 @@
 #include "comm/comm.h"
 #include "gpu/devops.h"
 #include "exec/fail.h"
+#include "base/hold.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /*
  * Every communicator object not yet freed, and the lock that guards the list and the step of
@@ -21,6 +23,7 @@
  */
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ncclComm *live;
+static _Atomic uint64_t frees; /* objects taken off the list so far (hold.h's removal count) */
 
 struct ncclComm *shim_comm_new(void)
 {
@@ -31,6 +34,7 @@ struct ncclComm *shim_comm_new(void)
     pthread_mutex_init(&c->lock, NULL);
     pthread_cond_init(&c->cond, NULL);
     atomic_init(&c->refs, 1);
+    atomic_init(&c->callable, 0);
     atomic_init(&c->magic, SHIM_COMM_MAGIC);
     c->state = SHIM_INITIALIZING;
     c->blocking = 1;
@@ -44,17 +48,23 @@ struct ncclComm *shim_comm_new(void)
 }
 
 /* The last reference is gone: free tutti's communicator (abort frees it only now, so calls
- * that were inside when it was aborted could still read it) and the object. */
+ * that were inside when it was aborted could still read it) and the object. Calls that hold c
+ * rather than count in refs either see the free counted (and are refused by the list) or are
+ * seen here and waited for: after an abort or a destroy they are on their way out. */
 static void comm_free(struct ncclComm *c)
 {
     pthread_mutex_lock(&live_lock);
     for (struct ncclComm **pp = &live; *pp != NULL; pp = &(*pp)->next_live) {
         if (*pp == c) {
             *pp = c->next_live;
+            atomic_fetch_add(&frees, 1);
             break;
         }
     }
     pthread_mutex_unlock(&live_lock);
+    while (tutti__held(TUTTI_HOLD_NCCL, c)) {
+        usleep(20);
+    }
     if (c->tc != NULL) {
         if (c->aborted) {
             tutti_comm_abort(c->tc);
@@ -92,6 +102,9 @@ ncclResult_t shim_enter_any(ncclComm_t comm, const char *what, struct ncclComm *
             }
             ok = n > 0;
         }
+    }
+    if (ok) { /* this thread's next shim_enter_call may hold comm while nothing is freed */
+        tutti__hold_note(TUTTI_HOLD_NCCL, comm, atomic_load(&frees));
     }
     pthread_mutex_unlock(&live_lock);
     if (!ok) {
@@ -156,6 +169,32 @@ ncclResult_t shim_enter(ncclComm_t comm, const char *what, struct ncclComm **c_p
     return r;
 }
 
+ncclResult_t shim_enter_call(ncclComm_t comm, const char *what, struct ncclComm **c_p)
+{
+    if (tutti__hold(TUTTI_HOLD_NCCL, comm, &frees)) {
+        /* Not freed (the count held still after the hold was stored): its fields are safe. */
+        if (atomic_load_explicit(&comm->callable, memory_order_acquire)) {
+            *c_p = comm;
+            return ncclSuccess;
+        }
+        tutti__unhold(TUTTI_HOLD_NCCL, comm); /* suspended, finalized, retired: say why */
+    }
+    return shim_enter(comm, what, c_p);
+}
+
+void shim_leave_call(struct ncclComm *c)
+{
+    if (!tutti__unhold(TUTTI_HOLD_NCCL, c)) {
+        shim_leave(c);
+    }
+}
+
+void shim_callable_update(struct ncclComm *c)
+{
+    int ok = c->state == SHIM_READY && !c->suspended && atomic_load(&c->magic) == SHIM_COMM_MAGIC;
+    atomic_store_explicit(&c->callable, ok, memory_order_release);
+}
+
 static void comm_ready(struct ncclComm *c, tutti_comm_t *tc)
 {
     const struct tutti_devops *dev = tutti__devops();
@@ -181,6 +220,7 @@ ncclResult_t shim_init_settle(struct ncclComm *c, tutti_status_t st, tutti_comm_
     if (st == TUTTI_OK) {
         comm_ready(c, tc);
         c->state = SHIM_READY;
+        shim_callable_update(c);
     } else {
         c->state = SHIM_INIT_FAILED;
         c->stored = r;

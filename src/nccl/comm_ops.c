@@ -46,6 +46,7 @@ static ncclResult_t retire(ncclComm_t comm, const char *what, int take, struct n
         return r;
     }
     atomic_store(&c->magic, 0); /* later calls on this handle are refused */
+    shim_callable_update(c);
     *tc_p = c->tc;
     if (take) {
         c->tc = NULL;
@@ -70,6 +71,7 @@ NCCL_API(ncclResult_t, CommFinalize, ncclComm_t comm)
     pthread_mutex_lock(&c->lock);
     c->tc = NULL;
     c->state = SHIM_FINALIZED;
+    shim_callable_update(c);
     c->stored = r;
     pthread_mutex_unlock(&c->lock);
     shim_leave(c);
@@ -358,6 +360,7 @@ NCCL_API(ncclResult_t, CommSuspend, ncclComm_t comm, int flags)
     }
     pthread_mutex_lock(&c->lock);
     c->suspended = 1;
+    shim_callable_update(c);
     pthread_mutex_unlock(&c->lock);
     if (flags & NCCL_SUSPEND_MEM) {
         /* waits for the communicator's queued and stream work to finish first */
@@ -383,6 +386,7 @@ NCCL_API(ncclResult_t, CommResume, ncclComm_t comm)
     int was = c->state == SHIM_READY && c->suspended;
     if (was) {
         c->suspended = 0;
+        shim_callable_update(c);
         c->mem_suspended = 0; /* what was released is rebuilt by the calls that need it */
     }
     pthread_mutex_unlock(&c->lock);

@@ -51,7 +51,8 @@ struct shim_reg {
 struct ncclComm {
     struct ncclComm *next_live; /* the list of objects not yet freed (comm.c) */
     atomic_uint magic;
-    atomic_int refs;      /* 1 for the handle, 1 per call inside: freed at 0 */
+    atomic_int refs;      /* 1 for the handle, 1 per call inside (but held calls): freed at 0 */
+    atomic_int callable;  /* READY, not suspended, not retired: a held call may run (comm.c) */
     pthread_mutex_t lock; /* guards everything below */
     pthread_cond_t cond;  /* signalled when state leaves SHIM_INITIALIZING */
     tutti_comm_t *tc;     /* NULL until init ends, and after finalize */
@@ -115,6 +116,21 @@ ncclResult_t shim_enter_settled(ncclComm_t comm, const char *what, struct ncclCo
 
 /** Leave: drop the reference shim_enter() took (the last one frees the communicator). */
 void shim_leave(struct ncclComm *c);
+
+/**
+ * shim_enter() for a call that neither keeps nor drops a reference past its own return (the
+ * collectives): a thread that entered comm before, while nothing was freed since, holds it
+ * without the live list's lock or a reference (base/hold.h); the free of comm waits for such
+ * holds. Leave with shim_leave_call(), never shim_leave().
+ */
+ncclResult_t shim_enter_call(ncclComm_t comm, const char *what, struct ncclComm **c_p);
+
+/** Leave what shim_enter_call() entered. */
+void shim_leave_call(struct ncclComm *c);
+
+/** Set c->callable from its state (the caller holds c->lock and has just changed state,
+ * suspended or magic). */
+void shim_callable_update(struct ncclComm *c);
 
 /** A fresh communicator object (state SHIM_INITIALIZING, one reference), or NULL. */
 struct ncclComm *shim_comm_new(void);

@@ -91,7 +91,7 @@ static int call_after_destroy_rank(const struct integ_ctx *ctx)
         return 1;
     }
     int64_t x = 1, y = 0;
-    /* Two calls first: the second enters by this thread's hold (comm_hold.h), which must not
+    /* Two calls first: the second enters by this thread's hold (base/hold.h), which must not
      * outlive the destroy. */
     for (int i = 0; i < 2; i++) {
         ICHECK_OK(tutti_allreduce(&x, &y, 1, TUTTI_INT64, TUTTI_SUM, c, NULL));
@@ -211,7 +211,7 @@ struct inside {
 };
 
 /* 1: the thread makes one call with both ranks before the one the destroy meets, so that it
- * enters that one by its hold rather than through the live set's lock (comm_hold.h). */
+ * enters that one by its hold rather than through the live set's lock (base/hold.h). */
 static int warm_first;
 
 static void *call_inside(void *arg)

@@ -5,9 +5,9 @@
  * the shim (dladdr of ncclAllReduce names the file given on the command line), then runs every
  * host-side behaviour on host buffers over N forked ranks: each collective, all datatypes x
  * all operators of all-reduce (PreMulSum included), groups, split, shrink, abort from another
- * thread, the asynchronous error after a peer dies, nonblocking init, several ranks in one
- * process, finalize, revoke, memory and registration, the device API's host calls and the
- * refusals. Results are checked exactly.
+ * thread (also racing a thread's held calls: shim_hold.c), the asynchronous error after a peer
+ * dies, nonblocking init, several ranks in one process, finalize, revoke, memory and
+ * registration, the device API's host calls and the refusals. Results are checked exactly.
  *
  *   shim_test SHIM_PATH [NRANKS]
  *
@@ -17,6 +17,7 @@
 #include <nccl.h>
 
 #include "shim_check.h"
+#include "shim_hold.h"
 #include "shim_ranks.h"
 
 #include <dlfcn.h>
@@ -395,6 +396,8 @@ static int t_abort(ncclComm_t comm, int rank, int n)
     /* the others abort well after rank 0 (also under sanitizers), so rank 0 sees its own */
     struct abort_arg a = {comm, rank == 0 ? 0.3 : 3.0};
     float x[64] = {0};
+    /* one call together first: rank 0's next call enters by its hold (no reference) */
+    NCCLOK(ncclAllReduce(x, x, 64, ncclFloat32, ncclSum, comm, NULL));
     pthread_create(&t, NULL, abort_later, &a);
     if (rank == 0) {
         double t0 = now_s();
@@ -727,6 +730,7 @@ int main(int argc, char **argv)
     shim_report("sendrecv_group", shim_run_ranks(nranks, t_sendrecv, 0, 60));
     shim_report("split", shim_run_ranks(nranks, t_split, 0, 60));
     shim_report("abort_from_thread", shim_run_ranks(nranks, t_abort, 0, 60));
+    shim_report("abort_races_held_calls", shim_run_ranks(1, t_abort_races_held_calls, 1, 120));
     shim_report("async_error_peer_death", shim_run_ranks(nranks, t_peer_death, 0, 60));
     shim_report("revoke", shim_run_ranks(nranks, t_revoke, 0, 60));
     shim_report("misc_refusals_memory", shim_run_ranks(nranks, t_misc, 0, 60));

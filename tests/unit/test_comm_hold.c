@@ -1,5 +1,5 @@
 /*
- * test_comm_hold.c - src/comm/comm_hold.c and comm_live.c: a thread that found a communicator
+ * test_comm_hold.c - src/base/hold.c and comm/comm_live.c: a thread that found a communicator
  * live enters it again by its hold, without the live set's lock or state.inflight; the hold
  * lasts only while nothing has left the live set; a communicator taken out of the set is
  * refused, and a remover that waits for tutti__comm_busy never sees a thread still inside after
@@ -7,7 +7,7 @@
  */
 #include "base/global.h"
 #include "comm/comm.h"
-#include "comm/comm_hold.h"
+#include "base/hold.h"
 
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -37,11 +37,11 @@ Test(comm_hold, the_second_entry_holds_instead_of_counting)
     cr_expect_eq(tutti__comm_busy(c), 0);
     cr_assert_eq(tutti__comm_enter(c, 0), 0);
     cr_expect_eq(inflight(c), 0, "the second entry should not touch inflight");
-    cr_expect(tutti__comm_held(c), "the second entry should be a hold");
+    cr_expect(tutti__held(TUTTI_HOLD_COMM, c), "the second entry should be a hold");
     cr_expect_eq(tutti__comm_busy(c), 1);
     tutti__comm_leave(c);
     cr_expect_eq(tutti__comm_busy(c), 0);
-    cr_expect(!tutti__comm_held(c));
+    cr_expect(!tutti__held(TUTTI_HOLD_COMM, c));
 }
 
 Test(comm_hold, a_nested_entry_counts_and_both_leaves_balance)
@@ -119,8 +119,8 @@ Test(comm_hold, threads_that_exit_give_their_records_to_the_next)
         pthread_join(th, &rc);
         cr_assert_null(rc, "thread %d was refused", i);
     }
-    cr_expect_leq(tutti__comm_hold_records(), 2, "%d records for 40 threads one after another",
-                  tutti__comm_hold_records());
+    cr_expect_leq(tutti__hold_records(), 2, "%d records for 40 threads one after another",
+                  tutti__hold_records());
     cr_expect_eq(tutti__comm_busy(c), 0);
 }
 

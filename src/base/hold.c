@@ -1,24 +1,26 @@
 /*
- * comm_hold.c - the per-thread records behind tutti__comm_hold (comm_hold.h). A record is made
- * the first time a thread enters a communicator, given back (cleared, not freed) when the thread
- * exits, and taken again by a later thread. The list lives in tutti__g.holds.
+ * hold.c - the per-thread records behind tutti__hold (hold.h). A record is made the first time
+ * a thread enters an object, given back (cleared, not freed) when the thread exits, and taken
+ * again by a later thread. The list lives in tutti__g.holds.
  */
-#include "comm/comm_hold.h"
+#include "base/hold.h"
 #include "base/global.h"
 
 #include <stdlib.h>
 
 struct tutti_hold {
-    _Atomic(const void *) comm; /* the communicator this thread is inside, or NULL */
-    _Atomic int taken;          /* a live thread owns this record */
-    struct tutti_hold *next;    /* set once, before the record is listed */
+    _Atomic(const void *) obj[TUTTI_HOLD_KINDS]; /* what this thread is inside, or NULL */
+    _Atomic int taken;                           /* a live thread owns this record */
+    struct tutti_hold *next;                     /* set once, before the record is listed */
 };
 
 /* A thread exits: its record is free for the next thread that needs one. */
 static void give_back(void *arg)
 {
     struct tutti_hold *h = arg;
-    atomic_store(&h->comm, NULL);
+    for (int k = 0; k < TUTTI_HOLD_KINDS; k++) {
+        atomic_store(&h->obj[k], NULL);
+    }
     atomic_store(&h->taken, 0);
     tutti__tls.hold = NULL;
 }
@@ -58,7 +60,9 @@ static struct tutti_hold *own_record(void)
         if (h == NULL) {
             return NULL;
         }
-        atomic_init(&h->comm, NULL);
+        for (int k = 0; k < TUTTI_HOLD_KINDS; k++) {
+            atomic_init(&h->obj[k], NULL);
+        }
         atomic_init(&h->taken, 1);
         h->next = atomic_load(&tutti__g.holds.head);
         while (!atomic_compare_exchange_weak(&tutti__g.holds.head, &h->next, h)) {
@@ -71,52 +75,52 @@ static struct tutti_hold *own_record(void)
     return h;
 }
 
-void tutti__comm_hold_note(const void *comm, uint64_t takes)
+void tutti__hold_note(enum tutti_hold_kind kind, const void *obj, uint64_t takes)
 {
     if (tutti__tls.hold == NULL) {
         tutti__tls.hold = own_record();
     }
-    tutti__tls.hold_comm = comm;
-    tutti__tls.hold_takes = takes;
+    tutti__tls.hold_obj[kind] = obj;
+    tutti__tls.hold_takes[kind] = takes;
 }
 
-int tutti__comm_hold(const void *comm)
+int tutti__hold(enum tutti_hold_kind kind, const void *obj, const _Atomic uint64_t *takes)
 {
     struct tutti_hold *h = tutti__tls.hold;
-    if (h == NULL || tutti__tls.hold_comm != comm ||
-        atomic_load_explicit(&h->comm, memory_order_relaxed) != NULL) {
+    if (h == NULL || tutti__tls.hold_obj[kind] != obj ||
+        atomic_load_explicit(&h->obj[kind], memory_order_relaxed) != NULL) {
         return 0; /* not found live before, or this thread holds one already (nested calls) */
     }
-    atomic_store(&h->comm, comm); /* seen by a remover that counted its removal after this */
-    if (tutti__handle_takes(&tutti__g.live_comms) == tutti__tls.hold_takes) {
+    atomic_store(&h->obj[kind], obj); /* seen by a remover that counted its removal after this */
+    if (atomic_load(takes) == tutti__tls.hold_takes[kind]) {
         return 1;
     }
-    atomic_store_explicit(&h->comm, NULL, memory_order_release);
-    tutti__tls.hold_comm = NULL;
+    atomic_store_explicit(&h->obj[kind], NULL, memory_order_release);
+    tutti__tls.hold_obj[kind] = NULL;
     return 0;
 }
 
-int tutti__comm_unhold(const void *comm)
+int tutti__unhold(enum tutti_hold_kind kind, const void *obj)
 {
     struct tutti_hold *h = tutti__tls.hold;
-    if (h == NULL || atomic_load_explicit(&h->comm, memory_order_relaxed) != comm) {
+    if (h == NULL || atomic_load_explicit(&h->obj[kind], memory_order_relaxed) != obj) {
         return 0;
     }
-    atomic_store_explicit(&h->comm, NULL, memory_order_release);
+    atomic_store_explicit(&h->obj[kind], NULL, memory_order_release);
     return 1;
 }
 
-int tutti__comm_held(const void *comm)
+int tutti__held(enum tutti_hold_kind kind, const void *obj)
 {
     for (struct tutti_hold *h = atomic_load(&tutti__g.holds.head); h != NULL; h = h->next) {
-        if (atomic_load(&h->comm) == comm) {
+        if (atomic_load(&h->obj[kind]) == obj) {
             return 1;
         }
     }
     return 0;
 }
 
-int tutti__comm_hold_records(void)
+int tutti__hold_records(void)
 {
     int n = 0;
     for (struct tutti_hold *h = atomic_load(&tutti__g.holds.head); h != NULL; h = h->next) {
