@@ -46,8 +46,8 @@ static void *call_until_refused(void *p)
             return NULL;
         }
         r->refused++;
-        if (res == ncclInvalidArgument) {
-            return NULL; /* the handle is gone: every later call is refused the same way */
+        if (gone && res == ncclInvalidArgument) {
+            return NULL; /* a call made after the abort returned was refused as not live */
         }
     }
 }
