@@ -233,7 +233,7 @@ void tutti__fp_str(const struct tutti_fp_desc *d, int compact, char *buf, size_t
 void tutti__fp_remember(struct tutti_fabric *fab, const struct tutti_fp *fp)
 {
     uint64_t seq = le64toh(fp->w[0]);
-    fab->fp.hist[seq % TUTTI_FP_HISTORY] = *fp;
+    tutti__fp_copy(&fab->fp.hist[seq % TUTTI_FP_HISTORY], fp);
 }
 
 /* "; rank 0's call #1 was broadcast #1 (...)" when this rank remembers its collective #seq. */

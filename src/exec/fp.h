@@ -75,6 +75,20 @@ void tutti__fp_issue(struct tutti_fabric *fab, struct tutti_op_desc *op);
 void tutti__fp_make(const struct tutti_op_desc *op, int rank, struct tutti_fp *fp);
 
 /** Whether two fingerprints are the same. */
+/**
+ * *dst = *src a word at a time, as tutti__fp_encode stores them. The loads are volatile so that
+ * each has the size and place of one store: a load of words stored moments ago is then served
+ * from the store buffer, where a struct copy's 16-byte load of two 8-byte stores would wait for
+ * every older store to commit, a note's store to a line a peer holds among them (a cache miss).
+ */
+static inline void tutti__fp_copy(struct tutti_fp *dst, const struct tutti_fp *src)
+{
+    const volatile uint64_t *w = src->w;
+    for (int i = 0; i < 4; i++) {
+        dst->w[i] = w[i];
+    }
+}
+
 static inline int tutti__fp_eq(const struct tutti_fp *a, const struct tutti_fp *b)
 {
     return ((a->w[0] ^ b->w[0]) | (a->w[1] ^ b->w[1]) | (a->w[2] ^ b->w[2]) |

@@ -219,10 +219,10 @@ void tutti__win_note_sign(struct tutti_winset *ws, const struct tutti_fabric *fa
 {
     struct tutti_win_sign *s = &ws->sign;
     tutti__fp_make(op, ws->rank, &s->fp);
-    s->prev_fp = fab->fp.hist[(op->seq - 1) % TUTTI_FP_HISTORY];
+    tutti__fp_copy(&s->prev_fp, &fab->fp.hist[(op->seq - 1) % TUTTI_FP_HISTORY]);
     s->prev = tutti__win_prev_hash(&s->prev_fp);
-    n->fp = s->fp;
-    n->prev_fp = s->prev_fp;
+    tutti__fp_copy(&n->fp, &s->fp); /* words just stored: fp.h says why word by word */
+    tutti__fp_copy(&n->prev_fp, &s->prev_fp);
     n->prev = s->prev;
 }
 
