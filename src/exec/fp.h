@@ -74,7 +74,6 @@ void tutti__fp_issue(struct tutti_fabric *fab, struct tutti_op_desc *op);
 /** The fingerprint of op (with its seq) as issued by `rank`. Pure. */
 void tutti__fp_make(const struct tutti_op_desc *op, int rank, struct tutti_fp *fp);
 
-/** Whether two fingerprints are the same. */
 /**
  * *dst = *src a word at a time, as tutti__fp_encode stores them. The loads are volatile so that
  * each has the size and place of one store: a load of words stored moments ago is then served
@@ -89,6 +88,7 @@ static inline void tutti__fp_copy(struct tutti_fp *dst, const struct tutti_fp *s
     }
 }
 
+/** Whether two fingerprints are the same. */
 static inline int tutti__fp_eq(const struct tutti_fp *a, const struct tutti_fp *b)
 {
     return ((a->w[0] ^ b->w[0]) | (a->w[1] ^ b->w[1]) | (a->w[2] ^ b->w[2]) |
