@@ -10,6 +10,7 @@
 #include "shim_ranks.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,10 +20,11 @@
 
 struct racer {
     ncclComm_t comm;
-    atomic_int gone; /* ncclCommAbort has returned */
-    atomic_long ok;  /* calls that succeeded */
-    long refused;    /* calls refused as aborted (inside) or not live (after) */
-    char bad[160];   /* what went wrong, empty if nothing */
+    atomic_int gone;   /* ncclCommAbort has returned */
+    atomic_long ok;    /* calls that succeeded */
+    long refused;      /* calls refused as aborted (inside) or not live (after) */
+    char bad[160];     /* what went wrong, empty if nothing */
+    atomic_int failed; /* bad was written (the racer stopped) */
 };
 
 static void *call_until_refused(void *p)
@@ -35,6 +37,7 @@ static void *call_until_refused(void *p)
         if (res == ncclSuccess && (gone || y != 5)) {
             snprintf(r->bad, sizeof(r->bad), "a call %s succeeded with %lld",
                      gone ? "after the abort" : "before the abort", (long long)y);
+            atomic_store(&r->failed, 1);
             return NULL;
         }
         if (res == ncclSuccess) {
@@ -43,6 +46,7 @@ static void *call_until_refused(void *p)
         }
         if (res != ncclInvalidUsage && res != ncclInvalidArgument) {
             snprintf(r->bad, sizeof(r->bad), "a call returned %d", (int)res);
+            atomic_store(&r->failed, 1);
             return NULL;
         }
         r->refused++;
@@ -67,7 +71,7 @@ int t_abort_races_held_calls(ncclComm_t comm, int rank, int n)
         CHECK(pthread_create(&t, NULL, call_until_refused, &r) == 0, "pthread_create");
         /* a few held calls first (the thread's first call takes the lock), then abort */
         long want = 2 + round % 7;
-        while (atomic_load(&r.ok) < want && r.bad[0] == 0) {
+        while (atomic_load(&r.ok) < want && !atomic_load(&r.failed)) {
             sched_yield();
         }
         ncclResult_t ab = ncclCommAbort(r.comm);
