@@ -249,6 +249,9 @@ static int early_views(const struct tutti_topo_group *g, struct tutti_topo_rank 
 tutti_status_t tutti__topo_gather(const struct tutti_topo_group *g, struct tutti_topo_rank **topo_p,
                                   struct tutti_layout **layout_p)
 {
+    if (g->nranks <= 0) {
+        return tutti__set_error(g->err, TUTTI_ERR_INVALID_ARG, "topology of %d ranks", g->nranks);
+    }
     struct tutti_topo_rank *all = calloc((size_t)g->nranks, sizeof(*all));
     if (all == NULL) {
         return tutti__set_error(g->err, TUTTI_ERR_NO_MEMORY,

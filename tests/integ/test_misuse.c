@@ -113,7 +113,9 @@ static int call_after_destroy_rank(const struct integ_ctx *ctx)
     EXPECT_USAGE(tutti_comm_split(c, 0, 0, &nc), "not a live communicator");
     EXPECT_USAGE(tutti_comm_shrink(c, NULL, 0, &nc), "not a live communicator");
     EXPECT_USAGE(tutti_comm_register(c, &x, sizeof(x), &h), "not a live communicator");
-    EXPECT_USAGE(tutti_comm_deregister(c, (void *)&x), "not a live communicator");
+    /* a handle made from a number: the address of a local would let gcc's link-time analysis
+     * warn that deregister's free of a matching handle frees a stack object */
+    EXPECT_USAGE(tutti_comm_deregister(c, (void *)(uintptr_t)0x1000), "not a live communicator");
     ICHECK(integ_contains(tutti_last_error(c), "not a live communicator"),
            "tutti_last_error of a destroyed comm: %s", tutti_last_error(c));
     /* Inside a group too: the call is refused when it is recorded. */
