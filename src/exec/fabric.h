@@ -48,10 +48,12 @@ struct tutti_comm_cfg {
 
 /* fail.c: health of the communicator. status is sticky once an error is stored. */
 struct tutti_comm_state {
-    _Atomic int status;         /* tutti_status_t: TUTTI_OK or the error that failed the comm */
-    _Atomic int aborting;       /* tutti_comm_abort() was called */
-    _Atomic int inflight;       /* threads inside an operation on this comm */
-    int wakefd;                 /* eventfd: written to interrupt a poll() in the engine */
+    _Atomic int status;   /* tutti_status_t: TUTTI_OK or the error that failed the comm */
+    _Atomic int aborting; /* tutti_comm_abort() was called */
+    _Atomic int inflight; /* threads inside an operation on this comm */
+    int wakefd;           /* eventfd: written to interrupt a poll() in the engine */
+    /* Written only by the turn's holder (run/turn.c orders them), read anywhere for messages:
+     * plain loads and release stores, no locked instruction on a call's path. */
     _Atomic uint64_t posted;    /* sequence number of the last operation started */
     _Atomic uint64_t completed; /* ... and of the last one finished */
     _Atomic int64_t checked;    /* when the engine last ran the periodic checks (transports
@@ -102,7 +104,8 @@ static inline struct tutti_errbuf *tutti__fabric_err(struct tutti_fabric *fab)
 /** Number the next operation (posted) and publish it to local peers. */
 static inline uint64_t tutti__fabric_seq_post(struct tutti_fabric *fab)
 {
-    uint64_t seq = atomic_fetch_add(&fab->state.posted, 1) + 1;
+    uint64_t seq = atomic_load_explicit(&fab->state.posted, memory_order_relaxed) + 1;
+    atomic_store_explicit(&fab->state.posted, seq, memory_order_release);
     if (fab->net.board != NULL) {
         atomic_store_explicit(&fab->net.board->posted, seq, memory_order_relaxed);
     }
@@ -112,7 +115,7 @@ static inline uint64_t tutti__fabric_seq_post(struct tutti_fabric *fab)
 /** Operation seq completed. */
 static inline void tutti__fabric_seq_done(struct tutti_fabric *fab, uint64_t seq)
 {
-    atomic_store(&fab->state.completed, seq);
+    atomic_store_explicit(&fab->state.completed, seq, memory_order_release);
     if (fab->net.board != NULL) {
         atomic_store_explicit(&fab->net.board->completed, seq, memory_order_relaxed);
     }
