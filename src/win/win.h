@@ -90,7 +90,7 @@ struct tutti_win_pair {
 
 /** Notes per rank, used in turn (a power of 2): a rank runs up to TUTTI_WIN_NOTES - 1 calls ahead
  * of the slowest peer. */
-#define TUTTI_WIN_NOTES 8
+#define TUTTI_WIN_NOTES 32
 /* A rank's control page, in a memory file of its own that every local rank maps. Each
  * collective, the rank writes its note k (its k-th since the set became ready) into
  * note[k % TUTTI_WIN_NOTES] and stamps it k; before, it makes sure every peer has stamped note
