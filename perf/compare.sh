@@ -15,20 +15,22 @@
 # other than none the file names carry it (<date>-<host>-zipf-<coll>.md).
 #
 # Installs the missing peers with apt unless --no-install. For each collective and rank count,
-# launches the libraries in turn, launch after launch (tutti, ompi, mpich, gloo, tutti, ...;
-# shared memory and TCP alternating), --launches times each (default 5). A launch runs every
-# --series of sizes (default "-b 8 -e 1M -f 2" and "-b 4M -e 256M -f 4 -n 10 -w 2": 8 B to
-# 1 MiB in powers of two with nccl-tests' -n 20 -w 5, then 4, 16, 64 and 256 MiB with 10 timed
-# calls; float sum; results checked; out of place, except where a peer has only the in-place
-# form (broadcast: MPI_Bcast, torch's broadcast): there every library runs in place, so that
-# like is compared with like, and the tables say so). A launch that runs past --timeout
-# (default 600 s) per series runs once more; one that has written its results and does not exit
-# within 30 s is ended and counts. Transports: shm is tutti's default, Open MPI's
-# --mca btl self,vader and MPICH's default; tcp is TUTTI_TRANSPORT=tcp, --mca btl self,tcp and
-# MPICH with MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp. Gloo is always TCP (over lo): it runs with the
-# TCP launches and appears in both tables.
+# launches the libraries in turn, launch after launch (tutti, ompi, mpich, gloo, tutti, ...; shared
+# memory and TCP alternating), --launches times each (default 5). A launch runs every --series of
+# sizes (default "-b 8 -e 4K -f 2 -n 10000 -w 1000", "-b 8K -e 1M -f 2" and "-b 4M -e 256M -f 4 -n
+# 10 -w 2": 8 B to 4 KiB in powers of two with 10000 timed calls each, since a call there takes
+# 0.1-1 us on shared memory and one interruption of a few us would otherwise be most of nccl-tests'
+# 20; then to 1 MiB with nccl-tests' -n 20 -w 5; then 4, 16, 64 and 256 MiB with 10 timed calls;
+# float sum; results checked; out of place, except where a peer has only the in-place form
+# (broadcast: MPI_Bcast, torch's broadcast): there every library runs in place, so that like is
+# compared with like, and the tables say so). A launch that runs past --timeout (default 600 s) per
+# series runs once more; one that has written its results and does not exit within 30 s is ended and
+# counts. Transports: shm is tutti's default, Open MPI's --mca btl self,vader and MPICH's default;
+# tcp is TUTTI_TRANSPORT=tcp, --mca btl self,tcp and MPICH with MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp.
+# Gloo is always TCP (over lo): it runs with the TCP launches and appears in both tables.
 # Writes perf/results/<date>-<host>-<coll>.md (medians, ratios), .json (every run), .log (every
-# table as printed), .png (busbw vs size), and <date>-<host>-summary.md (the goals of issue 3).
+# table as printed), .png (busbw vs size), and <date>-<host>-summary.md (the goals of issues 38
+# and 3: compare_goals.py).
 # --tutti-args: options for tutti's launches only (e.g. "-R 2": buffers in windows), named in
 # the tables' commands.
 # --quick: a smoke run (2 launches of "-b 8 -e 1M -f 32 -n 5 -w 2") written under the build
@@ -85,7 +87,8 @@ if [ "$quick" = 1 ]; then
   [ "${#series[@]}" -gt 0 ] || series=("-b 8 -e 1M -f 32 -n 5 -w 2")
   [ "$launches" = 5 ] && launches=2
 fi
-[ "${#series[@]}" -gt 0 ] || series=("-b 8 -e 1M -f 2" "-b 4M -e 256M -f 4 -n 10 -w 2")
+[ "${#series[@]}" -gt 0 ] ||
+  series=("-b 8 -e 4K -f 2 -n 10000 -w 1000" "-b 8K -e 1M -f 2" "-b 4M -e 256M -f 4 -n 10 -w 2")
 [ -n "$out" ] || { [ "$quick" = 1 ] && out="$build/compare-quick" || out=perf/results; }
 for c in $colls; do
   [[ " $ALL_COLLS $V_COLLS " == *" $c "* ]] ||

@@ -17,7 +17,8 @@ Gloo always runs over TCP: its column appears in the shared-memory tables too, m
 For gather, scatter and the v collectives the runs also say which call each library timed and
 the bytes moved and padded per size (perf/README.md): the tables give padded / size.
 
-summary: evaluates the goals of issue 3 over the collectives' JSON files (see GOALS).
+summary: evaluates the goals of issues 38 and 3 over the collectives' JSON files
+(compare_goals.py).
 """
 import argparse
 import json
@@ -25,6 +26,8 @@ import os
 import re
 import statistics
 import sys
+
+import compare_goals
 
 NAME = re.compile(r"^(tutti|ompi|mpich|gloo|mpi)-(\d+)-(\w+)-(\d+)(?:\.s(\d+))?\.json$")
 TRANSPORTS = {"shm": "shared memory", "tcp": "TCP"}
@@ -253,54 +256,7 @@ def coll_markdown(runs, meta, coll):
     return "\n".join(out) + "\n"
 
 
-# --- summary: the goals of issue 3 -----------------------------------------------------------
-
-# (id, text, collectives, transport, peer, sizes (lo, hi) or a tuple of sizes, threshold, kind)
-# kind "bw": tutti busbw / peer busbw >= threshold at every size; "lat": peer time / tutti time.
-GOALS = [
-    ("AR-large", "all-reduce busbw at 64 MiB and 256 MiB >= 2x the best peer",
-     ("all_reduce",), "shm", "best", (64 << 20, 256 << 20), 2.0, "bw"),
-    ("AR-mid", "all-reduce 64 KiB-1 MiB >= 1.5x Open MPI",
-     ("all_reduce",), "shm", "ompi", ((64 << 10), (1 << 20)), 1.5, "bw"),
-    ("AR-lat", "all-reduce latency 8 B-1 KiB no worse than Open MPI",
-     ("all_reduce",), "shm", "ompi", (8, 1 << 10), 1.0, "lat"),
-    ("DM-any", "%s >= the best peer at every size >= 64 KiB",
-     ("broadcast", "reduce_scatter", "all_gather", "alltoall"), "shm", "best",
-     (64 << 10, 1 << 40), 1.0, "bw"),
-    ("DM-256M", "%s >= 1.5x the best peer at 256 MiB",
-     ("broadcast", "reduce_scatter", "all_gather", "alltoall"), "shm", "best",
-     (256 << 20,), 1.5, "bw"),
-    ("TCP-bw", "TCP: %s >= 1.5x the best TCP peer from 1 MiB up",
-     ("all_reduce", "all_gather", "broadcast", "reduce", "reduce_scatter", "alltoall",
-      "sendrecv"), "tcp", "best", (1 << 20, 1 << 40), 1.5, "bw"),
-    ("TCP-lat", "TCP: %s latency 8 B-1 KiB no worse than Open MPI's tcp",
-     ("all_reduce", "all_gather", "broadcast", "reduce", "reduce_scatter", "alltoall",
-      "sendrecv"), "tcp", "ompi", (8, 1 << 10), 1.0, "lat"),
-]
-
-
-def in_scope(size, sizes):
-    return size in sizes if len(sizes) != 2 else sizes[0] <= size <= sizes[1]
-
-
-def evaluate(runs, coll, transport, peer, sizes, kind):
-    """[(ratio, size, nranks, peer)] at every measured size in scope, for each rank count."""
-    found = []
-    for nranks in sorted({r["nranks"] for r in runs}):
-        libs = stats(runs, nranks, transport)
-        t = libs.get("tutti", {})
-        for b in sorted(t):
-            if b == 0 or not in_scope(b, sizes):
-                continue
-            p, bw = best_peer(libs, b) if peer == "best" else (peer, None)
-            if p is None or p not in libs or b not in libs[p]:
-                continue
-            s = libs[p][b]
-            r = ratio(t[b]["bw_med"], s["bw_med"]) if kind == "bw" else \
-                ratio(s["t_med"], t[b]["t_med"])
-            if r is not None:
-                found.append((r, b, nranks, p))
-    return found
+# --- summary: the goals of issues 38 and 3 (compare_goals.py) ----------------------------
 
 
 def all_metas(metas):
@@ -311,11 +267,23 @@ def all_metas(metas):
             yield e
 
 
+def link_row(link):
+    """Issue 38's goal 5 (issue 3's too) on a shaped link: link_efficiency.sh's worst case."""
+    eff = link.get("worst_efficiency")
+    return ("| 5: TCP on a tbf-shaped 10 Gbit/s veth: bytes each rank puts on the wire per "
+            "second >= 90%% of iperf3 (of --bidir's, same direction, for collectives that send "
+            "both ways) | %s | %s | 0.90 | %s |" % (
+                link.get("ranks", "-"), "-" if eff is None else "%.2f (%s)" % (
+                    eff, link.get("worst_case", "?")),
+                "-" if eff is None else "met" if eff >= 0.9 else "not met"))
+
+
 def summary_markdown(colls, metas, link, meta):
-    goals = GOALS if any(c in colls for g in GOALS for c in g[2]) else []
+    sets = [(name, goals) for name, goals in compare_goals.SETS
+            if any(c in colls for g in goals for c in g[1])]
     out = ["# tutti vs its peers on one host: %s, %s on %s" % (
-               "the goals of issue 3" if goals else ", ".join(colls), meta.get("date", "?"),
-               meta.get("host", "?")), "",
+               " and ".join("the goals of " + n for n, _ in sets) or ", ".join(colls),
+               meta.get("date", "?"), meta.get("host", "?")), "",
            "Machine: %s, %s cores, Linux %s; memory bandwidth %s. tutti %s. Launches of every "
            "collective: %d s in all (the last compare.sh run: %s s). Per-collective tables: "
            "`%s-<collective>.md` beside this file." % (
@@ -324,40 +292,23 @@ def summary_markdown(colls, metas, link, meta):
                sum(int(m.get("elapsed_s", 0)) for m in all_metas(metas)), meta.get("wall_s", "?"),
                meta.get("stem", "?")), "",
            "A goal is met when the ratio holds at every size in its range, at every rank count "
-           "measured; the worst ratio is shown with where it occurred. Ratios of "
-           "medians over launches: busbw tutti/peer for bandwidth goals, time peer/tutti for "
-           "latency goals (above 1: tutti is faster). Shared-memory goals count every peer "
-           "(Gloo over TCP included); TCP goals count the TCP peers.", "",
-           "| goal | ranks | worst ratio (size, ranks, vs) | needed | status |",
-           "|---|---|---|---:|---|"]
-    if not goals:  # the v collectives alone: no goal table, and the link row belongs to it
-        out[-4:] = ["No goal of issue 3 covers the collectives measured here (%s); their goals "
-                    "(issue 34) are read from the table below." % ", ".join(colls)]
-        link = None
-    for gid, text, gcolls, transport, peer, sizes, need, kind in goals:
-        for coll in gcolls:
-            runs = colls.get(coll)
-            label = text % coll.replace("_", "-") if "%s" in text else text
-            if runs is None:
-                out.append("| %s | - | not measured | %.1f | - |" % (label, need))
-                continue
-            found = evaluate(runs, coll, transport, peer, sizes, kind)
-            if not found:
-                out.append("| %s | - | no peer measured | %.1f | - |" % (label, need))
-                continue
-            worst = min(found)
-            ranks = ", ".join(str(n) for n in sorted({f[2] for f in found}))
-            out.append("| %s | %s | %.2f (%s, %d, %s) | %.1f | %s |" % (
-                label, ranks, worst[0], fmt_size(worst[1]), worst[2], TITLE[worst[3]], need,
-                "met" if worst[0] >= need else "not met"))
-    if link is not None:
-        eff = link.get("worst_efficiency")
-        out.append("| TCP on a tbf-shaped 10 Gbit/s veth: bytes each rank puts on the wire per "
-                   "second >= 90%% of iperf3 (of --bidir's, same direction, for collectives that "
-                   "send both ways) | %s | %s | 0.90 | %s |" % (
-                       link.get("ranks", "-"), "-" if eff is None else "%.2f (%s)" % (
-                           eff, link.get("worst_case", "?")),
-                       "-" if eff is None else "met" if eff >= 0.9 else "not met"))
+           "it names; the worst ratio is shown with where it occurred, and a goal not met names "
+           "every size that falls short. Ratios of medians over launches: busbw tutti/peer for "
+           "bandwidth goals, time peer/tutti for time goals (above 1: tutti is faster). The "
+           "best peer is the fastest at that size of those the goal names (every peer, Gloo "
+           "over TCP included, unless it says MPI); TCP goals count the TCP peers. Issue 38's "
+           "goals 3, 4 and 6 are measured by perf/bound.sh and perf/allreduce_bound.sh."]
+    if not sets:  # the v collectives alone: no goal table, and the link row belongs to it
+        out = out[:-1] + ["No goal of issue 3 or 38 covers the collectives measured here (%s); "
+                          "their goals (issue 34) are read from the table below." %
+                          ", ".join(colls)]
+    for name, goals in sets:
+        out += ["", "### The goals of %s" % name, "",
+                "| goal | ranks | worst ratio (size, ranks, vs) | needed | status |",
+                "|---|---|---|---:|---|"]
+        out += compare_goals.goal_rows(colls, stats, PEERS, goals, "%.1f", TITLE, fmt_size)
+        if link is not None and goals is compare_goals.GOALS_38:
+            out.append(link_row(link))
     wrong = sum((h or {}).get("wrong") or 0 for runs in colls.values() for r in runs
                 for row in r["data"]["results"] for h in (row["out_of_place"], row["in_place"]))
     failed = sum(int(m.get("failed_launches", 0)) for m in all_metas(metas))
